@@ -1,0 +1,8 @@
+/* hvprof subcommands. Each takes the arguments after the subcommand name (argv[0] is the
+ * subcommand itself, as for getopt_long) and returns the process exit status. */
+#pragma once
+
+int cmd_run(int argc, char **argv);    /* cli/cmd_run.c: boot a guest (vmm/) */
+int cmd_record(int argc, char **argv); /* cli/cmd_record.c: boot under sampling (sampler/) */
+int cmd_report(int argc, char **argv); /* cli/cmd_report.c: symbolize + formats (symbolize/) */
+int cmd_dump(int argc, char **argv);   /* cli/cmd_dump.c: print an FXT file (fxt/) */

@@ -1,0 +1,53 @@
+/* hvprof: sample unmodified virtual-machine guests from the hypervisor. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+struct subcommand {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+    {"run", cmd_run, "boot a guest (the built-in demo guest, an ELF64 kernel or a Linux bzImage)"},
+    {"record", cmd_record, "boot a guest under sampling and write an FXT recording"},
+    {"report", cmd_report, "symbolize a recording: top table, flame graph, pprof, perf script, ..."},
+    {"dump", cmd_dump, "print the records of an FXT file, or --stats"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: hvprof <command> [options]\n\n"
+                 "hvprof samples unmodified KVM guests from the hypervisor: per-vCPU timer exits,\n"
+                 "guest stacks walked through the guest's own page tables, FXT recordings.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+        fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(out, "\n'hvprof <command> --help' describes each command. 'hvprof --version' prints the "
+                 "version.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+        printf("hvprof %s\n", HVPROF_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+        if (!strcmp(name, subcommands[i].name))
+            return subcommands[i].fn(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "hvprof: unknown command '%s' (try 'hvprof --help')\n", name);
+    return 2;
+}

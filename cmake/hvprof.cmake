@@ -1,0 +1,65 @@
+# Helpers every host-side target goes through, so that warnings and sanitizers are
+# applied uniformly (and never to the freestanding guest build in tests/guest).
+
+set(HVPROF_WARNINGS -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+    -Wmissing-prototypes -Wstrict-prototypes -Wformat=2)
+set(HVPROF_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
+    -fno-omit-frame-pointer)
+
+# hvprof_target(<target>): warnings, frame pointers, optional sanitizers.
+function(hvprof_target t)
+  target_compile_options(${t} PRIVATE ${HVPROF_WARNINGS} -fno-omit-frame-pointer)
+  target_compile_definitions(${t} PRIVATE _GNU_SOURCE HVPROF_VERSION="${PROJECT_VERSION}")
+  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR})
+  if(HVPROF_SANITIZE)
+    target_compile_options(${t} PRIVATE ${HVPROF_SAN_FLAGS})
+    target_link_options(${t} PRIVATE ${HVPROF_SAN_FLAGS})
+  endif()
+  if(HVPROF_FUZZ)
+    # Coverage instrumentation for everything a fuzz target links.
+    target_compile_options(${t} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
+endfunction()
+
+# hvprof_library(<name> SOURCES ... LIBS ...): a static library of host code.
+function(hvprof_library name)
+  cmake_parse_arguments(A "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(${name} STATIC ${A_SOURCES})
+  hvprof_target(${name})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${A_LIBS})
+endfunction()
+
+# hvprof_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]): a cmocka test binary
+# registered with ctest. Tests run from the build directory; HVPROF_SOURCE_DIR and
+# HVPROF_BINARY_DIR are exported so tests can find fixtures and the built guest.
+function(hvprof_add_test name)
+  cmake_parse_arguments(A "" "TIMEOUT" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  add_executable(${name} ${A_SOURCES})
+  hvprof_target(${name})
+  target_link_libraries(${name} PRIVATE ${A_LIBS} PkgConfig::CMOCKA)
+  add_test(NAME ${name} COMMAND ${name} ${A_ARGS})
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${A_TIMEOUT}
+    ENVIRONMENT "HVPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};HVPROF_BINARY_DIR=${PROJECT_BINARY_DIR};HVPROF_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+  if(A_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}")
+  endif()
+endfunction()
+
+# hvprof_add_fuzzer(<name> SOURCES ... LIBS ... [CORPUS dir]): a libFuzzer target, built only
+# with -DHVPROF_FUZZ=ON (clang). scripts/fuzz.sh runs each for a bounded time.
+function(hvprof_add_fuzzer name)
+  cmake_parse_arguments(A "" "CORPUS" "SOURCES;LIBS" ${ARGN})
+  if(NOT HVPROF_FUZZ)
+    return()
+  endif()
+  add_executable(${name} ${A_SOURCES})
+  hvprof_target(${name})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${name} PRIVATE ${A_LIBS})
+  set_property(GLOBAL APPEND PROPERTY HVPROF_FUZZERS "${name}:${A_CORPUS}")
+endfunction()

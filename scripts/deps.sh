@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the Debian packages hvprof needs, only those that are missing. Idempotent; needs root
+# (or sudo) only when something is missing.
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev linux-libc-dev libelf-dev
+      libcapstone-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+      python3 python3-protobuf cpio valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "hvprof: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,50 @@
+/* The boot ABI between hvprof's VMM and an ELF64 kernel (our test guest, or any freestanding
+ * 64-bit kernel linked at physical addresses). Shared verbatim by the VMM and the guest, so it
+ * uses only fixed-width types. Documented in docs/boot-elf.md.
+ *
+ * Entry state (every vCPU that the VMM starts; APs are started by the guest with INIT-SIPI):
+ *   - 64-bit long mode, CPL 0, paging on with an identity map of the first 4 GiB (2 MiB pages,
+ *     PML4 / PDPT / PD in the low reserved area, see docs/boot-elf.md),
+ *   - GDT with a flat 64-bit code segment at selector 0x10 and data at 0x18 (as boot.rst's
+ *     64-bit protocol), interrupts disabled, RFLAGS = 0x2,
+ *   - RIP = ELF e_entry, RSP = top of a 16 KiB boot stack, RDI = guest-physical address of
+ *     struct hvprof_bootinfo (also in RSI).
+ */
+#pragma once
+
+#include <stdint.h>
+
+#define HVPROF_BOOT_MAGIC   0x42505648u /* "HVPB" little-endian */
+#define HVPROF_BOOT_VERSION 1u
+
+#define HVPROF_E820_MAX 16
+#define HVPROF_E820_RAM      1u
+#define HVPROF_E820_RESERVED 2u
+
+/* I/O ports the VMM implements for every guest. */
+#define HVPROF_PORT_UART       0x3f8 /* 16550A COM1, IRQ 4 */
+#define HVPROF_PORT_DEBUG_EXIT 0x0f4 /* 32-bit out: VM exits with status = value & 0xff */
+#define HVPROF_PORT_I8042_CMD  0x064 /* write 0xFE: reset = stop the VM */
+
+struct hvprof_e820 {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t type;
+    uint32_t pad;
+};
+
+struct hvprof_bootinfo {
+    uint32_t magic;   /* HVPROF_BOOT_MAGIC */
+    uint32_t version; /* HVPROF_BOOT_VERSION */
+    uint32_t size;    /* sizeof(struct hvprof_bootinfo) as the VMM knows it */
+    uint32_t nr_cpus; /* vCPUs created; the MP table lists the same */
+    uint64_t mem_bytes;        /* guest RAM size (--mem) */
+    uint64_t cmdline_gpa;      /* NUL-terminated command line, 0 if none */
+    uint32_t cmdline_len;      /* bytes, without the NUL */
+    uint32_t e820_entries;
+    uint64_t initrd_gpa;       /* boot archive (--initrd), 0 if none */
+    uint64_t initrd_size;
+    uint64_t kernel_end_gpa;   /* first byte after the highest loaded PT_LOAD segment */
+    uint64_t mptable_gpa;      /* MP floating pointer structure ("_MP_") */
+    struct hvprof_e820 e820[HVPROF_E820_MAX];
+};

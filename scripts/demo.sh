@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing, build, and profile the built-in demo
+# guest. Writes every report format into ./hvprof-demo/ (or $1) and prints the top table.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$(realpath -m "${1:-$PWD/hvprof-demo}")
+bash "$top/scripts/deps.sh"
+HVPROF_BUILD_DIR=$top/build bash "$top/scripts/build.sh" >/dev/null
+hv=$top/build/cli/hvprof
+mkdir -p "$out"
+echo "== hvprof record: the demo guest, 2 vCPUs, 1 kHz  (guest console: $out/console.log)"
+"$hv" record --guest demo --vcpus 2 --hz 1000 --console "$out/console.log" -o "$out/demo.fxt"
+echo "== hvprof report: every format into $out"
+"$hv" report "$out/demo.fxt" --format all -o "$out"
+echo
+"$hv" report "$out/demo.fxt" --format top

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build every libFuzzer target with clang + ASan + UBSan and run each for a bounded time.
+# Usage: scripts/fuzz.sh [seconds-per-target]   (default 60; HVPROF_FUZZ_SECONDS overrides)
+# A crash, leak or sanitizer report fails the script; each target's execution count is printed.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-${HVPROF_FUZZ_SECONDS:-60}}
+dir=${HVPROF_FUZZ_BUILD_DIR:-$top/build-fuzz}
+CC=clang cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHVPROF_FUZZ=ON \
+  -DHVPROF_SANITIZE=ON -DHVPROF_BUILD_GUEST=OFF -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$dir" -j"$(nproc)" >/dev/null
+fail=0
+while IFS=: read -r target corpus; do
+  [ -n "$target" ] || continue
+  bin=$(find "$dir" -type f -name "$target" -perm -u+x | head -n1)
+  work=$(mktemp -d)
+  [ -n "$corpus" ] && [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null || true
+  log="$dir/$target.log"
+  if (cd "$dir" && "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$work" >"$log" 2>&1); then
+    execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+    echo "fuzz: $target: ok, ${execs:-?} executions in ${secs}s"
+  else
+    echo "fuzz: $target: FAILED (see $log)"; tail -n 30 "$log"; fail=1
+  fi
+  rm -rf "$work"
+done <"$dir/fuzzers.txt"
+exit $fail

@@ -1,0 +1,36 @@
+/* Finding the symbol file of a module: --symbols DIR (repeatable). For each directory, in order:
+ *   DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest   (the GDB / debuginfod layout),
+ *   any plain ELF file directly in DIR whose GNU build-id matches (scanned once, cached),
+ *   a file in DIR with the module's basename (for modules recorded without a build-id).
+ * Finally, the module's recorded name itself if it is a readable file whose build-id matches. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct symbol_path_entry {
+    char *path;
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+};
+
+struct symbol_path {
+    char **dirs;
+    size_t ndirs;
+    struct symbol_path_entry *scanned; /* plain files of all dirs, filled on first need */
+    size_t nscanned;
+    int scanned_done;
+};
+
+#define SYMBOL_PATH_MAX_SCAN 100000 /* files looked at per directory */
+
+void symbol_path_init(struct symbol_path *sp);
+void symbol_path_free(struct symbol_path *sp);
+int symbol_path_add_dir(struct symbol_path *sp, const char *dir, struct hv_err *err);
+
+/* Malloc'ed path of a file for the module, or NULL if none is found (not an error).
+ * build_id may be NULL/0-length; name may be NULL. */
+char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t build_id_len,
+                       const char *name);

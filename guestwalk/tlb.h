@@ -1,0 +1,36 @@
+/* A small direct-mapped translation cache: 4 KiB virtual page -> host pointer.
+ *
+ * It is valid only while the vCPU stays stopped: the guest may rewrite its page tables as soon as
+ * it runs, so gw_tlb_flush() must be called at every exit before the first lookup. Flushing is a
+ * generation bump (O(1)); entries of an older generation never hit. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guestwalk/paging.h"
+
+#define GW_TLB_ENTRIES 64 /* power of two; a 128-frame walk touches a handful of stack pages */
+
+struct gw_tlb_entry {
+    uint64_t va_page; /* va >> 12 */
+    uint8_t *host;    /* host pointer of the 4 KiB page (whole page inside one gmem slot) */
+    uint32_t gen;     /* valid iff == gw_tlb.gen */
+    uint8_t user_ok;  /* translation allowed a user-mode access */
+};
+
+struct gw_tlb {
+    struct gw_tlb_entry e[GW_TLB_ENTRIES];
+    uint32_t gen; /* never 0 after gw_tlb_init, so zeroed entries are invalid */
+    uint64_t hits, misses; /* statistics for benchmarks and tests */
+};
+
+void gw_tlb_init(struct gw_tlb *t);
+void gw_tlb_flush(struct gw_tlb *t);
+
+/* Host pointer for `va` and the number of bytes readable from it up to the end of its 4 KiB page
+ * (or of its gmem slot, if the page straddles a slot end). Translates through `mmu` on a miss,
+ * using the KPTI fallback root for upper-half addresses when the primary root fails. Returns NULL
+ * with *fault set on failure. */
+const uint8_t *gw_tlb_map(struct gw_tlb *t, const struct pt_mmu *mmu, const struct gmem *mem,
+                          uint64_t va, unsigned access, size_t *avail, struct pt_fault *fault);

@@ -1,0 +1,63 @@
+/* Frame-pointer unwinding of a stopped vCPU's user (CPL 3) or kernel (CPL 0) stack.
+ *
+ * Output convention: pc[0] is the exact interrupted PC; pc[1..] are return addresses, kept as
+ * such (a symbolizer looks up pc - 1 for them). When leaf repair applied, pc[1] is the return
+ * address read from the stack (st->leaf says which case).
+ *
+ * Validation (guest-profiling.md §4.3): every frame pointer is 8-byte aligned, strictly above
+ * the previous frame record (so the walk cannot cycle), inside [RSP, RSP + stack_window) and at
+ * most max_frame above the previous frame; every return address is canonical and in the half of
+ * the address space of the walk (lower for CPL 3, upper for CPL 0); the depth is capped. */
+#pragma once
+
+#include <stdint.h>
+
+#include "guestwalk/walker.h"
+
+enum gw_stop {
+    GW_STOP_NONE = 0,         /* not walked */
+    GW_STOP_CHAIN_END,        /* frame pointer 0 or return address 0: the normal end */
+    GW_STOP_INVALID_FRAME,    /* a frame failed validation: see gw_stack.bad */
+    GW_STOP_UNMAPPED,         /* a stack read failed translation: see gw_stack.fault */
+    GW_STOP_DEPTH_CAP,        /* the frame array is full (min of capacity and max_depth) */
+    GW_STOP_UNSUPPORTED_MODE, /* the vCPU is not in long mode: see gw_stack.fault */
+};
+
+enum gw_bad_frame {
+    GW_BAD_NONE = 0,
+    GW_BAD_MISALIGNED,      /* frame pointer not 8-byte aligned */
+    GW_BAD_NOT_INCREASING,  /* frame pointer not above the previous frame record (or below RSP) */
+    GW_BAD_OUTSIDE_WINDOW,  /* beyond RSP + stack_window, or frame larger than max_frame */
+    GW_BAD_WRONG_HALF,      /* frame pointer or return address in the other half */
+    GW_BAD_NON_CANONICAL,   /* frame pointer or return address not canonical */
+};
+
+struct gw_stack {
+    uint64_t *pc;      /* caller-provided array */
+    unsigned capacity; /* entries in pc[] */
+    unsigned count;    /* frames written */
+    enum gw_stop stop;
+    enum gw_bad_frame bad; /* for GW_STOP_INVALID_FRAME */
+    uint64_t bad_value;    /* the offending frame pointer or return address */
+    struct pt_fault fault; /* for GW_STOP_UNMAPPED and GW_STOP_UNSUPPORTED_MODE */
+    enum gw_leaf leaf;     /* leaf repair applied (GW_LEAF_NONE if not) */
+};
+
+#define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})
+
+/* Registers to start a walk from. `user` selects the user half and user-mode access checks. */
+struct gw_regs {
+    uint64_t rip, rsp, rbp;
+    bool user;
+};
+
+/* Walk the stack of the state given to gw_walker_begin (user walk iff cpl == 3). Returns the
+ * number of frames (also in st->count); st->stop says why it ended. */
+unsigned gw_unwind(struct gw_walker *w, struct gw_stack *st);
+
+/* Walk from explicit registers within the current stop (e.g. user registers saved in a kernel
+ * entry frame). */
+unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st);
+
+const char *gw_stop_reason_str(enum gw_stop s);
+const char *gw_bad_frame_str(enum gw_bad_frame b);

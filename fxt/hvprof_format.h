@@ -1,0 +1,91 @@
+/* hvprof's own numbers inside FXT: private blob types, the sample record's field bits (RFC-0274
+ * layout plus VM extensions), walk stop reasons, and the koid naming convention.
+ * docs/fxt-samples.md is the normative description; this header only spells its numbers, so the
+ * writer, the reader and their users agree on them. */
+#pragma once
+
+#include <stdint.h>
+
+/* Blob types (FXT blob record [48..55]). The spec assigns 0x01..0x03; hvprof takes 0x80..0x83,
+ * far from the assigned range. Perfetto drops every blob type but 3, so these never disturb it. */
+enum hvfxt_blob_type {
+    HVFXT_BLOB_SAMPLE = 0x80,  /* RFC-0274 sample (partial or completion) */
+    HVFXT_BLOB_MODULE = 0x81,  /* an ELF module: id, build id, name */
+    HVFXT_BLOB_MAPPING = 0x82, /* a module mapped into a guest address space */
+};
+
+/* fields_bitflags of a sample, RFC-0274 order first (bits 0..5), then hvprof's extensions taken
+ * from the RFC's reserved bits (6..10). Present optional fields follow the flags word in bit
+ * order; every field is one u64 word except the two call stacks (count word + count words). */
+enum hvfxt_sample_field {
+    HVFXT_SF_CONTINUATION = 1u << 0,            /* u64: id of the completion that follows */
+    HVFXT_SF_CONTINUATION_COMPLETION = 1u << 1, /* u64: completes every earlier record with this id */
+    HVFXT_SF_PID = 1u << 2,                     /* u64: guest address-space koid */
+    HVFXT_SF_TID = 1u << 3,                     /* u64: guest thread koid */
+    HVFXT_SF_BOOT_TS = 1u << 4,                 /* u64: timestamp in ticks (init record's rate) */
+    HVFXT_SF_USER_STACK = 1u << 5,              /* u64 n, then n return addresses */
+    HVFXT_SF_VCPU = 1u << 6,                    /* u64: vCPU index */
+    HVFXT_SF_CPL = 1u << 7,                     /* u64: guest CPL at the exit (0..3) */
+    HVFXT_SF_PC = 1u << 8,                      /* u64: exact guest RIP at the exit */
+    HVFXT_SF_KERNEL_STACK = 1u << 9,            /* u64 n, then n return addresses */
+    HVFXT_SF_WALK = 1u << 10,                   /* u64: walk status word, below */
+};
+#define HVFXT_SF_KNOWN 0x7ffu /* any other bit set: the reader rejects the record */
+
+/* Walk status word: why each stack walk stopped, and whether frames were cut. */
+#define HVFXT_WALK_KERNEL_SHIFT 0  /* [0..7] kernel-walk stop reason */
+#define HVFXT_WALK_USER_SHIFT   8  /* [8..15] user-walk stop reason */
+#define HVFXT_WALK_KERNEL_TRUNC (1ull << 16) /* kernel frames cut to fit the record */
+#define HVFXT_WALK_USER_TRUNC   (1ull << 17) /* user frames cut to fit the record */
+enum hvfxt_walk_stop {
+    HVFXT_STOP_NONE = 0,          /* not walked */
+    HVFXT_STOP_END = 1,           /* reached the outermost frame (fp 0 / terminal) */
+    HVFXT_STOP_MAX_DEPTH = 2,     /* configured depth reached */
+    HVFXT_STOP_UNMAPPED = 3,      /* a frame address did not translate to guest RAM */
+    HVFXT_STOP_BAD_FP = 4,        /* frame pointer misaligned or non-canonical */
+    HVFXT_STOP_NOT_UPWARD = 5,    /* next fp not above the current one (loop / corrupt) */
+    HVFXT_STOP_DEFERRED = 6,      /* user walk deferred: a completion record carries it */
+    HVFXT_STOP_RECORD_LIMIT = 7,  /* frames cut to keep the record under 4095 words */
+    HVFXT_STOP_ERROR = 8,         /* any other failure */
+};
+static inline uint64_t hvfxt_walk_word(unsigned kstop, unsigned ustop, int ktrunc, int utrunc)
+{
+    return ((uint64_t)(kstop & 0xff) << HVFXT_WALK_KERNEL_SHIFT) |
+           ((uint64_t)(ustop & 0xff) << HVFXT_WALK_USER_SHIFT) |
+           (ktrunc ? HVFXT_WALK_KERNEL_TRUNC : 0) | (utrunc ? HVFXT_WALK_USER_TRUNC : 0);
+}
+
+/* Mapping flags (mapping blob, flags word). */
+enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
+
+/* Koid convention. Perfetto casts koids to uint32_t, so every koid stays below 2^32, and the
+ * ranges never overlap:
+ *   1                          the VM (a process)
+ *   2                          hvprof's control thread (session markers), in process 1
+ *   0x1000 + i                 vCPU i (a thread of process 1), i < 0xf000
+ *   0x10000000 + n             guest address space n (a process), n < 0x30000000
+ *   0x40000000 + n             guest thread n (a thread; its process arg names its address space)
+ * Guest address space 0 is by convention the guest kernel's. */
+#define HVFXT_KOID_VM      1u
+#define HVFXT_KOID_CONTROL 2u
+static inline uint64_t hvfxt_koid_vcpu(uint32_t i)
+{
+    return 0x1000u + (i & 0xefffu);
+}
+static inline uint64_t hvfxt_koid_guest_process(uint32_t n)
+{
+    return 0x10000000u + (n % 0x30000000u);
+}
+static inline uint64_t hvfxt_koid_guest_thread(uint32_t n)
+{
+    return 0x40000000ull + (n % 0xc0000000u);
+}
+
+/* The loss record is an instant event (so Perfetto shows it) on the vCPU's thread, category
+ * "hvprof", name "records_dropped", args dropped:uint64, vcpu:uint32, first_ts:uint64,
+ * last_ts:uint64; its timestamp is first_ts. Session markers are instant events "session_start"
+ * and "session_stop" in category "hvprof" on the control thread, settings as arguments. */
+#define HVFXT_CATEGORY       "hvprof"
+#define HVFXT_LOSS_NAME      "records_dropped"
+#define HVFXT_SESSION_START  "session_start"
+#define HVFXT_SESSION_STOP   "session_stop"

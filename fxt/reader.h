@@ -1,0 +1,178 @@
+/* A strict, streaming FXT decoder over a byte buffer (typically an mmap'd file), written from
+ * the FXT spec (fxt.md section 1) and docs/fxt-samples.md, independently of fxt/encode.c.
+ *
+ * It checks what strict readers check: the magic record first; each record lies inside the
+ * buffer and consumes exactly its declared size; argument sizes add up to the record; string and
+ * thread indexes are registered (in the current provider) before use; a provider section names a
+ * provider whose info came earlier; non-metadata records come after a provider section, and
+ * timestamped records after that provider's initialization record; large records stay under 4096
+ * words. Unknown record types (and unknown metadata/event/large/blob subtypes) are returned with
+ * `unknown` set and skipped, never fatal. Malformed input returns an error naming the offset and
+ * the reason; nothing is read outside the buffer.
+ *
+ * Decoded strings and stacks point into the caller's buffer, which must outlive their use.
+ * Strings are not NUL-terminated: use (ptr, len). Stack words may be unaligned: fxtr_word(). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "fxt/hvprof_format.h"
+
+struct fxtr_string {
+    const char *ptr;
+    uint32_t len;
+};
+
+/* An array of little-endian u64 words inside the buffer. */
+struct fxtr_words {
+    const uint8_t *ptr;
+    uint32_t n;
+};
+static inline uint64_t fxtr_word(struct fxtr_words w, uint32_t i)
+{
+    uint64_t v;
+    memcpy(&v, w.ptr + 8 * (size_t)i, 8);
+    return v;
+}
+
+enum fxtr_rtype {
+    FXTR_METADATA = 0, FXTR_INIT = 1, FXTR_STRING = 2, FXTR_THREAD = 3, FXTR_EVENT = 4,
+    FXTR_BLOB = 5, FXTR_UOBJ = 6, FXTR_KOBJ = 7, FXTR_SCHED = 8, FXTR_LOG = 9, FXTR_LARGE = 15,
+};
+#define FXTR_NTYPES 16
+
+struct fxtr_arg {
+    unsigned type; /* FXT argument type 0..10; other values are reported as unknown args */
+    struct fxtr_string name;
+    union {
+        int64_t i; /* int32 / int64 */
+        uint64_t u; /* uint32 / uint64 / pointer / koid / bool */
+        double d;
+        struct fxtr_string s;
+        struct fxtr_words blob;
+    } v;
+};
+#define FXTR_MAX_ARGS 15
+
+struct fxtr_sample {
+    uint64_t fields; /* HVFXT_SF_* present */
+    uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk;
+    struct fxtr_words user_stack, kernel_stack;
+};
+struct fxtr_module {
+    uint64_t id;
+    struct fxtr_string name;
+    const uint8_t *build_id;
+    uint32_t build_id_len;
+};
+struct fxtr_mapping {
+    uint64_t pid, module_id, start, size, vaddr, flags, ts;
+};
+
+struct fxtr_record {
+    size_t offset;    /* byte offset in the buffer */
+    uint32_t type;    /* FXT record type (header bits [0..3]) */
+    uint64_t nwords;  /* declared size */
+    uint32_t provider; /* current provider (meaningful after a section) */
+    bool unknown;     /* type or subtype not understood: skipped */
+    uint64_t ticks_per_second; /* of the current provider, 0 if none yet */
+    union {
+        struct {
+            unsigned mtype; /* 1 info, 2 section, 3 event, 4 trace info */
+            uint32_t provider_id;
+            struct fxtr_string name;
+            unsigned event_id, trace_info_type;
+        } meta;
+        struct {
+            uint64_t ticks_per_second;
+        } init;
+        struct {
+            uint32_t index;
+            struct fxtr_string str;
+        } string;
+        struct {
+            uint32_t index;
+            uint64_t pid, tid;
+        } thread;
+        struct {
+            unsigned etype;
+            uint64_t ts, pid, tid;
+            struct fxtr_string category, name;
+            unsigned nargs;
+            struct fxtr_arg args[FXTR_MAX_ARGS];
+            uint64_t extra; /* counter/end-ts/correlation/flow word, if the type has one */
+            bool has_extra;
+        } event;
+        struct {
+            struct fxtr_string name;
+            unsigned btype;
+            const uint8_t *payload;
+            uint32_t size;
+            /* hvprof blobs, decoded when btype is HVFXT_BLOB_* */
+            struct fxtr_sample sample;
+            struct fxtr_module module;
+            struct fxtr_mapping mapping;
+        } blob;
+        struct {
+            unsigned obj_type;
+            uint64_t koid;
+            struct fxtr_string name;
+            unsigned nargs;
+            struct fxtr_arg args[FXTR_MAX_ARGS];
+        } kobj;
+        struct {
+            unsigned stype; /* 0 legacy switch, 1 context switch, 2 wakeup */
+            uint64_t ts;
+            unsigned cpu;
+            uint64_t out_tid, in_tid; /* wakeup: in_tid is the woken thread */
+        } sched;
+        struct {
+            uint64_t ts, pid, tid;
+            struct fxtr_string msg;
+        } log;
+        struct {
+            unsigned ltype, format;
+            uint64_t ts, pid, tid;
+            struct fxtr_string category, name;
+            const uint8_t *payload;
+            uint64_t size;
+        } large;
+    } u;
+};
+
+/* Is this event the writer's loss record? Fills the four values if so. */
+bool fxtr_event_is_loss(const struct fxtr_record *rec, uint64_t *dropped, uint64_t *vcpu,
+                        uint64_t *first_ts, uint64_t *last_ts);
+
+struct fxtr_provider;
+struct fxtr_reader {
+    const uint8_t *buf;
+    size_t len, off;
+    uint64_t nrecords;
+    struct fxtr_provider *prov; /* array of known providers */
+    size_t nprov, prov_cap;
+    long cur; /* index into prov, -1 before the first section */
+    bool seen_magic;
+};
+
+void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len);
+void fxtr_free(struct fxtr_reader *r);
+/* 1: *rec holds the next record; 0: end of buffer (every byte consumed); -1: malformed, err is
+ * "offset 0x...: reason" and the reader stays at that record. */
+int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err);
+
+struct fxtr_stats {
+    uint64_t by_type[FXTR_NTYPES];
+    uint64_t unknown, records, bytes;
+    uint64_t samples, completions, modules, mappings, loss_records, dropped;
+};
+/* Read the whole buffer. Returns 0, or -1 with err (stats hold what was read before). */
+int fxtr_stats(const void *buf, size_t len, struct fxtr_stats *st, struct hv_err *err);
+
+/* mmap a whole file read-only (len 0 files give ptr NULL). */
+int fxtr_map_file(const char *path, const void **ptr, size_t *len, struct hv_err *err);
+void fxtr_unmap_file(const void *ptr, size_t len);

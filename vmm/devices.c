@@ -1,0 +1,163 @@
+#include "vmm/devices.h"
+
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "vmm/hvprof_boot.h"
+#include "vmm/vm.h"
+
+static void uart_irq(void *ctx, int level)
+{
+    struct vm *vm = ctx;
+    struct kvm_irq_level irq = {.irq = VM_UART_IRQ, .level = (uint32_t)level};
+    /* Fails only if the irqchip is gone; the guest then simply sees no interrupt. */
+    (void)ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq);
+}
+
+static void uart_tx(void *ctx, uint8_t byte)
+{
+    struct vm *vm = ctx; /* called under vm->dev.lock from uart_port */
+    console_putc(&vm->dev.console, byte);
+}
+
+static void uart_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    struct vm_devices *d = ctx;
+    pthread_mutex_lock(&d->lock);
+    /* A 16-bit access touches two consecutive registers (rep outsw to THR is not a thing Linux
+     * does, but bytes past the first must not read garbage). */
+    for (unsigned i = 0; i < size; i++) {
+        unsigned off = (unsigned)(port - HVPROF_PORT_UART) + i;
+        if (off > 7) {
+            if (!is_write)
+                data[i] = 0xff;
+            continue;
+        }
+        if (is_write)
+            uart_write(&d->uart, off, data[i]);
+        else
+            data[i] = uart_read(&d->uart, off);
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void kbd_reset(void *ctx)
+{
+    vm_request_stop(ctx, VM_STOP_RESET, 0, -1, "guest reset through the i8042 (0xfe to port 0x64)");
+}
+
+static void kbd_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    struct vm_devices *d = ctx;
+    pthread_mutex_lock(&d->lock);
+    if (is_write)
+        i8042_write(&d->kbd, port, data[0]);
+    else
+        data[0] = i8042_read(&d->kbd, port);
+    pthread_mutex_unlock(&d->lock);
+    if (!is_write)
+        memset(data + 1, 0, size - 1);
+}
+
+static void debug_exit_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    if (!is_write) {
+        memset(data, 0, size);
+        return;
+    }
+    /* The ABI is a 32-bit OUT; narrower writes still carry the status in their low byte. */
+    vm_request_stop(ctx, VM_STOP_EXIT, data[0], -1, "guest wrote the debug-exit port");
+}
+
+/* CMOS: enough for a guest that reads the RTC status registers not to spin (MC146818 data
+ * sheet: register A bit 7 = update in progress, B bit 1 = 24-hour mode, D bit 7 = RAM valid). */
+static void cmos_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    struct vm_devices *d = ctx;
+    pthread_mutex_lock(&d->lock);
+    if (port == 0x70) {
+        if (is_write)
+            d->cmos_index = data[0] & 0x7f; /* bit 7 is the NMI mask */
+        else
+            data[0] = d->cmos_index;
+    } else if (!is_write) {
+        switch (d->cmos_index) {
+        case 0x0a:
+            data[0] = 0x26; /* 32.768 kHz base, 1024 Hz rate, UIP clear */
+            break;
+        case 0x0b:
+            data[0] = 0x02;
+            break;
+        case 0x0d:
+            data[0] = 0x80;
+            break;
+        default:
+            data[0] = 0;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    if (!is_write)
+        memset(data + 1, 0, size - 1);
+}
+
+static void fixed_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    (void)ctx;
+    if (is_write)
+        return;
+    memset(data, 0, size);
+    if (port == 0x92)
+        data[0] = 0x02; /* fast A20 gate: A20 enabled, no reset */
+}
+
+/* PCI configuration mechanism 1 (PCI Local Bus spec 3.0, 3.2.2.3.2) with an empty bus: the
+ * address register reads back, every data read is all-ones = "no device". */
+static void pci_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    struct vm_devices *d = ctx;
+    if (port == 0xcf8 && size == 4) {
+        pthread_mutex_lock(&d->lock);
+        if (is_write)
+            memcpy(&d->pci_addr, data, 4);
+        else
+            memcpy(data, &d->pci_addr, 4);
+        pthread_mutex_unlock(&d->lock);
+        return;
+    }
+    if (!is_write)
+        memset(data, 0xff, size);
+}
+
+int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, struct hv_err *err)
+{
+    d->vm = vm;
+    iobus_init(&d->bus);
+    pthread_mutex_init(&d->lock, NULL);
+    console_init(&d->console, console_fd);
+    uart_init(&d->uart, uart_irq, uart_tx, vm);
+    i8042_init(&d->kbd, kbd_reset, vm);
+    struct iobus *b = &d->bus;
+    if (iobus_register(b, HVPROF_PORT_UART, 8, uart_port, d, err) < 0 ||
+        iobus_register(b, I8042_DATA_PORT, 1, kbd_port, d, err) < 0 ||
+        iobus_register(b, I8042_CMD_PORT, 1, kbd_port, d, err) < 0 ||
+        iobus_register(b, HVPROF_PORT_DEBUG_EXIT, 1, debug_exit_port, vm, err) < 0 ||
+        iobus_register(b, 0x70, 2, cmos_port, d, err) < 0 ||
+        iobus_register(b, 0x80, 1, fixed_port, d, err) < 0 ||
+        iobus_register(b, 0x92, 1, fixed_port, d, err) < 0 ||
+        iobus_register(b, 0xcf8, 8, pci_port, d, err) < 0)
+        return hv_err_prefix(err, "devices");
+    return 0;
+}
+
+void vm_devices_flush(struct vm_devices *d)
+{
+    pthread_mutex_lock(&d->lock);
+    console_flush(&d->console);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void vm_devices_destroy(struct vm_devices *d)
+{
+    vm_devices_flush(d);
+    pthread_mutex_destroy(&d->lock);
+}

@@ -1,0 +1,289 @@
+#include "vmm/vm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/cpu_setup.h"
+#include "vmm/hvprof_boot.h"
+#include "vmm/signals.h"
+#include "vmm/vcpu.h"
+
+/* Below 4 GiB, outside every memory slot (api.rst 4.48 KVM_SET_TSS_ADDR: three pages; 4.56
+ * KVM_SET_IDENTITY_MAP_ADDR: one page, "Fails if any VCPU has already been created"). They sit
+ * in the MMIO gap, which never holds RAM. */
+#define VM_TSS_ADDR          0xfffbd000ull
+#define VM_IDENTITY_MAP_ADDR 0xfffbc000ull
+
+const char *vm_stop_reason_name(enum vm_stop_reason r)
+{
+    switch (r) {
+    case VM_STOP_NONE:
+        return "running";
+    case VM_STOP_EXIT:
+        return "exit";
+    case VM_STOP_RESET:
+        return "reset";
+    case VM_STOP_POWEROFF:
+        return "poweroff";
+    case VM_STOP_TRIPLE_FAULT:
+        return "triple-fault";
+    case VM_STOP_INTERNAL_ERROR:
+        return "internal-error";
+    case VM_STOP_TIMEOUT:
+        return "timeout";
+    case VM_STOP_SIGNAL:
+        return "signal";
+    case VM_STOP_ERROR:
+        return "error";
+    }
+    return "?";
+}
+
+void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, int status, int vcpu,
+                     const char *detail)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&vm->stop_claim, &expected, 1))
+        return;
+    vm->result.reason = reason;
+    vm->result.status = status;
+    vm->result.vcpu = vcpu;
+    size_t i = 0;
+    /* A bounded byte copy: safe in a signal handler, unlike snprintf. */
+    for (; detail && detail[i] && i + 1 < sizeof(vm->result.detail); i++)
+        vm->result.detail[i] = detail[i];
+    vm->result.detail[i] = 0;
+    atomic_store_explicit(&vm->stopping, true, memory_order_release);
+    sem_post(&vm->wake);
+}
+
+void vm_set_entry(struct vm *vm, const struct vm_entry *entry)
+{
+    vm->entry = *entry;
+    vm->has_entry = true;
+}
+
+static int create_vm_fd(struct vm *vm, struct hv_err *err)
+{
+    /* KVM_CREATE_VM can fail with EINTR on a loaded host; QEMU and Firecracker retry. */
+    for (int attempt = 0; attempt < 5; attempt++) {
+        vm->vm_fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
+        if (vm->vm_fd >= 0 || errno != EINTR)
+            break;
+    }
+    if (vm->vm_fd < 0)
+        return hv_errf_errno(err, "KVM_CREATE_VM");
+    if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)VM_TSS_ADDR) < 0)
+        return hv_errf_errno(err, "KVM_SET_TSS_ADDR");
+    if (vm->kvm.set_identity_map) {
+        uint64_t addr = VM_IDENTITY_MAP_ADDR;
+        if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &addr) < 0)
+            return hv_errf_errno(err, "KVM_SET_IDENTITY_MAP_ADDR");
+    }
+    /* IRQCHIP before PIT2 ("only valid after enabling in-kernel irqchip", api.rst 4.71) and
+     * before any vCPU so each one gets an in-kernel LAPIC. */
+    if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
+        return hv_errf_errno(err, "KVM_CREATE_IRQCHIP");
+    /* SPEAKER_DUMMY: port 0x61 (PIT channel 2 gate, used by TSC calibration) stays in-kernel. */
+    struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
+    if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
+        return hv_errf_errno(err, "KVM_CREATE_PIT2");
+    return 0;
+}
+
+/* RAM below the 32-bit MMIO gap, the rest from 4 GiB (vmm/hvprof_boot.h). */
+static int create_ram(struct vm *vm, struct hv_err *err)
+{
+    uint64_t mem = vm->cfg.mem_bytes;
+    uint64_t low_max = HVPROF_MMIO_GAP_START;
+    vm->ram_size[0] = mem < low_max ? mem : low_max;
+    vm->ram_size[1] = mem - vm->ram_size[0];
+    const uint64_t gpa[2] = {0, HVPROF_MMIO_GAP_END};
+    for (unsigned i = 0; i < 2; i++) {
+        if (!vm->ram_size[i])
+            continue;
+        void *p = mmap(NULL, vm->ram_size[i], PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return hv_errf_errno(err, "mmap %llu MiB of guest RAM",
+                                 (unsigned long long)(vm->ram_size[i] >> 20));
+        vm->ram[i] = p;
+        madvise(p, vm->ram_size[i], MADV_HUGEPAGE); /* best effort: fewer TLB misses */
+        struct kvm_userspace_memory_region r = {
+            .slot = i,
+            .guest_phys_addr = gpa[i],
+            .memory_size = vm->ram_size[i],
+            .userspace_addr = (uint64_t)(uintptr_t)p,
+        };
+        if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+            return hv_errf_errno(err, "KVM_SET_USER_MEMORY_REGION slot %u", i);
+        if (gmem_add(&vm->gmem, gpa[i], vm->ram_size[i], p, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_config(const struct vm_config *cfg, const struct kvm_sys *k, struct hv_err *err)
+{
+    unsigned max = (unsigned)k->max_vcpus < VM_MAX_VCPUS ? (unsigned)k->max_vcpus : VM_MAX_VCPUS;
+    if (cfg->nr_vcpus < 1 || cfg->nr_vcpus > max)
+        return hv_errf(err, "%u vCPUs requested: this host allows 1 to %u", cfg->nr_vcpus, max);
+    if (cfg->mem_bytes < VM_MIN_MEM)
+        return hv_errf(err, "guest memory of %llu bytes is too small: the minimum is %llu MiB",
+                       (unsigned long long)cfg->mem_bytes, VM_MIN_MEM >> 20);
+    if (cfg->mem_bytes & 0xfff)
+        return hv_errf(err, "guest memory must be a multiple of 4 KiB");
+    return 0;
+}
+
+struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
+{
+    struct vm *vm = calloc(1, sizeof(*vm));
+    if (!vm) {
+        hv_errf(err, "out of memory");
+        return NULL;
+    }
+    vm->cfg = *cfg;
+    vm->vm_fd = -1;
+    vm->kvm.fd = -1;
+    gmem_init(&vm->gmem);
+    sem_init(&vm->wake, 0, 0);
+    pthread_mutex_init(&vm->gate_lock, NULL);
+    pthread_cond_init(&vm->gate_cond, NULL);
+    if (vm_devices_init(&vm->dev, vm, cfg->console_fd, err) < 0)
+        goto fail;
+    if (hv_signals_install() < 0) {
+        hv_errf_errno(err, "installing the vCPU signal handlers");
+        goto fail;
+    }
+    hv_signals_block();
+    if (kvm_sys_open(&vm->kvm, err) < 0)
+        goto fail;
+    if (check_config(cfg, &vm->kvm, err) < 0)
+        goto fail;
+    if (create_vm_fd(vm, err) < 0 || create_ram(vm, err) < 0)
+        goto fail;
+    vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
+    if (!vm->vcpus) {
+        hv_errf(err, "out of memory");
+        goto fail;
+    }
+    const int want = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    for (unsigned i = 0; i < cfg->nr_vcpus; i++) {
+        struct vcpu *v = &vm->vcpus[i];
+        v->index = (int)i;
+        v->fd = -1;
+        v->vm = vm;
+        v->use_sync_regs = cfg->sync_regs && (vm->kvm.sync_regs & want) == want;
+        v->cpuid = cpu_cpuid_for_vcpu(vm->kvm.cpuid, i, cfg->nr_vcpus, err);
+        if (!v->cpuid)
+            goto fail;
+    }
+    return vm;
+fail:
+    vm_destroy(vm);
+    return NULL;
+}
+
+static void open_gate(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->gate_lock);
+    vm->gate_open = true;
+    pthread_cond_broadcast(&vm->gate_cond);
+    pthread_mutex_unlock(&vm->gate_lock);
+}
+
+/* Wait for a stop request, or the timeout. sem_wait is interrupted by SIGINT etc.: loop. */
+static void wait_for_stop(struct vm *vm)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (vm->cfg.timeout_s > 0) {
+        double whole = (double)(time_t)vm->cfg.timeout_s;
+        deadline.tv_sec += (time_t)vm->cfg.timeout_s;
+        deadline.tv_nsec += (long)((vm->cfg.timeout_s - whole) * 1e9);
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    while (!atomic_load(&vm->stopping)) {
+        int r = vm->cfg.timeout_s > 0 ? sem_clockwait(&vm->wake, CLOCK_MONOTONIC, &deadline)
+                                      : sem_wait(&vm->wake);
+        if (r < 0 && errno == ETIMEDOUT) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "timeout after %g s", vm->cfg.timeout_s);
+            vm_request_stop(vm, VM_STOP_TIMEOUT, 124, -1, msg);
+        }
+    }
+}
+
+int vm_run(struct vm *vm, struct vm_result *res, struct hv_err *err)
+{
+    int rc = 0;
+    unsigned started = 0;
+    hv_signals_block(); /* inherited by the vCPU threads until they unblock for themselves */
+    for (; started < vm->cfg.nr_vcpus; started++) {
+        struct vcpu *v = &vm->vcpus[started];
+        int e = pthread_create(&v->thread, NULL, vcpu_thread, v);
+        if (e) {
+            errno = e;
+            hv_errf_errno(err, "creating the thread of vcpu%u", started);
+            vm_request_stop(vm, VM_STOP_ERROR, 1, (int)started, err->msg);
+            rc = -1;
+            break;
+        }
+        v->thread_started = true;
+    }
+    /* Everyone that exists has created its vCPU before anyone runs. */
+    pthread_mutex_lock(&vm->gate_lock);
+    while (vm->gate_arrived < started)
+        pthread_cond_wait(&vm->gate_cond, &vm->gate_lock);
+    pthread_mutex_unlock(&vm->gate_lock);
+    open_gate(vm);
+
+    wait_for_stop(vm);
+    for (unsigned i = 0; i < started; i++)
+        vcpu_kick(&vm->vcpus[i]);
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(vm->vcpus[i].thread, NULL);
+        vm->vcpus[i].thread_started = false;
+    }
+    vm_devices_flush(&vm->dev);
+    if (res)
+        *res = vm->result;
+    return rc;
+}
+
+void vm_destroy(struct vm *vm)
+{
+    if (!vm)
+        return;
+    for (unsigned i = 0; vm->vcpus && i < vm->cfg.nr_vcpus; i++) {
+        struct vcpu *v = &vm->vcpus[i];
+        if (v->run)
+            munmap(v->run, (size_t)vm->kvm.vcpu_mmap_size);
+        if (v->fd >= 0)
+            close(v->fd);
+        free(v->cpuid);
+    }
+    free(vm->vcpus);
+    if (vm->vm_fd >= 0)
+        close(vm->vm_fd);
+    for (unsigned i = 0; i < 2; i++)
+        if (vm->ram[i])
+            munmap(vm->ram[i], vm->ram_size[i]);
+    kvm_sys_close(&vm->kvm);
+    if (vm->dev.vm)
+        vm_devices_destroy(&vm->dev);
+    pthread_cond_destroy(&vm->gate_cond);
+    pthread_mutex_destroy(&vm->gate_lock);
+    sem_destroy(&vm->wake);
+    free(vm);
+}

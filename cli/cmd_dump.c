@@ -1,12 +1,289 @@
-/* Placeholder until the owning module lands; replaced by the real command. */
+/* hvprof dump: print the records of an FXT file (fxt/reader.h), or counts with --stats. */
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/commands.h"
+#include "fxt/reader.h"
+
+static const char *const type_names[FXTR_NTYPES] = {
+    "metadata", "init",  "string", "thread", "event", "blob",  "uobj",  "kobj",
+    "sched",    "log",   "type10", "type11", "type12", "type13", "type14", "large",
+};
+
+static void dump_usage(FILE *out)
+{
+    fprintf(out, "usage: hvprof dump [--stats] FILE\n\n"
+                 "Print the records of an FXT (Fuchsia Trace Format) file, one line per record:\n"
+                 "byte offset, record type, decoded fields (hvprof samples, modules, mappings and\n"
+                 "loss records included). The file is checked strictly; on malformed input the\n"
+                 "command prints \"FILE: offset 0x...: reason\" and exits with status 1.\n\n"
+                 "  --stats   print a count per record type and the totals instead\n"
+                 "  --help    this text\n");
+}
+
+static void put_str(struct fxtr_string s)
+{
+    fputc('"', stdout);
+    for (uint32_t i = 0; i < s.len && i < 200; i++) {
+        unsigned char ch = (unsigned char)s.ptr[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\')
+            fputc(ch, stdout);
+        else
+            printf("\\x%02x", ch);
+    }
+    fputs(s.len > 200 ? "...\"" : "\"", stdout);
+}
+
+static void put_args(const struct fxtr_arg *a, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        fputc(' ', stdout);
+        put_str(a[i].name);
+        fputc('=', stdout);
+        switch (a[i].type) {
+        case 0:
+            fputs("null", stdout);
+            break;
+        case 1:
+        case 3:
+            printf("%" PRId64, a[i].v.i);
+            break;
+        case 5:
+            printf("%g", a[i].v.d);
+            break;
+        case 6:
+            put_str(a[i].v.s);
+            break;
+        case 7:
+        case 8:
+            printf("0x%" PRIx64, a[i].v.u);
+            break;
+        case 9:
+            fputs(a[i].v.u ? "true" : "false", stdout);
+            break;
+        case 10:
+            printf("blob[%u words]", a[i].v.blob.n);
+            break;
+        case 2:
+        case 4:
+            printf("%" PRIu64, a[i].v.u);
+            break;
+        default:
+            printf("unknown-type-%u", a[i].type);
+        }
+    }
+}
+
+static void put_stack(const char *label, struct fxtr_words w)
+{
+    printf(" %s[%u]", label, w.n);
+    for (uint32_t i = 0; i < w.n && i < 64; i++)
+        printf("%s0x%" PRIx64, i ? "," : "=", fxtr_word(w, i));
+    if (w.n > 64)
+        fputs(",...", stdout);
+}
+
+static void put_sample(const struct fxtr_sample *s)
+{
+    printf(" sample");
+    if (s->fields & HVFXT_SF_CONTINUATION)
+        printf(" continuation=%" PRIu64, s->continuation);
+    if (s->fields & HVFXT_SF_CONTINUATION_COMPLETION)
+        printf(" completes=%" PRIu64, s->completion);
+    if (s->fields & HVFXT_SF_PID)
+        printf(" pid=0x%" PRIx64, s->pid);
+    if (s->fields & HVFXT_SF_TID)
+        printf(" tid=0x%" PRIx64, s->tid);
+    if (s->fields & HVFXT_SF_BOOT_TS)
+        printf(" ts=%" PRIu64, s->ts);
+    if (s->fields & HVFXT_SF_VCPU)
+        printf(" vcpu=%" PRIu64, s->vcpu);
+    if (s->fields & HVFXT_SF_CPL)
+        printf(" cpl=%" PRIu64, s->cpl);
+    if (s->fields & HVFXT_SF_PC)
+        printf(" pc=0x%" PRIx64, s->pc);
+    if (s->fields & HVFXT_SF_WALK)
+        printf(" walk=kstop:%u,ustop:%u%s%s", (unsigned)(s->walk & 0xff),
+               (unsigned)((s->walk >> 8) & 0xff), (s->walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
+               (s->walk & HVFXT_WALK_USER_TRUNC) ? ",utrunc" : "");
+    if (s->fields & HVFXT_SF_KERNEL_STACK)
+        put_stack("kstack", s->kernel_stack);
+    if (s->fields & HVFXT_SF_USER_STACK)
+        put_stack("ustack", s->user_stack);
+}
+
+static void dump_record(const struct fxtr_record *rec)
+{
+    printf("0x%08zx %-8s", rec->offset, type_names[rec->type & 15]);
+    if (rec->unknown) {
+        printf(" unknown (%" PRIu64 " words, skipped)\n", rec->nwords);
+        return;
+    }
+    switch (rec->type) {
+    case FXTR_METADATA:
+        switch (rec->u.meta.mtype) {
+        case 1:
+            printf(" provider-info id=%u name=", rec->u.meta.provider_id);
+            put_str(rec->u.meta.name);
+            break;
+        case 2:
+            printf(" provider-section id=%u", rec->u.meta.provider_id);
+            break;
+        case 3:
+            printf(" provider-event id=%u event=%u", rec->u.meta.provider_id,
+                   rec->u.meta.event_id);
+            break;
+        default:
+            printf(" magic");
+        }
+        break;
+    case FXTR_INIT:
+        printf(" ticks_per_second=%" PRIu64, rec->u.init.ticks_per_second);
+        break;
+    case FXTR_STRING:
+        printf(" index=%u ", rec->u.string.index);
+        put_str(rec->u.string.str);
+        break;
+    case FXTR_THREAD:
+        printf(" index=%u pid=0x%" PRIx64 " tid=0x%" PRIx64, rec->u.thread.index,
+               rec->u.thread.pid, rec->u.thread.tid);
+        break;
+    case FXTR_EVENT:
+        printf(" type=%u ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64 " ", rec->u.event.etype,
+               rec->u.event.ts, rec->u.event.pid, rec->u.event.tid);
+        put_str(rec->u.event.category);
+        fputc(':', stdout);
+        put_str(rec->u.event.name);
+        put_args(rec->u.event.args, rec->u.event.nargs);
+        if (rec->u.event.has_extra)
+            printf(" extra=%" PRIu64, rec->u.event.extra);
+        break;
+    case FXTR_BLOB:
+        printf(" blob-type=0x%x bytes=%u", rec->u.blob.btype, rec->u.blob.size);
+        if (rec->u.blob.btype == HVFXT_BLOB_SAMPLE) {
+            put_sample(&rec->u.blob.sample);
+        } else if (rec->u.blob.btype == HVFXT_BLOB_MODULE) {
+            printf(" module id=%" PRIu64 " name=", rec->u.blob.module.id);
+            put_str(rec->u.blob.module.name);
+            printf(" build_id=");
+            for (uint32_t i = 0; i < rec->u.blob.module.build_id_len; i++)
+                printf("%02x", rec->u.blob.module.build_id[i]);
+        } else if (rec->u.blob.btype == HVFXT_BLOB_MAPPING) {
+            const struct fxtr_mapping *m = &rec->u.blob.mapping;
+            printf(" mapping pid=0x%" PRIx64 " module=%" PRIu64 " start=0x%" PRIx64
+                   " size=0x%" PRIx64 " vaddr=0x%" PRIx64 " flags=%c%c%c ts=%" PRIu64,
+                   m->pid, m->module_id, m->start, m->size, m->vaddr,
+                   (m->flags & HVFXT_MAP_READ) ? 'r' : '-', (m->flags & HVFXT_MAP_WRITE) ? 'w' : '-',
+                   (m->flags & HVFXT_MAP_EXEC) ? 'x' : '-', m->ts);
+        }
+        break;
+    case FXTR_KOBJ:
+        printf(" obj-type=%u koid=0x%" PRIx64 " name=", rec->u.kobj.obj_type, rec->u.kobj.koid);
+        put_str(rec->u.kobj.name);
+        put_args(rec->u.kobj.args, rec->u.kobj.nargs);
+        break;
+    case FXTR_SCHED:
+        printf(" subtype=%u ts=%" PRIu64 " cpu=%u out=0x%" PRIx64 " in=0x%" PRIx64,
+               rec->u.sched.stype, rec->u.sched.ts, rec->u.sched.cpu, rec->u.sched.out_tid,
+               rec->u.sched.in_tid);
+        break;
+    case FXTR_LOG:
+        printf(" ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64 " ", rec->u.log.ts,
+               rec->u.log.pid, rec->u.log.tid);
+        put_str(rec->u.log.msg);
+        break;
+    case FXTR_LARGE:
+        printf(" blob format=%u ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64
+               " bytes=%" PRIu64,
+               rec->u.large.format, rec->u.large.ts, rec->u.large.pid, rec->u.large.tid,
+               rec->u.large.size);
+        break;
+    default:
+        printf(" %" PRIu64 " words", rec->nwords);
+    }
+    fputc('\n', stdout);
+}
+
+static int dump_stats(const char *path, const void *buf, size_t len)
+{
+    struct fxtr_stats st;
+    struct hv_err err = {0};
+    int rc = fxtr_stats(buf, len, &st, &err);
+    for (unsigned t = 0; t < FXTR_NTYPES; t++)
+        if (st.by_type[t])
+            printf("%-9s %10" PRIu64 "\n", type_names[t], st.by_type[t]);
+    printf("records   %10" PRIu64 "\nbytes     %10" PRIu64 "\nunknown   %10" PRIu64 "\n",
+           st.records, st.bytes, st.unknown);
+    if (st.samples || st.completions || st.modules || st.mappings || st.loss_records)
+        printf("samples   %10" PRIu64 "\ncompletions %8" PRIu64 "\nmodules   %10" PRIu64
+               "\nmappings  %10" PRIu64 "\nloss-records %7" PRIu64 "\ndropped   %10" PRIu64 "\n",
+               st.samples, st.completions, st.modules, st.mappings, st.loss_records, st.dropped);
+    if (rc) {
+        fflush(stdout);
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int dump_records(const char *path, const void *buf, size_t len)
+{
+    struct fxtr_reader r;
+    struct fxtr_record *rec = malloc(sizeof(*rec));
+    if (!rec) {
+        fprintf(stderr, "hvprof dump: out of memory\n");
+        return 1;
+    }
+    struct hv_err err = {0};
+    fxtr_init(&r, buf, len);
+    int rc;
+    while ((rc = fxtr_next(&r, rec, &err)) == 1)
+        dump_record(rec);
+    fxtr_free(&r);
+    free(rec);
+    if (rc < 0) {
+        fflush(stdout);
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+        return 1;
+    }
+    return 0;
+}
 
 int cmd_dump(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hvprof dump: not built yet\n");
-    return 1;
+    static const struct option opts[] = {
+        {"stats", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int stats = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "sh", opts, NULL)) != -1) {
+        if (c == 's') {
+            stats = 1;
+        } else if (c == 'h') {
+            dump_usage(stdout);
+            return 0;
+        } else {
+            dump_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        dump_usage(stderr);
+        return 2;
+    }
+    const char *path = argv[optind];
+    const void *buf;
+    size_t len;
+    struct hv_err err = {0};
+    if (fxtr_map_file(path, &buf, &len, &err)) {
+        fprintf(stderr, "hvprof dump: %s\n", err.msg);
+        return 1;
+    }
+    int rc = stats ? dump_stats(path, buf, len) : dump_records(path, buf, len);
+    fxtr_unmap_file(buf, len);
+    return rc;
 }

@@ -84,12 +84,12 @@ enum { FXT_META_PROVIDER_INFO = 1, FXT_META_PROVIDER_SECTION = 2, FXT_META_PROVI
 #define FXT_EVENT_NAME   FXT_FIELD(48, 63)
 
 /* Argument header, fxt.md 1.8. */
-#define FXT_ARG_TYPE      FXT_FIELD(0, 3)
-#define FXT_ARG_SIZE      FXT_FIELD(4, 15)
-#define FXT_ARG_NAME      FXT_FIELD(16, 31)
-#define FXT_ARG_VALUE32   FXT_FIELD(32, 63)
-#define FXT_ARG_STR_VALUE FXT_FIELD(32, 47)
-#define FXT_ARG_BOOL      FXT_FIELD(32, 32)
+#define FXT_ARGF_TYPE      FXT_FIELD(0, 3)
+#define FXT_ARGF_SIZE      FXT_FIELD(4, 15)
+#define FXT_ARGF_NAME      FXT_FIELD(16, 31)
+#define FXT_ARGF_VALUE32   FXT_FIELD(32, 63)
+#define FXT_ARGF_STR_VALUE FXT_FIELD(32, 47)
+#define FXT_ARGF_BOOL      FXT_FIELD(32, 32)
 
 /* Blob record (type 5), fxt.md 1.9. */
 #define FXT_BLOB_NAME FXT_FIELD(16, 31)

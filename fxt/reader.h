@@ -89,6 +89,7 @@ struct fxtr_record {
         } meta;
         struct {
             uint64_t ticks_per_second;
+            uint32_t extra_words; /* words after the rate (accepted, not interpreted) */
         } init;
         struct {
             uint32_t index;

@@ -18,7 +18,6 @@
 
 #include "common/err.h"
 #include "fxt/encode.h"
-#include "fxt/intern.h"
 
 struct fxt_ring;
 
@@ -35,7 +34,6 @@ struct fxt_writer {
     uint32_t cur_provider;
     bool have_cur;
     uint8_t *inited; /* per provider: initialization record written */
-    struct fxt_intern control; /* provider 0's interning (used by the fxt_writer_* helpers) */
     uint64_t words_written, records_written;
     uint64_t scratch[FXT_MAX_RECORD_WORDS + 1];
 };

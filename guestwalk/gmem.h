@@ -42,6 +42,20 @@ static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
     return NULL;
 }
 
+/* Host pointer for gpa and, in *avail, how many bytes from it lie inside the same slot; NULL if
+ * gpa is outside RAM. */
+static inline void *gmem_span(const struct gmem *m, uint64_t gpa, uint64_t *avail)
+{
+    for (unsigned i = 0; i < m->nslots; i++) {
+        const struct gmem_slot *s = &m->slot[i];
+        if (gpa >= s->gpa && gpa - s->gpa < s->size) {
+            *avail = s->size - (gpa - s->gpa);
+            return s->host + (gpa - s->gpa);
+        }
+    }
+    return NULL;
+}
+
 /* Copy `len` bytes starting at gpa, possibly spanning slots that touch. Returns false (and copies
  * nothing useful) if any byte is outside RAM. */
 bool gmem_read(const struct gmem *m, uint64_t gpa, void *dst, size_t len);

@@ -14,6 +14,7 @@
 
 struct gw_tlb_entry {
     uint64_t va_page; /* va >> 12 */
+    uint64_t gpa;     /* guest-physical address of the 4 KiB page */
     uint8_t *host;    /* host pointer of the 4 KiB page (whole page inside one gmem slot) */
     uint32_t gen;     /* valid iff == gw_tlb.gen */
     uint8_t user_ok;  /* translation allowed a user-mode access */
@@ -30,7 +31,8 @@ void gw_tlb_flush(struct gw_tlb *t);
 
 /* Host pointer for `va` and the number of bytes readable from it up to the end of its 4 KiB page
  * (or of its gmem slot, if the page straddles a slot end). Translates through `mmu` on a miss,
- * using the KPTI fallback root for upper-half addresses when the primary root fails. Returns NULL
- * with *fault set on failure. */
+ * using the KPTI fallback root for upper-half addresses when the primary root fails. `gpa` (may
+ * be NULL) receives the guest-physical address of va. Returns NULL with *fault set on failure. */
 const uint8_t *gw_tlb_map(struct gw_tlb *t, const struct pt_mmu *mmu, const struct gmem *mem,
-                          uint64_t va, unsigned access, size_t *avail, struct pt_fault *fault);
+                          uint64_t va, unsigned access, size_t *avail, uint64_t *gpa,
+                          struct pt_fault *fault);

@@ -1,0 +1,234 @@
+#include "guestwalk/unwind.h"
+
+#include <string.h>
+
+#define CODE_WINDOW 20 /* endbr64 (4) + the longest instruction (15), rounded up */
+
+struct walk {
+    struct gw_walker *w;
+    struct gw_stack *st;
+    unsigned cap;
+    bool user;
+    unsigned access;
+};
+
+static bool in_half(uint64_t va, bool user)
+{
+    return user ? (va >> 63) == 0 : (va >> 63) == 1;
+}
+
+static void stop(struct walk *k, enum gw_stop why)
+{
+    k->st->stop = why;
+}
+
+static void stop_bad(struct walk *k, enum gw_bad_frame bad, uint64_t value)
+{
+    k->st->stop = GW_STOP_INVALID_FRAME;
+    k->st->bad = bad;
+    k->st->bad_value = value;
+}
+
+/* One 8-byte stack read. The fast path is a cache hit on an aligned word inside one page. */
+static int read_u64(struct walk *k, uint64_t va, uint64_t *v, struct pt_fault *f)
+{
+    size_t avail;
+    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, k->access, &avail, NULL, f);
+    if (!p)
+        return -1;
+    if (avail >= 8) {
+        memcpy(v, p, 8);
+        return 0;
+    }
+    return gw_read_virt(k->w, va, v, 8, k->user, f);
+}
+
+/* Is `v` acceptable as a return address of this walk? Sets the stop reason if not. */
+static bool valid_return(struct walk *k, uint64_t v)
+{
+    if (!pt_canonical(&k->w->mmu, v)) {
+        stop_bad(k, GW_BAD_NON_CANONICAL, v);
+        return false;
+    }
+    if (!in_half(v, k->user)) {
+        stop_bad(k, GW_BAD_WRONG_HALF, v);
+        return false;
+    }
+    return true;
+}
+
+/* Read the code at RIP (as much of CODE_WINDOW as is mapped) and the byte before it. */
+static enum gw_leaf classify_leaf(struct walk *k, uint64_t rip)
+{
+    uint8_t code[CODE_WINDOW];
+    size_t len = 0, avail;
+    struct pt_fault f;
+    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip, k->access, &avail, NULL, &f);
+    if (!p)
+        return GW_LEAF_NONE;
+    len = avail < sizeof(code) ? avail : sizeof(code);
+    memcpy(code, p, len);
+    if (len < sizeof(code) && rip + len > rip) {
+        /* The window crosses into the next page; use it only if it is mapped. */
+        const uint8_t *q = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip + len, k->access,
+                                      &avail, NULL, &f);
+        if (q) {
+            size_t more = sizeof(code) - len;
+            more = avail < more ? avail : more;
+            memcpy(code + len, q, more);
+            len += more;
+        }
+    }
+    uint8_t prev_byte;
+    int prev = -1;
+    if (rip > 0 && gw_read_virt(k->w, rip - 1, &prev_byte, 1, k->user, &f) == 0)
+        prev = prev_byte;
+    return gw_leaf_classify(&k->w->dec, code, len, rip, prev);
+}
+
+/* Leaf repair: if the interrupted function has not linked (or has already unlinked) its frame,
+ * its return address is on the stack at RSP (+8) and RBP is still the caller's. Returns the
+ * lowest address the first frame record may occupy. A repair whose return address cannot be
+ * read or is implausible is dropped: the walk then proceeds as if no case had matched. */
+static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
+{
+    enum gw_leaf c = classify_leaf(k, r->rip);
+    if (c == GW_LEAF_NONE)
+        return r->rsp;
+    uint64_t slot = r->rsp + gw_leaf_ret_offset(c), ret;
+    struct pt_fault f;
+    if (slot < r->rsp || (slot & 7) || read_u64(k, slot, &ret, &f) != 0 || ret == 0 ||
+        !pt_canonical(&k->w->mmu, ret) || !in_half(ret, k->user))
+        return r->rsp;
+    k->st->pc[k->st->count++] = ret;
+    k->st->leaf = c;
+    return slot + 8;
+}
+
+unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
+{
+    st->count = 0;
+    st->stop = GW_STOP_NONE;
+    st->bad = GW_BAD_NONE;
+    st->bad_value = 0;
+    st->leaf = GW_LEAF_NONE;
+    memset(&st->fault, 0, sizeof(st->fault));
+
+    struct walk k = {
+        .w = w,
+        .st = st,
+        .cap = st->capacity < w->cfg.max_depth ? st->capacity : w->cfg.max_depth,
+        .user = r->user,
+        .access = r->user ? PT_ACC_USER : PT_ACC_SUPERVISOR,
+    };
+    if (w->mmu.mode == PT_MODE_NONE) {
+        st->fault.reason = PT_NOT_LONG_MODE;
+        stop(&k, GW_STOP_UNSUPPORTED_MODE);
+        return 0;
+    }
+    if (k.cap == 0) {
+        stop(&k, GW_STOP_DEPTH_CAP);
+        return 0;
+    }
+    st->pc[st->count++] = r->rip; /* frame 0: the exact PC */
+
+    uint64_t lower = r->rsp; /* the next frame record must start at or above this */
+    if (!w->cfg.no_leaf_repair && st->count < k.cap)
+        lower = repair_leaf(&k, r);
+
+    uint64_t fp = r->rbp;
+    for (;;) {
+        if (fp == 0) {
+            stop(&k, GW_STOP_CHAIN_END);
+            break;
+        }
+        if (st->count >= k.cap) {
+            stop(&k, GW_STOP_DEPTH_CAP);
+            break;
+        }
+        if (!pt_canonical(&w->mmu, fp)) {
+            stop_bad(&k, GW_BAD_NON_CANONICAL, fp);
+            break;
+        }
+        if (!in_half(fp, k.user)) {
+            stop_bad(&k, GW_BAD_WRONG_HALF, fp);
+            break;
+        }
+        if (fp & 7) {
+            stop_bad(&k, GW_BAD_MISALIGNED, fp);
+            break;
+        }
+        /* Strictly increasing (each record above the previous one) makes cycles impossible;
+         * the window bounds the stack, the frame bound catches a jump into unrelated memory. */
+        if (fp < lower) {
+            stop_bad(&k, GW_BAD_NOT_INCREASING, fp);
+            break;
+        }
+        if (fp - r->rsp >= w->cfg.stack_window || fp - lower > w->cfg.max_frame ||
+            fp > UINT64_MAX - 16) {
+            stop_bad(&k, GW_BAD_OUTSIDE_WINDOW, fp);
+            break;
+        }
+        uint64_t next, ret;
+        if (read_u64(&k, fp, &next, &st->fault) != 0 ||
+            read_u64(&k, fp + 8, &ret, &st->fault) != 0) {
+            stop(&k, GW_STOP_UNMAPPED);
+            break;
+        }
+        if (ret == 0) {
+            stop(&k, GW_STOP_CHAIN_END);
+            break;
+        }
+        if (!valid_return(&k, ret))
+            break;
+        st->pc[st->count++] = ret;
+        lower = fp + 16;
+        fp = next;
+    }
+    return st->count;
+}
+
+unsigned gw_unwind(struct gw_walker *w, struct gw_stack *st)
+{
+    struct gw_regs r = {
+        .rip = w->cpu.rip, .rsp = w->cpu.rsp, .rbp = w->cpu.rbp, .user = w->cpu.cpl == 3};
+    return gw_unwind_regs(w, &r, st);
+}
+
+const char *gw_stop_reason_str(enum gw_stop s)
+{
+    switch (s) {
+    case GW_STOP_NONE:
+        return "not walked";
+    case GW_STOP_CHAIN_END:
+        return "end of frame chain";
+    case GW_STOP_INVALID_FRAME:
+        return "invalid frame";
+    case GW_STOP_UNMAPPED:
+        return "stack not mapped";
+    case GW_STOP_DEPTH_CAP:
+        return "depth cap reached";
+    case GW_STOP_UNSUPPORTED_MODE:
+        return "guest not in long mode";
+    }
+    return "unknown";
+}
+
+const char *gw_bad_frame_str(enum gw_bad_frame b)
+{
+    switch (b) {
+    case GW_BAD_NONE:
+        return "none";
+    case GW_BAD_MISALIGNED:
+        return "frame pointer not 8-byte aligned";
+    case GW_BAD_NOT_INCREASING:
+        return "frame pointer not above the previous frame";
+    case GW_BAD_OUTSIDE_WINDOW:
+        return "frame pointer outside the stack window";
+    case GW_BAD_WRONG_HALF:
+        return "address in the wrong half of the address space";
+    case GW_BAD_NON_CANONICAL:
+        return "non-canonical address";
+    }
+    return "unknown";
+}

@@ -16,7 +16,7 @@
 #define GUEST_SYS_THREAD_EXIT   5 /* () -> never; ends the calling thread */
 #define GUEST_SYS_THREAD_JOIN   6 /* (tid) -> 0; blocks until thread tid of this process ended */
 #define GUEST_SYS_KBUSY         7 /* (microseconds) -> 0; spins at CPL 0 through nested kernel
-                                     functions: kbusy_level1 -> kbusy_level2 -> kbusy_spin */
+                                     functions: ksys_kbusy -> kbusy_level1 -> kbusy_level2 -> kbusy_spin */
 #define GUEST_SYS_TSC_HZ        8 /* () -> TSC frequency in Hz (calibrated at boot) */
 #define GUEST_SYS_PARAM         9 /* (name, default) -> integer value of name=V on the guest
                                      command line, or default */

@@ -1,0 +1,78 @@
+/* User address spaces: a PML4 per process whose upper half (slots 256..511) is the kernel's and
+ * whose lower half holds that process's 4 KiB and 2 MiB pages (SDM Vol. 3A 4.5). */
+#include "kernel.h"
+
+extern u64 kernel_pml4[];
+
+u64 vm_new_pml4(void)
+{
+    u64 pa = phys_alloc(4096);
+    u64 *p = phys_to_virt(pa);
+    for (int i = 256; i < 512; i++)
+        p[i] = kernel_pml4[i];
+    return pa;
+}
+
+static u64 *next_table(u64 *table, int idx)
+{
+    if (!(table[idx] & PTE_P))
+        table[idx] = phys_alloc(4096) | PTE_P | PTE_W | PTE_U;
+    if (table[idx] & PTE_PS)
+        panic("vm_map: address already mapped by a large page");
+    return phys_to_virt(table[idx] & PTE_ADDR);
+}
+
+void vm_map(u64 pml4, u64 va, u64 pa, u64 flags, bool huge)
+{
+    u64 *t = phys_to_virt(pml4);
+    t = next_table(t, (int)(va >> 39 & 511));
+    t = next_table(t, (int)(va >> 30 & 511));
+    if (huge) {
+        t[va >> 21 & 511] = pa | flags | PTE_P | PTE_PS;
+        return;
+    }
+    t = next_table(t, (int)(va >> 21 & 511));
+    t[va >> 12 & 511] = pa | flags | PTE_P;
+}
+
+/* True when every byte of [va, va+len) is mapped present+user (and writable if asked) in this
+ * address space: system calls check user pointers with this before touching them, so a bad
+ * pointer gets an error instead of a kernel page fault. */
+bool vm_user_range_ok(u64 pml4, u64 va, u64 len, bool write)
+{
+    if (len == 0)
+        return true;
+    if (va >= 0x800000000000ull || len > 0x800000000000ull - va)
+        return false;
+    u64 need = PTE_P | PTE_U | (write ? PTE_W : 0);
+    for (u64 page = va & ~0xfffull; page < va + len;) {
+        const u64 *t = phys_to_virt(pml4);
+        u64 e = t[page >> 39 & 511];
+        int level = 3;
+        u64 size = 0;
+        while ((e & need) == need) {
+            if (level == 0 || (level == 1 && (e & PTE_PS))) {
+                size = level == 0 ? 0x1000 : 0x200000;
+                break;
+            }
+            t = phys_to_virt(e & PTE_ADDR);
+            level--;
+            e = t[page >> (12 + 9 * level) & 511];
+        }
+        if (!size)
+            return false;
+        page = (page & ~(size - 1)) + size;
+    }
+    return true;
+}
+
+/* A user stack ending at `top`: USER_STACK_SIZE of 4 KiB pages, or one 2 MiB page. */
+void vm_map_stack(u64 pml4, u64 top, bool huge)
+{
+    if (huge) {
+        vm_map(pml4, top - 0x200000, phys_alloc(0x200000), PTE_W | PTE_U, true);
+        return;
+    }
+    for (u64 va = top - USER_STACK_SIZE; va < top; va += 4096)
+        vm_map(pml4, va, phys_alloc(4096), PTE_W | PTE_U, false);
+}

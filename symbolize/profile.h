@@ -20,7 +20,10 @@
 #define PROF_CPL_USER   3
 
 /* Frame flags. */
-#define PROF_FRAME_RA 1u /* a return address: symbolized at addr - 1 (the call instruction) */
+#define PROF_FRAME_RA     1u /* a return address: symbolized at addr - 1 (the call instruction) */
+#define PROF_FRAME_KERNEL 2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the
+                              * test guest's kernel and its programs share low addresses, so the
+                              * address alone cannot tell) */
 
 struct prof_frame {
     uint64_t addr;
@@ -96,12 +99,13 @@ struct profile {
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 
-/* Building. Frames are leaf first; flags[i] may be NULL (frame 0 exact pc, the rest return
- * addresses). Returns the index, or -1. */
+/* Building. Frames are leaf first; flags may be NULL: frame 0 is then an exact pc, the rest
+ * return addresses, and all are kernel frames iff cpl == 0. Returns the index, or -1. */
 int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t pid, uint64_t tid,
                        uint8_t cpl, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
                        uint64_t weight, struct hv_err *err);
-/* Append frames to sample `s` (a completion record's user stack after a partial kernel one).
+/* Append frames to sample `s` (a completion record's user stack after a partial kernel one);
+ * flags NULL = user-space return addresses.
  * `s` must be the last sample whose frames were added. */
 int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
                           const uint32_t *flags, uint32_t n, struct hv_err *err);

@@ -1,0 +1,177 @@
+#include "symbolize/discover.h"
+
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "symbolize/elf_symbols.h"
+
+#define PAGE           4096ull
+#define MAX_PHOFF      (64ull * 1024) /* program headers sit right after the ELF header */
+#define MAX_DYN        512            /* dynamic entries examined for DT_SONAME */
+#define MAX_IMAGE_SPAN (1ull << 40)   /* a module larger than 1 TiB is corrupt */
+
+static uint64_t page_floor(uint64_t v)
+{
+    return v & ~(PAGE - 1);
+}
+
+bool discover_name_is_placeholder(const char *name)
+{
+    return name && !strncmp(name, "[elf@0x", 7);
+}
+
+static bool printable_name(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == ':' || *s == '}')
+            return false;
+    }
+    return true;
+}
+
+/* DT_SONAME through the dynamic section. ld.so relocates DT_STRTAB in place in most builds, so
+ * the pointer may be a runtime or a link address: accept whichever lies inside the image. */
+static void read_soname(discover_read_fn read, void *ctx, const Elf64_Phdr *dyn,
+                        struct discover_module *m)
+{
+    uint64_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
+    if (n > MAX_DYN)
+        n = MAX_DYN;
+    uint64_t strtab = 0, soname = UINT64_MAX;
+    for (uint64_t i = 0; i < n; i++) {
+        Elf64_Dyn d;
+        if (!read(ctx, m->bias + dyn->p_vaddr + i * sizeof(d), &d, sizeof(d)))
+            return;
+        if (d.d_tag == DT_NULL)
+            break;
+        if (d.d_tag == DT_STRTAB)
+            strtab = d.d_un.d_ptr;
+        else if (d.d_tag == DT_SONAME)
+            soname = d.d_un.d_val;
+    }
+    if (!strtab || soname == UINT64_MAX || soname > MAX_IMAGE_SPAN)
+        return;
+    uint64_t base = strtab >= m->start && strtab < m->end ? strtab : m->bias + strtab;
+    if (base < m->start || base >= m->end || soname >= m->end - base)
+        return;
+    char name[DISCOVER_NAME_MAX];
+    size_t len = 0;
+    for (; len + 1 < sizeof(name); len++) {
+        if (!read(ctx, base + soname + len, &name[len], 1))
+            return;
+        if (!name[len])
+            break;
+    }
+    name[len] = 0;
+    if (len + 1 < sizeof(name) && printable_name(name))
+        memcpy(m->name, name, len + 1);
+}
+
+int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discover_module *m,
+                    struct hv_err *err)
+{
+    memset(m, 0, sizeof(*m));
+    Elf64_Ehdr eh;
+    if (!read(ctx, va, &eh, sizeof(eh)))
+        return hv_errf(err, "ELF header at 0x%" PRIx64 " not mapped", va);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
+        return hv_errf(err, "0x%" PRIx64 ": not an x86-64 ELF64 image", va);
+    if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+        return hv_errf(err, "0x%" PRIx64 ": ELF type %u is not loadable", va, eh.e_type);
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+        eh.e_phnum > DISCOVER_MAX_PHDRS || eh.e_phoff > MAX_PHOFF)
+        return hv_errf(err, "0x%" PRIx64 ": bad program header table", va);
+    Elf64_Phdr ph[DISCOVER_MAX_PHDRS];
+    if (!read(ctx, va + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)))
+        return hv_errf(err, "0x%" PRIx64 ": program headers not mapped", va);
+
+    /* The header is file offset 0, so its link address is that of the PT_LOAD covering offset
+     * 0 (p_vaddr - p_offset, page-floored); bias = where it is now - where it was linked. */
+    uint64_t link_base = UINT64_MAX;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+            link_base = page_floor(ph[i].p_vaddr);
+            break;
+        }
+    }
+    if (link_base == UINT64_MAX)
+        return hv_errf(err, "0x%" PRIx64 ": no PT_LOAD maps the ELF header", va);
+    m->header_va = va;
+    m->bias = va - link_base;
+    m->e_type = eh.e_type;
+    m->start = UINT64_MAX;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        const Elf64_Phdr *p = &ph[i];
+        if (p->p_type != PT_LOAD || p->p_memsz == 0)
+            continue;
+        if (p->p_memsz > MAX_IMAGE_SPAN || p->p_vaddr > UINT64_MAX - p->p_memsz - PAGE ||
+            p->p_vaddr < link_base || p->p_vaddr - link_base > MAX_IMAGE_SPAN)
+            return hv_errf(err, "0x%" PRIx64 ": PT_LOAD %u out of range", va, i);
+        uint64_t s = page_floor(p->p_vaddr) + m->bias;
+        uint64_t e = page_floor(p->p_vaddr + p->p_memsz + PAGE - 1) + m->bias;
+        if (s < m->start)
+            m->start = s;
+        if (e > m->end)
+            m->end = e;
+        if (m->nseg < DISCOVER_MAX_SEGS)
+            m->seg[m->nseg++] = (struct discover_seg){s, e - s, page_floor(p->p_offset),
+                                                      p->p_flags & (PF_R | PF_W | PF_X)};
+    }
+    if (!m->nseg)
+        return hv_errf(err, "0x%" PRIx64 ": no PT_LOAD segments", va);
+    for (unsigned i = 0; i < eh.e_phnum && !m->build_id_len; i++) {
+        const Elf64_Phdr *p = &ph[i];
+        if (p->p_type != PT_NOTE || p->p_filesz == 0 || p->p_filesz > DISCOVER_MAX_NOTE ||
+            p->p_vaddr > MAX_IMAGE_SPAN + link_base)
+            continue;
+        uint8_t notes[DISCOVER_MAX_NOTE];
+        if (read(ctx, m->bias + p->p_vaddr, notes, p->p_filesz))
+            m->build_id_len = elf_notes_find_build_id(notes, p->p_filesz, m->build_id);
+    }
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        if (ph[i].p_type == PT_DYNAMIC && ph[i].p_vaddr <= MAX_IMAGE_SPAN + link_base) {
+            read_soname(read, ctx, &ph[i], m);
+            break;
+        }
+    }
+    if (!m->name[0])
+        snprintf(m->name, sizeof(m->name), "[elf@0x%" PRIx64 "]", va);
+    return 0;
+}
+
+size_t discover_modules(discover_read_fn read, void *ctx, const struct discover_range *ranges,
+                        size_t nranges, struct discover_module *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < nranges && n < max; r++) {
+        uint64_t start = ranges[r].start;
+        bool known = false;
+        for (size_t i = 0; i < n && !known; i++)
+            known = start >= out[i].start && start < out[i].end;
+        if (known)
+            continue;
+        uint64_t page = page_floor(start);
+        for (unsigned k = 0; k <= DISCOVER_SCAN_PAGES; k++, page -= PAGE) {
+            uint8_t magic[SELFMAG];
+            if (!read(ctx, page, magic, SELFMAG) || memcmp(magic, ELFMAG, SELFMAG)) {
+                if (page < PAGE)
+                    break;
+                continue;
+            }
+            struct discover_module *m = &out[n];
+            if (discover_elf_at(read, ctx, page, m, NULL) == 0 && start >= m->start &&
+                start < m->end) {
+                n++;
+                break;
+            }
+            if (page < PAGE)
+                break;
+        }
+    }
+    return n;
+}

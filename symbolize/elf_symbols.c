@@ -1,0 +1,231 @@
+#include "symbolize/elf_symbols.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_PHDRS    4096 /* more than any linker emits; bounds a hostile e_phnum */
+#define MAX_SECTIONS 65536
+
+static uint32_t align4(uint32_t v)
+{
+    return (v + 3u) & ~3u;
+}
+
+uint32_t elf_notes_find_build_id(const uint8_t *notes, size_t len, uint8_t out[ELF_BUILD_ID_MAX])
+{
+    /* Elf64_Nhdr = Elf32_Nhdr: namesz, descsz, type; name and desc each padded to 4 bytes
+     * (ELF gABI "Note Section"; GNU uses 4-byte alignment for NT_GNU_BUILD_ID in ELF64 too). */
+    size_t off = 0;
+    while (off <= len && len - off >= 12) {
+        uint32_t namesz, descsz, type;
+        memcpy(&namesz, notes + off, 4);
+        memcpy(&descsz, notes + off + 4, 4);
+        memcpy(&type, notes + off + 8, 4);
+        off += 12;
+        uint64_t name_pad = align4(namesz > UINT32_MAX - 3 ? 0 : namesz);
+        uint64_t desc_pad = align4(descsz > UINT32_MAX - 3 ? 0 : descsz);
+        if (namesz > UINT32_MAX - 3 || descsz > UINT32_MAX - 3 || name_pad > len - off ||
+            desc_pad > len - off - name_pad)
+            return 0;
+        const uint8_t *name = notes + off, *desc = notes + off + name_pad;
+        off += name_pad + desc_pad;
+        if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(name, "GNU", 4) && descsz > 0) {
+            uint32_t n = descsz < ELF_BUILD_ID_MAX ? descsz : ELF_BUILD_ID_MAX;
+            memcpy(out, desc, n);
+            return n;
+        }
+    }
+    return 0;
+}
+
+void elf_build_id_hex(const uint8_t *id, uint32_t len, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (uint32_t i = 0; i < len; i++) {
+        out[2 * i] = hex[id[i] >> 4];
+        out[2 * i + 1] = hex[id[i] & 15];
+    }
+    out[2 * len] = 0;
+}
+
+static void find_build_id_in_data(Elf_Data *d, struct elf_symbols *es)
+{
+    if (es->build_id_len || !d || !d->d_buf)
+        return;
+    es->build_id_len = elf_notes_find_build_id(d->d_buf, d->d_size, es->build_id);
+}
+
+static int read_phdrs(Elf *e, struct elf_symbols *es, bool notes_only)
+{
+    size_t n;
+    if (elf_getphdrnum(e, &n) != 0)
+        return 0; /* no program headers: a relocatable or a bare debug file */
+    if (n > MAX_PHDRS)
+        n = MAX_PHDRS;
+    uint64_t base = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph))
+            continue;
+        if (ph.p_type == PT_LOAD && ph.p_vaddr >= ph.p_offset) {
+            uint64_t b = (ph.p_vaddr - ph.p_offset) & ~0xfffull;
+            if (b < base)
+                base = b;
+        } else if (ph.p_type == PT_NOTE && ph.p_filesz > 0 && ph.p_filesz < (1u << 20)) {
+            find_build_id_in_data(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+                                                       ELF_T_BYTE),
+                                  es);
+        }
+    }
+    if (!notes_only)
+        es->link_base = base == UINT64_MAX ? 0 : base;
+    return 0;
+}
+
+static int read_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_symbols *es,
+                        struct hv_err *err)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || sh->sh_entsize == 0)
+        return 0;
+    size_t count = d->d_size / sizeof(Elf64_Sym);
+    if (gelf_getclass(e) == ELFCLASS32)
+        count = d->d_size / sizeof(Elf32_Sym);
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym s;
+        if (!gelf_getsym(d, (int)i, &s))
+            break;
+        int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+            s.st_value == 0)
+            continue;
+        const char *name = elf_strptr(e, sh->sh_link, s.st_name);
+        if (!name || !*name)
+            continue;
+        uint8_t strength = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+        if (symtab_add(&es->syms, s.st_value, s.st_size, name,
+                       strnlen(name, SYMTAB_MAX_NAME_LEN), strength, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_sections(Elf *e, struct elf_symbols *es, bool notes_only, struct hv_err *err)
+{
+    Elf_Scn *scn = NULL;
+    size_t seen = 0;
+    while ((scn = elf_nextscn(e, scn)) != NULL && seen++ < MAX_SECTIONS) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type == SHT_NOTE && !es->build_id_len)
+            find_build_id_in_data(elf_getdata(scn, NULL), es);
+        if (notes_only)
+            continue;
+        if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+            if (sh.sh_type == SHT_SYMTAB)
+                es->has_symtab = true;
+            if (read_symbols(e, scn, &sh, es, err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_elf(Elf *e, struct elf_symbols *es, bool notes_only, struct hv_err *err)
+{
+    if (elf_kind(e) != ELF_K_ELF)
+        return hv_errf(err, "not an ELF file");
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(e, &eh))
+        return hv_errf(err, "bad ELF header: %s", elf_errmsg(-1));
+    es->e_type = eh.e_type;
+    es->e_entry = eh.e_entry;
+    if (read_phdrs(e, es, notes_only) < 0 || read_sections(e, es, notes_only, err) < 0)
+        return -1;
+    if (!notes_only)
+        symtab_finish(&es->syms);
+    return 0;
+}
+
+static void es_init(struct elf_symbols *es)
+{
+    memset(es, 0, sizeof(*es));
+    symtab_init(&es->syms);
+}
+
+void elf_symbols_free(struct elf_symbols *es)
+{
+    symtab_free(&es->syms);
+    memset(es, 0, sizeof(*es));
+}
+
+static int load_path(struct elf_symbols *es, const char *path, bool notes_only,
+                     struct hv_err *err)
+{
+    es_init(es);
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return hv_errf(err, "libelf: %s", elf_errmsg(-1));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hv_errf_errno(err, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_MAX_FILE_SIZE) {
+        close(fd);
+        return hv_errf(err, "%s: not a regular file of at most 2 GiB", path);
+    }
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc = e ? load_elf(e, es, notes_only, err) : hv_errf(err, "%s", elf_errmsg(-1));
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (rc < 0) {
+        hv_err_prefix(err, "%s", path);
+        elf_symbols_free(es);
+    }
+    return rc;
+}
+
+int elf_symbols_load_file(struct elf_symbols *es, const char *path, struct hv_err *err)
+{
+    return load_path(es, path, false, err);
+}
+
+int elf_read_build_id_file(const char *path, uint8_t out[ELF_BUILD_ID_MAX], struct hv_err *err)
+{
+    struct elf_symbols es;
+    if (load_path(&es, path, true, err) < 0)
+        return -1;
+    int n = (int)es.build_id_len;
+    memcpy(out, es.build_id, es.build_id_len);
+    elf_symbols_free(&es);
+    return n;
+}
+
+int elf_symbols_load_mem(struct elf_symbols *es, const void *buf, size_t len, struct hv_err *err)
+{
+    es_init(es);
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return hv_errf(err, "libelf: %s", elf_errmsg(-1));
+    if (len == 0 || len > ELF_MAX_FILE_SIZE)
+        return hv_errf(err, "ELF image of %zu bytes", len);
+    /* libelf may convert data in place; give it a private copy. */
+    char *copy = malloc(len);
+    if (!copy)
+        return hv_errf(err, "out of memory");
+    memcpy(copy, buf, len);
+    Elf *e = elf_memory(copy, len);
+    int rc = e ? load_elf(e, es, false, err) : hv_errf(err, "%s", elf_errmsg(-1));
+    if (e)
+        elf_end(e);
+    free(copy);
+    if (rc < 0)
+        elf_symbols_free(es);
+    return rc;
+}

@@ -1,16 +1,25 @@
-/* Console on COM1 (16550A, polled: wait for LSR.THRE, bit 5, before each byte) and the
- * debug-exit port that ends the VM with a status (vmm/hvprof_boot.h). */
+/* Console on COM1 (16550A, polled) and the debug-exit port that ends the VM with a status
+ * (vmm/hvprof_boot.h). Every port access is a VM exit, so instead of polling LSR before each
+ * byte we wait for LSR.THRE (bit 5: transmit FIFO empty) once and then write up to 16 bytes,
+ * the 16550A's transmit FIFO depth. */
 #include "kernel.h"
 
 #define UART_LSR 5
 #define LSR_THRE 0x20
 
+#define UART_FIFO 16
+
 static spinlock_t console_lock;
+static int fifo_room; /* bytes we may write before polling LSR again (console_lock held) */
 
 static void uart_putc(char c)
 {
-    for (int i = 0; i < 100000 && !(inb(HVPROF_PORT_UART + UART_LSR) & LSR_THRE); i++)
-        ;
+    if (fifo_room == 0) {
+        for (int i = 0; i < 100000 && !(inb(HVPROF_PORT_UART + UART_LSR) & LSR_THRE); i++)
+            ;
+        fifo_room = UART_FIFO;
+    }
+    fifo_room--;
     outb(HVPROF_PORT_UART, (u8)c);
 }
 
@@ -51,6 +60,7 @@ _Noreturn void panic(const char *fmt, ...)
     if (n > (int)sizeof(buf) - 1)
         n = sizeof(buf) - 1;
     /* No lock: the console may be held by the CPU that panicked. */
+    fifo_room = 0;
     static const char pfx[] = "hvprof-guest: PANIC: ";
     for (size_t i = 0; i < sizeof(pfx) - 1; i++)
         uart_putc(pfx[i]);

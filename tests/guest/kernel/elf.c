@@ -48,18 +48,11 @@ int elf_load(u64 pml4, const u8 *img, u64 size, u64 *entry, const char **why)
         for (u64 va = p->vaddr & ~0xfffull; va < p->vaddr + p->memsz; va += 4096) {
             /* Pages shared by two segments (same page, different flags) are mapped once, with
              * the union of the flags, by loading each segment's bytes into the same frame. */
-            u64 pa;
-            if (vm_user_range_ok(pml4, va, 1, false)) {
-                const u64 *pt = phys_to_virt(pml4);
-                pt = phys_to_virt(pt[va >> 39 & 511] & PTE_ADDR);
-                pt = phys_to_virt(pt[va >> 30 & 511] & PTE_ADDR);
-                u64 *pte = (u64 *)phys_to_virt(pt[va >> 21 & 511] & PTE_ADDR) + (va >> 12 & 511);
-                *pte |= flags;
-                pa = *pte & PTE_ADDR;
-            } else {
-                pa = phys_alloc(4096);
-                vm_map(pml4, va, pa, flags, false);
-            }
+            u64 *pte = vm_pte(pml4, va);
+            if (!(*pte & PTE_P))
+                *pte = phys_alloc(4096) | PTE_P;
+            *pte |= flags;
+            u64 pa = *pte & PTE_ADDR;
             u64 off = file_start + (va - (p->vaddr & ~0xfffull));
             /* Bytes of this page that the segment covers: [seg_lo, seg_hi) in page offsets. */
             u64 seg_lo = va < p->vaddr ? p->vaddr - va : 0;

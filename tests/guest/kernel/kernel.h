@@ -103,6 +103,7 @@ struct guest_config {
     int procs;      /* copies of `workload` */
     int hugepages;  /* user stacks as 2 MiB pages */
     int cpus;       /* vCPUs to use (0 = all in the MP table) */
+    int zero_pages; /* zero every allocated page (RAM not known to start zeroed) */
 };
 
 extern struct guest_config config;
@@ -208,7 +209,7 @@ static inline u64 kimage_to_phys(const void *p)
 
 /* mem.c */
 void mem_init(const struct hvprof_bootinfo *bi);
-u64 phys_alloc(u64 size); /* 4 KiB or 2 MiB, aligned, zeroed; panics when out of memory */
+u64 phys_alloc(u64 size); /* 4 KiB or 2 MiB, aligned, zero; panics when out of memory */
 u64 mem_free_bytes(void);
 
 /* vm.c: user address spaces */
@@ -219,6 +220,7 @@ u64 mem_free_bytes(void);
 #define PTE_ADDR 0x000ffffffffff000ull
 u64 vm_new_pml4(void);
 void vm_map(u64 pml4, u64 va, u64 pa, u64 flags, bool huge);
+u64 *vm_pte(u64 pml4, u64 va); /* the 4 KiB PTE for va, creating page tables on the way */
 bool vm_user_range_ok(u64 pml4, u64 va, u64 len, bool write);
 void vm_map_stack(u64 pml4, u64 top, bool huge);
 

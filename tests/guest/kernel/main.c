@@ -60,6 +60,7 @@ void kmain(u64 bootinfo_gpa)
     if (bi.cmdline_gpa && bi.cmdline_gpa + bi.cmdline_len < DMAP_LIMIT)
         cmdline_parse(phys_to_virt(bi.cmdline_gpa), bi.cmdline_len);
     config.hugepages = (int)cmdline_int("hugepages", 0) != 0;
+    config.zero_pages = (int)cmdline_int("zeropages", 0) != 0;
 
     lapic_init();
     c->apic_id = lapic_id();

@@ -1,0 +1,329 @@
+/* The strict reader on the real third-party fixture (every record decoded, every byte consumed),
+ * on hand-made malformed inputs (each rejected with its offset and reason, unknown types skipped),
+ * and `hvprof dump` on both. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fxt/encode.h"
+#include "fxt/reader.h"
+
+static char fixture[4096];
+
+static void fixture_path(void)
+{
+    const char *shared = getenv("HVPROF_SHARED_DIR");
+    assert_non_null(shared);
+    snprintf(fixture, sizeof(fixture), "%s/fixtures/third_party/jane_tracing.fxt", shared);
+}
+
+static bool str_is(struct fxtr_string s, const char *lit)
+{
+    return s.len == strlen(lit) && !memcmp(s.ptr, lit, s.len);
+}
+
+static void test_fixture_every_record(void **state)
+{
+    fixture_path();
+    const void *buf;
+    size_t len;
+    struct hv_err err = {0};
+    assert_int_equal(fxtr_map_file(fixture, &buf, &len, &err), 0);
+    assert_int_equal(len, 992384);
+
+    struct fxtr_reader r;
+    static struct fxtr_record rec;
+    fxtr_init(&r, buf, len);
+    uint64_t by_type[16] = {0}, n = 0, bytes = 0, args = 0, begins = 0, ends = 0;
+    int rc;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
+        assert_false(rec.unknown);
+        by_type[rec.type]++;
+        bytes += 8 * rec.nwords;
+        if (n == 1) {
+            assert_int_equal(rec.u.meta.mtype, 1);
+            assert_true(str_is(rec.u.meta.name, "jane_tracing"));
+        }
+        if (rec.type == FXTR_INIT)
+            assert_true(rec.u.init.ticks_per_second == 1000000000);
+        if (rec.type == FXTR_KOBJ && rec.u.kobj.obj_type == 2) {
+            assert_true(str_is(rec.u.kobj.name, "main"));
+            assert_int_equal(rec.u.kobj.nargs, 1);
+            assert_int_equal(rec.u.kobj.args[0].type, 8);
+            assert_true(str_is(rec.u.kobj.args[0].name, "process"));
+            assert_true(rec.u.kobj.args[0].v.u == 1);
+        }
+        if (rec.type == FXTR_EVENT) {
+            assert_true(rec.u.event.pid == 1 && rec.u.event.tid == 2);
+            assert_true(rec.u.event.name.len > 0);
+            args += rec.u.event.nargs;
+            begins += rec.u.event.etype == 2;
+            ends += rec.u.event.etype == 3;
+        }
+        n++;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.off, len);
+    assert_int_equal(bytes, len);
+    /* 35,463 records in all. The fixture's NOTICE says "34,594 records": that is the number of
+     * records that are not interning or metadata (34,592 events + 2 kernel objects). */
+    assert_int_equal(n, 35463);
+    assert_int_equal(by_type[0], 3);
+    assert_int_equal(by_type[1], 1);
+    assert_int_equal(by_type[2], 864);
+    assert_int_equal(by_type[3], 1);
+    assert_int_equal(by_type[4], 34592);
+    assert_int_equal(by_type[7], 2);
+    assert_int_equal(by_type[4] + by_type[7], 34594);
+    assert_int_equal(begins, 17296);
+    assert_int_equal(ends, 17296);
+    assert_int_equal(args, 17278 * 2 + 18 * 3);
+    fxtr_free(&r);
+
+    struct fxtr_stats st;
+    assert_int_equal(fxtr_stats(buf, len, &st, &err), 0);
+    assert_int_equal(st.records, 35463);
+    assert_int_equal(st.bytes, len);
+    fxtr_unmap_file(buf, len);
+}
+
+/* A minimal valid prefix: magic, provider info 1, section 1, init. Returns words. */
+static size_t prefix(uint64_t *b)
+{
+    size_t n = fxt_enc_magic(b, 64);
+    n += fxt_enc_provider_info(b + n, 64, 1, "p", 1);
+    n += fxt_enc_provider_section(b + n, 64, 1);
+    n += fxt_enc_init(b + n, 64, 1000);
+    return n;
+}
+
+/* Read to the end; return -1 and the message on error. */
+static int read_all(const uint64_t *b, size_t bytes, char *msg, uint64_t *unknown)
+{
+    struct fxtr_reader r;
+    static struct fxtr_record rec;
+    struct hv_err err = {0};
+    fxtr_init(&r, b, bytes);
+    int rc;
+    *unknown = 0;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1)
+        *unknown += rec.unknown;
+    fxtr_free(&r);
+    strcpy(msg, rc < 0 ? err.msg : "");
+    return rc;
+}
+
+#define EXPECT_ERR(words, nbytes, needle)                                                     \
+    do {                                                                                      \
+        char m_[HV_ERR_MSG_MAX];                                                              \
+        uint64_t u_;                                                                          \
+        assert_int_equal(read_all((words), (nbytes), m_, &u_), -1);                           \
+        if (!strstr(m_, (needle)))                                                            \
+            fail_msg("error '%s' lacks '%s'", m_, (needle));                                  \
+    } while (0)
+
+static void test_malformed(void **state)
+{
+    uint64_t b[128];
+    char msg[HV_ERR_MSG_MAX];
+    uint64_t unknown;
+    size_t n = prefix(b);
+    assert_int_equal(read_all(b, 8 * n, msg, &unknown), 0);
+
+    /* No magic first. */
+    EXPECT_ERR(b + 1, 8 * (n - 1), "offset 0x0: the file does not start with the FXT magic");
+    /* Trailing partial word. */
+    EXPECT_ERR(b, 8 * n + 3, "3 trailing bytes");
+    /* A record running past the end: a string of 16 bytes, cut. */
+    size_t m = n + fxt_enc_string(b + n, 64, 1, "0123456789abcdef", 16);
+    EXPECT_ERR(b, 8 * (m - 1), "runs past the end of the file");
+    /* Size 0. */
+    b[n] = 0x2;
+    EXPECT_ERR(b, 8 * (n + 1), "size 0");
+    /* Section without provider info. */
+    m = n + fxt_enc_provider_section(b + n, 64, 9);
+    EXPECT_ERR(b, 8 * m, "provider 9, which has no provider info");
+    /* Event using an unregistered string index. */
+    struct fxt_event ev = {.type = FXT_EV_INSTANT, .ts = 1, .thread = {.pid = 1, .tid = 2},
+                           .name = fxt_str_index(5)};
+    m = n + fxt_enc_event(b + n, 64, &ev);
+    EXPECT_ERR(b, 8 * m, "string index 5 is not registered");
+    /* Event using an unregistered thread index. */
+    ev.name = fxt_str_inline("x");
+    ev.thread.index = 3;
+    m = n + fxt_enc_event(b + n, 64, &ev);
+    EXPECT_ERR(b, 8 * m, "thread index 3 is not registered");
+    /* An event before the initialization record (prefix without init). */
+    ev.thread.index = 0;
+    m = (n - 2) + fxt_enc_event(b + n - 2, 64, &ev);
+    EXPECT_ERR(b, 8 * m, "before provider 1's initialization record");
+    /* An event before any provider section. */
+    m = 1 + fxt_enc_event(b + 1, 64, &ev);
+    EXPECT_ERR(b, 8 * m, "before any provider section");
+    n = prefix(b); /* the cases above overwrote it */
+    /* Argument size that does not add up: a uint64 arg declared as 3 words. */
+    struct fxt_arg a = {.type = FXT_ARG_U64, .name = fxt_str_inline("v"), .v.u64 = 1};
+    ev.args = &a;
+    ev.nargs = 1;
+    m = n + fxt_enc_event(b + n, 64, &ev);
+    if (read_all(b, 8 * m, msg, &unknown) != 0)
+        fail_msg("%s", msg);
+    b[n + 5] += 1ull << 4; /* arg header: size 3 -> 4 */
+    EXPECT_ERR(b, 8 * m, "offset 0x30: argument 1: 4 words run past the end of the record");
+    b[n] += 1ull << 4; /* record one word longer, so the arg fits but its value does not use it */
+    b[m] = 0;
+    EXPECT_ERR(b, 8 * (m + 1), "declares 4 words, its value uses 3");
+    /* A record with an extra word its fields do not use (the legacy instant scope word). */
+    ev.nargs = 0;
+    m = n + fxt_enc_event(b + n, 64, &ev);
+    b[n] += 1ull << 4;
+    b[m] = 0;
+    EXPECT_ERR(b, 8 * (m + 1), "declares 6 words but its fields use 5");
+    /* Large record of 4096 words or more. */
+    b[n] = 0xf | (4096ull << 4);
+    EXPECT_ERR(b, 8 * (n + 1), "4096 or more");
+    /* hvprof sample with an unknown field bit and with a stack count past the payload. */
+    uint64_t st[2] = {1, 2};
+    struct fxt_sample s = {.fields = HVFXT_SF_USER_STACK, .user_stack = st, .n_user = 2};
+    m = n + fxt_enc_sample(b + n, 64, &s);
+    assert_int_equal(read_all(b, 8 * m, msg, &unknown), 0);
+    b[n + 2] = 3;
+    EXPECT_ERR(b, 8 * m, "past the end of the payload");
+    b[n + 2] = 2;
+    b[n + 1] |= 1ull << 20;
+    EXPECT_ERR(b, 8 * m, "unknown fields_bitflags bits 0x100000");
+
+    /* Unknown record type 12 and unknown event type 13: reported, skipped, not fatal. */
+    m = n;
+    b[m++] = 0xc | (2ull << 4);
+    b[m++] = 0xdead;
+    b[m++] = 0x4 | (1ull << 4) | (13ull << 16);
+    m += fxt_enc_provider_event(b + m, 64, 1, 0);
+    assert_int_equal(read_all(b, 8 * m, msg, &unknown), 0);
+    assert_int_equal(unknown, 2);
+}
+
+static void test_roundtrip_through_reader_types(void **state)
+{
+    /* Records the writer never produces but the reader must frame: scheduling, log, large blob,
+     * userspace object. Built by hand from the spec's layouts. */
+    uint64_t b[64];
+    size_t n = prefix(b);
+    n += fxt_enc_thread(b + n, 64, 1, 10, 11);
+    /* context switch (subtype 1): 0 args, cpu 3 */
+    b[n++] = 0x8 | (4ull << 4) | (3ull << 20) | (1ull << 60);
+    b[n++] = 77;
+    b[n++] = 11;
+    b[n++] = 12;
+    /* log: "hi", thread ref 1 */
+    b[n++] = 0x9 | (3ull << 4) | (2ull << 16) | (1ull << 32);
+    b[n++] = 78;
+    b[n++] = 0x6968;
+    /* large blob, format 0: inline thread, 0 args, 3 bytes */
+    b[n++] = 0xf | (7ull << 4);
+    b[n++] = 0;
+    b[n++] = 79;
+    b[n++] = 10;
+    b[n++] = 11;
+    b[n++] = 3;
+    b[n++] = 0x636261;
+    /* userspace object, thread ref 1, inline name "o" */
+    b[n++] = 0x6 | (3ull << 4) | (1ull << 16) | (0x8001ull << 24);
+    b[n++] = 0x1000;
+    b[n++] = 'o';
+    struct fxtr_reader r;
+    static struct fxtr_record rec;
+    struct hv_err err = {0};
+    fxtr_init(&r, b, 8 * n);
+    int rc, seen = 0;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
+        assert_false(rec.unknown);
+        if (rec.type == FXTR_SCHED) {
+            assert_true(rec.u.sched.ts == 77 && rec.u.sched.cpu == 3 && rec.u.sched.out_tid == 11 &&
+                        rec.u.sched.in_tid == 12);
+            seen |= 1;
+        } else if (rec.type == FXTR_LOG) {
+            assert_true(rec.u.log.tid == 11 && str_is(rec.u.log.msg, "hi"));
+            seen |= 2;
+        } else if (rec.type == FXTR_LARGE) {
+            assert_true(rec.u.large.ts == 79 && rec.u.large.size == 3 &&
+                        !memcmp(rec.u.large.payload, "abc", 3));
+            seen |= 4;
+        } else if (rec.type == FXTR_UOBJ) {
+            seen |= 8;
+        }
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(seen, 15);
+    fxtr_free(&r);
+}
+
+static int run_dump(const char *args, char *out, size_t cap)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd), "%s/cli/hvprof dump %s 2>&1", getenv("HVPROF_BINARY_DIR"), args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_dump_cli(void **state)
+{
+    fixture_path();
+    static char out[1 << 16];
+    char args[8192];
+    snprintf(args, sizeof(args), "--stats %s", fixture);
+    assert_int_equal(run_dump(args, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "event          34592"));
+    assert_non_null(strstr(out, "records        35463"));
+    snprintf(args, sizeof(args), "%s | head -3", fixture);
+    assert_int_equal(run_dump(args, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "0x00000008 metadata provider-info id=0 name=\"jane_tracing\""));
+
+    /* A malformed file: the fixture cut in the middle of a record. */
+    char bad[] = "/tmp/hvprof-fxt-dump-XXXXXX";
+    int fd = mkstemp(bad);
+    assert_true(fd >= 0);
+    const void *buf;
+    size_t len;
+    struct hv_err err;
+    assert_int_equal(fxtr_map_file(fixture, &buf, &len, &err), 0);
+    assert_int_equal(write(fd, buf, 0x58 + 8), 0x58 + 8); /* string record at 0x58 is 3 words */
+    close(fd);
+    fxtr_unmap_file(buf, len);
+    snprintf(args, sizeof(args), "--stats %s", bad);
+    assert_int_equal(run_dump(args, out, sizeof(out)), 1);
+    char want[256];
+    snprintf(want, sizeof(want), "%s: offset 0x58: record of 3 words runs past the end", bad);
+    if (!strstr(out, want))
+        fail_msg("output lacks '%s':\n%s", want, out);
+    assert_int_equal(run_dump(bad, out, sizeof(out)), 1);
+    assert_non_null(strstr(out, want));
+    unlink(bad);
+    assert_int_equal(run_dump("--help", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "usage: hvprof dump"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixture_every_record),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_roundtrip_through_reader_types),
+        cmocka_unit_test(test_dump_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

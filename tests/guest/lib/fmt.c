@@ -59,11 +59,13 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
             continue;
         }
         p++;
-        int left = 0;
+        int left = 0, alt = 0;
         char pad = ' ';
         for (;; p++) {
             if (*p == '-')
                 left = 1;
+            else if (*p == '#')
+                alt = 1;
             else if (*p == '0')
                 pad = '0';
             else
@@ -89,10 +91,16 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
                     pad);
             break;
         case 'x':
-        case 'X':
-            put_num(&o, lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 0, 16, *p == 'X',
-                    width, left, pad);
+        case 'X': {
+            uint64_t v = lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned);
+            if (alt && v) {
+                put(&o, '0');
+                put(&o, *p);
+                width -= 2;
+            }
+            put_num(&o, v, 0, 16, *p == 'X', width, left, pad);
             break;
+        }
         case 'p':
             put(&o, '0');
             put(&o, 'x');

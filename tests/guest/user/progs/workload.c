@@ -47,6 +47,16 @@ NOINLINE uint64_t gamma(uint64_t x)
     return x;
 }
 
+/* The linker defines __ehdr_start at the ELF header when it lies in a loaded segment: the kernel
+ * must map the whole image, header and build-ID note included, where the linker put it. */
+extern const unsigned char __ehdr_start[];
+
+static int elf_header_mapped(void)
+{
+    const unsigned char *e = __ehdr_start;
+    return e[0] == 0x7f && e[1] == 'E' && e[2] == 'L' && e[3] == 'F' && e[4] == 2;
+}
+
 int main(void)
 {
     uint64_t seconds = (uint64_t)param("seconds", 1);
@@ -71,8 +81,9 @@ int main(void)
     uint64_t elapsed_us = (now - start) / (hz / 1000000);
     uint64_t total = t[0] + t[1] + t[2];
     printf("workload: pid=%ld units=%lu elapsed_us=%lu units_per_sec=%lu split_pct=%lu:%lu:%lu "
-           "check=%lx\n",
+           "elf_header=%s check=%lx\n",
            getpid(), units, elapsed_us, elapsed_us ? units * 1000000 / elapsed_us : 0,
-           t[0] * 100 / total, t[1] * 100 / total, t[2] * 100 / total, x & 0xff);
-    return units ? 0 : 1;
+           t[0] * 100 / total, t[1] * 100 / total, t[2] * 100 / total,
+           elf_header_mapped() ? "ok" : "missing", x & 0xff);
+    return units && elf_header_mapped() ? 0 : 1;
 }

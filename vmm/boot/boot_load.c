@@ -36,10 +36,10 @@ static int is_elf(const struct boot_image *k)
  * wrong with the other one. */
 static int is_bzimage(const struct boot_image *k)
 {
-    if (k->size < SH_HEADER + 4)
-        return 0;
-    uint16_t flag = (uint16_t)(k->data[SH_BOOT_FLAG] | k->data[SH_BOOT_FLAG + 1] << 8);
-    return flag == BZ_BOOT_FLAG || memcmp(k->data + SH_HEADER, "HdrS", 4) == 0;
+    if (k->size >= SH_BOOT_FLAG + 2 &&
+        (k->data[SH_BOOT_FLAG] | k->data[SH_BOOT_FLAG + 1] << 8) == BZ_BOOT_FLAG)
+        return 1;
+    return k->size >= SH_HEADER + 4 && memcmp(k->data + SH_HEADER, "HdrS", 4) == 0;
 }
 
 static int ctx_init(struct boot_ctx *ctx, struct gmem *mem, const struct boot_config *cfg,

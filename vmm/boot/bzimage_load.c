@@ -66,17 +66,21 @@ int bzimage_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
      * initrd must stay out of it (vmm.md pitfall 5.2). */
     uint64_t load = bzimage_load_address(&bz, ctx->low_ram_end);
     uint64_t runtime = bzimage_runtime_start(&bz, load);
-    if (runtime < HVPROF_KERNEL_MIN || runtime >= ctx->low_ram_end)
+    if (runtime < HVPROF_KERNEL_MIN)
         return hv_errf(err,
                        "%s: kernel runtime address 0x%" PRIx64
-                       " (pref_address) is outside RAM [1 MiB, 0x%" PRIx64 ")",
-                       kernel->name, runtime, ctx->low_ram_end);
+                       " (pref_address) is below 1 MiB, outside the kernel's RAM",
+                       kernel->name, runtime);
+    /* pref_address is at most 2^64 - 1 and init_size / payload below 2^32 / 1 GiB: a runtime
+     * start past RAM is reported as is, everything else is summed without overflow. */
     uint64_t start = load < runtime ? load : runtime;
-    uint64_t end = max_u64(load + bz.payload_size, runtime + (uint64_t)bz.init_size);
-    if (end > ctx->low_ram_end)
+    uint64_t end = runtime >= ctx->low_ram_end
+                       ? runtime
+                       : max_u64(load + bz.payload_size, runtime + (uint64_t)bz.init_size);
+    if (runtime >= ctx->low_ram_end || end > ctx->low_ram_end)
         return hv_errf(err,
                        "%s: kernel too big for --mem: needs [0x%" PRIx64 ", 0x%" PRIx64
-                       ") but RAM below 4 GiB ends at 0x%" PRIx64,
+                       ") but RAM below the MMIO gap ends at 0x%" PRIx64,
                        kernel->name, start, end, ctx->low_ram_end);
 
     uint32_t cmd_len;

@@ -1,12 +1,75 @@
-/* Placeholder until the owning module lands; replaced by the real command. */
+/* hvprof run: boot a guest and exit with its status. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "cli/run_opts.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: hvprof run [--guest demo | --kernel FILE] [options]\n\n"
+                 "Boot a guest under hvprof's VMM (no sampling) and exit with the guest's status:\n"
+                 "the value it writes to the debug-exit port, 0 on reset, 1 on a triple fault or\n"
+                 "KVM error, 124 on --timeout, 128+N on signal N.\n\n");
+    run_opts_usage(out);
+    fprintf(out, "  -h, --help         this text\n");
+}
 
 int cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hvprof run: not built yet\n");
-    return 1;
+    struct option longopts[RUN_OPTS_COUNT + 2];
+    memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
+    longopts[RUN_OPTS_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[RUN_OPTS_COUNT + 1] = (struct option){0};
+
+    struct run_opts o;
+    run_opts_init(&o);
+    struct hv_err err = {{0}, 0};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (opt == '?') {
+            fprintf(stderr, "hvprof run: unknown option '%s' (try 'hvprof run --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+        if (opt == ':') {
+            fprintf(stderr, "hvprof run: option '%s' needs a value\n", argv[optind - 1]);
+            return 2;
+        }
+        if (run_opts_handle(&o, opt, optarg, &err) < 0) {
+            fprintf(stderr, "hvprof run: %s\n", err.msg);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hvprof run: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (run_opts_finish(&o, &err) < 0) {
+        fprintf(stderr, "hvprof run: %s\n", err.msg);
+        return 2;
+    }
+    struct run_session s;
+    if (run_session_open(&s, &o, NULL, false, &err) < 0) {
+        fprintf(stderr, "hvprof run: %s\n", err.msg);
+        return 1;
+    }
+    run_session_catch_signals(&s);
+    struct vm_result res;
+    if (vm_run(s.vm, &res, &err) < 0) {
+        fprintf(stderr, "hvprof run: %s\n", err.msg);
+        run_session_close(&s);
+        return 1;
+    }
+    run_session_close(&s);
+    fflush(stdout);
+    run_report_stop(stderr, "hvprof run", &res);
+    return res.status;
 }

@@ -1,0 +1,266 @@
+#include "cli/run_opts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/parse.h"
+
+#define DEMO_KERNEL "hvprof-guest.elf"
+#define DEMO_INITRD "hvprof-guest.cpio"
+
+const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
+    {"guest", required_argument, NULL, RUN_OPT_GUEST},
+    {"kernel", required_argument, NULL, RUN_OPT_KERNEL},
+    {"initrd", required_argument, NULL, RUN_OPT_INITRD},
+    {"cmdline", required_argument, NULL, RUN_OPT_CMDLINE},
+    {"vcpus", required_argument, NULL, RUN_OPT_VCPUS},
+    {"mem", required_argument, NULL, RUN_OPT_MEM},
+    {"console", required_argument, NULL, RUN_OPT_CONSOLE},
+    {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
+};
+
+void run_opts_usage(FILE *out)
+{
+    fprintf(out,
+            "guest options:\n"
+            "  --guest demo       the built-in test guest (kernel + its boot archive)\n"
+            "  --kernel FILE      an ELF64 kernel (hvprof boot ABI) or a Linux bzImage\n"
+            "  --initrd FILE      boot archive / initramfs (default with --guest demo: "
+            "hvprof-guest.cpio)\n"
+            "  --cmdline STR      kernel command line\n"
+            "  --vcpus N          virtual CPUs (default 1, at most %u)\n"
+            "  --mem SIZE         guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)\n"
+            "  --console FILE     write the guest's serial console to FILE (default: stdout)\n"
+            "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
+            "exit status 124\n",
+            BOOT_MAX_CPUS);
+}
+
+void run_opts_init(struct run_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->vcpus = RUN_DEFAULT_VCPUS;
+    o->mem_bytes = RUN_DEFAULT_MEM;
+}
+
+int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err *err)
+{
+    uint64_t v;
+    switch (opt) {
+    case RUN_OPT_GUEST:
+        if (strcmp(arg, "demo"))
+            return hv_errf(err, "--guest: unknown guest '%.64s' (the only built-in one is 'demo')",
+                           arg);
+        o->guest = arg;
+        return 1;
+    case RUN_OPT_KERNEL:
+        o->kernel = arg;
+        return 1;
+    case RUN_OPT_INITRD:
+        o->initrd = arg;
+        return 1;
+    case RUN_OPT_CMDLINE:
+        o->cmdline = arg;
+        return 1;
+    case RUN_OPT_VCPUS:
+        if (parse_uint(arg, "--vcpus", 1, BOOT_MAX_CPUS, &v, err) < 0)
+            return -1;
+        o->vcpus = (unsigned)v;
+        return 1;
+    case RUN_OPT_MEM:
+        if (parse_size(arg, "--mem", RUN_MIN_MEM, BOOT_MAX_MEM_BYTES, &v, err) < 0)
+            return -1;
+        if (v & 0xfff)
+            return hv_errf(err, "--mem: %.64s is not a multiple of 4K", arg);
+        o->mem_bytes = v;
+        return 1;
+    case RUN_OPT_CONSOLE:
+        o->console = arg;
+        return 1;
+    case RUN_OPT_TIMEOUT:
+        /* Up to a week; a zero timeout would mean "none", so the minimum is 1 ms. */
+        if (parse_duration_ns(arg, "--timeout", 1000000ull, 7ull * 24 * 3600 * 1000000000ull, &v,
+                              err) < 0)
+            return -1;
+        o->timeout_s = (double)v / 1e9;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static bool file_in(const char *dir, const char *name)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) >= sizeof(p))
+        return false;
+    return access(p, R_OK) == 0;
+}
+
+int run_find_guest_dir(char *dir, size_t len, struct hv_err *err)
+{
+    const char *env = getenv("HVPROF_GUEST_DIR");
+    if (env && *env) {
+        if (!file_in(env, DEMO_KERNEL))
+            return hv_errf(err, "--guest demo: no %s in HVPROF_GUEST_DIR=%s", DEMO_KERNEL, env);
+        snprintf(dir, len, "%s", env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return hv_errf_errno(err, "--guest demo: cannot find my own executable");
+    exe[n] = 0;
+    char *bindir = dirname(exe);
+    static const char *const rel[] = {"../tests/guest", "../share/hvprof/guest"};
+    for (unsigned i = 0; i < 2; i++) {
+        char cand[PATH_MAX];
+        if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", bindir, rel[i]) >= sizeof(cand))
+            continue;
+        if (file_in(cand, DEMO_KERNEL)) {
+            snprintf(dir, len, "%s", cand);
+            return 0;
+        }
+    }
+    return hv_errf(err,
+                   "--guest demo: %s not found (looked in $HVPROF_GUEST_DIR, %s/../tests/guest, "
+                   "%s/../share/hvprof/guest; build the guest or set HVPROF_GUEST_DIR)",
+                   DEMO_KERNEL, bindir, bindir);
+}
+
+static int join_path(char out[PATH_MAX], const char *dir, const char *name)
+{
+    int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
+    return n < 0 || n >= PATH_MAX ? -1 : 0;
+}
+
+static int check_readable(const char *what, const char *path, struct hv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hv_errf(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+    close(fd);
+    return 0;
+}
+
+int run_opts_finish(struct run_opts *o, struct hv_err *err)
+{
+    if (o->guest && o->kernel)
+        return hv_errf(err, "--guest and --kernel are exclusive: pick one");
+    if (o->guest) {
+        char dir[PATH_MAX];
+        if (run_find_guest_dir(dir, sizeof(dir), err) < 0)
+            return -1;
+        if (join_path(o->kernel_path, dir, DEMO_KERNEL) < 0)
+            return hv_errf(err, "--guest demo: path too long: %s", dir);
+        o->kernel = o->kernel_path;
+        if (!o->initrd && file_in(dir, DEMO_INITRD) &&
+            join_path(o->initrd_path, dir, DEMO_INITRD) == 0)
+            o->initrd = o->initrd_path;
+    }
+    if (!o->kernel)
+        return hv_errf(err, "no guest given: use --guest demo or --kernel FILE");
+    if (check_readable("kernel", o->kernel, err) < 0)
+        return -1;
+    if (o->initrd && check_readable("initrd", o->initrd, err) < 0)
+        return -1;
+    return 0;
+}
+
+int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,
+                     bool sync_regs, struct hv_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    s->console_fd = STDOUT_FILENO;
+    if (o->console) {
+        s->console_fd = open(o->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (s->console_fd < 0)
+            return hv_errf(err, "--console: cannot create '%s': %s", o->console, strerror(errno));
+        s->own_console = true;
+    }
+    struct vm_config cfg = {
+        .nr_vcpus = o->vcpus,
+        .mem_bytes = o->mem_bytes,
+        .sync_regs = sync_regs,
+        .console_fd = s->console_fd,
+        .timeout_s = o->timeout_s,
+    };
+    if (hooks)
+        cfg.hooks = *hooks;
+    s->vm = vm_create(&cfg, err);
+    if (!s->vm)
+        goto fail;
+    struct boot_config bc = {
+        .kernel_path = o->kernel,
+        .initrd_path = o->initrd,
+        .cmdline = o->cmdline,
+        .nr_cpus = o->vcpus,
+        .mem_bytes = o->mem_bytes,
+    };
+    if (boot_load(vm_gmem(s->vm), &bc, &s->boot, err) < 0)
+        goto fail;
+    struct vm_entry ve = {.regs = s->boot.regs, .sregs = s->boot.sregs};
+    vm_set_entry(s->vm, &ve);
+    return 0;
+fail:
+    run_session_close(s);
+    return -1;
+}
+
+/* The signal handler's only way to reach the VM (conventions: globals only for handlers). */
+static struct vm *volatile signal_vm;
+
+static void on_stop_signal(int sig)
+{
+    struct vm *vm = signal_vm;
+    if (vm)
+        vm_request_stop(vm, VM_STOP_SIGNAL, 128 + sig, -1, NULL);
+}
+
+void run_session_catch_signals(struct run_session *s)
+{
+    signal_vm = s->vm;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+void run_session_close(struct run_session *s)
+{
+    if (signal_vm == s->vm) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal_vm = NULL;
+    }
+    vm_destroy(s->vm);
+    s->vm = NULL;
+    if (s->own_console && s->console_fd >= 0)
+        close(s->console_fd);
+    s->console_fd = -1;
+    s->own_console = false;
+}
+
+void run_report_stop(FILE *out, const char *cmd, const struct vm_result *r)
+{
+    switch (r->reason) {
+    case VM_STOP_EXIT:
+    case VM_STOP_NONE:
+        return;
+    case VM_STOP_SIGNAL:
+        fprintf(out, "%s: stopped by signal %d\n", cmd, r->status - 128);
+        return;
+    default:
+        fprintf(out, "%s: guest stopped (%s)%s%s\n", cmd, vm_stop_reason_name(r->reason),
+                r->detail[0] ? ": " : "", r->detail);
+    }
+}

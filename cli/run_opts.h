@@ -1,0 +1,85 @@
+/* Options that describe the guest to boot, shared by `hvprof run` and `hvprof record`, and the
+ * code that turns them into a booted-but-not-running VM.
+ *
+ *   struct run_opts o;  run_opts_init(&o);
+ *   getopt_long(..., longopts merged from run_opts_longopts, ...):
+ *       r = run_opts_handle(&o, opt, optarg, &err)   1 = consumed, 0 = not ours, -1 = error
+ *   run_opts_finish(&o, &err)                        resolve --guest demo, check files
+ *   struct run_session s;
+ *   run_session_open(&s, &o, &hooks, sync_regs, &err)  vm_create + boot_load + vm_set_entry
+ *   run_session_catch_signals(&s)                    SIGINT/SIGTERM -> vm_request_stop
+ *   vm_run(s.vm, &res, &err); ... run_session_close(&s);
+ */
+#pragma once
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "vmm/boot/boot.h"
+#include "vmm/vm.h"
+
+#define RUN_DEFAULT_MEM   (256ull << 20)
+#define RUN_DEFAULT_VCPUS 1u
+#define RUN_MIN_MEM       VM_MIN_MEM
+
+/* getopt_long `val`s of the shared options (outside the ASCII range of short options). */
+enum {
+    RUN_OPT_GUEST = 0x1000,
+    RUN_OPT_KERNEL,
+    RUN_OPT_INITRD,
+    RUN_OPT_CMDLINE,
+    RUN_OPT_VCPUS,
+    RUN_OPT_MEM,
+    RUN_OPT_CONSOLE,
+    RUN_OPT_TIMEOUT,
+};
+
+/* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
+#define RUN_OPTS_COUNT 8
+extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
+
+/* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
+void run_opts_usage(FILE *out);
+
+struct run_opts {
+    const char *guest;   /* "demo" or NULL */
+    const char *kernel;  /* ELF64 or bzImage path */
+    const char *initrd;
+    const char *cmdline;
+    unsigned vcpus;
+    uint64_t mem_bytes;
+    const char *console; /* NULL = stdout */
+    double timeout_s;    /* 0 = none */
+    char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
+    char initrd_path[PATH_MAX];
+};
+
+void run_opts_init(struct run_opts *o);
+int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err *err);
+/* After parsing: resolve --guest demo (HVPROF_GUEST_DIR, <exe>/../tests/guest,
+ * <exe>/../share/hvprof/guest), require a kernel, check files are readable. */
+int run_opts_finish(struct run_opts *o, struct hv_err *err);
+
+/* Directory of the built-in guest, or -1 with a message listing where it looked. */
+int run_find_guest_dir(char *dir, size_t len, struct hv_err *err);
+
+struct run_session {
+    struct vm *vm;
+    int console_fd;
+    bool own_console;
+    struct boot_entry boot; /* what the loader did (entry point, kernel/initrd placement) */
+};
+
+/* Create the VM with `hooks` (may be NULL) and boot the kernel into it. */
+int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,
+                     bool sync_regs, struct hv_err *err);
+/* SIGINT/SIGTERM/SIGHUP stop s->vm cleanly (status 128 + signo) until run_session_close. */
+void run_session_catch_signals(struct run_session *s);
+void run_session_close(struct run_session *s);
+
+/* Print a one-line summary of why the VM stopped (nothing for a plain guest exit). */
+void run_report_stop(FILE *out, const char *cmd, const struct vm_result *r);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/boot/boot.h"
 #include "vmm/cpu_setup.h"
 #include "vmm/hvprof_boot.h"
 #include "vmm/signals.h"
@@ -97,33 +98,32 @@ static int create_vm_fd(struct vm *vm, struct hv_err *err)
     return 0;
 }
 
-/* RAM below the 32-bit MMIO gap, the rest from 4 GiB (vmm/hvprof_boot.h). */
+/* RAM below the 32-bit MMIO gap, the rest from 4 GiB: the regions come from the loader's
+ * layout_ram_regions() so the e820 map and the memory slots can never disagree. */
 static int create_ram(struct vm *vm, struct hv_err *err)
 {
-    uint64_t mem = vm->cfg.mem_bytes;
-    uint64_t low_max = HVPROF_MMIO_GAP_START;
-    vm->ram_size[0] = mem < low_max ? mem : low_max;
-    vm->ram_size[1] = mem - vm->ram_size[0];
-    const uint64_t gpa[2] = {0, HVPROF_MMIO_GAP_END};
-    for (unsigned i = 0; i < 2; i++) {
-        if (!vm->ram_size[i])
-            continue;
-        void *p = mmap(NULL, vm->ram_size[i], PROT_READ | PROT_WRITE,
+    struct ram_region reg[2];
+    unsigned n = 0;
+    if (layout_ram_regions(vm->cfg.mem_bytes, reg, &n, err) < 0)
+        return -1;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = mmap(NULL, reg[i].size, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED)
             return hv_errf_errno(err, "mmap %llu MiB of guest RAM",
-                                 (unsigned long long)(vm->ram_size[i] >> 20));
+                                 (unsigned long long)(reg[i].size >> 20));
         vm->ram[i] = p;
-        madvise(p, vm->ram_size[i], MADV_HUGEPAGE); /* best effort: fewer TLB misses */
+        vm->ram_size[i] = reg[i].size;
+        madvise(p, reg[i].size, MADV_HUGEPAGE); /* best effort: fewer TLB misses */
         struct kvm_userspace_memory_region r = {
             .slot = i,
-            .guest_phys_addr = gpa[i],
-            .memory_size = vm->ram_size[i],
+            .guest_phys_addr = reg[i].gpa,
+            .memory_size = reg[i].size,
             .userspace_addr = (uint64_t)(uintptr_t)p,
         };
         if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
             return hv_errf_errno(err, "KVM_SET_USER_MEMORY_REGION slot %u", i);
-        if (gmem_add(&vm->gmem, gpa[i], vm->ram_size[i], p, err) < 0)
+        if (gmem_add(&vm->gmem, reg[i].gpa, reg[i].size, p, err) < 0)
             return -1;
     }
     return 0;

@@ -260,6 +260,26 @@ static void test_hook_start_failure_stops_vm(void **state)
     vm_destroy(vm);
 }
 
+/* RAM above 3 GiB continues at 4 GiB: two KVM slots, both in gmem, the gap unbacked. */
+static void test_memory_split(void **state)
+{
+    (void)state;
+    struct vm_config base = {.mem_bytes = (3ull << 30) + (512ull << 20)};
+    int fd = tiny_console_fd();
+    struct vm *vm = tiny_vm(1, fd, g_hello, sizeof(g_hello), &base);
+    const struct gmem *m = vm_gmem(vm);
+    assert_int_equal(m->nslots, 2);
+    assert_true(m->slot[0].gpa == 0 && m->slot[0].size == 3ull << 30);
+    assert_true(m->slot[1].gpa == 4ull << 30 && m->slot[1].size == 512ull << 20);
+    assert_null(gmem_ptr(m, 0xfee00000ull, 4)); /* LAPIC page: MMIO, not RAM */
+    assert_true(gmem_ram_bytes(m) == base.mem_bytes);
+    struct vm_result r = tiny_run(vm);
+    assert_int_equal(r.reason, VM_STOP_EXIT);
+    assert_int_equal(r.status, 0x2a);
+    vm_destroy(vm);
+    close(fd);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -287,6 +307,7 @@ int main(void)
         cmocka_unit_test_setup(test_hooks_sync_regs, skip_without_kvm),
         cmocka_unit_test_setup(test_hooks_ioctl_regs, skip_without_kvm),
         cmocka_unit_test_setup(test_hook_start_failure_stops_vm, skip_without_kvm),
+        cmocka_unit_test_setup(test_memory_split, skip_without_kvm),
         cmocka_unit_test_setup(test_bad_config, skip_without_kvm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,362 @@
+#include "symbolize/fxt_load.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fxt/reader.h"
+
+#define GUEST_PROC_LO 0x10000000ull /* docs/fxt-samples.md section 4 */
+#define GUEST_THR_LO  0x40000000ull
+
+struct pending {
+    uint32_t provider;
+    uint64_t id;
+    uint64_t ts, pid, tid;
+    uint32_t vcpu;
+    uint8_t cpl;
+    uint64_t *addr;
+    uint32_t *flags;
+    uint32_t n;
+};
+
+struct modmap {
+    uint64_t id;
+    uint32_t idx;
+};
+
+struct loader {
+    struct profile *p;
+    struct fxt_load_stats *st;
+    struct hv_err *err;
+    struct pending *pend;
+    size_t npend, pend_cap;
+    struct modmap *mods;
+    size_t nmods, mods_cap;
+    uint64_t *addr; /* scratch frame arrays */
+    uint32_t *flags;
+    size_t cap;
+    bool hvprof_provider;
+};
+
+static int reserve(struct loader *l, size_t n)
+{
+    if (n <= l->cap)
+        return 0;
+    size_t cap = l->cap ? l->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *a = realloc(l->addr, cap * sizeof(*a));
+    if (a)
+        l->addr = a;
+    uint32_t *f = realloc(l->flags, cap * sizeof(*f));
+    if (f)
+        l->flags = f;
+    if (!a || !f)
+        return hv_errf(l->err, "out of memory");
+    l->cap = cap;
+    return 0;
+}
+
+static bool str_is(struct fxtr_string s, const char *lit)
+{
+    return s.len == strlen(lit) && !memcmp(s.ptr, lit, s.len);
+}
+
+static char *str_dup(struct fxtr_string s)
+{
+    char *c = malloc((size_t)s.len + 1);
+    if (c) {
+        memcpy(c, s.ptr, s.len);
+        c[s.len] = 0;
+    }
+    return c;
+}
+
+static int on_sample(struct loader *l, const struct fxtr_record *rec)
+{
+    const struct fxtr_sample *s = &rec->u.blob.sample;
+    uint32_t n = 0;
+    uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
+    if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
+        return -1;
+    if (s->fields & HVFXT_SF_PC) {
+        l->addr[n] = s->pc;
+        l->flags[n++] = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
+    }
+    if (s->fields & HVFXT_SF_KERNEL_STACK) {
+        for (uint32_t i = 0; i < s->kernel_stack.n; i++) {
+            l->addr[n] = fxtr_word(s->kernel_stack, i);
+            l->flags[n++] = PROF_FRAME_KERNEL | PROF_FRAME_RA;
+        }
+    }
+    uint32_t user_from = n;
+    if (s->fields & HVFXT_SF_USER_STACK) {
+        for (uint32_t i = 0; i < s->user_stack.n; i++) {
+            uint64_t a = fxtr_word(s->user_stack, i);
+            if (i == 0 && cpl != PROF_CPL_KERNEL && (s->fields & HVFXT_SF_PC) && a == s->pc)
+                continue;
+            l->addr[n] = a;
+            l->flags[n++] = PROF_FRAME_RA;
+        }
+    }
+    bool completion = (s->fields & HVFXT_SF_CONTINUATION_COMPLETION) != 0;
+    if (completion) {
+        l->st->completions++;
+        /* Append the user frames to every earlier record of this vCPU stream announcing the id;
+         * the first is the interrupted user pc, since those partial records are at CPL 0. */
+        if (n > 0)
+            l->flags[0] &= ~PROF_FRAME_RA;
+        for (size_t i = 0; i < l->npend; i++) {
+            struct pending *pd = &l->pend[i];
+            if (pd->provider != rec->provider || pd->id != s->completion)
+                continue;
+            int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl,
+                                        pd->addr, pd->flags, pd->n, 1, l->err);
+            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr, l->flags, n, l->err) < 0)
+                return -1;
+            l->st->samples++;
+            free(pd->addr);
+            free(pd->flags);
+            l->pend[i--] = l->pend[--l->npend];
+        }
+        /* A completion that is also a full sample (pc present) is not expected; ignore it. */
+        return 0;
+    }
+    if (cpl == PROF_CPL_KERNEL && n > user_from)
+        l->flags[user_from] &= ~PROF_FRAME_RA; /* user pc saved at kernel entry */
+    uint64_t ts = (s->fields & HVFXT_SF_BOOT_TS) ? s->ts : 0;
+    uint32_t vcpu = (s->fields & HVFXT_SF_VCPU) ? (uint32_t)s->vcpu
+                                                : (rec->provider ? rec->provider - 1 : 0);
+    uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : GUEST_PROC_LO;
+    uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
+    if (s->fields & HVFXT_SF_CONTINUATION) {
+        if (l->npend == l->pend_cap) {
+            size_t cap = l->pend_cap ? l->pend_cap * 2 : 64;
+            struct pending *v = realloc(l->pend, cap * sizeof(*v));
+            if (!v)
+                return hv_errf(l->err, "out of memory");
+            l->pend = v;
+            l->pend_cap = cap;
+        }
+        struct pending pd = {rec->provider, s->continuation, ts, pid, tid, vcpu, cpl,
+                             malloc((n + 1) * sizeof(uint64_t)), malloc((n + 1) * sizeof(uint32_t)),
+                             n};
+        if (!pd.addr || !pd.flags) {
+            free(pd.addr);
+            free(pd.flags);
+            return hv_errf(l->err, "out of memory");
+        }
+        memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
+        memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
+        l->pend[l->npend++] = pd;
+        return 0;
+    }
+    if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)
+        return -1;
+    l->st->samples++;
+    return 0;
+}
+
+static int on_module(struct loader *l, const struct fxtr_module *m)
+{
+    char *name = str_dup(m->name);
+    if (!name)
+        return hv_errf(l->err, "out of memory");
+    int idx = profile_add_module(l->p, name, m->build_id, m->build_id_len, false, l->err);
+    free(name);
+    if (idx < 0)
+        return -1;
+    if (l->nmods == l->mods_cap) {
+        size_t cap = l->mods_cap ? l->mods_cap * 2 : 32;
+        struct modmap *v = realloc(l->mods, cap * sizeof(*v));
+        if (!v)
+            return hv_errf(l->err, "out of memory");
+        l->mods = v;
+        l->mods_cap = cap;
+    }
+    l->mods[l->nmods++] = (struct modmap){m->id, (uint32_t)idx};
+    l->st->modules++;
+    return 0;
+}
+
+static int on_mapping(struct loader *l, const struct fxtr_mapping *m)
+{
+    uint32_t idx = PROF_NONE;
+    for (size_t i = 0; i < l->nmods; i++) {
+        if (l->mods[i].id == m->module_id)
+            idx = l->mods[i].idx;
+    }
+    if (idx == PROF_NONE)
+        return hv_errf(l->err, "mapping at 0x%" PRIx64 " names unknown module %" PRIu64, m->start,
+                       m->module_id);
+    /* Guest address space 0 is the guest kernel's (docs/fxt-samples.md section 4): its mappings
+     * apply to kernel frames of every process. */
+    bool kernel = m->pid == GUEST_PROC_LO;
+    if (kernel)
+        l->p->modules.v[idx].kernel = true;
+    l->st->mappings++;
+    /* file_offset is fixed up once all mappings of the module are known. */
+    return profile_add_mapping(l->p, kernel ? PROF_PID_ANY : m->pid, m->start, m->size,
+                               m->start - m->vaddr, m->vaddr, idx, l->err) < 0
+               ? -1
+               : 0;
+}
+
+static void on_kobj(struct loader *l, const struct fxtr_record *rec)
+{
+    uint64_t koid = rec->u.kobj.koid;
+    char *name = str_dup(rec->u.kobj.name);
+    if (!name)
+        return;
+    if (rec->u.kobj.obj_type == 1 && koid >= GUEST_PROC_LO && koid < GUEST_THR_LO) {
+        profile_set_name(l->p, koid, 0, name, NULL);
+    } else if (rec->u.kobj.obj_type == 2 && koid >= GUEST_THR_LO) {
+        for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
+            const struct fxtr_arg *a = &rec->u.kobj.args[i];
+            if (a->type == 8 && str_is(a->name, "process"))
+                profile_set_name(l->p, a->v.u, koid, name, NULL);
+        }
+    }
+    free(name);
+}
+
+/* Session settings travel as arguments of the session_start marker. */
+static void on_event(struct loader *l, const struct fxtr_record *rec)
+{
+    uint64_t dropped, vcpu, first, last;
+    if (fxtr_event_is_loss(rec, &dropped, &vcpu, &first, &last)) {
+        l->st->loss_records++;
+        l->st->dropped += dropped;
+        return;
+    }
+    if (!str_is(rec->u.event.name, HVFXT_SESSION_START))
+        return;
+    for (unsigned i = 0; i < rec->u.event.nargs; i++) {
+        const struct fxtr_arg *a = &rec->u.event.args[i];
+        if (a->type < 1 || a->type > 4) /* integer arguments only */
+            continue;
+        uint64_t v = a->type == 1 || a->type == 3 ? (uint64_t)a->v.i : a->v.u;
+        if (str_is(a->name, "period_ns"))
+            l->p->period_ns = v;
+        else if (str_is(a->name, "lstar") || str_is(a->name, "msr_lstar"))
+            l->p->kernel_lstar = v;
+    }
+}
+
+/* pprof wants the file offset of each mapping's start: the module's lowest mapped vaddr is its
+ * ELF header (file offset 0), so offset = vaddr - that. */
+static void fix_file_offsets(struct profile *p)
+{
+    for (size_t i = 0; i < p->mappings.n; i++) {
+        uint64_t lo = UINT64_MAX;
+        for (size_t j = 0; j < p->mappings.n; j++) {
+            if (p->mappings.v[j].module == p->mappings.v[i].module &&
+                p->mappings.v[j].start - p->mappings.v[j].bias < lo)
+                lo = p->mappings.v[j].start - p->mappings.v[j].bias;
+        }
+        p->mappings.v[i].file_offset = p->mappings.v[i].file_offset - lo;
+    }
+}
+
+int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_load_stats *st,
+                     void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                     struct hv_err *err)
+{
+    static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
+    struct fxt_load_stats dummy;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof(*st));
+    if (len < 8 || memcmp(buf, magic, 8))
+        return hv_errf(err, "not an hvprof recording: no FXT magic record at the start "
+                            "(hvprof record writes Fuchsia Trace Format files)");
+    struct loader l = {.p = p, .st = st, .err = err};
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct fxtr_record rec;
+    int rc, out = -1;
+    size_t next_progress = 0;
+    while ((rc = fxtr_next(&r, &rec, err)) == 1) {
+        st->records++;
+        if (progress && rec.offset >= next_progress) {
+            progress(ctx, rec.offset, len);
+            next_progress = rec.offset + (len / 100 > 1 ? len / 100 : 1);
+        }
+        if (rec.unknown)
+            continue;
+        switch (rec.type) {
+        case FXTR_METADATA:
+            if (rec.u.meta.mtype == 1 && rec.u.meta.provider_id == 0 &&
+                str_is(rec.u.meta.name, "hvprof"))
+                l.hvprof_provider = true;
+            break;
+        case FXTR_INIT:
+            p->ticks_per_sec = rec.u.init.ticks_per_second;
+            break;
+        case FXTR_KOBJ:
+            on_kobj(&l, &rec);
+            break;
+        case FXTR_EVENT:
+            on_event(&l, &rec);
+            break;
+        case FXTR_BLOB:
+            if (rec.u.blob.btype == HVFXT_BLOB_SAMPLE && on_sample(&l, &rec) < 0)
+                goto done;
+            if (rec.u.blob.btype == HVFXT_BLOB_MODULE && on_module(&l, &rec.u.blob.module) < 0)
+                goto done;
+            if (rec.u.blob.btype == HVFXT_BLOB_MAPPING && on_mapping(&l, &rec.u.blob.mapping) < 0)
+                goto done;
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc < 0) {
+        hv_err_prefix(err, "malformed recording");
+        goto done;
+    }
+    if (!l.hvprof_provider) {
+        hv_errf(err, "not an hvprof recording: an FXT file without hvprof's provider 0 'hvprof'");
+        goto done;
+    }
+    /* Partial records whose completion never came keep their kernel part. */
+    for (size_t i = 0; i < l.npend; i++) {
+        struct pending *pd = &l.pend[i];
+        if (profile_add_sample(p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr, pd->flags,
+                               pd->n, 1, err) < 0)
+            goto done;
+        st->samples++;
+        st->partial_without_completion++;
+    }
+    fix_file_offsets(p);
+    if (progress)
+        progress(ctx, len, len);
+    out = 0;
+done:
+    for (size_t i = 0; i < l.npend; i++) {
+        free(l.pend[i].addr);
+        free(l.pend[i].flags);
+    }
+    free(l.pend);
+    free(l.mods);
+    free(l.addr);
+    free(l.flags);
+    fxtr_free(&r);
+    return out;
+}
+
+int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_stats *st,
+                          void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                          struct hv_err *err)
+{
+    const void *buf;
+    size_t len;
+    if (fxtr_map_file(path, &buf, &len, err) < 0)
+        return -1;
+    int rc = fxt_load_profile(buf, len, p, st, progress, ctx, err);
+    fxtr_unmap_file(buf, len);
+    if (rc < 0)
+        hv_err_prefix(err, "%s", path);
+    return rc;
+}

@@ -16,7 +16,7 @@ const char *guest_build_path(const char *rel)
     if (exe && !strcmp(rel, "cli/hvprof"))
         return exe;
     const char *dir = getenv("HVPROF_BINARY_DIR");
-    snprintf(buf, sizeof(buf), "%s/%s", dir ? dir : ".", rel);
+    snprintf(buf, sizeof(buf), "%s/%s", dir ? dir : GUEST_RUN_DEFAULT_BINARY_DIR, rel);
     return buf;
 }
 
@@ -56,6 +56,11 @@ static char *read_all(const char *path, size_t *len)
 
 int guest_run(struct guest_run *r, unsigned vcpus, const char *cmdline)
 {
+    return guest_run_echo(r, vcpus, cmdline, true);
+}
+
+int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, bool echo)
+{
     memset(r, 0, sizeof(*r));
     char kernel[1024], initrd[1024], hvprof[1024], ncpu[16];
     snprintf(kernel, sizeof(kernel), "%s", guest_build_path("tests/guest/hvprof-guest.elf"));
@@ -72,10 +77,12 @@ int guest_run(struct guest_run *r, unsigned vcpus, const char *cmdline)
                     initrd,    "--vcpus",   ncpu,        "--mem", "256M",
                     "--cmdline", (char *)cmdline, "--console", r->console_path, "--timeout",
                     "240s",    NULL};
-    fprintf(stderr, "running:");
-    for (char **a = argv; *a; a++)
-        fprintf(stderr, " %s", *a);
-    fprintf(stderr, "\n");
+    if (echo) {
+        fprintf(stderr, "running:");
+        for (char **a = argv; *a; a++)
+            fprintf(stderr, " %s", *a);
+        fprintf(stderr, "\n");
+    }
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -93,7 +100,8 @@ int guest_run(struct guest_run *r, unsigned vcpus, const char *cmdline)
     if (!r->console)
         return -1;
     /* Shown by ctest --output-on-failure: the whole console helps when an assertion fails. */
-    fprintf(stderr, "---- guest console (%u vCPUs, \"%s\"), hvprof status %d ----\n%s----\n",
+    if (echo)
+        fprintf(stderr, "---- guest console (%u vCPUs, \"%s\"), hvprof status %d ----\n%s----\n",
             vcpus, cmdline, r->status, r->console);
     return 0;
 }

@@ -12,8 +12,9 @@ struct guest_run {
     char console_path[256];
 };
 
-/* Path of a built artifact under HVPROF_BINARY_DIR (e.g. "cli/hvprof"); the hvprof binary can be
- * overridden with HVPROF_EXE. Returns a static buffer. */
+/* Path of a built artifact under HVPROF_BINARY_DIR (default: the build directory this was
+ * compiled in), e.g. "cli/hvprof"; the hvprof binary can be overridden with HVPROF_EXE.
+ * Returns a static buffer. */
 const char *guest_build_path(const char *rel);
 
 /* True when /dev/kvm can be opened (tests skip otherwise). */
@@ -23,6 +24,8 @@ bool guest_have_kvm(void);
  * --cmdline CMDLINE --console FILE --timeout 240s. Returns 0 when hvprof ran and exited (any
  * status), -1 when it could not be started or the console could not be read. */
 int guest_run(struct guest_run *r, unsigned vcpus, const char *cmdline);
+/* The same; `echo` = print the command and the console to stderr (tests: yes, benchmarks: no). */
+int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, bool echo);
 
 void guest_run_free(struct guest_run *r);
 

@@ -75,8 +75,10 @@ void kmain(u64 bootinfo_gpa)
     long want = cmdline_int("cpus", 0);
     if (want > 0 && want < ncpus)
         ncpus = (int)want;
-    kprintf("hvprof-guest: boot cpus=%d mem=%luM tsc_khz=%lu hugepages=%d cmdline=\"%s\"\n",
-            ncpus, bi.mem_bytes >> 20, tsc_hz / 1000, config.hugepages, config.cmdline);
+    kprintf("hvprof-guest: boot cpus=%d mem=%luM tsc_khz=%lu hugepages=%d fsgsbase=%d "
+            "cmdline=\"%s\"\n",
+            ncpus, bi.mem_bytes >> 20, tsc_hz / 1000, config.hugepages, cpu_has_fsgsbase,
+            config.cmdline);
 
     mem_init(&bi);
     if (!bi.initrd_gpa || !bi.initrd_size || bi.initrd_gpa + bi.initrd_size > DMAP_LIMIT)

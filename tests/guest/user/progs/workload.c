@@ -85,5 +85,5 @@ int main(void)
            getpid(), units, elapsed_us, elapsed_us ? units * 1000000 / elapsed_us : 0,
            t[0] * 100 / total, t[1] * 100 / total, t[2] * 100 / total,
            elf_header_mapped() ? "ok" : "missing", x & 0xff);
-    return units && elf_header_mapped() ? 0 : 1;
+    return (units || !seconds) && elf_header_mapped() ? 0 : 1; /* seconds=0: boot timing */
 }

@@ -22,6 +22,14 @@
 
 #define MiB (1ull << 20)
 
+/* tiny_kernel.S reads struct hvprof_bootinfo by these offsets (docs/boot-elf.md). */
+_Static_assert(offsetof(struct hvprof_bootinfo, cmdline_gpa) == 24, "bootinfo layout");
+_Static_assert(offsetof(struct hvprof_bootinfo, initrd_gpa) == 40, "bootinfo layout");
+_Static_assert(offsetof(struct hvprof_bootinfo, initrd_size) == 48, "bootinfo layout");
+_Static_assert(offsetof(struct hvprof_bootinfo, mptable_gpa) == 64, "bootinfo layout");
+_Static_assert(offsetof(struct hvprof_bootinfo, e820) == 72, "bootinfo layout");
+_Static_assert(sizeof(struct hvprof_bootinfo) == 456, "bootinfo layout");
+
 extern const uint8_t bz_entry_code[], bz_entry_code_end[];
 static const char *tiny_kernel_path;
 

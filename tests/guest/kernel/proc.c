@@ -79,7 +79,8 @@ int thread_create_user(struct thread *cur, u64 fn, u64 arg, u64 fs_base, u64 ent
     if (entry >= 0x800000000000ull || fs_base >= 0x800000000000ull)
         return GUEST_EINVAL;
     spin_lock(&sched_lock);
-    struct thread *t = thread_new(cur->proc, entry, fn, arg, fs_base);
+    /* No new threads once exit() has begun: they could outlive the process's last exit line. */
+    struct thread *t = cur->proc->exiting ? NULL : thread_new(cur->proc, entry, fn, arg, fs_base);
     spin_unlock(&sched_lock);
     return t ? t->tid : GUEST_EAGAIN;
 }

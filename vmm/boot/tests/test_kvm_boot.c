@@ -19,6 +19,7 @@
 #include <linux/kvm.h>
 
 #include "vmm/boot/tests/fixture.h"
+#include "vmm/hvprof_boot.h"
 
 #define MiB (1ull << 20)
 

@@ -1,12 +1,287 @@
-/* Placeholder until the owning module lands; replaced by the real command. */
+/* hvprof report: symbolize a recording and write it as a top table, folded stacks, pprof,
+ * perf-script text, an SVG flame graph or a timeline FXT (docs/report.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/parse.h"
+#include "symbolize/fxt_load.h"
+#include "symbolize/report.h"
+
+/* Koid ranges of docs/fxt-samples.md section 4: small numbers name address space / thread n. */
+#define KOID_GUEST_PROCESS 0x10000000ull
+#define KOID_GUEST_THREAD  0x40000000ull
+#define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
+
+static void report_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hvprof report FILE [options]\n\n"
+            "Symbolize an hvprof recording and write a report.\n\n"
+            "output:\n"
+            "  --format F        top (default), folded, pprof, perf-script, svg, timeline, or all\n"
+            "  -o, --output OUT  output file (default: standard output); with --format all a\n"
+            "                    directory (default: hvprof-report/)\n"
+            "  --title TEXT      title of the flame graph / pprof comment / timeline VM name\n"
+            "  --limit N         rows of the top table (default 50)\n"
+            "symbols:\n"
+            "  --symbols DIR     search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
+            "                    or any ELF file directly in DIR) or by name; repeatable\n"
+            "  --vmlinux FILE    guest Linux kernel ELF\n"
+            "  --kallsyms FILE   guest /proc/kallsyms copy\n"
+            "  --system-map FILE guest System.map (KASLR slide from the recorded MSR_LSTAR)\n"
+            "  --kernel-symbols FILE  any of the three above (detected by content)\n"
+            "filters:\n"
+            "  --vcpu N          samples of vCPU N only\n"
+            "  --pid P           guest address space P (a koid, or n for koid 0x10000000+n)\n"
+            "  --tid T           guest thread T (a koid, or n for koid 0x40000000+n)\n"
+            "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
+            "  -q, --quiet       no progress or warnings on stderr\n"
+            "  -h, --help        this text\n");
+}
+
+struct progress {
+    const char *what;
+    bool on;
+    int last;
+};
+
+static void progress_cb(void *ctx, size_t done, size_t total)
+{
+    struct progress *pr = ctx;
+    if (!pr->on || !total)
+        return;
+    int pct = (int)((double)done * 100.0 / (double)total);
+    if (pct / 10 == pr->last / 10 && pct != 100)
+        return;
+    pr->last = pct;
+    fprintf(stderr, "hvprof report: %s %3d%%\n", pr->what, pct);
+}
+
+static int write_one(enum report_format f, const struct profile *p, const struct report_opts *o,
+                     const char *path, bool quiet)
+{
+    struct hv_err err;
+    bool binary = f == REPORT_PPROF || f == REPORT_TIMELINE;
+    FILE *out = stdout;
+    if (path && strcmp(path, "-")) {
+        out = fopen(path, binary ? "wb" : "w");
+        if (!out) {
+            fprintf(stderr, "hvprof report: %s: %s\n", path, strerror(errno));
+            return 1;
+        }
+    } else if (binary && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "hvprof report: --format %s is binary; write it with -o FILE\n",
+                report_format_name(f));
+        return 2;
+    }
+    int rc = report_write(f, p, o, out, &err);
+    if (out != stdout && fclose(out) != 0 && rc == 0)
+        rc = hv_errf_errno(&err, "%s", path);
+    if (rc < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        return 1;
+    }
+    if (!quiet && out != stdout)
+        fprintf(stderr, "hvprof report: wrote %s\n", path);
+    return 0;
+}
+
+static int parse_koid(const char *s, const char *what, uint64_t base, uint64_t *out)
+{
+    struct hv_err err;
+    if (parse_uint(s, what, 0, UINT32_MAX, out, &err) < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        return -1;
+    }
+    if (*out < base)
+        *out += base;
+    return 0;
+}
+
+static void warn_unresolved(const struct profile *p)
+{
+    for (size_t i = 0; i < p->modules.n; i++) {
+        const struct prof_module *m = &p->modules.v[i];
+        if (m->elf || m->ksyms)
+            continue;
+        char hex[2 * ELF_BUILD_ID_MAX + 1];
+        elf_build_id_hex(m->build_id, m->build_id_len, hex);
+        fprintf(stderr,
+                "hvprof report: no symbols for %s%s%s; its frames stay module+offset "
+                "(try --symbols DIR%s)\n",
+                m->name, m->build_id_len ? " build-id " : "", hex,
+                m->kernel ? " or --vmlinux/--kallsyms/--system-map" : "");
+    }
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hvprof report: not built yet\n");
-    return 1;
+    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_SYMBOLS, O_KSYMS, O_VCPU, O_PID, O_TID, O_USER,
+           O_KERNEL };
+    static const struct option opts[] = {
+        {"format", required_argument, 0, O_FORMAT},
+        {"output", required_argument, 0, 'o'},
+        {"title", required_argument, 0, O_TITLE},
+        {"limit", required_argument, 0, O_LIMIT},
+        {"symbols", required_argument, 0, O_SYMBOLS},
+        {"vmlinux", required_argument, 0, O_KSYMS},
+        {"kallsyms", required_argument, 0, O_KSYMS},
+        {"system-map", required_argument, 0, O_KSYMS},
+        {"kernel-symbols", required_argument, 0, O_KSYMS},
+        {"vcpu", required_argument, 0, O_VCPU},
+        {"pid", required_argument, 0, O_PID},
+        {"tid", required_argument, 0, O_TID},
+        {"user", no_argument, 0, O_USER},
+        {"kernel", no_argument, 0, O_KERNEL},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int format = REPORT_TOP;
+    bool all = false, quiet = false;
+    const char *output = NULL, *ksyms = NULL;
+    struct report_opts ro = {0};
+    struct prof_filter filter = {0};
+    struct symbol_path sp;
+    struct profile p;
+    struct hv_err err;
+    int status = 2, c;
+    uint64_t v;
+    symbol_path_init(&sp);
+    profile_init(&p);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_FORMAT:
+            all = !strcmp(optarg, "all");
+            if (!all && (format = report_format_parse(optarg)) < 0) {
+                fprintf(stderr,
+                        "hvprof report: --format %s: expected top, folded, pprof, perf-script, "
+                        "svg, timeline or all\n",
+                        optarg);
+                goto out;
+            }
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case O_TITLE:
+            ro.title = optarg;
+            break;
+        case O_LIMIT:
+            if (parse_uint(optarg, "--limit", 1, 1000000, &v, &err) < 0)
+                goto bad_value;
+            ro.top_limit = (unsigned)v;
+            break;
+        case O_SYMBOLS:
+            if (symbol_path_add_dir(&sp, optarg, &err) < 0)
+                goto bad_value;
+            break;
+        case O_KSYMS:
+            ksyms = optarg;
+            break;
+        case O_VCPU:
+            if (parse_uint(optarg, "--vcpu", 0, UINT32_MAX, &v, &err) < 0)
+                goto bad_value;
+            filter.has_vcpu = true;
+            filter.vcpu = (uint32_t)v;
+            break;
+        case O_PID:
+            if (parse_koid(optarg, "--pid", KOID_GUEST_PROCESS, &filter.pid) < 0)
+                goto out;
+            filter.has_pid = true;
+            break;
+        case O_TID:
+            if (parse_koid(optarg, "--tid", KOID_GUEST_THREAD, &filter.tid) < 0)
+                goto out;
+            filter.has_tid = true;
+            break;
+        case O_USER:
+            filter.user_only = true;
+            break;
+        case O_KERNEL:
+            filter.kernel_only = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            report_usage(stdout);
+            status = 0;
+            goto out;
+        default:
+            fprintf(stderr, "hvprof report: unknown or incomplete option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            goto out;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind >= argc ? "hvprof report: no recording given\n"
+                                       : "hvprof report: one recording at a time\n");
+        report_usage(stderr);
+        goto out;
+    }
+    if (filter.user_only && filter.kernel_only) {
+        fprintf(stderr, "hvprof report: --user and --kernel exclude each other\n");
+        goto out;
+    }
+    const char *file = argv[optind];
+    status = 1;
+    struct stat st;
+    struct progress pr = {.what = "reading", .last = -1};
+    pr.on = !quiet && stat(file, &st) == 0 && (uint64_t)st.st_size >= PROGRESS_MIN_BYTES;
+    struct fxt_load_stats ls;
+    if (fxt_load_profile_file(file, &p, &ls, progress_cb, &pr, &err) < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        goto out;
+    }
+    if (!quiet && ls.dropped)
+        fprintf(stderr, "hvprof report: %" PRIu64 " records were dropped while recording "
+                        "(%" PRIu64 " loss records)\n", ls.dropped, ls.loss_records);
+    if (!quiet && ls.samples == 0)
+        fprintf(stderr, "hvprof report: %s holds no samples\n", file);
+    size_t loaded = 0;
+    if (profile_load_symbols(&p, &sp, &loaded, &err) < 0 ||
+        (ksyms && profile_set_kernel_symbols(&p, ksyms, &err) < 0)) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        goto out;
+    }
+    profile_filter(&p, &filter);
+    pr = (struct progress){.what = "symbolizing", .last = -1, .on = pr.on};
+    if (profile_symbolize(&p, progress_cb, &pr, &err) < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        goto out;
+    }
+    if (!quiet)
+        warn_unresolved(&p);
+    if (!all) {
+        status = write_one((enum report_format)format, &p, &ro, output, quiet);
+        goto out;
+    }
+    const char *dir = output ? output : "hvprof-report";
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "hvprof report: %s: %s\n", dir, strerror(errno));
+        goto out;
+    }
+    status = 0;
+    for (int f = 0; f < REPORT_NFORMATS && status == 0; f++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, report_format_filename((enum report_format)f));
+        status = write_one((enum report_format)f, &p, &ro, path, quiet);
+    }
+    goto out;
+bad_value:
+    fprintf(stderr, "hvprof report: %s\n", err.msg);
+out:
+    profile_free(&p);
+    symbol_path_free(&sp);
+    return status;
 }

@@ -330,6 +330,10 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         st->partial_without_completion++;
     }
     fix_file_offsets(p);
+    /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
+    if (!strcmp(profile_process_name(p, GUEST_PROC_LO), "[unknown]") &&
+        profile_set_name(p, GUEST_PROC_LO, 0, "[kernel]", err) < 0)
+        goto done;
     if (progress)
         progress(ctx, len, len);
     out = 0;

@@ -1,0 +1,74 @@
+#include "symbolize/discover_guest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct collect {
+    struct discover_range *r;
+    size_t n;
+};
+
+static int on_mapping(void *ctx, const struct pt_mapping *m)
+{
+    struct collect *c = ctx;
+    /* Executable user pages only (XD is only meaningful with EFER.NXE; pt reports nx = false
+     * without it, so then every user page counts). */
+    if (!m->user || m->nx || !m->in_ram)
+        return 0;
+    uint64_t end = m->va + m->page_size;
+    if (c->n && c->r[c->n - 1].end == m->va) {
+        c->r[c->n - 1].end = end;
+        return 0;
+    }
+    if (c->n == DISCOVER_GUEST_MAX_RANGES)
+        return 1;
+    c->r[c->n++] = (struct discover_range){m->va, end};
+    return 0;
+}
+
+struct reader {
+    const struct gmem *mem;
+    const struct pt_mmu *mmu;
+};
+
+/* Page by page through the guest's translation, as user-mode reads (what the program itself
+ * could read), so kernel-only pages never leak into module parsing. */
+static bool read_virt(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    const struct reader *r = ctx;
+    uint8_t *out = dst;
+    while (len) {
+        struct pt_xlate x;
+        if (pt_translate(r->mmu, r->mem, va, PT_ACC_USER, &x, NULL) < 0)
+            return false;
+        size_t chunk = 4096 - (va & 4095);
+        if (chunk > len)
+            chunk = len;
+        if (!gmem_read(r->mem, x.gpa, out, chunk))
+            return false;
+        out += chunk;
+        va += chunk;
+        len -= chunk;
+    }
+    return true;
+}
+
+size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
+                              struct discover_module *out, size_t max,
+                              struct discover_guest_stats *st)
+{
+    struct collect c = {malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*c.r)), 0};
+    if (!c.r)
+        return 0;
+    uint64_t last = mmu->va_bits == 57 ? 0x00ffffffffffffffull : 0x00007fffffffffffull;
+    int res = (int)pt_for_each_mapping(mmu, mem, 0, last, DISCOVER_GUEST_MAX_ENTRIES, on_mapping,
+                                       &c);
+    struct reader r = {mem, mmu};
+    size_t n = discover_modules(read_virt, &r, c.r, c.n, out, max);
+    if (st) {
+        st->ranges = c.n;
+        st->iter_result = res;
+    }
+    free(c.r);
+    return n;
+}

@@ -1,0 +1,25 @@
+/* Module discovery in a live guest address space: the executable user ranges come from the
+ * guest's own page tables (guestwalk pt_for_each_mapping), and the ELF headers are read through
+ * the same translation (user access), bounded. Meant for record time, outside the vCPU exit path
+ * (it walks the whole lower half, up to DISCOVER_GUEST_MAX_ENTRIES entries). */
+#pragma once
+
+#include <stddef.h>
+
+#include "guestwalk/gmem.h"
+#include "guestwalk/paging.h"
+#include "symbolize/discover.h"
+
+#define DISCOVER_GUEST_MAX_ENTRIES (1u << 20) /* page-table entries read per address space */
+#define DISCOVER_GUEST_MAX_RANGES  1024
+
+struct discover_guest_stats {
+    size_t ranges;      /* executable user ranges found */
+    int iter_result;    /* enum pt_iter_result */
+};
+
+/* Modules of the address space `mmu` describes (its lower half). Returns how many were written
+ * to `out` (<= max). */
+size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
+                              struct discover_module *out, size_t max,
+                              struct discover_guest_stats *st);

@@ -91,10 +91,15 @@ static void append_name(char *buf, size_t len, const char *name)
 
 static int set_one_msr(int fd, uint32_t index, uint64_t value)
 {
-    struct {
+    /* struct kvm_msrs ends in a flexible array: build header + one entry in a raw buffer. */
+    union {
         struct kvm_msrs hdr;
-        struct kvm_msr_entry e;
-    } m = {.hdr.nmsrs = 1, .e = {.index = index, .data = value}};
+        uint8_t bytes[sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)];
+    } m;
+    memset(&m, 0, sizeof(m));
+    m.hdr.nmsrs = 1;
+    m.hdr.entries[0].index = index;
+    m.hdr.entries[0].data = value;
     /* KVM_SET_MSRS returns the number of MSRs set: 0 means this one was refused (api.rst 4.19). */
     return ioctl(fd, KVM_SET_MSRS, &m) == 1 ? 0 : -1;
 }

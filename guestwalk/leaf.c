@@ -1,5 +1,7 @@
 #include "guestwalk/leaf.h"
 
+#include <stdbool.h>
+
 #include <capstone/capstone.h>
 
 #define X86_MAX_INSN 15 /* SDM Vol. 2 §2.3.11: an instruction is at most 15 bytes */
@@ -50,10 +52,37 @@ static bool is_mov_rbp_rsp(const cs_insn *i)
            (i->bytes[1] == 0x8b && i->bytes[2] == 0xec);
 }
 
+/* Cheap pre-check on the first bytes, so that capstone (whose decoder tables are cold in the
+ * CPU cache at every sampling exit) only runs where a case is possible. Every instruction
+ * classified below starts with one of these: push rbp (55), ret (c3, c2), jmp (e9, eb, ff),
+ * endbr64 (f3), mov rbp, rsp (48 89 e5 / 48 8b ec), or a legacy prefix / REX before ret/jmp. */
+static bool maybe_case(const uint8_t *c, size_t len)
+{
+    switch (c[0]) {
+    case 0x55: case 0xc3: case 0xc2: case 0xe9: case 0xeb: case 0xff:
+    case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
+    case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+        return true;
+    default:
+        break;
+    }
+    if ((c[0] & 0xf0) != 0x40 || len < 2) /* not a REX prefix */
+        return false;
+    switch (c[1]) {
+    case 0xc3: case 0xc2: case 0xe9: case 0xeb: case 0xff: case 0x55:
+        return true;
+    case 0x89:
+    case 0x8b:
+        return c[0] == 0x48 && len >= 3 && (c[2] == 0xe5 || c[2] == 0xec);
+    default:
+        return false;
+    }
+}
+
 enum gw_leaf gw_leaf_classify(struct gw_leaf_decoder *d, const uint8_t *code, size_t len,
                               uint64_t rip, int prev)
 {
-    if (!d->insn || len == 0)
+    if (!d->insn || len == 0 || !maybe_case(code, len))
         return GW_LEAF_NONE;
     cs_insn *insn = d->insn;
     const uint8_t *p = code;

@@ -73,15 +73,6 @@ enum pt_fault_reason pt_mmu_init(struct pt_mmu *mmu, uint64_t cr0, uint64_t cr3,
     return PT_OK;
 }
 
-bool pt_canonical(const struct pt_mmu *mmu, uint64_t va)
-{
-    if (mmu->mode == PT_MODE_NONE)
-        return false;
-    unsigned top = mmu->va_bits - 1;
-    uint64_t high = va >> top; /* bits 63..top must be all 0 or all 1 */
-    return high == 0 || high == (UINT64_MAX >> top);
-}
-
 static int fail(struct pt_fault *f, enum pt_fault_reason r, unsigned level, unsigned index,
                 uint64_t entry, uint64_t gpa)
 {

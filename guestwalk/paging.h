@@ -83,8 +83,16 @@ struct pt_mmu {
 enum pt_fault_reason pt_mmu_init(struct pt_mmu *mmu, uint64_t cr0, uint64_t cr3, uint64_t cr4,
                                  uint64_t efer, uint64_t kernel_cr3, unsigned phys_bits);
 
-/* True if `va` is canonical for the mode (sign-extended from bit 47 or 56). */
-bool pt_canonical(const struct pt_mmu *mmu, uint64_t va);
+/* True if `va` is canonical for the mode (sign-extended from bit 47 or 56). Inline: the unwinder
+ * checks every frame pointer and return address. */
+static inline bool pt_canonical(const struct pt_mmu *mmu, uint64_t va)
+{
+    if (mmu->mode == PT_MODE_NONE)
+        return false;
+    unsigned top = mmu->va_bits - 1;
+    uint64_t high = va >> top; /* bits 63..top must be all 0 or all 1 */
+    return high == 0 || high == (UINT64_MAX >> top);
+}
 
 /* Result of a successful translation. Permissions are the effective ones over all levels. */
 struct pt_xlate {

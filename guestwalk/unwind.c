@@ -43,6 +43,27 @@ static int read_u64(struct walk *k, uint64_t va, uint64_t *v, struct pt_fault *f
     return gw_read_virt(k->w, va, v, 8, k->user, f);
 }
 
+/* Read a frame record {saved rbp, return address}: one cache lookup when it lies in one page
+ * (fp is 8-aligned, so only fp % 4096 == 4088 splits it). */
+static int read_record(struct walk *k, uint64_t fp, uint64_t *next, uint64_t *ret,
+                       struct pt_fault *f)
+{
+    size_t avail;
+    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, fp, k->access, &avail, NULL, f);
+    if (!p)
+        return -1;
+    if (avail >= 16) {
+        memcpy(next, p, 8);
+        memcpy(ret, p + 8, 8);
+        return 0;
+    }
+    if (avail >= 8)
+        memcpy(next, p, 8);
+    else if (gw_read_virt(k->w, fp, next, 8, k->user, f) != 0)
+        return -1;
+    return read_u64(k, fp + 8, ret, f);
+}
+
 /* Is `v` acceptable as a return address of this walk? Sets the stop reason if not. */
 static bool valid_return(struct walk *k, uint64_t v)
 {
@@ -170,8 +191,7 @@ unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_
             break;
         }
         uint64_t next, ret;
-        if (read_u64(&k, fp, &next, &st->fault) != 0 ||
-            read_u64(&k, fp + 8, &ret, &st->fault) != 0) {
+        if (read_record(&k, fp, &next, &ret, &st->fault) != 0) {
             stop(&k, GW_STOP_UNMAPPED);
             break;
         }

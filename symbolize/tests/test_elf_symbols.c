@@ -117,7 +117,8 @@ static void test_from_memory_matches_file(void **state)
     struct hv_err err = {0};
     char junk[256];
     memset(junk, 0x41, sizeof(junk));
-    assert_int_equal(elf_symbols_load_mem(&b, junk, sizeof(junk), &err), -1);
+    struct elf_symbols j;
+    assert_int_equal(elf_symbols_load_mem(&j, junk, sizeof(junk), &err), -1);
     assert_non_null(strstr(err.msg, "not an ELF"));
     elf_symbols_free(&a);
     elf_symbols_free(&b);

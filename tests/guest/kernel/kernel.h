@@ -273,6 +273,7 @@ void sched_yield(struct cpu *c, struct trapframe *tf);
 void sched_block(struct cpu *c, struct trapframe *tf); /* current already marked blocked */
 void sched_leave(struct cpu *c, struct trapframe *tf); /* current is dead: run something else */
 void sched_first(struct trapframe *tf);
+void cpu_idle_wait(void); /* sti; hlt; cli */
 void sched_user_return(struct cpu *c, struct trapframe *tf);
 _Noreturn void cpu_enter_scheduler(void);
 

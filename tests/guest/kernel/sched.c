@@ -58,13 +58,18 @@ static void load(struct cpu *c, struct thread *t, struct trapframe *tf)
 /* Idle until a thread is runnable, then load it. Called and returns with sched_lock held.
  * Timer interrupts taken during `sti; hlt` (STI's one-instruction shadow makes the pair
  * race-free) come in at CPL 0 and only EOI. */
+NOINLINE void cpu_idle_wait(void)
+{
+    __asm__ volatile("sti; hlt; cli" ::: "memory");
+}
+
 static void run_next(struct cpu *c, struct trapframe *tf)
 {
     c->current = NULL;
     struct thread *t;
     while (!(t = rq_pop())) {
         spin_unlock(&sched_lock);
-        __asm__ volatile("sti; hlt; cli" ::: "memory");
+        cpu_idle_wait(); /* a profiler sees an idle CPU halted here */
         spin_lock(&sched_lock);
     }
     load(c, t, tf);

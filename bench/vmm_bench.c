@@ -46,9 +46,14 @@ static size_t make_elf(uint8_t *img, size_t cap, const uint8_t *code, size_t len
     eh.e_ehsize = sizeof(eh);
     eh.e_phentsize = sizeof(Elf64_Phdr);
     eh.e_phnum = 1;
-    Elf64_Phdr ph = {.p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x1000,
-                     .p_vaddr = 0x100000, .p_paddr = 0x100000, .p_filesz = len,
-                     .p_memsz = len, .p_align = 0x1000};
+    Elf64_Phdr ph = {.p_type = PT_LOAD,
+                     .p_flags = PF_R | PF_X,
+                     .p_offset = 0x1000,
+                     .p_vaddr = 0x100000,
+                     .p_paddr = 0x100000,
+                     .p_filesz = len,
+                     .p_memsz = len,
+                     .p_align = 0x1000};
     memcpy(img, &eh, sizeof(eh));
     memcpy(img + sizeof(eh), &ph, sizeof(ph));
     memcpy(img + 0x1000, code, len);
@@ -163,9 +168,12 @@ static void tick_stop(void *ctx, struct vcpu *v)
 static void bench_ticks(bool sync)
 {
     struct tick_ctx c = {0};
-    struct vm_config cfg = {.timeout_s = 1.0, .sync_regs = sync,
-                            .hooks = {.ctx = &c, .vcpu_start = tick_start,
-                                      .vcpu_interrupted = tick_int, .vcpu_stop = tick_stop}};
+    struct vm_config cfg = {.timeout_s = 1.0,
+                            .sync_regs = sync,
+                            .hooks = {.ctx = &c,
+                                      .vcpu_start = tick_start,
+                                      .vcpu_interrupted = tick_int,
+                                      .vcpu_stop = tick_stop}};
     struct vm *vm = boot_vm(code_spin, sizeof(code_spin), &cfg);
     struct vm_result r;
     struct hv_err err = {{0}, 0};

@@ -15,7 +15,8 @@ static const char *parse_decimal(const char *s, uint64_t *ip, uint64_t *frac, un
     if (*s < '0' || *s > '9')
         return NULL;
     for (; *s >= '0' && *s <= '9'; s++) {
-        if (__builtin_mul_overflow(*ip, 10, ip) || __builtin_add_overflow(*ip, (uint64_t)(*s - '0'), ip))
+        if (__builtin_mul_overflow(*ip, 10, ip) ||
+            __builtin_add_overflow(*ip, (uint64_t)(*s - '0'), ip))
             return NULL;
     }
     if (*s != '.')
@@ -70,8 +71,8 @@ static const struct unit *find_unit(const struct unit *units, const char *suffix
 
 typedef void (*format_fn)(uint64_t v, char *buf, unsigned len);
 
-static int parse_with_units(const char *s, const char *what, const char *kind,
-                            const char *examples, const char *base_unit, const struct unit *units, uint64_t min,
+static int parse_with_units(const char *s, const char *what, const char *kind, const char *examples,
+                            const char *base_unit, const struct unit *units, uint64_t min,
                             uint64_t max, format_fn fmt, uint64_t *out, struct hv_err *err)
 {
     if (!s || !*s)
@@ -115,7 +116,8 @@ int parse_uint(const char *s, const char *what, uint64_t min, uint64_t max, uint
     if (!s || !*s)
         return hv_errf(err, "%s: empty value (expected a number)", what);
     uint64_t v;
-    if (parse_with_units(s, what, "a number", "4", "units", none, 0, UINT64_MAX, fmt_plain, &v, err) < 0)
+    if (parse_with_units(s, what, "a number", "4", "units", none, 0, UINT64_MAX, fmt_plain, &v,
+                         err) < 0)
         return -1;
     if (v < min || v > max)
         return hv_errf(err, "%s: %.64s is out of range (%llu..%llu)", what, s,
@@ -143,10 +145,21 @@ int parse_size(const char *s, const char *what, uint64_t min, uint64_t max, uint
                struct hv_err *err)
 {
     static const struct unit units[] = {
-        {"", 1},           {"B", 1},          {"K", 1ull << 10}, {"KB", 1ull << 10},
-        {"KiB", 1ull << 10}, {"M", 1ull << 20}, {"MB", 1ull << 20}, {"MiB", 1ull << 20},
-        {"G", 1ull << 30}, {"GB", 1ull << 30}, {"GiB", 1ull << 30}, {"T", 1ull << 40},
-        {"TB", 1ull << 40}, {"TiB", 1ull << 40}, {NULL, 0},
+        {"", 1},
+        {"B", 1},
+        {"K", 1ull << 10},
+        {"KB", 1ull << 10},
+        {"KiB", 1ull << 10},
+        {"M", 1ull << 20},
+        {"MB", 1ull << 20},
+        {"MiB", 1ull << 20},
+        {"G", 1ull << 30},
+        {"GB", 1ull << 30},
+        {"GiB", 1ull << 30},
+        {"T", 1ull << 40},
+        {"TB", 1ull << 40},
+        {"TiB", 1ull << 40},
+        {NULL, 0},
     };
     return parse_with_units(s, what, "a size", "256M, 1G, 4096", "bytes", units, min, max,
                             parse_format_size, out, err);
@@ -161,11 +174,10 @@ int parse_freq_hz(const char *s, const char *what, uint64_t min, uint64_t max, u
                   struct hv_err *err)
 {
     static const struct unit units[] = {
-        {"", 1},         {"Hz", 1},         {"k", 1000},   {"kHz", 1000},
-        {"M", 1000000},  {"MHz", 1000000},  {NULL, 0},
+        {"", 1}, {"Hz", 1}, {"k", 1000}, {"kHz", 1000}, {"M", 1000000}, {"MHz", 1000000}, {NULL, 0},
     };
-    return parse_with_units(s, what, "a frequency", "1000, 4kHz, 100Hz", "Hz", units, min, max, fmt_hz,
-                            out, err);
+    return parse_with_units(s, what, "a frequency", "1000, 4kHz, 100Hz", "Hz", units, min, max,
+                            fmt_hz, out, err);
 }
 
 static void fmt_ns(uint64_t v, char *buf, unsigned len)
@@ -184,10 +196,16 @@ int parse_duration_ns(const char *s, const char *what, uint64_t min_ns, uint64_t
                       uint64_t *out, struct hv_err *err)
 {
     static const struct unit units[] = {
-        {"", 1000000000ull},  {"s", 1000000000ull},     {"ms", 1000000ull},
-        {"us", 1000ull},      {"ns", 1},                {"m", 60000000000ull},
-        {"min", 60000000000ull}, {"h", 3600000000000ull}, {NULL, 0},
+        {"", 1000000000ull},
+        {"s", 1000000000ull},
+        {"ms", 1000000ull},
+        {"us", 1000ull},
+        {"ns", 1},
+        {"m", 60000000000ull},
+        {"min", 60000000000ull},
+        {"h", 3600000000000ull},
+        {NULL, 0},
     };
-    return parse_with_units(s, what, "a duration", "2, 1.5s, 500ms", "nanoseconds", units, min_ns, max_ns, fmt_ns,
-                            out, err);
+    return parse_with_units(s, what, "a duration", "2, 1.5s, 500ms", "nanoseconds", units, min_ns,
+                            max_ns, fmt_ns, out, err);
 }

@@ -46,14 +46,14 @@ extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 void run_opts_usage(FILE *out);
 
 struct run_opts {
-    const char *guest;   /* "demo" or NULL */
-    const char *kernel;  /* ELF64 or bzImage path */
+    const char *guest;  /* "demo" or NULL */
+    const char *kernel; /* ELF64 or bzImage path */
     const char *initrd;
     const char *cmdline;
     unsigned vcpus;
     uint64_t mem_bytes;
-    const char *console; /* NULL = stdout */
-    double timeout_s;    /* 0 = none */
+    const char *console;        /* NULL = stdout */
+    double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
     char initrd_path[PATH_MAX];
 };

@@ -7,20 +7,20 @@
 #include <sys/ioctl.h>
 
 /* SDM vol. 4 (MSR index) numbers. */
-#define MSR_IA32_TSC              0x010
-#define MSR_IA32_SYSENTER_CS      0x174
-#define MSR_IA32_SYSENTER_ESP     0x175
-#define MSR_IA32_SYSENTER_EIP     0x176
-#define MSR_IA32_MISC_ENABLE      0x1a0
-#define MSR_MTRR_DEF_TYPE         0x2ff
-#define MSR_STAR                  0xc0000081
-#define MSR_LSTAR                 0xc0000082
-#define MSR_CSTAR                 0xc0000083
-#define MSR_SYSCALL_MASK          0xc0000084
-#define MSR_KERNEL_GS_BASE        0xc0000102
-#define MISC_ENABLE_FAST_STRING   (1ull << 0)
-#define MTRR_DEF_TYPE_E           (1ull << 11)
-#define MTRR_TYPE_WRBACK          6
+#define MSR_IA32_TSC            0x010
+#define MSR_IA32_SYSENTER_CS    0x174
+#define MSR_IA32_SYSENTER_ESP   0x175
+#define MSR_IA32_SYSENTER_EIP   0x176
+#define MSR_IA32_MISC_ENABLE    0x1a0
+#define MSR_MTRR_DEF_TYPE       0x2ff
+#define MSR_STAR                0xc0000081
+#define MSR_LSTAR               0xc0000082
+#define MSR_CSTAR               0xc0000083
+#define MSR_SYSCALL_MASK        0xc0000084
+#define MSR_KERNEL_GS_BASE      0xc0000102
+#define MISC_ENABLE_FAST_STRING (1ull << 0)
+#define MTRR_DEF_TYPE_E         (1ull << 11)
+#define MTRR_TYPE_WRBACK        6
 
 const struct cpu_msr_init cpu_boot_msrs[] = {
     /* Without FAST_STRING a CPU with FSRM looks like "FSRM=1, ERMS=0" to Linux (vmm.md 5.6). */
@@ -106,8 +106,8 @@ static int set_one_msr(int fd, uint32_t index, uint64_t value)
 
 /* LVT registers in the KVM_GET_LAPIC register page (SDM 11.5.1): LINT0 at 0x350, LINT1 at 0x360,
  * delivery mode bits 10:8. ExtINT = 7 lets the 8259 reach the BSP; NMI = 4 (MP spec 5.1). */
-#define APIC_LVT_LINT0 0x350
-#define APIC_LVT_LINT1 0x360
+#define APIC_LVT_LINT0   0x350
+#define APIC_LVT_LINT1   0x360
 #define APIC_MODE_EXTINT 7u
 #define APIC_MODE_NMI    4u
 

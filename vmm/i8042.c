@@ -43,7 +43,7 @@ void i8042_write(struct i8042 *k, uint16_t port, uint8_t value)
             k->ctr = value;
         else if (cmd == I8042_CMD_WRITE_OUT && !(value & 0x01))
             do_reset(k); /* output port bit 0 low = CPU reset line asserted */
-        return;         /* bytes for a keyboard that does not exist are dropped */
+        return;          /* bytes for a keyboard that does not exist are dropped */
     }
     if (port != I8042_CMD_PORT)
         return;

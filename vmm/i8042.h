@@ -9,8 +9,8 @@
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT  0x64
 
-#define I8042_STR_OBF  0x01 /* output buffer full: a byte waits at 0x60 */
-#define I8042_STR_SYS  0x04 /* system flag: self-test passed */
+#define I8042_STR_OBF 0x01 /* output buffer full: a byte waits at 0x60 */
+#define I8042_STR_SYS 0x04 /* system flag: self-test passed */
 
 #define I8042_CMD_READ_CTR  0x20
 #define I8042_CMD_WRITE_CTR 0x60
@@ -21,10 +21,10 @@
 #define I8042_CMD_RESET_CPU 0xfe
 
 struct i8042 {
-    uint8_t ctr;      /* controller configuration byte */
-    uint8_t out;      /* byte waiting at port 0x60 */
+    uint8_t ctr; /* controller configuration byte */
+    uint8_t out; /* byte waiting at port 0x60 */
     bool out_full;
-    uint8_t pending;  /* command waiting for its data byte at 0x60, 0 if none */
+    uint8_t pending;          /* command waiting for its data byte at 0x60, 0 if none */
     void (*reset)(void *ctx); /* CPU reset requested */
     void *ctx;
 };

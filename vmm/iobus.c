@@ -19,8 +19,7 @@ int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, iobus_fn fn, 
     for (unsigned i = 0; i < bus->n; i++) {
         const struct iobus_range *r = &bus->range[i];
         if (base < (uint32_t)r->base + r->len && r->base < (uint32_t)base + len)
-            return hv_errf(err, "iobus: ports 0x%x+%u overlap 0x%x+%u", base, len, r->base,
-                           r->len);
+            return hv_errf(err, "iobus: ports 0x%x+%u overlap 0x%x+%u", base, len, r->base, r->len);
     }
     bus->range[bus->n++] = (struct iobus_range){.base = base, .len = len, .fn = fn, .ctx = ctx};
     return 0;

@@ -19,18 +19,18 @@
 #define UART_MSR 6
 #define UART_SCR 7
 
-#define UART_LCR_DLAB  0x80
-#define UART_IER_RDI   0x01
-#define UART_IER_THRI  0x02
+#define UART_LCR_DLAB   0x80
+#define UART_IER_RDI    0x01
+#define UART_IER_THRI   0x02
 #define UART_IIR_NO_INT 0x01
-#define UART_IIR_THRI  0x02
-#define UART_IIR_RDI   0x04
-#define UART_IIR_FIFO  0xc0 /* "FIFOs enabled": bits 7:6 = 11 identify a 16550A */
-#define UART_LSR_DR    0x01
-#define UART_LSR_THRE  0x20
-#define UART_LSR_TEMT  0x40
-#define UART_MSR_IDLE  0xb0 /* DCD | DSR | CTS */
-#define UART_MCR_OUT2  0x08
+#define UART_IIR_THRI   0x02
+#define UART_IIR_RDI    0x04
+#define UART_IIR_FIFO   0xc0 /* "FIFOs enabled": bits 7:6 = 11 identify a 16550A */
+#define UART_LSR_DR     0x01
+#define UART_LSR_THRE   0x20
+#define UART_LSR_TEMT   0x40
+#define UART_MSR_IDLE   0xb0 /* DCD | DSR | CTS */
+#define UART_MCR_OUT2   0x08
 
 struct uart16550 {
     uint8_t ier, lcr, mcr, lsr, msr, scr, fcr, dll, dlm;

@@ -143,7 +143,7 @@ static bool handle_exit(struct vcpu *v)
         snprintf(what, sizeof(what), "KVM internal error, suberror %u%s (data[0] 0x%llx)",
                  run->internal.suberror,
                  run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ? " (emulation failure)"
-                                                                         : "",
+                                                                        : "",
                  (unsigned long long)(run->internal.ndata ? run->internal.data[0] : 0));
         stop_with_dump(v, VM_STOP_INTERNAL_ERROR, what);
         return false;
@@ -230,8 +230,8 @@ static int vcpu_init(struct vcpu *v, struct hv_err *err)
     v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)v->index);
     if (v->fd < 0)
         return hv_errf_errno(err, "KVM_CREATE_VCPU %d", v->index);
-    void *run = mmap(NULL, (size_t)vm->kvm.vcpu_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                     v->fd, 0);
+    void *run =
+        mmap(NULL, (size_t)vm->kvm.vcpu_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
     if (run == MAP_FAILED)
         return hv_errf_errno(err, "mmap kvm_run of vcpu%d", v->index);
     v->run = run;

@@ -15,8 +15,8 @@
  *   - HV_SIG_KICK (SIGRTMIN) stops/kicks a vCPU; HV_SIG_TICK (SIGRTMIN+1) is the sampler's timer
  *     signal. Both handlers only set `run->immediate_exit = 1` through a thread-local vCPU pointer
  *     (TICK also increments the vCPU's atomic tick counter), so a signal that arrives just before
- *     KVM_RUN still makes it return -EINTR at once. Both signals are unblocked only in vCPU threads:
- *     every other thread must block them (vm_create blocks them in its caller, threads created
+ *     KVM_RUN still makes it return -EINTR at once. Both signals are unblocked only in vCPU
+ * threads: every other thread must block them (vm_create blocks them in its caller, threads created
  *     afterwards inherit that; call hv_signals_block() in threads created otherwise).
  *   - The sampler aims a CLOCK_MONOTONIC timer (timer_create with SIGEV_THREAD_ID, sigev_signo =
  *     HV_SIG_TICK, _sigev_un._tid = v->tid) at each vCPU in hooks.vcpu_start, and deletes it in
@@ -77,17 +77,17 @@ const char *vm_stop_reason_name(enum vm_stop_reason r);
 
 struct vm_result {
     enum vm_stop_reason reason;
-    int status;      /* process exit status for `hvprof run` */
-    int vcpu;        /* vCPU that caused the stop, -1 if none */
+    int status;        /* process exit status for `hvprof run` */
+    int vcpu;          /* vCPU that caused the stop, -1 if none */
     char detail[2048]; /* one line, or a register dump for internal errors/triple faults */
 };
 
 struct vm_config {
-    unsigned nr_vcpus;   /* 1..min(KVM_CAP_MAX_VCPUS, VM_MAX_VCPUS) */
-    uint64_t mem_bytes;  /* guest RAM, >= VM_MIN_MEM, multiple of 4 KiB */
-    bool sync_regs;      /* use KVM_CAP_SYNC_REGS (REGS|SREGS) when the host has it */
-    int console_fd;      /* UART output; -1 discards; the fd stays owned by the caller */
-    double timeout_s;    /* 0 = none */
+    unsigned nr_vcpus;  /* 1..min(KVM_CAP_MAX_VCPUS, VM_MAX_VCPUS) */
+    uint64_t mem_bytes; /* guest RAM, >= VM_MIN_MEM, multiple of 4 KiB */
+    bool sync_regs;     /* use KVM_CAP_SYNC_REGS (REGS|SREGS) when the host has it */
+    int console_fd;     /* UART output; -1 discards; the fd stays owned by the caller */
+    double timeout_s;   /* 0 = none */
     struct vm_hooks hooks;
 };
 
@@ -108,7 +108,7 @@ struct vcpu {
     struct vm *vm;
     pthread_t thread;
     bool thread_started;
-    bool use_sync_regs;   /* run->kvm_valid_regs = REGS|SREGS before every KVM_RUN */
+    bool use_sync_regs;         /* run->kvm_valid_regs = REGS|SREGS before every KVM_RUN */
     atomic_uint_fast64_t ticks; /* HV_SIG_TICK count not yet reported */
     struct kvm_cpuid2 *cpuid;   /* this vCPU's patched CPUID (allocated by vm_create) */
 };
@@ -117,8 +117,8 @@ struct vm {
     struct vm_config cfg;
     struct kvm_sys kvm; /* /dev/kvm fd + capabilities */
     int vm_fd;
-    struct gmem gmem;   /* guest RAM slots: the only way to touch guest memory */
-    void *ram[2];       /* host mappings (below the MMIO gap, above 4 GiB) */
+    struct gmem gmem; /* guest RAM slots: the only way to touch guest memory */
+    void *ram[2];     /* host mappings (below the MMIO gap, above 4 GiB) */
     uint64_t ram_size[2];
     struct vm_devices dev;
 

@@ -59,10 +59,8 @@ static void test_size_errors(void **state)
     assert_non_null(strstr(size_bad("1.0000001K", 0, UINT64_MAX), "whole number of bytes"));
     assert_non_null(strstr(size_bad("18446744073709551616", 0, UINT64_MAX), "not a size"));
     assert_non_null(strstr(size_bad("16777216T", 0, UINT64_MAX), "too large")); /* 2^64 */
-    assert_string_equal(size_bad("1M", 16 << 20, 1ull << 40),
-                        "--mem: 1M is below the minimum 16M");
-    assert_string_equal(size_bad("2T", 16 << 20, 1ull << 40),
-                        "--mem: 2T is above the maximum 1T");
+    assert_string_equal(size_bad("1M", 16 << 20, 1ull << 40), "--mem: 1M is below the minimum 16M");
+    assert_string_equal(size_bad("2T", 16 << 20, 1ull << 40), "--mem: 2T is above the maximum 1T");
 }
 
 static void test_uint(void **state)
@@ -92,7 +90,7 @@ static void test_freq(void **state)
     const struct {
         const char *s;
         uint64_t hz;
-    } ok[] = {{"1000", 1000}, {"4kHz", 4000},   {"4k", 4000},   {"4KHZ", 4000},
+    } ok[] = {{"1000", 1000}, {"4kHz", 4000},   {"4k", 4000},     {"4KHZ", 4000},
               {"100Hz", 100}, {"2.5kHz", 2500}, {"1MHz", 1000000}};
     for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         assert_int_equal(parse_freq_hz(ok[i].s, "--rate", 1, 100000000, &v, &err), 0);
@@ -115,9 +113,9 @@ static void test_duration(void **state)
     const struct {
         const char *s;
         uint64_t ns;
-    } ok[] = {{"2", 2000000000ull},      {"1.5s", 1500000000ull}, {"500ms", 500000000ull},
-              {"20us", 20000ull},        {"100ns", 100},          {"2m", 120000000000ull},
-              {"1min", 60000000000ull},  {"1h", 3600000000000ull}, {"0.000000001", 1}};
+    } ok[] = {{"2", 2000000000ull},     {"1.5s", 1500000000ull},  {"500ms", 500000000ull},
+              {"20us", 20000ull},       {"100ns", 100},           {"2m", 120000000000ull},
+              {"1min", 60000000000ull}, {"1h", 3600000000000ull}, {"0.000000001", 1}};
     for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         assert_int_equal(parse_duration_ns(ok[i].s, "--timeout", 0, UINT64_MAX, &v, &err), 0);
         assert_int_equal(v, ok[i].ns);

@@ -124,9 +124,14 @@ static void write_tiny_elf(const char *path, const uint8_t *code, size_t code_le
     eh.e_ehsize = sizeof(eh);
     eh.e_phentsize = sizeof(Elf64_Phdr);
     eh.e_phnum = 1;
-    Elf64_Phdr ph = {.p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x1000,
-                     .p_vaddr = 0x100000, .p_paddr = 0x100000, .p_filesz = code_len,
-                     .p_memsz = code_len, .p_align = 0x1000};
+    Elf64_Phdr ph = {.p_type = PT_LOAD,
+                     .p_flags = PF_R | PF_X,
+                     .p_offset = 0x1000,
+                     .p_vaddr = 0x100000,
+                     .p_paddr = 0x100000,
+                     .p_filesz = code_len,
+                     .p_memsz = code_len,
+                     .p_align = 0x1000};
     memcpy(img, &eh, sizeof(eh));
     memcpy(img + sizeof(eh), &ph, sizeof(ph));
     memcpy(img + 0x1000, code, code_len);
@@ -204,8 +209,8 @@ static void test_cli_runs_tiny_kernel(void **state)
     snprintf(elf, sizeof(elf), "%s/tiny.elf", tmpdir);
     snprintf(con, sizeof(con), "%s/console.txt", tmpdir);
     write_tiny_elf(elf, code_hello, sizeof(code_hello));
-    char *args[] = {"hvprof", "run", "--kernel", elf, "--console", con, "--vcpus", "2",
-                    "--mem",  "64M", "--timeout", "30", NULL};
+    char *args[] = {"hvprof", "run",   "--kernel", elf,         "--console", con, "--vcpus",
+                    "2",      "--mem", "64M",      "--timeout", "30",        NULL};
     assert_int_equal(run_hvprof(args, err, sizeof(err)), 0x2a);
     assert_string_equal(err, "");
     char buf[64] = {0};
@@ -245,8 +250,8 @@ int main(int argc, char **argv)
     if (!mkdtemp(tmpdir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_and_values), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_demo_dir_from_env),   cmocka_unit_test(test_cli_errors),
+        cmocka_unit_test(test_defaults_and_values),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_demo_dir_from_env),    cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_cli_runs_tiny_kernel), cmocka_unit_test(test_cli_sigint),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         iobus_dispatch(&vm->dev.bus, port, flags & 1, buf, n);
     }
     /* The only state a stop may leave: a claimed result with a bounded detail string. */
-    if (atomic_load(&vm->stopping) && strnlen(vm->result.detail, sizeof(vm->result.detail)) ==
-                                          sizeof(vm->result.detail))
+    if (atomic_load(&vm->stopping) &&
+        strnlen(vm->result.detail, sizeof(vm->result.detail)) == sizeof(vm->result.detail))
         abort();
     vm_devices_destroy(&vm->dev);
     sem_destroy(&vm->wake);

@@ -236,10 +236,14 @@ static void test_iobus_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uart_reset_state),  cmocka_unit_test(test_uart_ier_low_nibble),
-        cmocka_unit_test(test_uart_tx_and_dlab),  cmocka_unit_test(test_uart_thri_edges),
-        cmocka_unit_test(test_uart_rx_priority),  cmocka_unit_test(test_uart_rx_fifo_bound),
-        cmocka_unit_test(test_i8042),             cmocka_unit_test(test_iobus),
+        cmocka_unit_test(test_uart_reset_state),
+        cmocka_unit_test(test_uart_ier_low_nibble),
+        cmocka_unit_test(test_uart_tx_and_dlab),
+        cmocka_unit_test(test_uart_thri_edges),
+        cmocka_unit_test(test_uart_rx_priority),
+        cmocka_unit_test(test_uart_rx_fifo_bound),
+        cmocka_unit_test(test_i8042),
+        cmocka_unit_test(test_iobus),
         cmocka_unit_test(test_iobus_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

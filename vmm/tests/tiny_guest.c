@@ -24,8 +24,16 @@ static void put64(struct gmem *m, uint64_t gpa, uint64_t v)
 
 static struct kvm_segment seg(uint16_t sel, uint8_t type, uint8_t l, uint8_t db)
 {
-    return (struct kvm_segment){.base = 0, .limit = 0xffffffff, .selector = sel, .type = type,
-                                .present = 1, .dpl = 0, .db = db, .s = 1, .l = l, .g = 1};
+    return (struct kvm_segment){.base = 0,
+                                .limit = 0xffffffff,
+                                .selector = sel,
+                                .type = type,
+                                .present = 1,
+                                .dpl = 0,
+                                .db = db,
+                                .s = 1,
+                                .l = l,
+                                .g = 1};
 }
 
 struct vm *tiny_vm(unsigned nr_vcpus, int console_fd, const uint8_t *code, size_t len,
@@ -62,11 +70,11 @@ struct vm *tiny_vm(unsigned nr_vcpus, int console_fd, const uint8_t *code, size_
     e.sregs.ldt = (struct kvm_segment){.type = 0x2, .present = 1, .unusable = 1};
     e.sregs.gdt.base = GDT_GPA;
     e.sregs.gdt.limit = 0x1f;
-    e.sregs.idt.limit = 0; /* no IDT: any exception is a triple fault */
+    e.sregs.idt.limit = 0;    /* no IDT: any exception is a triple fault */
     e.sregs.cr0 = 0x80010033; /* PG WP NE ET MP PE */
     e.sregs.cr3 = PML4_GPA;
-    e.sregs.cr4 = 0x20;     /* PAE */
-    e.sregs.efer = 0x500;   /* LMA LME */
+    e.sregs.cr4 = 0x20;   /* PAE */
+    e.sregs.efer = 0x500; /* LMA LME */
     e.regs.rip = TINY_CODE_GPA;
     e.regs.rsp = TINY_STACK_TOP;
     e.regs.rflags = 2;

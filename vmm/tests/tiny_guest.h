@@ -8,7 +8,7 @@
 
 #include "vmm/vm.h"
 
-#define TINY_CODE_GPA 0x100000ull
+#define TINY_CODE_GPA  0x100000ull
 #define TINY_STACK_TOP 0x90000ull
 
 /* Create a VM (16 MiB, nr_vcpus, console to console_fd), copy code to TINY_CODE_GPA, build the

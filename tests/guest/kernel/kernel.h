@@ -16,6 +16,10 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 
 #define NOINLINE __attribute__((noinline))
+/* gcc 12 omits the frame pointer in leaf functions that need no stack frame, whatever
+ * -mno-omit-leaf-frame-pointer says; taking __builtin_frame_address(0) forces one. Used in the
+ * kernel functions whose chains are ground truth (docs/test-guest.md). */
+#define FORCE_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)) : "memory")
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- trap frame (layout fixed by trap.S) ---- */
@@ -104,6 +108,7 @@ struct guest_config {
     int hugepages;  /* user stacks as 2 MiB pages */
     int cpus;       /* vCPUs to use (0 = all in the MP table) */
     int zero_pages; /* zero every allocated page (RAM not known to start zeroed) */
+    u32 timer_hz;   /* LAPIC timer (scheduler tick) rate */
 };
 
 extern struct guest_config config;

@@ -61,6 +61,9 @@ void kmain(u64 bootinfo_gpa)
         cmdline_parse(phys_to_virt(bi.cmdline_gpa), bi.cmdline_len);
     config.hugepages = (int)cmdline_int("hugepages", 0) != 0;
     config.zero_pages = (int)cmdline_int("zeropages", 0) != 0;
+    /* 100 Hz by default: each tick costs emulated CPL 0 instructions on this machine. */
+    long hz = cmdline_int("hz", 100);
+    config.timer_hz = (u32)(hz < 10 ? 10 : hz > 10000 ? 10000 : hz);
 
     lapic_init();
     c->apic_id = lapic_id();
@@ -90,6 +93,6 @@ void kmain(u64 bootinfo_gpa)
     c->online = 1;
     kprintf("hvprof-guest: entering user mode %lu us after kernel entry (%lu KiB free)\n",
             (rdtsc() - kernel_entry_tsc) * 1000000 / tsc_hz, mem_free_bytes() >> 10);
-    lapic_timer_start(100);
+    lapic_timer_start(config.timer_hz);
     cpu_enter_scheduler();
 }

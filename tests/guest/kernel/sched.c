@@ -60,6 +60,7 @@ static void load(struct cpu *c, struct thread *t, struct trapframe *tf)
  * race-free) come in at CPL 0 and only EOI. */
 NOINLINE void cpu_idle_wait(void)
 {
+    FORCE_FRAME();
     __asm__ volatile("sti; hlt; cli" ::: "memory");
 }
 

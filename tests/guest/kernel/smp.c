@@ -19,7 +19,7 @@ static _Noreturn void ap_main(struct cpu *c)
     lapic_init();
     c->apic_id = lapic_id();
     __atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
-    lapic_timer_start(100);
+    lapic_timer_start(config.timer_hz);
     cpu_enter_scheduler();
 }
 

@@ -10,9 +10,10 @@
 NOINLINE u64 kbusy_spin(u64 until)
 {
     u64 n = 0;
+    FORCE_FRAME();
     while (rdtsc() < until)
         n++;
-    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call into the caller */
+    __asm__ volatile("" ::: "memory");
     return n;
 }
 

@@ -16,5 +16,9 @@ static inline __attribute__((always_inline)) uint64_t work_unit(uint64_t x)
     return x;
 }
 
-/* Keep a value alive and stop the compiler from merging a call into a tail call's jump. */
-#define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
+/* Keep a value alive, stop the compiler from merging a call into a tail call's jump, and force
+ * a frame-pointer frame even in a leaf function: gcc 12 drops `push %rbp; mov %rsp,%rbp` from
+ * leaf functions that need no stack frame despite -fno-omit-frame-pointer
+ * -mno-omit-leaf-frame-pointer, but a function that takes __builtin_frame_address(0) always
+ * sets RBP up. Every ground-truth function uses it (except nofp_middle, which must not). */
+#define KEEP(x) __asm__ volatile("" : : "r"(x), "r"(__builtin_frame_address(0)) : "memory")

@@ -10,9 +10,11 @@ void gmem_init(struct gmem *m)
 int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *host, struct hv_err *err)
 {
     if (size == 0 || !host)
-        return hv_errf(err, "guest memory slot at 0x%llx: empty or unmapped", (unsigned long long)gpa);
+        return hv_errf(err, "guest memory slot at 0x%llx: empty or unmapped",
+                       (unsigned long long)gpa);
     if (gpa + size < gpa)
-        return hv_errf(err, "guest memory slot at 0x%llx: size wraps around", (unsigned long long)gpa);
+        return hv_errf(err, "guest memory slot at 0x%llx: size wraps around",
+                       (unsigned long long)gpa);
     if (m->nslots == GMEM_MAX_SLOTS)
         return hv_errf(err, "too many guest memory slots (max %d)", GMEM_MAX_SLOTS);
     unsigned pos = 0;

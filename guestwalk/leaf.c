@@ -59,9 +59,23 @@ static bool is_mov_rbp_rsp(const cs_insn *i)
 static bool maybe_case(const uint8_t *c, size_t len)
 {
     switch (c[0]) {
-    case 0x55: case 0xc3: case 0xc2: case 0xe9: case 0xeb: case 0xff:
-    case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
-    case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+    case 0x55:
+    case 0xc3:
+    case 0xc2:
+    case 0xe9:
+    case 0xeb:
+    case 0xff:
+    case 0x26:
+    case 0x2e:
+    case 0x36:
+    case 0x3e:
+    case 0x64:
+    case 0x65:
+    case 0x66:
+    case 0x67:
+    case 0xf0:
+    case 0xf2:
+    case 0xf3:
         return true;
     default:
         break;
@@ -69,7 +83,12 @@ static bool maybe_case(const uint8_t *c, size_t len)
     if ((c[0] & 0xf0) != 0x40 || len < 2) /* not a REX prefix */
         return false;
     switch (c[1]) {
-    case 0xc3: case 0xc2: case 0xe9: case 0xeb: case 0xff: case 0x55:
+    case 0xc3:
+    case 0xc2:
+    case 0xe9:
+    case 0xeb:
+    case 0xff:
+    case 0x55:
         return true;
     case 0x89:
     case 0x8b:

@@ -8,9 +8,9 @@
  *   GW_LEAF_ENTRY      push rbp                           [rsp]            caller's
  *   GW_LEAF_ENTRY_ENDBR endbr64, then push rbp             [rsp]            caller's
  *   GW_LEAF_AFTER_PUSH mov rbp, rsp, byte before is push  [rsp + 8]        caller's
- *   GW_LEAF_RET        ret / ret imm16 (any prefixes)     [rsp]            caller's (after pop/leave)
- *   GW_LEAF_AFTER_POP  jmp (tail call), byte before is    [rsp]            caller's
- *                      pop rbp (0x5d) or leave (0xc9)
+ *   GW_LEAF_RET        ret / ret imm16 (any prefixes)     [rsp]            caller's (after
+ * pop/leave) GW_LEAF_AFTER_POP  jmp (tail call), byte before is    [rsp]            caller's pop
+ * rbp (0x5d) or leave (0xc9)
  *
  * Anywhere else the function's own frame is linked (or the code has no frame pointers, in which
  * case RBP is whatever the code left there and no instruction pattern can help: the walk then

@@ -56,23 +56,24 @@ struct pt_mmu {
     enum pt_fault_reason mode_error; /* PT_OK, or PT_NOT_LONG_MODE with mode == PT_MODE_NONE */
     const char *mode_why;            /* human-readable detail for PT_NOT_LONG_MODE */
     unsigned va_bits;                /* 48 or 57 */
-    uint64_t addr_mask;              /* entry bits that hold a physical address: [MAXPHYADDR-1:12] */
-    uint64_t rsvd_mask;              /* bits reserved in every present entry: [51:MAXPHYADDR], XD */
-    bool nxe;                        /* EFER.NXE: bit 63 is XD (else reserved) */
-    uint64_t root_user;              /* root for the lower half (VA bit 63 clear) */
-    uint64_t root_kernel;            /* root for the upper half */
-    uint64_t root_kernel_alt;        /* KPTI fallback for the upper half, or UINT64_MAX if none */
+    uint64_t addr_mask;       /* entry bits that hold a physical address: [MAXPHYADDR-1:12] */
+    uint64_t rsvd_mask;       /* bits reserved in every present entry: [51:MAXPHYADDR], XD */
+    bool nxe;                 /* EFER.NXE: bit 63 is XD (else reserved) */
+    uint64_t root_user;       /* root for the lower half (VA bit 63 clear) */
+    uint64_t root_kernel;     /* root for the upper half */
+    uint64_t root_kernel_alt; /* KPTI fallback for the upper half, or UINT64_MAX if none */
 };
 
-/* Architectural bit positions used by pt_mmu_init (SDM Vol. 3A §2.5, §4.1.1, Vol. 4 MSR 0xC0000080). */
-#define PT_CR0_PE      (1ull << 0)
-#define PT_CR0_PG      (1ull << 31)
-#define PT_CR4_PAE     (1ull << 5)
-#define PT_CR4_LA57    (1ull << 12)
-#define PT_CR4_PCIDE   (1ull << 17)
-#define PT_EFER_LME    (1ull << 8)
-#define PT_EFER_LMA    (1ull << 10)
-#define PT_EFER_NXE    (1ull << 11)
+/* Architectural bit positions used by pt_mmu_init (SDM Vol. 3A §2.5, §4.1.1, Vol. 4 MSR
+ * 0xC0000080). */
+#define PT_CR0_PE       (1ull << 0)
+#define PT_CR0_PG       (1ull << 31)
+#define PT_CR4_PAE      (1ull << 5)
+#define PT_CR4_LA57     (1ull << 12)
+#define PT_CR4_PCIDE    (1ull << 17)
+#define PT_EFER_LME     (1ull << 8)
+#define PT_EFER_LMA     (1ull << 10)
+#define PT_EFER_NXE     (1ull << 11)
 #define PT_CR3_KPTI_BIT (1ull << 12) /* Linux PTI: user PGD = kernel PGD + 4 KiB */
 
 /* Derive the mode and roots. CR3 bits [11:0] (PCID, or PWT/PCD) and bits above MAXPHYADDR
@@ -125,10 +126,10 @@ struct pt_mapping {
 typedef int (*pt_mapping_cb)(void *ctx, const struct pt_mapping *m);
 
 enum pt_iter_result {
-    PT_ITER_DONE = 0,   /* the whole range was visited */
-    PT_ITER_STOPPED,    /* the callback asked to stop */
-    PT_ITER_CAPPED,     /* max_entries page-table entries were read before the end */
-    PT_ITER_BAD_MODE,   /* not long mode, or the range is not canonical / inverted */
+    PT_ITER_DONE = 0, /* the whole range was visited */
+    PT_ITER_STOPPED,  /* the callback asked to stop */
+    PT_ITER_CAPPED,   /* max_entries page-table entries were read before the end */
+    PT_ITER_BAD_MODE, /* not long mode, or the range is not canonical / inverted */
 };
 
 /* Visit, in increasing VA order, the present leaf mappings intersecting [va_lo, va_last]

@@ -22,7 +22,7 @@ struct gw_tlb_entry {
 
 struct gw_tlb {
     struct gw_tlb_entry e[GW_TLB_ENTRIES];
-    uint32_t gen; /* never 0 after gw_tlb_init, so zeroed entries are invalid */
+    uint32_t gen;          /* never 0 after gw_tlb_init, so zeroed entries are invalid */
     uint64_t hits, misses; /* statistics for benchmarks and tests */
 };
 

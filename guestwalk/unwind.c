@@ -33,7 +33,8 @@ static void stop_bad(struct walk *k, enum gw_bad_frame bad, uint64_t value)
 static int read_u64(struct walk *k, uint64_t va, uint64_t *v, struct pt_fault *f)
 {
     size_t avail;
-    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, k->access, &avail, NULL, f);
+    const uint8_t *p =
+        gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, k->access, &avail, NULL, f);
     if (!p)
         return -1;
     if (avail >= 8) {
@@ -49,7 +50,8 @@ static int read_record(struct walk *k, uint64_t fp, uint64_t *next, uint64_t *re
                        struct pt_fault *f)
 {
     size_t avail;
-    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, fp, k->access, &avail, NULL, f);
+    const uint8_t *p =
+        gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, fp, k->access, &avail, NULL, f);
     if (!p)
         return -1;
     if (avail >= 16) {
@@ -84,15 +86,16 @@ static enum gw_leaf classify_leaf(struct walk *k, uint64_t rip)
     uint8_t code[CODE_WINDOW];
     size_t len = 0, avail;
     struct pt_fault f;
-    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip, k->access, &avail, NULL, &f);
+    const uint8_t *p =
+        gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip, k->access, &avail, NULL, &f);
     if (!p)
         return GW_LEAF_NONE;
     len = avail < sizeof(code) ? avail : sizeof(code);
     memcpy(code, p, len);
     if (len < sizeof(code) && rip + len > rip) {
         /* The window crosses into the next page; use it only if it is mapped. */
-        const uint8_t *q = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip + len, k->access,
-                                      &avail, NULL, &f);
+        const uint8_t *q =
+            gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip + len, k->access, &avail, NULL, &f);
         if (q) {
             size_t more = sizeof(code) - len;
             more = avail < more ? avail : more;

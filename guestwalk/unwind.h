@@ -25,11 +25,11 @@ enum gw_stop {
 
 enum gw_bad_frame {
     GW_BAD_NONE = 0,
-    GW_BAD_MISALIGNED,      /* frame pointer not 8-byte aligned */
-    GW_BAD_NOT_INCREASING,  /* frame pointer not above the previous frame record (or below RSP) */
-    GW_BAD_OUTSIDE_WINDOW,  /* beyond RSP + stack_window, or frame larger than max_frame */
-    GW_BAD_WRONG_HALF,      /* frame pointer or return address in the other half */
-    GW_BAD_NON_CANONICAL,   /* frame pointer or return address not canonical */
+    GW_BAD_MISALIGNED,     /* frame pointer not 8-byte aligned */
+    GW_BAD_NOT_INCREASING, /* frame pointer not above the previous frame record (or below RSP) */
+    GW_BAD_OUTSIDE_WINDOW, /* beyond RSP + stack_window, or frame larger than max_frame */
+    GW_BAD_WRONG_HALF,     /* frame pointer or return address in the other half */
+    GW_BAD_NON_CANONICAL,  /* frame pointer or return address not canonical */
 };
 
 struct gw_stack {

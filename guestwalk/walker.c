@@ -41,8 +41,7 @@ static unsigned access_of(bool user)
     return user ? PT_ACC_USER : PT_ACC_SUPERVISOR;
 }
 
-int gw_translate(struct gw_walker *w, uint64_t va, bool user, uint64_t *gpa,
-                 struct pt_fault *fault)
+int gw_translate(struct gw_walker *w, uint64_t va, bool user, uint64_t *gpa, struct pt_fault *fault)
 {
     struct pt_fault scratch;
     size_t avail;

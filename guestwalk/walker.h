@@ -30,17 +30,17 @@ struct gw_cpu {
     uint8_t cpl;         /* CS.DPL / SS.DPL: 3 = user, 0 = kernel */
 };
 
-#define GW_DEFAULT_MAX_DEPTH     128
-#define GW_DEFAULT_STACK_WINDOW  (8ull << 20)   /* frames must lie within RSP .. RSP + 8 MiB */
-#define GW_DEFAULT_MAX_FRAME     (256ull << 10) /* one frame at most 256 KiB (async-profiler) */
-#define GW_READ_VIRT_MAX         (64u << 10)    /* bound of one gw_read_virt call */
+#define GW_DEFAULT_MAX_DEPTH    128
+#define GW_DEFAULT_STACK_WINDOW (8ull << 20)   /* frames must lie within RSP .. RSP + 8 MiB */
+#define GW_DEFAULT_MAX_FRAME    (256ull << 10) /* one frame at most 256 KiB (async-profiler) */
+#define GW_READ_VIRT_MAX        (64u << 10)    /* bound of one gw_read_virt call */
 
 struct gw_config {
-    unsigned max_depth;       /* frames including frame 0; 0 = GW_DEFAULT_MAX_DEPTH */
-    uint64_t stack_window;    /* 0 = GW_DEFAULT_STACK_WINDOW */
-    uint64_t max_frame;       /* 0 = GW_DEFAULT_MAX_FRAME */
-    unsigned phys_bits;       /* guest MAXPHYADDR, 0 = 52 */
-    bool no_leaf_repair;      /* disable leaf-frame repair */
+    unsigned max_depth;    /* frames including frame 0; 0 = GW_DEFAULT_MAX_DEPTH */
+    uint64_t stack_window; /* 0 = GW_DEFAULT_STACK_WINDOW */
+    uint64_t max_frame;    /* 0 = GW_DEFAULT_MAX_FRAME */
+    unsigned phys_bits;    /* guest MAXPHYADDR, 0 = 52 */
+    bool no_leaf_repair;   /* disable leaf-frame repair */
 };
 
 struct gw_walker {

@@ -4,8 +4,8 @@
  *
  * The image is split into two RAM slots around a hole, like a VM with an MMIO gap: bytes
  * [0, split) at GPA 0 and bytes [split, len) at GW_FUZZ_SLOT1_GPA, where split = split_num pages
- * (split_num 0, or split beyond the image: one slot). Everything else (page tables, stacks, code, register
- * values) comes from the input unmodified. */
+ * (split_num 0, or split beyond the image: one slot). Everything else (page tables, stacks, code,
+ * register values) comes from the input unmodified. */
 #pragma once
 
 #include <stddef.h>

@@ -54,8 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t last = r.va + (r.va_len & 0xffffffffull);
     if (last >= r.va) {
         struct iter_ctx c = {.lo = r.va, .last = last};
-        enum pt_iter_result res =
-            pt_for_each_mapping(&mmu, &mem, r.va, last, 4096, on_mapping, &c);
+        enum pt_iter_result res = pt_for_each_mapping(&mmu, &mem, r.va, last, 4096, on_mapping, &c);
         if (res == PT_ITER_STOPPED)
             __builtin_trap();
     }
@@ -68,8 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ready = 1;
     }
     w.mem = &mem;
-    struct gw_cpu cpu = {.cr0 = r.cr0, .cr3 = r.cr3, .cr4 = r.cr4, .efer = r.efer,
-                         .kernel_cr3 = r.kernel_cr3, .cpl = r.cpl};
+    struct gw_cpu cpu = {.cr0 = r.cr0,
+                         .cr3 = r.cr3,
+                         .cr4 = r.cr4,
+                         .efer = r.efer,
+                         .kernel_cr3 = r.kernel_cr3,
+                         .cpl = r.cpl};
     gw_walker_begin(&w, &cpu);
     static uint8_t buf[GW_READ_VIRT_MAX];
     size_t n = (size_t)(r.va_len % (sizeof(buf) + 1));

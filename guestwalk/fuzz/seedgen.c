@@ -159,10 +159,10 @@ int main(int argc, char **argv)
     init(&m, false, PAGES);
     unsigned pdpt = new_page(&m), pd = new_page(&m);
     *entry(&m, 0, 0) = gpa_of(&m, pdpt) | P | RW | US;
-    *entry(&m, pdpt, 1) = 0x0 | P | RW | US | PS;           /* 1 GiB at 1 GiB */
+    *entry(&m, pdpt, 1) = 0x0 | P | RW | US | PS; /* 1 GiB at 1 GiB */
     *entry(&m, pdpt, 0) = gpa_of(&m, pd) | P | RW | US;
-    *entry(&m, pd, 3) = 0x0 | P | US | PS | (1ull << 63);   /* 2 MiB at 6 MiB, NX */
-    *entry(&m, pd, 4) = 0x0 | P | US | PS | (1ull << 14);   /* reserved bit */
+    *entry(&m, pd, 3) = 0x0 | P | US | PS | (1ull << 63); /* 2 MiB at 6 MiB, NX */
+    *entry(&m, pd, 4) = 0x0 | P | US | PS | (1ull << 14); /* reserved bit */
     m.r.cr3 = 0x1000 | 5; /* bit 12 set: user PGD of a pair whose kernel half is page 0 */
     m.r.cr4 |= PT_CR4_PCIDE;
     m.r.va = 0;

@@ -169,8 +169,7 @@ int gimg_write_u64(struct gimg *g, uint64_t va, uint64_t v)
     return gimg_write(g, va, &v, sizeof(v));
 }
 
-struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp,
-                       uint8_t cpl)
+struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp, uint8_t cpl)
 {
     return (struct gw_cpu){
         .rip = rip,

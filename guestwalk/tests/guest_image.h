@@ -11,18 +11,18 @@
 
 /* Guest-physical layout. */
 #define GIMG_RAM0_GPA  0x0ull
-#define GIMG_RAM0_SIZE (16ull << 20)           /* [0, 16 MiB) */
-#define GIMG_HOLE_GPA  GIMG_RAM0_SIZE          /* [16 MiB, 32 MiB): "MMIO", no slot */
-#define GIMG_RAM1_GPA  (32ull << 20)           /* [32 MiB, 40 MiB) */
+#define GIMG_RAM0_SIZE (16ull << 20)  /* [0, 16 MiB) */
+#define GIMG_HOLE_GPA  GIMG_RAM0_SIZE /* [16 MiB, 32 MiB): "MMIO", no slot */
+#define GIMG_RAM1_GPA  (32ull << 20)  /* [32 MiB, 40 MiB) */
 #define GIMG_RAM1_SIZE (8ull << 20)
 #define GIMG_PAST_RAM  (GIMG_RAM1_GPA + GIMG_RAM1_SIZE) /* first GPA past all RAM */
 
 /* Entry flags (SDM Vol. 3A Table 4-19). */
-#define GIMG_P   (1ull << 0)
-#define GIMG_RW  (1ull << 1)
-#define GIMG_US  (1ull << 2)
-#define GIMG_PS  (1ull << 7)
-#define GIMG_XD  (1ull << 63)
+#define GIMG_P       (1ull << 0)
+#define GIMG_RW      (1ull << 1)
+#define GIMG_US      (1ull << 2)
+#define GIMG_PS      (1ull << 7)
+#define GIMG_XD      (1ull << 63)
 #define GIMG_USER_RW (GIMG_P | GIMG_RW | GIMG_US)
 #define GIMG_KERN_RW (GIMG_P | GIMG_RW)
 
@@ -68,8 +68,7 @@ int gimg_write(struct gimg *g, uint64_t va, const void *src, uint64_t len);
 int gimg_write_u64(struct gimg *g, uint64_t va, uint64_t v);
 
 /* Control registers for a long-mode vCPU using the default root (LA57 if the image is). */
-struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp,
-                       uint8_t cpl);
+struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp, uint8_t cpl);
 
 /* Build a frame-pointer chain of `n` records upwards from `fp0` (8-aligned), `gap` bytes apart
  * (>= 16): record i holds [next fp, ret[i]]; the last record's next fp is 0. */

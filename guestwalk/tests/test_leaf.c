@@ -24,12 +24,12 @@ int gwt_sink(int x)
     return x ^ 0x5a;
 }
 
-#define CODE_VA   0x500000ull
-#define FUNC_LEN  128 /* bytes copied per function: covers gwt_func in both variants */
-#define STACK_LO  0x7ffd00000000ull
-#define R1        0x401234ull /* return address into the caller */
-#define R2        0x405678ull
-#define R3        0x409abcull
+#define CODE_VA  0x500000ull
+#define FUNC_LEN 128 /* bytes copied per function: covers gwt_func in both variants */
+#define STACK_LO 0x7ffd00000000ull
+#define R1       0x401234ull /* return address into the caller */
+#define R2       0x405678ull
+#define R3       0x409abcull
 
 /* Instruction offsets inside one compiled function. */
 struct positions {

@@ -84,12 +84,12 @@ static void test_page_sizes(void **state)
     assert_int_equal(x.page_size, 1ull << 30);
     assert_false(x.user);
 
-    assert_int_equal(pt_translate(&mmu, &g->mem, 0x40000000ull + GIMG_RAM1_GPA + 8, PT_ACC_USER,
-                                  &x, &f), 0);
+    assert_int_equal(
+        pt_translate(&mmu, &g->mem, 0x40000000ull + GIMG_RAM1_GPA + 8, PT_ACC_USER, &x, &f), 0);
     assert_int_equal(x.gpa, GIMG_RAM1_GPA + 8);
     /* ... and the hole between the slots is not RAM, although the page maps it. */
-    assert_int_equal(pt_translate(&mmu, &g->mem, 0x40000000ull + GIMG_HOLE_GPA, PT_ACC_USER, &x,
-                                  &f), -1);
+    assert_int_equal(
+        pt_translate(&mmu, &g->mem, 0x40000000ull + GIMG_HOLE_GPA, PT_ACC_USER, &x, &f), -1);
     assert_int_equal(f.reason, PT_PAGE_OUTSIDE_RAM);
     assert_int_equal(f.level, 3);
     assert_int_equal(f.gpa, GIMG_HOLE_GPA);
@@ -133,8 +133,7 @@ static void test_4level_rejects_wide(void **state)
     struct pt_mmu mmu;
     mmu_for(g, &mmu);
     struct pt_fault f;
-    assert_int_equal(pt_translate(&mmu, &g->mem, 0x0000800000000000ull, PT_ACC_USER, NULL, &f),
-                     -1);
+    assert_int_equal(pt_translate(&mmu, &g->mem, 0x0000800000000000ull, PT_ACC_USER, NULL, &f), -1);
     assert_int_equal(f.reason, PT_NON_CANONICAL);
     assert_false(pt_canonical(&mmu, 0xff00000000000000ull));
     assert_true(pt_canonical(&mmu, 0xffff800000000000ull));
@@ -216,8 +215,8 @@ static void test_reserved_bits(void **state)
     /* Bit 12 is PAT in a large-page entry, not part of the address and not reserved. */
     *pdpte = (*pdpte & ~(1ull << 20)) | (1ull << 12);
     struct pt_xlate x;
-    assert_int_equal(pt_translate(&mmu, &g->mem, 0x8000000000ull + 0x5000, PT_ACC_SUPERVISOR, &x,
-                                  NULL), 0);
+    assert_int_equal(
+        pt_translate(&mmu, &g->mem, 0x8000000000ull + 0x5000, PT_ACC_SUPERVISOR, &x, NULL), 0);
     assert_int_equal(x.gpa, 0x5000);
 }
 
@@ -349,8 +348,9 @@ static void test_kpti_pair(void **state)
     assert_int_equal(pt_translate(&mmu, &g->mem, USER_VA, PT_ACC_USER, &x, &f), 0);
     assert_int_equal(x.gpa, upage);
     /* The user PGD does not map the kernel; the fallback with bit 12 cleared does. */
-    assert_int_equal(pt_translate_root(&mmu, &g->mem, mmu.root_kernel, KERNEL_VA,
-                                       PT_ACC_SUPERVISOR, &x, &f), -1);
+    assert_int_equal(
+        pt_translate_root(&mmu, &g->mem, mmu.root_kernel, KERNEL_VA, PT_ACC_SUPERVISOR, &x, &f),
+        -1);
     assert_int_equal(f.reason, PT_NOT_PRESENT);
     assert_int_equal(pt_translate(&mmu, &g->mem, KERNEL_VA + 8, PT_ACC_SUPERVISOR, &x, &f), 0);
     assert_int_equal(x.gpa, kpage + 8);
@@ -440,9 +440,9 @@ static void test_iterator(void **state)
     assert_false(col.m[3].user);
 
     col = (struct collected){.stop_after = 2};
-    assert_int_equal(pt_for_each_mapping(&mmu, &g->mem, base, base + (2ull << 30) - 1, 100000,
-                                         collect, &col),
-                     PT_ITER_STOPPED);
+    assert_int_equal(
+        pt_for_each_mapping(&mmu, &g->mem, base, base + (2ull << 30) - 1, 100000, collect, &col),
+        PT_ITER_STOPPED);
     assert_int_equal(col.n, 2);
 
     col = (struct collected){0};

@@ -11,8 +11,8 @@
 #include "guest_image.h"
 #include "guestwalk/unwind.h"
 
-#define CODE_VA     0x400000ull           /* user code page (nops) */
-#define USTACK_LO   0x7ffe00000000ull     /* user stack: 1 MiB */
+#define CODE_VA     0x400000ull       /* user code page (nops) */
+#define USTACK_LO   0x7ffe00000000ull /* user stack: 1 MiB */
 #define USTACK_SIZE (1ull << 20)
 #define KSTACK_LO   0xffffc90000000000ull /* kernel stack: 64 KiB */
 #define KSTACK_SIZE (64ull << 10)
@@ -486,17 +486,24 @@ int main(void)
 #define T4(fn) cmocka_unit_test_setup_teardown(fn, setup4, teardown)
 #define T5(fn) cmocka_unit_test_setup_teardown(fn, setup5, teardown)
     const struct CMUnitTest tests4[] = {
-        T4(test_user_stack_normal),     T4(test_kernel_stack),
-        T4(test_misaligned),            T4(test_cycles),
-        T4(test_decreasing),            T4(test_stack_into_mmio),
-        T4(test_unmapped),              T4(test_ten_thousand_frames),
-        T4(test_bad_return_addresses),  T4(test_window),
-        T4(test_user_walk_supervisor_page), T4(test_not_long_mode_and_capacity),
-        T4(test_kpti_kernel_walk),      T4(test_read_virt_and_cache),
+        T4(test_user_stack_normal),
+        T4(test_kernel_stack),
+        T4(test_misaligned),
+        T4(test_cycles),
+        T4(test_decreasing),
+        T4(test_stack_into_mmio),
+        T4(test_unmapped),
+        T4(test_ten_thousand_frames),
+        T4(test_bad_return_addresses),
+        T4(test_window),
+        T4(test_user_walk_supervisor_page),
+        T4(test_not_long_mode_and_capacity),
+        T4(test_kpti_kernel_walk),
+        T4(test_read_virt_and_cache),
         T4(test_page_straddling_slot_end),
     };
     const struct CMUnitTest tests5[] = {
-        T5(test_user_stack_normal), T5(test_kernel_stack),     T5(test_cycles),
+        T5(test_user_stack_normal), T5(test_kernel_stack),        T5(test_cycles),
         T5(test_stack_into_mmio),   T5(test_ten_thousand_frames), T5(test_bad_return_addresses),
         T5(test_kpti_kernel_walk),  T5(test_read_virt_and_cache),
     };

@@ -47,6 +47,10 @@ enum hvfxt_walk_stop {
     HVFXT_STOP_DEFERRED = 6,      /* user walk deferred: a completion record carries it */
     HVFXT_STOP_RECORD_LIMIT = 7,  /* frames cut to keep the record under 4095 words */
     HVFXT_STOP_ERROR = 8,         /* any other failure */
+    /* Completion records that carry no stack: the continuation was abandoned (user field). */
+    HVFXT_STOP_ABANDONED_TIMEOUT = 9, /* the thread did not return to user mode in time */
+    HVFXT_STOP_ABANDONED_END = 10,    /* the session ended while the thread was in the kernel */
+    HVFXT_STOP_ABANDONED_FULL = 11,   /* too many open continuations on the vCPU */
 };
 static inline uint64_t hvfxt_walk_word(unsigned kstop, unsigned ustop, int ktrunc, int utrunc)
 {

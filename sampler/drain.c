@@ -1,0 +1,125 @@
+/* The drain thread: moves committed records from every vCPU ring into the FXT file, names new
+ * guest address spaces and threads (kernel object records on the control provider, written
+ * before the samples that use them), discovers their modules, and shows progress. It is the only
+ * thread that touches the file. On a write error (full disk, RLIMIT_FSIZE) it stops the VM:
+ * records the vCPUs produce after that are dropped and counted, never half-written. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fxt/hvprof_format.h"
+#include "sampler/sampler_priv.h"
+
+#define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */
+
+static int name_new_identities(struct sampler *s, struct hv_err *err)
+{
+    for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
+        if (s->proc_named[id - 1])
+            continue;
+        const struct id_proc *p = id_proc_at(s->ids, id);
+        if (!p)
+            continue;
+        char name[64];
+        snprintf(name, sizeof(name), "as%u cr3=0x%" PRIx64, id, id_as_root(s->ids, p->info.cr3));
+        if (fxt_writer_guest_process(&s->w, hvfxt_koid_guest_process(id), name, err) < 0)
+            return -1;
+        s->proc_named[id - 1] = 1;
+        if (sampler_modules_discover(s, id, &p->info, err) < 0)
+            return -1;
+        s->proc_named[id - 1] = 2;
+    }
+    for (uint32_t id = 1; id <= ID_MAX_THREADS; id++) {
+        if (s->thread_named[id - 1])
+            continue;
+        const struct id_thread *t = id_thread_at(s->ids, id);
+        if (!t)
+            continue;
+        char name[64];
+        snprintf(name, sizeof(name), "t%u fs=0x%" PRIx64, id, t->fs_base);
+        if (fxt_writer_guest_thread(&s->w, hvfxt_koid_guest_thread(id), name,
+                                    hvfxt_koid_guest_process(t->proc), err) < 0)
+            return -1;
+        s->thread_named[id - 1] = 1;
+    }
+    return 0;
+}
+
+static void progress(struct sampler *s, uint64_t now, bool final)
+{
+    if (s->cfg.quiet || !isatty(STDERR_FILENO))
+        return;
+    if (!final && now - s->last_progress_ns < 1000000000ull)
+        return;
+    s->last_progress_ns = now;
+    uint64_t samples = 0, dropped = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->v[i].st;
+        samples += st->user + st->kernel + st->idle;
+        dropped += fxt_ring_dropped_total(&s->v[i].ring);
+    }
+    fprintf(stderr, "\rhvprof record: %.1f s, %" PRIu64 " samples, %" PRIu64 " dropped%s",
+            (double)(now - s->start_ns) / 1e9, samples, dropped, final ? "\n" : "");
+}
+
+int sampler_drain_once(struct sampler *s, bool final)
+{
+    struct hv_err err = {{0}, 0};
+    if (atomic_load(&s->write_failed))
+        return -1;
+    /* Names first, so that every record below refers to an identity already named. */
+    if (name_new_identities(s, &err) < 0)
+        goto fail;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        long n = fxt_writer_drain_ring(&s->w, i, &s->v[i].ring, final, &err);
+        if (n < 0)
+            goto fail;
+        s->drained_records += (uint64_t)n;
+    }
+    progress(s, sampler_now_ns(), final);
+    return 0;
+fail:
+    s->write_err = err;
+    atomic_store(&s->write_failed, true);
+    if (s->vm)
+        vm_request_stop(s->vm, VM_STOP_ERROR, 1, -1, NULL);
+    return -1;
+}
+
+static void *drain_main(void *arg)
+{
+    struct sampler *s = arg;
+    hv_signals_block();
+    while (!atomic_load(&s->drain_stop)) {
+        if (sampler_drain_once(s, false) < 0)
+            break;
+        struct timespec ts = {0, DRAIN_INTERVAL_NS};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int sampler_drain_start(struct sampler *s, struct hv_err *err)
+{
+    int rc = pthread_create(&s->drain, NULL, drain_main, s);
+    if (rc != 0) {
+        errno = rc;
+        return hv_errf_errno(err, "cannot start the drain thread");
+    }
+    pthread_setname_np(s->drain, "hvprof-drain");
+    s->drain_started = true;
+    return 0;
+}
+
+void sampler_drain_stop(struct sampler *s)
+{
+    if (!s->drain_started)
+        return;
+    atomic_store(&s->drain_stop, true);
+    pthread_join(s->drain, NULL);
+    s->drain_started = false;
+}

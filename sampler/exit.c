@@ -1,0 +1,326 @@
+/* The vCPU exit path: everything here runs on the vCPU's own thread while the guest is stopped.
+ * Bounded work only: no allocation, no locks, no I/O (the ring is lock-free, the identity table
+ * is CAS-only, the walker is preallocated). System calls: clock_gettime (vDSO), KVM_GET_MP_STATE
+ * at kernel-mode ticks, timer_settime when the re-check timer toggles, and the register ioctls
+ * only when the host lacks KVM_CAP_SYNC_REGS. */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "fxt/encode.h"
+#include "fxt/hvprof_format.h"
+#include "sampler/sampler_priv.h"
+
+static unsigned stop_code(const struct gw_stack *st)
+{
+    switch (st->stop) {
+    case GW_STOP_CHAIN_END:
+        return HVFXT_STOP_END;
+    case GW_STOP_DEPTH_CAP:
+        return HVFXT_STOP_MAX_DEPTH;
+    case GW_STOP_UNMAPPED:
+        return HVFXT_STOP_UNMAPPED;
+    case GW_STOP_INVALID_FRAME:
+        return st->bad == GW_BAD_NOT_INCREASING ? HVFXT_STOP_NOT_UPWARD : HVFXT_STOP_BAD_FP;
+    case GW_STOP_NONE:
+        return HVFXT_STOP_NONE;
+    default:
+        return HVFXT_STOP_ERROR;
+    }
+}
+
+static void emit(struct sampler_vcpu *sv, const struct fxt_sample *smp)
+{
+    size_t n = fxt_sample_words(smp);
+    uint64_t *slot = fxt_ring_reserve(&sv->ring, (uint32_t)n, smp->ts);
+    if (!slot)
+        return; /* dropped and counted by the ring; a loss record will say so */
+    size_t w = fxt_enc_sample(slot, n, smp);
+    fxt_ring_commit(&sv->ring, (uint32_t)w);
+    sv->st.records++;
+}
+
+static struct pending *pending_find(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread)
+{
+    for (unsigned i = 0; i < SAMPLER_MAX_PENDING; i++) {
+        struct pending *p = &sv->pend[i];
+        if (p->used && p->proc == proc && p->thread == thread)
+            return p;
+    }
+    return NULL;
+}
+
+static void pending_close(struct sampler_vcpu *sv, struct pending *p)
+{
+    p->used = false;
+    sv->npend--;
+}
+
+/* A completion record without a stack: the thread never came back to user mode here in time. */
+static void abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now, unsigned why)
+{
+    struct fxt_sample c = {
+        .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
+                  HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_WALK,
+        .completion = p->id,
+        .pid = hvfxt_koid_guest_process(p->proc),
+        .tid = hvfxt_koid_guest_thread(p->thread),
+        .ts = now,
+        .vcpu = sv->index,
+        .walk = hvfxt_walk_word(HVFXT_STOP_NONE, why, 0, 0),
+    };
+    emit(sv, &c);
+    sv->st.abandoned++;
+    if (why == HVFXT_STOP_ABANDONED_TIMEOUT)
+        sv->st.abandoned_timeout++;
+    else if (why == HVFXT_STOP_ABANDONED_END)
+        sv->st.abandoned_end++;
+    else
+        sv->st.abandoned_full++;
+    pending_close(sv, p);
+}
+
+static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
+{
+    uint64_t bound = (uint64_t)sv->s->cfg.abandon_periods * sv->period_ns;
+    for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
+        struct pending *p = &sv->pend[i];
+        if (p->used && now - p->opened_ns > bound)
+            abandon(sv, p, now, HVFXT_STOP_ABANDONED_TIMEOUT);
+    }
+}
+
+static struct pending *pending_open(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
+                                    uint64_t now)
+{
+    struct pending *free_slot = NULL, *oldest = NULL;
+    for (unsigned i = 0; i < SAMPLER_MAX_PENDING; i++) {
+        struct pending *p = &sv->pend[i];
+        if (!p->used) {
+            if (!free_slot)
+                free_slot = p;
+        } else if (!oldest || p->opened_ns < oldest->opened_ns) {
+            oldest = p;
+        }
+    }
+    if (!free_slot) { /* every slot busy: the oldest gives way, abandoned with the reason */
+        abandon(sv, oldest, now, HVFXT_STOP_ABANDONED_FULL);
+        free_slot = oldest;
+    }
+    *free_slot = (struct pending){
+        .used = true,
+        .id = ((uint64_t)sv->index << 56) | (++sv->cont_counter & ((1ull << 56) - 1)),
+        .proc = proc,
+        .thread = thread,
+        .opened_ns = now,
+    };
+    sv->npend++;
+    return free_slot;
+}
+
+static void cpu_from_regs(struct gw_cpu *c, const struct kvm_regs *r, const struct kvm_sregs *sr)
+{
+    *c = (struct gw_cpu){
+        .rip = r->rip,
+        .rsp = r->rsp,
+        .rbp = r->rbp,
+        .cr0 = sr->cr0,
+        .cr3 = sr->cr3,
+        .cr4 = sr->cr4,
+        .efer = sr->efer,
+        .cpl = (uint8_t)(sr->cs.selector & 3),
+    };
+}
+
+/* Is the vCPU idle: halted in HLT, or an AP still waiting for INIT/SIPI? Asked only for
+ * kernel-mode ticks (api.rst 4.38 KVM_GET_MP_STATE). */
+static bool vcpu_not_running(struct vcpu *v)
+{
+    struct kvm_mp_state mp;
+    if (ioctl(v->fd, KVM_GET_MP_STATE, &mp) < 0)
+        return false;
+    return mp.mp_state != KVM_MP_STATE_RUNNABLE;
+}
+
+void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
+{
+    struct sampler *s = ctx;
+    struct sampler_vcpu *sv = &s->v[v->index];
+    if (ticks == 0 || atomic_load_explicit(&sv->stopped, memory_order_relaxed))
+        return; /* a plain kick (stop request): nothing to sample */
+    uint64_t t0 = sampler_now_ns();
+    sv->st.exits++;
+    if (s->cfg.mode == SAMPLER_MODE_EXITS)
+        return;
+
+    /* Regular tick or re-check? The sampling timer expires at next_due + k * period exactly
+     * (absolute CLOCK_MONOTONIC), so time alone tells, whichever timer's signal woke us. */
+    bool due = t0 >= sv->next_due_ns;
+    if (due) {
+        uint64_t late = (t0 - sv->next_due_ns) / sv->period_ns;
+        sv->st.missed += late;
+        sv->next_due_ns += (late + 1) * sv->period_ns;
+    } else if (sv->npend == 0) {
+        return; /* a re-check signal that was already in flight */
+    } else {
+        sv->st.rechecks++;
+    }
+
+    struct kvm_regs regs;
+    struct kvm_sregs sregs;
+    if (vcpu_get_regs(v, &regs, &sregs) < 0)
+        return;
+    uint64_t t1 = sampler_now_ns();
+
+    struct gw_cpu cpu;
+    cpu_from_regs(&cpu, &regs, &sregs);
+    struct id_proc_info info = {sregs.cr0, sregs.cr3, sregs.cr4, sregs.efer, t0};
+    uint32_t proc = id_proc_get(s->ids, id_as_root(s->ids, sregs.cr3), &info);
+    uint32_t thread = id_thread_get(s->ids, proc, sregs.fs.base, t0);
+    uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
+
+    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    if (cpu.cpl == 3) {
+        id_thread_mark_user(s->ids, thread);
+        struct pending *p = pending_find(sv, proc, thread);
+        if (p || due) {
+            gw_walker_begin(&sv->walker, &cpu);
+            gw_unwind(&sv->walker, &ustack);
+            if (ustack.stop != GW_STOP_CHAIN_END && ustack.stop != GW_STOP_DEPTH_CAP)
+                sv->st.walk_fail++;
+        }
+        if (p) {
+            /* Back in user mode with the same identity: this user stack completes every
+             * partial record that carried p->id (RFC-0274 continuation_completion). */
+            struct fxt_sample c = {
+                .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
+                          HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                          HVFXT_SF_WALK,
+                .completion = p->id,
+                .pid = pid,
+                .tid = tid,
+                .ts = t0,
+                .user_stack = ustack.pc,
+                .n_user = ustack.count,
+                .vcpu = sv->index,
+                .cpl = 3,
+                .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0),
+            };
+            emit(sv, &c);
+            sv->st.completed++;
+            pending_close(sv, p);
+        }
+    }
+    if (sv->npend)
+        expire_pending(sv, t0);
+    uint64_t t2 = sampler_now_ns();
+
+    if (due) {
+        struct fxt_sample smp = {
+            .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
+                      HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK,
+            .pid = pid,
+            .tid = tid,
+            .ts = t0,
+            .vcpu = sv->index,
+            .cpl = cpu.cpl,
+            .pc = cpu.rip,
+        };
+        if (cpu.cpl == 3) {
+            smp.fields |= HVFXT_SF_USER_STACK;
+            smp.user_stack = ustack.pc;
+            smp.n_user = ustack.count;
+            smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0);
+            sv->st.user++;
+            emit(sv, &smp);
+        } else {
+            bool halted = vcpu_not_running(v);
+            if (halted && s->cfg.mode == SAMPLER_MODE_CPU) {
+                sv->st.idle++;
+            } else {
+                /* Kernel mode: the kernel half is always mapped, so walk it now; the user
+                 * stack waits for the return to user mode. An idle (halted) vCPU never returns
+                 * to a user thread from here, so it opens no continuation. */
+                struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
+                gw_walker_begin(&sv->walker, &cpu);
+                gw_unwind(&sv->walker, &kstack);
+                if (kstack.stop != GW_STOP_CHAIN_END && kstack.stop != GW_STOP_DEPTH_CAP)
+                    sv->st.walk_fail++;
+                smp.fields |= HVFXT_SF_KERNEL_STACK;
+                smp.kernel_stack = kstack.pc;
+                smp.n_kernel = kstack.count;
+                /* Only a thread known to run in user mode will come back there: kernel
+                 * threads (and a thread's very first sample, if it is in the kernel) carry
+                 * the kernel stack alone. */
+                unsigned ustop = HVFXT_STOP_NONE;
+                if (!halted && id_thread_is_user(s->ids, thread)) {
+                    struct pending *p = pending_find(sv, proc, thread);
+                    if (!p)
+                        p = pending_open(sv, proc, thread, t0);
+                    p->samples++;
+                    smp.fields |= HVFXT_SF_CONTINUATION;
+                    smp.continuation = p->id;
+                    ustop = HVFXT_STOP_DEFERRED;
+                }
+                smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0);
+                if (halted)
+                    sv->st.idle++;
+                else
+                    sv->st.kernel++;
+                emit(sv, &smp);
+            }
+        }
+    }
+
+    bool want_recheck = sv->npend > 0 && s->cfg.recheck_ns > 0;
+    if (want_recheck != sv->recheck_armed)
+        sampler_recheck_arm(sv, want_recheck);
+
+    uint64_t t3 = sampler_now_ns();
+    sv->st.t_regs += t1 - t0;
+    sv->st.t_walk += t2 - t1;
+    sv->st.t_push += t3 - t2;
+    sv->st.t_total += t3 - t0;
+    if (t3 - t0 > sv->st.t_max)
+        sv->st.t_max = t3 - t0;
+    sv->st.t_samples++;
+}
+
+int sampler_vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
+{
+    struct sampler *s = ctx;
+    if ((unsigned)v->index >= s->cfg.nvcpus)
+        return hv_errf(err, "sampler: vCPU %d was not configured", v->index);
+    struct sampler_vcpu *sv = &s->v[v->index];
+    if (s->cfg.mode != SAMPLER_MODE_EXITS) {
+        struct gw_config gc = {
+            .max_depth = s->cfg.max_depth,
+            .no_leaf_repair = s->cfg.no_leaf_repair,
+        };
+        if (gw_walker_init(&sv->walker, vm_gmem(s->vm), &gc, err) < 0)
+            return hv_err_prefix(err, "vcpu%d", v->index);
+        sv->walker_ok = true;
+    }
+    if (sampler_timers_create(sv, v->tid, err) < 0)
+        return hv_err_prefix(err, "vcpu%d", v->index);
+    return 0;
+}
+
+void sampler_vcpu_stop(void *ctx, struct vcpu *v)
+{
+    struct sampler *s = ctx;
+    struct sampler_vcpu *sv = &s->v[v->index];
+    atomic_store(&sv->stopped, true);
+    sampler_timers_delete(sv);
+    /* The session ends with these threads still in the kernel: every continuation still open
+     * is completed as abandoned, so no partial record is left without its completion. */
+    uint64_t now = sampler_now_ns();
+    for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
+        if (sv->pend[i].used)
+            abandon(sv, &sv->pend[i], now, HVFXT_STOP_ABANDONED_END);
+    }
+    if (sv->walker_ok) {
+        gw_walker_fini(&sv->walker);
+        sv->walker_ok = false;
+    }
+}

@@ -1,0 +1,122 @@
+#include "sampler/identity.h"
+
+#include <string.h>
+
+void id_table_init(struct id_table *t, bool mask_kpti)
+{
+    memset(t, 0, sizeof(*t));
+    t->mask_kpti = mask_kpti;
+}
+
+uint64_t id_as_root(const struct id_table *t, uint64_t cr3)
+{
+    /* SDM Vol. 3A §4.5: CR3[11:0] are PCID or PWT/PCD; bits above MAXPHYADDR (52 at most) are
+     * LAM / no-flush controls. Linux PTI keeps the user PGD at kernel PGD + 4 KiB (bit 12). */
+    uint64_t root = cr3 & 0x000ffffffffff000ull;
+    if (t->mask_kpti)
+        root &= ~(1ull << 12);
+    return root;
+}
+
+/* 64-bit mix (splitmix64 finaliser constants) so that page-aligned roots spread over slots. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_info *info)
+{
+    uint64_t key = root + 1;
+    uint64_t h = mix64(key);
+    for (unsigned i = 0; i < ID_PROBES; i++) {
+        uint32_t slot = (uint32_t)((h + i) & (ID_MAX_PROCS - 1));
+        struct id_proc *p = &t->procs[slot];
+        uint64_t cur = atomic_load_explicit(&p->key, memory_order_acquire);
+        if (cur == key)
+            return slot + 1;
+        if (cur == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong_explicit(&p->key, &expected, key,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                p->info = *info;
+                atomic_store_explicit(&p->ready, 1, memory_order_release);
+                return slot + 1;
+            }
+            if (expected == key) /* another vCPU inserted the same address space */
+                return slot + 1;
+        }
+    }
+    atomic_fetch_add_explicit(&t->full, 1, memory_order_relaxed);
+    return 0;
+}
+
+uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint64_t ts)
+{
+    /* One word of key, so that claiming a slot is a single CAS: the address-space id (1..1024,
+     * 10 bits) above the low 54 bits of the FS base. User FS bases are canonical lower-half
+     * addresses (< 2^47, or 2^56 with LA57), so two distinct real threads never share a key;
+     * only FS bases that differ above bit 53 fold together. */
+    uint64_t key = ((uint64_t)proc << 54) | (fs_base & ((1ull << 54) - 1));
+    uint64_t h = mix64(key);
+    for (unsigned i = 0; i < ID_PROBES; i++) {
+        uint32_t slot = (uint32_t)((h + i) & (ID_MAX_THREADS - 1));
+        struct id_thread *th = &t->threads[slot];
+        uint64_t cur = atomic_load_explicit(&th->key, memory_order_acquire);
+        if (cur == key)
+            return slot + 1;
+        if (cur == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong_explicit(&th->key, &expected, key,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                th->proc = proc;
+                th->fs_base = fs_base;
+                th->first_ts = ts;
+                atomic_store_explicit(&th->ready, 1, memory_order_release);
+                return slot + 1;
+            }
+            if (expected == key)
+                return slot + 1;
+        }
+    }
+    atomic_fetch_add_explicit(&t->full, 1, memory_order_relaxed);
+    return 0;
+}
+
+const struct id_proc *id_proc_at(const struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_PROCS)
+        return NULL;
+    const struct id_proc *p = &t->procs[id - 1];
+    return atomic_load_explicit(&p->ready, memory_order_acquire) ? p : NULL;
+}
+
+const struct id_thread *id_thread_at(const struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return NULL;
+    const struct id_thread *th = &t->threads[id - 1];
+    return atomic_load_explicit(&th->ready, memory_order_acquire) ? th : NULL;
+}
+
+void id_thread_mark_user(struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return;
+    struct id_thread *th = &t->threads[id - 1];
+    if (!atomic_load_explicit(&th->seen_user, memory_order_relaxed))
+        atomic_store_explicit(&th->seen_user, true, memory_order_relaxed);
+}
+
+bool id_thread_is_user(const struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return false;
+    return atomic_load_explicit(&t->threads[id - 1].seen_user, memory_order_relaxed);
+}

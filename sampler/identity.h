@@ -1,0 +1,67 @@
+/* Guest identities, recognised from CPU state alone (no guest help):
+ *   process = address space = CR3 with its flag/PCID bits masked (and the KPTI bit, when asked),
+ *   thread  = (address space, FS base).
+ * Each gets a small stable id: its slot in a fixed-size open-addressing table shared by every
+ * vCPU thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
+ * they are safe on the vCPU exit path. Ids are 1-based; 0 means "table full" (counted).
+ *
+ * The drain thread names new entries in the trace: it walks the tables from where it stopped
+ * (entries are published with a release store of `ready`). */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ID_MAX_PROCS   1024u  /* power of two */
+#define ID_MAX_THREADS 8192u  /* power of two */
+#define ID_PROBES      64u    /* linear-probe bound: a full neighbourhood counts as "full" */
+
+/* What the drain thread needs to discover modules of a new address space later. */
+struct id_proc_info {
+    uint64_t cr0, cr3, cr4, efer;
+    uint64_t first_ts;
+};
+
+struct id_proc {
+    _Atomic uint64_t key; /* root + 1; 0 = empty */
+    _Atomic int ready;    /* info published */
+    struct id_proc_info info;
+};
+
+struct id_thread {
+    _Atomic uint64_t key; /* proc id << 54 | FS base[53:0]; 0 = empty */
+    _Atomic int ready;
+    _Atomic bool seen_user; /* sampled at CPL 3 at least once: a user thread */
+    uint32_t proc; /* id of its address space */
+    uint64_t fs_base;
+    uint64_t first_ts;
+};
+
+struct id_table {
+    bool mask_kpti; /* fold the KPTI user/kernel CR3 pair (bit 12) into one address space */
+    struct id_proc procs[ID_MAX_PROCS];
+    struct id_thread threads[ID_MAX_THREADS];
+    _Atomic uint64_t full; /* lookups that found no slot */
+};
+
+void id_table_init(struct id_table *t, bool mask_kpti);
+
+/* The address-space root used as the process key: CR3 bits [51:12], minus bit 12 with KPTI. */
+uint64_t id_as_root(const struct id_table *t, uint64_t cr3);
+
+/* Id of the address space with this root (inserting it, with `info`, on first sight), 0 if the
+ * table is full. */
+uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_info *info);
+
+/* Id of the thread (address space `proc`, FS base), inserting it on first sight; 0 if full. */
+uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint64_t ts);
+
+/* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never
+ * seen in user mode is treated as a kernel thread: its kernel samples open no continuation. */
+void id_thread_mark_user(struct id_table *t, uint32_t id);
+bool id_thread_is_user(const struct id_table *t, uint32_t id);
+
+/* Entry `id` if it is published, else NULL (for the drain thread). */
+const struct id_proc *id_proc_at(const struct id_table *t, uint32_t id);
+const struct id_thread *id_thread_at(const struct id_table *t, uint32_t id);

@@ -1,0 +1,222 @@
+/* Sampler set-up and tear-down; the exit path is in exit.c, the file side in drain.c. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fxt/hvprof_format.h"
+#include "sampler/sampler_priv.h"
+
+static const char *mode_name(enum sampler_mode m)
+{
+    switch (m) {
+    case SAMPLER_MODE_CPU:
+        return "cpu";
+    case SAMPLER_MODE_WALL:
+        return "wall";
+    default:
+        return "exits";
+    }
+}
+
+/* The ring holds whole records; its capacity is a power of two of at least 4096 words
+ * (fxt/ring.h), rounded up from --buffer. */
+static uint64_t ring_words(uint64_t bytes)
+{
+    uint64_t words = 4096;
+    while (words * 8 < bytes && words < (1ull << 32))
+        words <<= 1;
+    return words;
+}
+
+struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *err)
+{
+    if (cfg->nvcpus == 0 || cfg->hz == 0 || cfg->max_depth == 0 ||
+        cfg->max_depth > SAMPLER_MAX_FRAMES) {
+        hv_errf(err, "sampler: invalid configuration");
+        return NULL;
+    }
+    struct sampler *s = calloc(1, sizeof(*s));
+    if (!s) {
+        hv_errf(err, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    s->period_ns = 1000000000ull / cfg->hz;
+    if (s->period_ns == 0)
+        s->period_ns = 1;
+    s->ids = malloc(sizeof(*s->ids));
+    s->v = calloc(cfg->nvcpus, sizeof(*s->v));
+    s->proc_named = calloc(ID_MAX_PROCS, 1);
+    s->thread_named = calloc(ID_MAX_THREADS, 1);
+    s->mods = sampler_modules_create();
+    if (!s->ids || !s->v || !s->proc_named || !s->thread_named || !s->mods) {
+        hv_errf(err, "out of memory");
+        sampler_destroy(s);
+        return NULL;
+    }
+    id_table_init(s->ids, cfg->mask_kpti);
+    for (unsigned i = 0; i < cfg->nvcpus; i++) {
+        struct sampler_vcpu *sv = &s->v[i];
+        sv->s = s;
+        sv->index = i;
+        sv->period_ns = s->period_ns;
+        if (fxt_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, HVFXT_KOID_VM,
+                          hvfxt_koid_vcpu(i), err) < 0) {
+            sampler_destroy(s);
+            return NULL;
+        }
+    }
+    /* Open the output now: an unwritable path is reported before the guest boots. */
+    if (fxt_writer_open(&s->w, cfg->out_path, 1000000000ull, cfg->nvcpus,
+                        cfg->vm_name ? cfg->vm_name : "guest", err) < 0) {
+        sampler_destroy(s);
+        return NULL;
+    }
+    s->writer_open = true;
+    return s;
+}
+
+void sampler_hooks(struct sampler *s, struct vm_hooks *out)
+{
+    *out = (struct vm_hooks){
+        .ctx = s,
+        .vcpu_start = sampler_vcpu_start,
+        .vcpu_interrupted = sampler_vcpu_interrupted,
+        .vcpu_stop = sampler_vcpu_stop,
+    };
+}
+
+int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
+{
+    s->vm = vm;
+    s->start_ns = sampler_now_ns();
+    struct fxt_arg args[] = {
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = s->cfg.hz},
+        {.type = FXT_ARG_STRING, .name = fxt_str_inline("mode"),
+         .v.str = fxt_str_inline(mode_name(s->cfg.mode))},
+        {.type = FXT_ARG_U32, .name = fxt_str_inline("vcpus"), .v.u32 = s->cfg.nvcpus},
+        {.type = FXT_ARG_U32, .name = fxt_str_inline("max_depth"), .v.u32 = s->cfg.max_depth},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("buffer_bytes"),
+         .v.u64 = s->cfg.buffer_bytes},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("recheck_ns"), .v.u64 = s->cfg.recheck_ns},
+        {.type = FXT_ARG_U32, .name = fxt_str_inline("abandon_periods"),
+         .v.u32 = s->cfg.abandon_periods},
+        {.type = FXT_ARG_STRING, .name = fxt_str_inline("guest"),
+         .v.str = fxt_str_inline(s->cfg.guest_desc ? s->cfg.guest_desc : "")},
+    };
+    if (fxt_writer_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
+                          sizeof(args) / sizeof(args[0]), err) < 0)
+        return -1;
+    return sampler_drain_start(s, err);
+}
+
+int sampler_finish(struct sampler *s, struct hv_err *err)
+{
+    sampler_drain_stop(s);
+    int rc = 0;
+    /* The vCPU threads have stopped: take everything left, with pending loss records. */
+    if (sampler_drain_once(s, true) < 0)
+        rc = -1;
+    if (rc == 0) {
+        struct sampler_totals t;
+        sampler_get_totals(s, &t);
+        struct fxt_arg args[] = {
+            {.type = FXT_ARG_U64, .name = fxt_str_inline("samples"),
+             .v.u64 = t.user + t.kernel + t.idle},
+            {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
+            {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
+            {.type = FXT_ARG_U64, .name = fxt_str_inline("abandoned"), .v.u64 = t.abandoned},
+        };
+        if (fxt_writer_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
+                              sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {
+            atomic_store(&s->write_failed, true);
+            rc = -1;
+        }
+    }
+    if (s->writer_open) {
+        struct hv_err cerr = {{0}, 0};
+        if (fxt_writer_close(&s->w, &cerr) < 0 && rc == 0) {
+            s->write_err = cerr;
+            atomic_store(&s->write_failed, true);
+            rc = -1;
+        }
+        s->writer_open = false;
+    }
+    if (rc < 0 && err)
+        *err = s->write_err;
+    return rc;
+}
+
+void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
+{
+    memset(t, 0, sizeof(*t));
+    uint64_t ns = 0, n = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->v[i].st;
+        t->user += st->user;
+        t->kernel += st->kernel;
+        t->idle += st->idle;
+        t->missed += st->missed;
+        t->completed += st->completed;
+        t->abandoned += st->abandoned;
+        t->rechecks += st->rechecks;
+        t->exits += st->exits;
+        t->records += st->records;
+        t->dropped += fxt_ring_dropped_total(&s->v[i].ring);
+        ns += st->t_total;
+        n += st->t_samples;
+    }
+    t->mean_exit_ns = n ? (double)ns / (double)n : 0;
+}
+
+void sampler_print_summary(const struct sampler *s, FILE *out)
+{
+    fprintf(out, "hvprof record: %s, %" PRIu64 " Hz, %s mode, %u vCPU%s\n", s->cfg.out_path,
+            s->cfg.hz, mode_name(s->cfg.mode), s->cfg.nvcpus, s->cfg.nvcpus == 1 ? "" : "s");
+    fprintf(out, "  %-6s %9s %9s %9s %9s %9s %9s %9s %10s\n", "vcpu", "user", "kernel", "idle",
+            "missed", "complete", "abandon", "dropped", "us/sample");
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->v[i].st;
+        double us = st->t_samples ? (double)st->t_total / (double)st->t_samples / 1000.0 : 0;
+        fprintf(out,
+                "  vcpu%-2u %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+                " %9" PRIu64 " %9" PRIu64 " %10.2f\n",
+                i, st->user, st->kernel, st->idle, st->missed, st->completed, st->abandoned,
+                fxt_ring_dropped_total(&s->v[i].ring), us);
+    }
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
+    fprintf(out,
+            "  total  %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+            " %9" PRIu64 " %10.2f\n",
+            t.user, t.kernel, t.idle, t.missed, t.completed, t.abandoned, t.dropped,
+            t.mean_exit_ns / 1000.0);
+    fprintf(out, "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
+                 " records written; guest identities: %" PRIu64 " table-full lookups\n",
+            t.exits, t.rechecks, s->drained_records, (uint64_t)atomic_load(&s->ids->full));
+    if (t.dropped)
+        fprintf(out, "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
+                     "where (records_dropped events). A larger --buffer avoids it.\n",
+                t.dropped);
+}
+
+void sampler_destroy(struct sampler *s)
+{
+    if (!s)
+        return;
+    sampler_drain_stop(s);
+    if (s->writer_open) {
+        fxt_writer_close(&s->w, NULL);
+        s->writer_open = false;
+    }
+    if (s->v) {
+        for (unsigned i = 0; i < s->cfg.nvcpus; i++)
+            fxt_ring_destroy(&s->v[i].ring);
+    }
+    free(s->v);
+    free(s->ids);
+    free(s->proc_named);
+    free(s->thread_named);
+    sampler_modules_destroy(s->mods);
+    free(s);
+}

@@ -1,0 +1,68 @@
+/* The recording engine behind `hvprof record`: per-vCPU timer exits, partial samples at the exit,
+ * user-stack walks deferred until the guest thread is back in user mode (RFC-0274's model with
+ * the hypervisor as "the kernel"), per-vCPU lock-free rings, one drain thread writing FXT.
+ * docs/sampling.md describes the design; docs/fxt-samples.md the records.
+ *
+ *   struct sampler *s = sampler_create(&cfg, &err);    // opens the output: fails before boot
+ *   struct vm_hooks h; sampler_hooks(s, &h);           // give them to vm_create (run_session_open)
+ *   sampler_attach(s, vm, &err);                       // guest memory + drain thread
+ *   vm_run(vm, &res, &err);
+ *   sampler_finish(s, &err);                           // drain, loss records, close the file
+ *   sampler_print_summary(s, stderr);
+ *   sampler_destroy(s);
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "vmm/vm.h"
+
+enum sampler_mode {
+    SAMPLER_MODE_CPU,   /* a tick counts only if the vCPU was running (not halted) */
+    SAMPLER_MODE_WALL,  /* every tick is a sample, halted or not */
+    SAMPLER_MODE_EXITS, /* take every timer exit and re-enter at once: the machine's exit floor */
+};
+
+#define SAMPLER_DEFAULT_HZ          1000u
+#define SAMPLER_DEFAULT_BUFFER      (1u << 20) /* bytes per vCPU ring */
+#define SAMPLER_DEFAULT_RECHECK_NS  200000ull  /* 200 us: see docs/sampling.md */
+#define SAMPLER_DEFAULT_ABANDON     10u        /* sampling periods a continuation may stay open */
+
+struct sampler_config {
+    const char *out_path;
+    unsigned nvcpus;
+    uint64_t hz;
+    enum sampler_mode mode;
+    unsigned max_depth;       /* frames per stack (user and kernel each), 1..1000 */
+    uint64_t buffer_bytes;    /* per-vCPU ring */
+    uint64_t recheck_ns;      /* re-check period while a continuation is pending; 0 = none */
+    unsigned abandon_periods; /* a continuation open longer than this many periods is abandoned */
+    bool mask_kpti;           /* fold CR3 bit 12 (Linux PTI user/kernel PGD pair) */
+    bool no_leaf_repair;
+    const char *vm_name;      /* names the VM process in the trace */
+    const char *guest_desc;   /* kernel path etc., for the session_start marker */
+    bool quiet;               /* no progress line */
+};
+
+struct sampler;
+
+struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *err);
+void sampler_hooks(struct sampler *s, struct vm_hooks *out);
+int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err);
+/* After vm_run returned: stop the drain thread, move what is left (with loss records), write
+ * the session_stop marker and close the file. Returns -1 if the recording could not be written
+ * completely (err says why; what was written before the failure is a valid prefix). */
+int sampler_finish(struct sampler *s, struct hv_err *err);
+void sampler_print_summary(const struct sampler *s, FILE *out);
+void sampler_destroy(struct sampler *s);
+
+/* Totals for tests and the summary. */
+struct sampler_totals {
+    uint64_t user, kernel, idle, missed, completed, abandoned, dropped, rechecks, exits;
+    uint64_t records;        /* sample records written by the vCPU threads (ring commits) */
+    double mean_exit_ns;     /* mean VMM time per sample exit */
+};
+void sampler_get_totals(const struct sampler *s, struct sampler_totals *t);

@@ -73,6 +73,12 @@ static int read_phdrs(Elf *e, struct elf_symbols *es, bool notes_only)
         GElf_Phdr ph;
         if (!gelf_getphdr(e, (int)i, &ph))
             continue;
+        if (ph.p_type == PT_LOAD && ph.p_memsz && ph.p_vaddr <= UINT64_MAX - ph.p_memsz) {
+            if (!es->load_hi || ph.p_vaddr < es->load_lo)
+                es->load_lo = ph.p_vaddr;
+            if (ph.p_vaddr + ph.p_memsz > es->load_hi)
+                es->load_hi = ph.p_vaddr + ph.p_memsz;
+        }
         if (ph.p_type == PT_LOAD && ph.p_vaddr >= ph.p_offset) {
             uint64_t b = (ph.p_vaddr - ph.p_offset) & ~0xfffull;
             if (b < base)

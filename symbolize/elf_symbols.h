@@ -23,6 +23,7 @@ struct elf_symbols {
      * page-floored. A module whose ELF header is found at runtime address A has load bias
      * A - link_base; every runtime address r maps to link address r - bias. */
     uint64_t link_base;
+    uint64_t load_lo, load_hi; /* link-time extent of the PT_LOAD segments (0, 0 if none) */
     bool has_symtab; /* .symtab was present (else only .dynsym, e.g. a stripped binary) */
 };
 

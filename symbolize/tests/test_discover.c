@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,9 @@
 
 #include "guestwalk/tests/guest_image.h"
 #include "symbolize/discover.h"
+#include "symbolize/discover_fxt.h"
 #include "symbolize/discover_guest.h"
+#include "symbolize/fxt_load.h"
 #include "symbolize/elf_symbols.h"
 #include "testutil.h"
 
@@ -92,6 +95,89 @@ static void test_discover_through_page_tables(void **state)
     gimg_free(&g);
 }
 
+/* Record time to report time: modules discovered in guest memory go into a recording with the
+ * fxt writer; the report side symbolizes samples from the file plus symbol files found by
+ * build-id alone (the recording names the program only "[elf@0x400000]"). */
+static void test_record_and_symbolize(void **state)
+{
+    (void)state;
+    struct gimg g;
+    assert_int_equal(gimg_init(&g, false), 0);
+    const uint64_t lib_bias = 0x7f1234560000ull;
+    load_elf(&g, fixture("prog_static"), 0);
+    load_elf(&g, fixture("libfix_stripped.so"), lib_bias);
+    struct gw_cpu cpu = gimg_cpu(&g, 0x401000, 0x7ffff000, 0, 3);
+    struct pt_mmu mmu;
+    assert_int_equal(pt_mmu_init(&mmu, cpu.cr0, cpu.cr3, cpu.cr4, cpu.efer, 0, 0), PT_OK);
+    struct discover_module mods[8];
+    size_t n = discover_guest_modules(&g.mem, &mmu, mods, 8, NULL);
+    assert_int_equal(n, 2);
+
+    char *dir = make_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/rec.fxt", dir);
+    struct fxt_writer w;
+    struct hv_err err;
+    if (fxt_writer_open(&w, path, 1000000000ull, 1, "test", &err) < 0)
+        fail_msg("%s", err.msg);
+    struct discover_registry reg;
+    discover_registry_init(&reg);
+    const uint64_t pid = hvfxt_koid_guest_process(3);
+    int rc = discover_record(&w, &reg, pid, mods, n, 10, &err);
+    assert_true(rc >= 4); /* 2 modules + their segments */
+    assert_int_equal(discover_record(&w, &reg, pid, mods, n, 20, &err), 0); /* nothing new */
+    /* A kernel ELF at its (higher-half) link address. */
+    if (discover_record_kernel_elf(&w, &reg, fixture("kernel_standin"), 10, &err) < 0)
+        fail_msg("%s", err.msg);
+
+    uint64_t leaf = nm_address(fixture("prog_static"), "fixture_leaf");
+    uint64_t lib_leaf = nm_address(fixture("libfix.so"), "fixture_middle") + lib_bias;
+    uint64_t us[] = {lib_leaf + 4};
+    uint64_t kfn = nm_address(fixture("kernel_standin"), "fixture_outer");
+    assert_true(kfn >= 0xffffffff80100000ull);
+    struct fxt_sample smp = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                       HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                       HVFXT_SF_PC,
+                             .pid = pid, .tid = hvfxt_koid_guest_thread(1), .ts = 100,
+                             .user_stack = us, .n_user = 1, .cpl = 3, .pc = leaf + 1};
+    uint64_t words[64];
+    size_t nw = fxt_enc_sample(words, 64, &smp);
+    assert_true(nw > 0);
+    assert_int_equal(fxt_writer_emit(&w, fxt_vcpu_provider(0), words, nw, &err), 0);
+    /* And a kernel-mode sample in the same process. */
+    smp.fields &= ~(uint32_t)HVFXT_SF_USER_STACK;
+    smp.cpl = 0;
+    smp.pc = kfn + 2;
+    nw = fxt_enc_sample(words, 64, &smp);
+    assert_int_equal(fxt_writer_emit(&w, fxt_vcpu_provider(0), words, nw, &err), 0);
+    assert_int_equal(fxt_writer_close(&w, &err), 0);
+    discover_registry_free(&reg);
+    gimg_free(&g);
+
+    struct profile p;
+    profile_init(&p);
+    if (fxt_load_profile_file(path, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    assert_int_equal(symbol_path_add_dir(&sp, FIXTURE_OUT, NULL), 0);
+    size_t loaded;
+    assert_int_equal(profile_load_symbols(&p, &sp, &loaded, NULL), 0);
+    assert_int_equal(loaded, 2 + 1); /* program, library, "kernel" (by its recorded path) */
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    assert_int_equal(p.samples.n, 2);
+    const struct prof_frame *kf = &p.frames.v[p.samples.v[1].first];
+    assert_string_equal(p.funcs.v[p.locs.v[kf->loc].func].name, "fixture_outer");
+    const struct prof_frame *f = &p.frames.v[p.samples.v[0].first];
+    assert_string_equal(p.funcs.v[p.locs.v[f[0].loc].func].name, "fixture_leaf");
+    assert_string_equal(p.funcs.v[p.locs.v[f[1].loc].func].name, "fixture_middle");
+    /* Named from its main module, once found by build-id. */
+    assert_string_equal(profile_process_name(&p, pid), "prog_static");
+    symbol_path_free(&sp);
+    profile_free(&p);
+    remove_temp_dir(dir);
+}
+
 /* Hostile headers through the plain callback interface: a flat buffer as memory. */
 struct flat {
     uint8_t *b;
@@ -145,6 +231,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discover_through_page_tables),
+        cmocka_unit_test(test_record_and_symbolize),
         cmocka_unit_test(test_hostile_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,141 @@
+#include "symbolize/discover_fxt.h"
+
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fxt/hvprof_format.h"
+#include "symbolize/elf_symbols.h"
+
+void discover_registry_init(struct discover_registry *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->next_id = 1;
+}
+
+void discover_registry_free(struct discover_registry *r)
+{
+    free(r->mods);
+    free(r->maps);
+    memset(r, 0, sizeof(*r));
+}
+
+static struct discover_registry_module *find_module(struct discover_registry *r, const uint8_t *id,
+                                                    uint32_t id_len, const char *name,
+                                                    uint64_t header_va)
+{
+    for (size_t i = 0; i < r->nmods; i++) {
+        struct discover_registry_module *m = &r->mods[i];
+        if (id_len ? m->build_id_len == id_len && !memcmp(m->build_id, id, id_len)
+                   : !m->build_id_len && m->header_va == header_va && !strcmp(m->name, name))
+            return m;
+    }
+    return NULL;
+}
+
+/* The module's id, writing its record the first time. */
+static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, const uint8_t *id,
+                         uint32_t id_len, const char *name, uint64_t header_va, int *written,
+                         struct hv_err *err)
+{
+    struct discover_registry_module *m = find_module(r, id, id_len, name, header_va);
+    if (m)
+        return (int64_t)m->id;
+    if (r->nmods == r->mods_cap) {
+        size_t cap = r->mods_cap ? r->mods_cap * 2 : 16;
+        void *v = realloc(r->mods, cap * sizeof(*r->mods));
+        if (!v)
+            return hv_errf(err, "discover: out of memory");
+        r->mods = v;
+        r->mods_cap = cap;
+    }
+    m = &r->mods[r->nmods];
+    memset(m, 0, sizeof(*m));
+    if (id_len > sizeof(m->build_id))
+        id_len = sizeof(m->build_id);
+    memcpy(m->build_id, id, id_len);
+    m->build_id_len = id_len;
+    m->header_va = header_va;
+    snprintf(m->name, sizeof(m->name), "%s", name);
+    m->id = r->next_id;
+    struct fxt_module rec = {.id = m->id, .name = m->name, .name_len = (uint16_t)strlen(m->name),
+                             .build_id = m->build_id, .build_id_len = (uint16_t)id_len};
+    if (fxt_writer_module(w, &rec, err) < 0)
+        return -1;
+    r->nmods++;
+    r->next_id++;
+    (*written)++;
+    return (int64_t)m->id;
+}
+
+static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t pid, uint64_t mod,
+                   uint64_t start, uint64_t size, uint64_t vaddr, uint64_t flags, uint64_t ts,
+                   int *written, struct hv_err *err)
+{
+    for (size_t i = 0; i < r->nmaps; i++) {
+        if (r->maps[i].pid == pid && r->maps[i].start == start && r->maps[i].module_id == mod)
+            return 0;
+    }
+    if (r->nmaps == r->maps_cap) {
+        size_t cap = r->maps_cap ? r->maps_cap * 2 : 64;
+        void *v = realloc(r->maps, cap * sizeof(*r->maps));
+        if (!v)
+            return hv_errf(err, "discover: out of memory");
+        r->maps = v;
+        r->maps_cap = cap;
+    }
+    struct fxt_mapping rec = {.pid = pid, .module_id = mod, .start = start, .size = size,
+                              .vaddr = vaddr, .flags = flags, .ts = ts};
+    if (fxt_writer_mapping(w, &rec, err) < 0)
+        return -1;
+    r->maps[r->nmaps++] = (struct discover_registry_mapping){pid, start, mod};
+    (*written)++;
+    return 0;
+}
+
+/* ELF p_flags (PF_X 1, PF_W 2, PF_R 4) to the mapping record's flags (read 1, write 2, exec 4). */
+static uint64_t map_flags(uint32_t pf)
+{
+    return ((pf & PF_R) ? HVFXT_MAP_READ : 0) | ((pf & PF_W) ? HVFXT_MAP_WRITE : 0) |
+           ((pf & PF_X) ? HVFXT_MAP_EXEC : 0);
+}
+
+int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_t pid_koid,
+                    const struct discover_module *m, size_t n, uint64_t ts, struct hv_err *err)
+{
+    int written = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = module_id(w, reg, m[i].build_id, m[i].build_id_len, m[i].name,
+                               m[i].header_va, &written, err);
+        if (id < 0)
+            return -1;
+        for (unsigned s = 0; s < m[i].nseg; s++) {
+            const struct discover_seg *sg = &m[i].seg[s];
+            if (mapping(w, reg, pid_koid, (uint64_t)id, sg->start, sg->size, sg->start - m[i].bias,
+                        map_flags(sg->flags), ts, &written, err) < 0)
+                return -1;
+        }
+    }
+    return written;
+}
+
+int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *reg,
+                               const char *path, uint64_t ts, struct hv_err *err)
+{
+    struct elf_symbols es;
+    uint8_t id[ELF_BUILD_ID_MAX];
+    if (elf_symbols_load_file(&es, path, err) < 0)
+        return -1;
+    memcpy(id, es.build_id, es.build_id_len);
+    uint32_t id_len = es.build_id_len;
+    uint64_t lo = es.load_lo & ~0xfffull, hi = (es.load_hi + 0xfff) & ~0xfffull;
+    elf_symbols_free(&es);
+    if (hi <= lo)
+        return hv_errf(err, "%s: no PT_LOAD segments", path);
+    int written = 0;
+    int64_t mod = module_id(w, reg, id, id_len, path, lo, &written, err);
+    if (mod < 0 || mapping(w, reg, hvfxt_koid_guest_process(0), (uint64_t)mod, lo, hi - lo, lo,
+                           HVFXT_MAP_READ | HVFXT_MAP_EXEC, ts, &written, err) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* Writing discovered modules into a recording (record time): module records once per module
+ * (by build-id, or by name and header address without one) and mapping records once per
+ * (address space, start), with the koids and layouts of docs/fxt-samples.md section 3. The
+ * sampler calls this after discover_guest_modules() for each address space it has seen, and
+ * discover_record_kernel_elf() once for a guest kernel ELF the VMM loaded. Not for the vCPU exit
+ * path (allocates, writes the file): the drain/control thread owns the writer. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "fxt/writer.h"
+#include "symbolize/discover.h"
+
+struct discover_registry_module {
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+    uint64_t header_va;
+    char name[DISCOVER_NAME_MAX];
+    uint64_t id;
+};
+
+struct discover_registry_mapping {
+    uint64_t pid, start, module_id;
+};
+
+struct discover_registry {
+    struct discover_registry_module *mods;
+    size_t nmods, mods_cap;
+    struct discover_registry_mapping *maps;
+    size_t nmaps, maps_cap;
+    uint64_t next_id; /* module ids start at 1 */
+};
+
+void discover_registry_init(struct discover_registry *r);
+void discover_registry_free(struct discover_registry *r);
+
+/* Write what is new among `m[0..n)` for address space `pid_koid` (hvfxt_koid_guest_process).
+ * Returns the number of records written, or -1. */
+int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_t pid_koid,
+                    const struct discover_module *m, size_t n, uint64_t ts, struct hv_err *err);
+
+/* A guest kernel ELF loaded at its link addresses (the test guest): one module named `path`
+ * with the file's build-id, mapped into guest address space 0 (the kernel's, which applies to
+ * kernel frames of every process) over its PT_LOAD extent. Returns 0 or -1. */
+int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *reg,
+                               const char *path, uint64_t ts, struct hv_err *err);

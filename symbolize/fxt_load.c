@@ -239,6 +239,8 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
         uint64_t v = a->type == 1 || a->type == 3 ? (uint64_t)a->v.i : a->v.u;
         if (str_is(a->name, "period_ns"))
             l->p->period_ns = v;
+        else if (str_is(a->name, "hz") && v && !l->p->period_ns)
+            l->p->period_ns = 1000000000ull / v; /* the sampler's setting (sampler/sampler.c) */
         else if (str_is(a->name, "lstar") || str_is(a->name, "msr_lstar"))
             l->p->kernel_lstar = v;
     }

@@ -54,7 +54,8 @@ static void build_recording(struct buf *b)
     struct fxt_mapping km = {.pid = 0x10000000, .module_id = 2, .start = 0xffffffff80100000ull,
                              .size = 0x100000, .vaddr = 0x100000, .flags = 5, .ts = 1};
     put(b, fxt_enc_mapping(b->w + b->n, CAP(b), &km));
-    struct fxt_arg a = {.type = FXT_ARG_U64, .name = fxt_str_inline("period_ns"), .v.u64 = 250000};
+    /* The sampler's settings: the rate as "hz" (sampler/sampler.c). */
+    struct fxt_arg a = {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = 4000};
     put(b, fxt_enc_marker(b->w + b->n, CAP(b), "session_start", 5, &a, 1));
 
     put(b, fxt_enc_provider_section(b->w + b->n, CAP(b), 1));

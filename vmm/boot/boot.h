@@ -30,7 +30,7 @@ struct boot_config {
     const char *initrd_path; /* may be NULL */
     const char *cmdline;     /* NULL: BOOT_LINUX_DEFAULT_CMDLINE for a bzImage, none for ELF */
     unsigned nr_cpus;        /* 1..BOOT_MAX_CPUS; the MP table lists this many processors */
-    uint64_t mem_bytes;      /* guest RAM; the gmem must hold the regions layout_ram_regions() gives */
+    uint64_t mem_bytes; /* guest RAM; the gmem must hold the regions layout_ram_regions() gives */
 };
 
 enum boot_kind { BOOT_ELF64, BOOT_BZIMAGE };
@@ -41,12 +41,12 @@ struct boot_entry {
     struct kvm_sregs sregs; /* cs/ds/es/fs/gs/ss/tr/ldt, gdt, idt, cr0/cr3/cr4/efer. apic_base,
                              * cr8 and interrupt_bitmap are left 0: merge with boot_apply_sregs() */
     enum boot_kind kind;
-    uint64_t entry;       /* = regs.rip */
-    uint64_t kernel_gpa;  /* ELF: lowest PT_LOAD p_paddr; bzImage: where the payload was copied */
-    uint64_t kernel_end;  /* ELF: kernel_end_gpa; bzImage: end of [load, load + init_size) */
-    uint64_t initrd_gpa;  /* 0 if none */
+    uint64_t entry;      /* = regs.rip */
+    uint64_t kernel_gpa; /* ELF: lowest PT_LOAD p_paddr; bzImage: where the payload was copied */
+    uint64_t kernel_end; /* ELF: kernel_end_gpa; bzImage: end of [load, load + init_size) */
+    uint64_t initrd_gpa; /* 0 if none */
     uint64_t initrd_size;
-    uint64_t params_gpa;  /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
+    uint64_t params_gpa; /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
 };
 
 struct ram_region {

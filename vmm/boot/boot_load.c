@@ -100,8 +100,8 @@ int boot_load(struct gmem *mem, const struct boot_config *cfg, struct boot_entry
               struct hv_err *err)
 {
     /* Nothing larger than guest RAM can be loaded; bound the reads by it. */
-    size_t max = cfg->mem_bytes < BOOT_MAX_MEM_BYTES ? (size_t)cfg->mem_bytes
-                                                     : (size_t)BOOT_MAX_MEM_BYTES;
+    size_t max =
+        cfg->mem_bytes < BOOT_MAX_MEM_BYTES ? (size_t)cfg->mem_bytes : (size_t)BOOT_MAX_MEM_BYTES;
     uint8_t *kdata = NULL, *idata = NULL;
     size_t ksize = 0, isize = 0;
     int rc = -1;

@@ -10,10 +10,10 @@
 
 struct bzimage_info {
     uint16_t version;
-    unsigned setup_sects;   /* effective (0 in the file means 4) */
-    size_t header_end;      /* 0x202 + byte[0x201] */
-    size_t payload_offset;  /* (setup_sects + 1) * 512 */
-    size_t payload_size;    /* the rest of the file */
+    unsigned setup_sects;  /* effective (0 in the file means 4) */
+    size_t header_end;     /* 0x202 + byte[0x201] */
+    size_t payload_offset; /* (setup_sects + 1) * 512 */
+    size_t payload_size;   /* the rest of the file */
     uint8_t loadflags;
     uint16_t xloadflags;
     uint8_t relocatable;

@@ -20,14 +20,13 @@ int bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *out, stru
         return hv_errf(err, "truncated bzImage: %zu bytes", len);
     out->version = ld16(img + SH_VERSION);
     if (out->version < BZ_MIN_VERSION)
-        return hv_errf(err,
-                       "boot protocol %u.%02u is older than 2.12: no 64-bit boot protocol",
+        return hv_errf(err, "boot protocol %u.%02u is older than 2.12: no 64-bit boot protocol",
                        out->version >> 8, out->version & 0xff);
 
     out->header_end = SH_HEADER + (size_t)img[SH_JUMP + 1];
     if (out->header_end < SH_MIN_END)
-        return hv_errf(err, "setup header ends at 0x%zx, before init_size (0x%x)",
-                       out->header_end, SH_MIN_END);
+        return hv_errf(err, "setup header ends at 0x%zx, before init_size (0x%x)", out->header_end,
+                       SH_MIN_END);
     out->setup_sects = img[SH_SETUP_SECTS] ? img[SH_SETUP_SECTS] : BZ_DEFAULT_SETUP_SECTS;
     out->payload_offset = ((size_t)out->setup_sects + 1) * BZ_SECTOR;
     if (len < out->payload_offset)
@@ -43,8 +42,7 @@ int bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *out, stru
     out->payload_size = len - out->payload_offset;
     uint64_t claimed = (uint64_t)ld32(img + SH_SYSSIZE) * 16;
     if (out->payload_size < claimed)
-        return hv_errf(err,
-                       "truncated bzImage: payload is %zu bytes, syssize claims %" PRIu64,
+        return hv_errf(err, "truncated bzImage: payload is %zu bytes, syssize claims %" PRIu64,
                        out->payload_size, claimed);
     if (out->payload_size == 0)
         return hv_errf(err, "truncated bzImage: no protected-mode payload after the setup code");
@@ -58,7 +56,6 @@ int bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *out, stru
     out->init_size = ld32(img + SH_INIT_SIZE);
     if (out->relocatable &&
         (out->kernel_alignment == 0 || (out->kernel_alignment & (out->kernel_alignment - 1))))
-        return hv_errf(err, "kernel_alignment 0x%x is not a power of two",
-                       out->kernel_alignment);
+        return hv_errf(err, "kernel_alignment 0x%x is not a power of two", out->kernel_alignment);
     return 0;
 }

@@ -5,9 +5,9 @@
 
 #include "vmm/boot/boot.h"
 
-#define BOOT_CR0 0x80010033ull /* PG | WP | NE | ET | MP | PE (SDM Vol. 3A 2.5) */
-#define BOOT_CR4 0x20ull       /* PAE: required for long mode */
-#define BOOT_EFER 0x500ull     /* LMA | LME */
+#define BOOT_CR0  0x80010033ull /* PG | WP | NE | ET | MP | PE (SDM Vol. 3A 2.5) */
+#define BOOT_CR4  0x20ull       /* PAE: required for long mode */
+#define BOOT_EFER 0x500ull      /* LMA | LME */
 
 /* Fill out->regs / out->sregs: long mode, flat CS 0x10 / DS 0x18, TR 0x20, GDT at
  * HVPROF_LOW_GDT, empty IDT (any exception before the kernel loads its own is a triple fault,

@@ -5,8 +5,7 @@
 #include "vmm/boot/boot.h"
 #include "vmm/boot/layout.h"
 
-static void add(struct hvprof_e820 *out, unsigned *n, uint64_t addr, uint64_t size,
-                uint32_t type)
+static void add(struct hvprof_e820 *out, unsigned *n, uint64_t addr, uint64_t size, uint32_t type)
 {
     out[*n] = (struct hvprof_e820){.addr = addr, .size = size, .type = type};
     (*n)++;

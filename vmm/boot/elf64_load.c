@@ -20,8 +20,7 @@ static int load_segments(const struct boot_ctx *ctx, const struct boot_image *ke
             return hv_errf(err,
                            "%s: segment [0x%" PRIx64 ", 0x%" PRIx64
                            ") is outside guest RAM (--mem %" PRIu64 " MiB)",
-                           kernel->name, s->paddr, s->paddr + s->memsz,
-                           ctx->cfg->mem_bytes >> 20);
+                           kernel->name, s->paddr, s->paddr + s->memsz, ctx->cfg->mem_bytes >> 20);
     }
     for (unsigned i = 0; i < elf->nseg; i++) {
         const struct elf64_segment *s = &elf->seg[i];

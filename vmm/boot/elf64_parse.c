@@ -18,7 +18,8 @@ static int check_segment(const Elf64_Phdr *ph, unsigned idx, size_t len, struct 
         return hv_errf(err, "segment %u: p_filesz 0x%" PRIx64 " > p_memsz 0x%" PRIx64, idx,
                        (uint64_t)ph->p_filesz, (uint64_t)ph->p_memsz);
     if (ph->p_offset > len || ph->p_filesz > len - ph->p_offset)
-        return hv_errf(err, "truncated ELF: segment %u data [0x%" PRIx64 ", +0x%" PRIx64
+        return hv_errf(err,
+                       "truncated ELF: segment %u data [0x%" PRIx64 ", +0x%" PRIx64
                        ") is past the end of the file (%zu bytes)",
                        idx, (uint64_t)ph->p_offset, (uint64_t)ph->p_filesz, len);
     if (ph->p_paddr < HVPROF_KERNEL_MIN)
@@ -51,8 +52,9 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
         return hv_errf(err, "%u program headers (1-%u supported)", eh.e_phnum, ELF64_MAX_PHNUM);
     uint64_t ph_bytes = (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
     if (eh.e_phoff > len || ph_bytes > len - eh.e_phoff)
-        return hv_errf(err, "truncated ELF: program headers at 0x%" PRIx64
-                       " are past the end of the file", (uint64_t)eh.e_phoff);
+        return hv_errf(
+            err, "truncated ELF: program headers at 0x%" PRIx64 " are past the end of the file",
+            (uint64_t)eh.e_phoff);
 
     memset(out, 0, sizeof(*out));
     out->entry = eh.e_entry;
@@ -66,11 +68,12 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
             return -1;
         if (out->nseg == ELF64_MAX_SEGMENTS)
             return hv_errf(err, "more than %u PT_LOAD segments", ELF64_MAX_SEGMENTS);
-        struct elf64_segment s = {.paddr = ph.p_paddr, .memsz = ph.p_memsz,
-                                  .filesz = ph.p_filesz, .offset = ph.p_offset};
+        struct elf64_segment s = {
+            .paddr = ph.p_paddr, .memsz = ph.p_memsz, .filesz = ph.p_filesz, .offset = ph.p_offset};
         for (unsigned j = 0; j < out->nseg; j++)
             if (overlaps(&s, &out->seg[j]))
-                return hv_errf(err, "segment %u [0x%" PRIx64 ", 0x%" PRIx64
+                return hv_errf(err,
+                               "segment %u [0x%" PRIx64 ", 0x%" PRIx64
                                ") overlaps another PT_LOAD segment",
                                i, s.paddr, s.paddr + s.memsz);
         out->seg[out->nseg++] = s;

@@ -12,5 +12,4 @@ int guest_write(struct gmem *mem, uint64_t gpa, const void *src, size_t len, con
                 struct hv_err *err);
 
 /* Zero `len` bytes at `gpa`; same rule. */
-int guest_zero(struct gmem *mem, uint64_t gpa, uint64_t len, const char *what,
-               struct hv_err *err);
+int guest_zero(struct gmem *mem, uint64_t gpa, uint64_t len, const char *what, struct hv_err *err);

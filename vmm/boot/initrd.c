@@ -17,8 +17,7 @@ static uint64_t highest_below(uint64_t top, uint64_t size)
     return align_down(top - size, BOOT_PAGE_SIZE);
 }
 
-int initrd_place(const struct initrd_limits *lim, uint64_t size, uint64_t *gpa,
-                 struct hv_err *err)
+int initrd_place(const struct initrd_limits *lim, uint64_t size, uint64_t *gpa, struct hv_err *err)
 {
     if (size == 0)
         return hv_errf(err, "initrd is empty");

@@ -17,5 +17,4 @@ struct initrd_limits {
  * min(ram_end, max_addr + 1) and not overlapping the avoid range: just below the top if that is
  * clear of the kernel, else just below the kernel. Fails with "initrd of N bytes does not fit
  * ..." when neither works or size is 0. */
-int initrd_place(const struct initrd_limits *lim, uint64_t size, uint64_t *gpa,
-                 struct hv_err *err);
+int initrd_place(const struct initrd_limits *lim, uint64_t size, uint64_t *gpa, struct hv_err *err);

@@ -8,9 +8,9 @@
 
 /* Page tables: PML4 at HVPROF_LOW_PML4, PDPT in the next page, then 4 page directories
  * (4 x 512 x 2 MiB = the first 4 GiB identity-mapped). */
-#define BOOT_PDPT_GPA   (HVPROF_LOW_PML4 + 0x1000ull)
-#define BOOT_PD_GPA     (HVPROF_LOW_PML4 + 0x2000ull)
-#define BOOT_PD_PAGES   4u
+#define BOOT_PDPT_GPA           (HVPROF_LOW_PML4 + 0x1000ull)
+#define BOOT_PD_GPA             (HVPROF_LOW_PML4 + 0x2000ull)
+#define BOOT_PD_PAGES           4u
 #define BOOT_IDENTITY_MAP_BYTES (4ull << 30)
 
 /* GDT selectors (boot.rst "64-bit Boot Protocol": __BOOT_CS 0x10, __BOOT_DS 0x18). The 64-bit

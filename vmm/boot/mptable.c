@@ -70,15 +70,21 @@ int mptable_build(uint8_t *buf, size_t cap, uint32_t gpa, unsigned nr_cpus, size
     count++;
 
     const uint8_t ioapic_id = (uint8_t)nr_cpus;
-    struct mp_ioapic io = {.type = MP_ENT_IOAPIC, .apic_id = ioapic_id,
-                           .version = MP_IOAPIC_VERSION, .flags = 1, .addr = MP_IOAPIC_BASE};
+    struct mp_ioapic io = {.type = MP_ENT_IOAPIC,
+                           .apic_id = ioapic_id,
+                           .version = MP_IOAPIC_VERSION,
+                           .flags = 1,
+                           .addr = MP_IOAPIC_BASE};
     memcpy(p, &io, sizeof(io));
     p += sizeof(io);
     count++;
 
     for (unsigned irq = 0; irq < MP_ISA_IRQS; irq++, count++) {
-        struct mp_intsrc src = {.type = MP_ENT_INTSRC, .irq_type = MP_INT, .src_bus = MP_ISA_BUS_ID,
-                                .src_irq = (uint8_t)irq, .dst_apic = ioapic_id,
+        struct mp_intsrc src = {.type = MP_ENT_INTSRC,
+                                .irq_type = MP_INT,
+                                .src_bus = MP_ISA_BUS_ID,
+                                .src_irq = (uint8_t)irq,
+                                .dst_apic = ioapic_id,
                                 .dst_pin = (uint8_t)irq};
         memcpy(p, &src, sizeof(src));
         p += sizeof(src);
@@ -86,9 +92,15 @@ int mptable_build(uint8_t *buf, size_t cap, uint32_t gpa, unsigned nr_cpus, size
     /* The 8259's output reaches the LAPICs' LINT0 (ExtINT), NMI is LINT1: MP spec 5.1's
      * default configuration, and the LVT settings the VMM programs. */
     struct mp_intsrc lint[2] = {
-        {.type = MP_ENT_LINTSRC, .irq_type = MP_EXTINT, .src_bus = MP_ISA_BUS_ID,
-         .dst_apic = 0xff, .dst_pin = 0},
-        {.type = MP_ENT_LINTSRC, .irq_type = MP_NMI, .src_bus = MP_ISA_BUS_ID, .dst_apic = 0xff,
+        {.type = MP_ENT_LINTSRC,
+         .irq_type = MP_EXTINT,
+         .src_bus = MP_ISA_BUS_ID,
+         .dst_apic = 0xff,
+         .dst_pin = 0},
+        {.type = MP_ENT_LINTSRC,
+         .irq_type = MP_NMI,
+         .src_bus = MP_ISA_BUS_ID,
+         .dst_apic = 0xff,
          .dst_pin = 1},
     };
     memcpy(p, lint, sizeof(lint));

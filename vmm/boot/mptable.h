@@ -9,16 +9,21 @@
 #include "common/err.h"
 #include "guestwalk/gmem.h"
 
-#define MP_LAPIC_BASE   0xfee00000u
-#define MP_IOAPIC_BASE  0xfec00000u
-#define MP_APIC_VERSION 0x14u /* integrated xAPIC, as KVM's LAPIC reports */
+#define MP_LAPIC_BASE     0xfee00000u
+#define MP_IOAPIC_BASE    0xfec00000u
+#define MP_APIC_VERSION   0x14u /* integrated xAPIC, as KVM's LAPIC reports */
 #define MP_IOAPIC_VERSION 0x11u /* KVM's IOAPIC (IOAPIC_VERSION_ID) */
-#define MP_ISA_BUS_ID   0u
-#define MP_ISA_IRQS     16u
+#define MP_ISA_BUS_ID     0u
+#define MP_ISA_IRQS       16u
 
 /* MP spec 1.4 Table 4-1 .. 4-10 (entry type codes and sizes). */
-enum { MP_ENT_PROCESSOR = 0, MP_ENT_BUS = 1, MP_ENT_IOAPIC = 2, MP_ENT_INTSRC = 3,
-       MP_ENT_LINTSRC = 4 };
+enum {
+    MP_ENT_PROCESSOR = 0,
+    MP_ENT_BUS = 1,
+    MP_ENT_IOAPIC = 2,
+    MP_ENT_INTSRC = 3,
+    MP_ENT_LINTSRC = 4
+};
 enum { MP_INT = 0, MP_NMI = 1, MP_SMI = 2, MP_EXTINT = 3 };
 
 struct mp_floating {
@@ -34,7 +39,7 @@ struct mp_config {
     char signature[4]; /* "PCMP" */
     uint16_t length;   /* base table incl. entries */
     uint8_t spec_rev;
-    uint8_t checksum;  /* base table sums to 0 */
+    uint8_t checksum; /* base table sums to 0 */
     char oem[8];
     char product[12];
     uint32_t oem_ptr;

@@ -10,8 +10,9 @@ uint64_t pt_identity_entry(uint64_t table_gpa, unsigned index)
     if (table_gpa == HVPROF_LOW_PML4)
         return index == 0 ? BOOT_PDPT_GPA | PT_PRESENT | PT_WRITE : 0;
     if (table_gpa == BOOT_PDPT_GPA)
-        return index < BOOT_PD_PAGES ? (BOOT_PD_GPA + index * BOOT_PAGE_SIZE) | PT_PRESENT | PT_WRITE
-                                     : 0;
+        return index < BOOT_PD_PAGES
+                   ? (BOOT_PD_GPA + index * BOOT_PAGE_SIZE) | PT_PRESENT | PT_WRITE
+                   : 0;
     if (table_gpa >= BOOT_PD_GPA && table_gpa < BOOT_PD_GPA + BOOT_PD_PAGES * BOOT_PAGE_SIZE &&
         table_gpa % BOOT_PAGE_SIZE == 0) {
         uint64_t pd = (table_gpa - BOOT_PD_GPA) / BOOT_PAGE_SIZE;

@@ -12,8 +12,8 @@ int layout_ram_regions(uint64_t mem_bytes, struct ram_region out[2], unsigned *n
         return hv_errf(err, "--mem %" PRIu64 " MiB is too small: at least %llu MiB needed",
                        mem_bytes >> 20, BOOT_MIN_MEM_BYTES >> 20);
     if (mem_bytes > BOOT_MAX_MEM_BYTES)
-        return hv_errf(err, "--mem %" PRIu64 " GiB is too large: at most %llu GiB",
-                       mem_bytes >> 30, BOOT_MAX_MEM_BYTES >> 30);
+        return hv_errf(err, "--mem %" PRIu64 " GiB is too large: at most %llu GiB", mem_bytes >> 30,
+                       BOOT_MAX_MEM_BYTES >> 30);
     if (mem_bytes % BOOT_PAGE_SIZE)
         return hv_errf(err, "--mem %" PRIu64 " bytes is not a multiple of 4 KiB", mem_bytes);
 

@@ -6,8 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int boot_read_file(const char *path, size_t max, uint8_t **data, size_t *size,
-                   struct hv_err *err)
+int boot_read_file(const char *path, size_t max, uint8_t **data, size_t *size, struct hv_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -145,9 +145,13 @@ uint8_t *elf_build(const struct elf_seg_spec *segs, unsigned n, uint64_t entry, 
 
     size_t at = data;
     for (unsigned i = 0; i < n; i++) {
-        Elf64_Phdr ph = {.p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = at,
-                         .p_vaddr = segs[i].paddr, .p_paddr = segs[i].paddr,
-                         .p_filesz = segs[i].filesz, .p_memsz = segs[i].memsz,
+        Elf64_Phdr ph = {.p_type = PT_LOAD,
+                         .p_flags = PF_R | PF_W | PF_X,
+                         .p_offset = at,
+                         .p_vaddr = segs[i].paddr,
+                         .p_paddr = segs[i].paddr,
+                         .p_filesz = segs[i].filesz,
+                         .p_memsz = segs[i].memsz,
                          .p_align = 0x1000};
         memcpy(img + phoff + i * sizeof(ph), &ph, sizeof(ph));
         for (uint64_t b = 0; b < segs[i].filesz; b++)

@@ -22,8 +22,8 @@ uint8_t *test_ram_at(struct test_ram *r, uint64_t gpa, uint64_t len);
 
 /* A minimal valid bzImage: setup sectors + payload; fields as in boot.rst. */
 struct bz_spec {
-    uint8_t setup_sects;   /* as stored: 0 means 4 */
-    size_t payload_size;   /* multiple of 16 */
+    uint8_t setup_sects; /* as stored: 0 means 4 */
+    size_t payload_size; /* multiple of 16 */
     uint16_t version;
     uint16_t xloadflags;
     uint8_t relocatable;

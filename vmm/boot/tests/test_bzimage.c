@@ -277,7 +277,8 @@ static void test_malformed_images(void **state)
     /* Not a kernel at all. */
     FRESH();
     memset(img, 0, 0x300);
-    expect_error(img, len, 64 * MiB, 0, NULL, "vmlinuz: ", "not an ELF64 kernel or a Linux bzImage");
+    expect_error(img, len, 64 * MiB, 0, NULL,
+                 "vmlinuz: ", "not an ELF64 kernel or a Linux bzImage");
 #undef FRESH
     free(img);
     free(good);

@@ -45,9 +45,8 @@ static void test_two_segments_with_bss(void **state)
     struct test_ram r;
     struct boot_entry b;
     struct hv_err err = {0};
-    assert_int_equal(load(&r, 64 * MiB, 2, img, len, initrd, sizeof(initrd), "hello world", &b,
-                          &err),
-                     0);
+    assert_int_equal(
+        load(&r, 64 * MiB, 2, img, len, initrd, sizeof(initrd), "hello world", &b, &err), 0);
 
     const uint8_t *t = test_ram_at(&r, 0x100000, 0x3000);
     for (unsigned i = 0; i < 0x3000; i++)
@@ -56,7 +55,7 @@ static void test_two_segments_with_bss(void **state)
     for (unsigned i = 0; i < 0x123; i++)
         assert_int_equal(d[i], (uint8_t)(0x22 ^ (uint8_t)i));
     for (unsigned i = 0x123; i < 0x5000; i++)
-        assert_int_equal(d[i], 0); /* bss zeroed */
+        assert_int_equal(d[i], 0);                         /* bss zeroed */
     assert_int_equal(*test_ram_at(&r, 0x205000, 1), 0xee); /* nothing past memsz */
 
     struct hvprof_bootinfo bi;
@@ -184,16 +183,16 @@ static void test_rejected(void **state)
     s[0].memsz = 0x1000;
 
     img = elf_build(s, 1, 0x100000, &len);
-    expect_error(img, len - 1, 64 * MiB, "truncated");      /* segment data cut short */
-    expect_error(img, 100, 64 * MiB, "truncated");          /* program headers cut */
-    expect_error(img, 20, 64 * MiB, "truncated");           /* ELF header cut */
-    img[4] = 1;                                             /* ELFCLASS32 */
+    expect_error(img, len - 1, 64 * MiB, "truncated"); /* segment data cut short */
+    expect_error(img, 100, 64 * MiB, "truncated");     /* program headers cut */
+    expect_error(img, 20, 64 * MiB, "truncated");      /* ELF header cut */
+    img[4] = 1;                                        /* ELFCLASS32 */
     expect_error(img, len, 64 * MiB, "not an ELF64");
     img[4] = 2;
-    img[18] = 3;                                            /* EM_386 */
+    img[18] = 3; /* EM_386 */
     expect_error(img, len, 64 * MiB, "not x86-64");
     img[18] = 62;
-    img[16] = 3;                                            /* ET_DYN */
+    img[16] = 3; /* ET_DYN */
     expect_error(img, len, 64 * MiB, "ET_EXEC");
     free(img);
 
@@ -239,8 +238,7 @@ static void test_tiny_kernel_file(void **state)
     struct test_ram r;
     struct boot_entry b;
     test_ram_init(&r, 64 * MiB);
-    struct boot_config cfg = {.kernel_path = tiny_kernel_path, .nr_cpus = 1,
-                              .mem_bytes = 64 * MiB};
+    struct boot_config cfg = {.kernel_path = tiny_kernel_path, .nr_cpus = 1, .mem_bytes = 64 * MiB};
     assert_int_equal(boot_load(&r.gmem, &cfg, &b, &err), 0);
     assert_int_equal(b.entry, info.entry);
     for (unsigned i = 0; i < info.nseg; i++)
@@ -254,10 +252,8 @@ int main(int argc, char **argv)
 {
     tiny_kernel_path = argc > 1 ? argv[1] : "boot_tiny_kernel";
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_segments_with_bss),
-        cmocka_unit_test(test_no_cmdline_no_initrd),
-        cmocka_unit_test(test_above_mmio_gap),
-        cmocka_unit_test(test_rejected),
+        cmocka_unit_test(test_two_segments_with_bss), cmocka_unit_test(test_no_cmdline_no_initrd),
+        cmocka_unit_test(test_above_mmio_gap),        cmocka_unit_test(test_rejected),
         cmocka_unit_test(test_tiny_kernel_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,8 +120,8 @@ static void test_page_tables(void **state)
     memcpy(&e, test_ram_at(&r, 0x6ff8, 8), 8); /* last 2 MiB page below 4 GiB */
     assert_int_equal(e, 0xffe00083ull);
 
-    const uint64_t probes[] = {0, 0x7000, 0x100000, 0x1234567, 0xbfffffff, 0xfec00000,
-                               0xfee00300, 0xffffffff};
+    const uint64_t probes[] = {0,          0x7000,     0x100000,   0x1234567,
+                               0xbfffffff, 0xfec00000, 0xfee00300, 0xffffffff};
     for (unsigned i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
         assert_int_equal(walk(&r, HVPROF_LOW_PML4, probes[i]), probes[i]);
     test_ram_free(&r);
@@ -171,8 +171,8 @@ static void test_entry_state(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gdt_quadwords),   cmocka_unit_test(test_gdt_to_kvm_segment),
-        cmocka_unit_test(test_gdt_in_memory),   cmocka_unit_test(test_page_tables),
+        cmocka_unit_test(test_gdt_quadwords), cmocka_unit_test(test_gdt_to_kvm_segment),
+        cmocka_unit_test(test_gdt_in_memory), cmocka_unit_test(test_page_tables),
         cmocka_unit_test(test_entry_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

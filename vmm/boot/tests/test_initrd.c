@@ -14,8 +14,10 @@
 
 static void test_top_of_ram(void **state)
 {
-    struct initrd_limits lim = {.ram_end = 512 * MiB, .max_addr = 0x7fffffff,
-                                .avoid_start = 1 * MiB, .avoid_end = 40 * MiB};
+    struct initrd_limits lim = {.ram_end = 512 * MiB,
+                                .max_addr = 0x7fffffff,
+                                .avoid_start = 1 * MiB,
+                                .avoid_end = 40 * MiB};
     uint64_t at = 0;
     struct hv_err err = {0};
     assert_int_equal(initrd_place(&lim, 3 * MiB + 123, &at, &err), 0);
@@ -27,8 +29,10 @@ static void test_top_of_ram(void **state)
 static void test_below_initrd_addr_max(void **state)
 {
     /* RAM extends past initrd_addr_max: the initrd's last byte must be <= initrd_addr_max. */
-    struct initrd_limits lim = {.ram_end = 0xc0000000ull, .max_addr = 0x37ffffff,
-                                .avoid_start = 1 * MiB, .avoid_end = 40 * MiB};
+    struct initrd_limits lim = {.ram_end = 0xc0000000ull,
+                                .max_addr = 0x37ffffff,
+                                .avoid_start = 1 * MiB,
+                                .avoid_end = 40 * MiB};
     uint64_t at = 0, size = 10 * MiB + 1;
     struct hv_err err = {0};
     assert_int_equal(initrd_place(&lim, size, &at, &err), 0);
@@ -40,8 +44,10 @@ static void test_below_initrd_addr_max(void **state)
 static void test_clear_of_kernel(void **state)
 {
     /* Kernel window reaches almost to the top: the only room is below it. */
-    struct initrd_limits lim = {.ram_end = 64 * MiB, .max_addr = 0x7fffffff,
-                                .avoid_start = 16 * MiB, .avoid_end = 63 * MiB};
+    struct initrd_limits lim = {.ram_end = 64 * MiB,
+                                .max_addr = 0x7fffffff,
+                                .avoid_start = 16 * MiB,
+                                .avoid_end = 63 * MiB};
     uint64_t at = 0, size = 2 * MiB;
     struct hv_err err = {0};
     assert_int_equal(initrd_place(&lim, size, &at, &err), 0);
@@ -58,8 +64,8 @@ static void test_clear_of_kernel(void **state)
 
 static void test_does_not_fit(void **state)
 {
-    struct initrd_limits lim = {.ram_end = 64 * MiB, .max_addr = 0x7fffffff,
-                                .avoid_start = 1 * MiB, .avoid_end = 60 * MiB};
+    struct initrd_limits lim = {
+        .ram_end = 64 * MiB, .max_addr = 0x7fffffff, .avoid_start = 1 * MiB, .avoid_end = 60 * MiB};
     uint64_t at = 0;
     struct hv_err err = {0};
     assert_int_equal(initrd_place(&lim, 5 * MiB, &at, &err), -1);

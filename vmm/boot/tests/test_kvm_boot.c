@@ -117,8 +117,11 @@ static void test_elf_boots(void **state)
     uint8_t initrd[3000];
     memset(initrd, 0x5a, sizeof(initrd));
     const char *initrd_path = test_write_file(0, "initrd.bin", initrd, sizeof(initrd));
-    struct boot_config cfg = {.kernel_path = tiny_kernel_path, .initrd_path = initrd_path,
-                              .cmdline = "hello", .nr_cpus = 2, .mem_bytes = 64 * MiB};
+    struct boot_config cfg = {.kernel_path = tiny_kernel_path,
+                              .initrd_path = initrd_path,
+                              .cmdline = "hello",
+                              .nr_cpus = 2,
+                              .mem_bytes = 64 * MiB};
     if (boot_load(&r.gmem, &cfg, &b, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(run_guest(&r, &b), 0);

@@ -107,7 +107,10 @@ const uint64_t *fxt_ring_peek(struct fxt_ring *r, uint32_t *nwords)
         uint64_t pos = tail & r->mask;
         uint64_t w = r->buf[pos];
         if (w == 0) {
-            tail += r->cap - pos;
+            /* Padding always runs to the end of the buffer and is followed by committed words;
+             * anything else means the producer committed words it did not write. */
+            uint64_t skip = r->cap - pos;
+            tail = skip < r->head_cache - tail ? tail + skip : r->head_cache;
             atomic_store_explicit(&r->tail, tail, memory_order_release);
             continue;
         }

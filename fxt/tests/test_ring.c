@@ -145,6 +145,27 @@ static void test_fill_drop_loss_wrap(void **state)
     fxt_ring_destroy(&r);
 }
 
+static void test_overcommit_never_runs_past_head(void **state)
+{
+    /* A producer bug (committing words it did not write) must not send the consumer past the
+     * committed words: the zero words look like padding, and the skip is clamped to the head. */
+    struct fxt_ring r;
+    struct hv_err err;
+    uint64_t out[16];
+    assert_int_equal(fxt_ring_init(&r, 4096, 0, 1, 0x1000, &err), 0);
+    uint64_t *p = fxt_ring_reserve(&r, 10, 0);
+    struct fxt_sample s = {.fields = HVFXT_SF_BOOT_TS, .ts = 5};
+    assert_int_equal(fxt_enc_sample(p, 10, &s), 3);
+    fxt_ring_commit(&r, 10);
+    assert_int_equal(fxt_ring_pop(&r, out, 16), 3);
+    assert_int_equal(fxt_ring_pop(&r, out, 16), 0);
+    assert_true(atomic_load(&r.tail) == atomic_load(&r.head));
+    assert_true(push_seq(&r, 6, 0));
+    assert_int_equal(fxt_ring_pop(&r, out, 16), 4);
+    assert_int_equal(decode(out, 4).seq, 6);
+    fxt_ring_destroy(&r);
+}
+
 struct run {
     struct fxt_ring ring;
     uint64_t produced, pushed_ok;
@@ -244,6 +265,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_limits),
         cmocka_unit_test(test_fill_drop_loss_wrap),
+        cmocka_unit_test(test_overcommit_never_runs_past_head),
         cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

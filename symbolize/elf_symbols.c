@@ -108,13 +108,25 @@ static int read_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_sy
         if (!gelf_getsym(d, (int)i, &s))
             break;
         int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-            s.st_value == 0)
+        if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || s.st_value == 0)
+            continue;
+        /* Untyped labels in code sections are assembly entry points (trap and syscall stubs of
+         * a kernel): keep them, weakest of all aliases. */
+        bool code_label = false;
+        if (type == STT_NOTYPE) {
+            GElf_Shdr tsh;
+            Elf_Scn *ts = elf_getscn(e, s.st_shndx);
+            /* A label at the very end of its section (_end, _etext, __stop_*) marks a
+             * boundary, not code. */
+            code_label = ts && gelf_getshdr(ts, &tsh) && (tsh.sh_flags & SHF_EXECINSTR) &&
+                         s.st_value >= tsh.sh_addr && s.st_value - tsh.sh_addr < tsh.sh_size;
+        }
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && !code_label)
             continue;
         const char *name = elf_strptr(e, sh->sh_link, s.st_name);
         if (!name || !*name)
             continue;
-        uint8_t strength = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+        uint8_t strength = code_label ? 0 : bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
         if (symtab_add(&es->syms, s.st_value, s.st_size, name,
                        strnlen(name, SYMTAB_MAX_NAME_LEN), strength, err) < 0)
             return -1;
@@ -134,6 +146,11 @@ static int read_sections(Elf *e, struct elf_symbols *es, bool notes_only, struct
             find_build_id_in_data(elf_getdata(scn, NULL), es);
         if (notes_only)
             continue;
+        /* An end marker per code section bounds the last unsized label in it (symtab.h). */
+        if ((sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR) &&
+            sh.sh_size && sh.sh_addr <= UINT64_MAX - sh.sh_size &&
+            symtab_add(&es->syms, sh.sh_addr + sh.sh_size, 0, "", 0, 0, err) < 0)
+            return -1;
         if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
             if (sh.sh_type == SHT_SYMTAB)
                 es->has_symtab = true;

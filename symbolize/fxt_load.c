@@ -86,7 +86,11 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
     }
     if (s->fields & HVFXT_SF_KERNEL_STACK) {
         for (uint32_t i = 0; i < s->kernel_stack.n; i++) {
-            l->addr[n] = fxtr_word(s->kernel_stack, i);
+            uint64_t a = fxtr_word(s->kernel_stack, i);
+            /* The sampler stores guestwalk's whole array, whose entry 0 is the exact pc. */
+            if (i == 0 && (s->fields & HVFXT_SF_PC) && a == s->pc)
+                continue;
+            l->addr[n] = a;
             l->flags[n++] = PROF_FRAME_KERNEL | PROF_FRAME_RA;
         }
     }

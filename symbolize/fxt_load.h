@@ -15,8 +15,9 @@ struct fxt_load_stats {
     uint64_t modules, mappings, loss_records, dropped;
 };
 
-/* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses),
- * then the user stack. The user stack's first entry is the interrupted user pc (exact) when the
+/* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;
+ * a first entry equal to pc is dropped: guestwalk's arrays start with the exact pc), then the
+ * user stack. The user stack's first entry is the interrupted user pc (exact) when the
  * sample was taken at CPL 0 (it was walked from the user registers saved at kernel entry); at
  * CPL 3 every entry is a return address, and a first entry equal to pc is dropped as a
  * duplicate. */

@@ -528,11 +528,21 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
     return 0;
 }
 
+/* The recorder names address spaces it knows nothing about "as<n> cr3=0x..." (sampler/); a main
+ * module is a better name than that. */
+static bool synthetic_process_name(const char *name)
+{
+    unsigned n;
+    char c;
+    return sscanf(name, "as%u cr3=0x%c", &n, &c) == 2;
+}
+
 void profile_name_processes_from_modules(struct profile *p)
 {
     for (size_t s = 0; s < p->samples.n; s++) {
         uint64_t pid = p->samples.v[s].pid;
-        if (find_name(p, pid, 0))
+        const struct prof_name *known = find_name(p, pid, 0);
+        if (known && !synthetic_process_name(known->name))
             continue;
         const struct prof_mapping *best = NULL;
         for (size_t i = 0; i < p->mappings.n; i++) {
@@ -542,6 +552,8 @@ void profile_name_processes_from_modules(struct profile *p)
         }
         char buf[64];
         const char *name = buf;
+        if (known && (!best || discover_name_is_placeholder(p->modules.v[best->module].name)))
+            continue; /* the recorded name, synthetic or not, beats a placeholder */
         if (best)
             name = base_name(p->modules.v[best->module].name);
         else if (p->samples.v[s].cpl == PROF_CPL_KERNEL && pid == 0)

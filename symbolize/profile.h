@@ -152,6 +152,7 @@ void profile_filter(struct profile *p, const struct prof_filter *f);
 
 uint64_t profile_total_weight(const struct profile *p);
 
-/* Processes without a recorded name are named after their main module (the lowest user mapping
- * of that address space); called by profile_symbolize(). */
+/* Processes without a recorded name, or with the recorder's synthetic "as<n> cr3=0x..." one, are
+ * named after their main module (the lowest user mapping of that address space) once it has a
+ * real name; called by profile_symbolize(). */
 void profile_name_processes_from_modules(struct profile *p);

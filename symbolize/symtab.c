@@ -117,13 +117,15 @@ const struct sym *symtab_lookup(const struct symtab *t, uint64_t addr)
     for (size_t k = 0; k < 8 && k <= lo; k++) {
         const struct sym *s = &t->v[lo - k];
         if (contains(s, addr))
-            return s;
+            return t->names[s->name] ? s : NULL; /* an end marker: nothing here */
     }
     return NULL;
 }
 
 const struct sym *symtab_find_name(const struct symtab *t, const char *name)
 {
+    if (!*name)
+        return NULL;
     for (size_t i = 0; i < t->n; i++) {
         if (!strcmp(t->names + t->v[i].name, name))
             return &t->v[i];

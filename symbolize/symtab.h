@@ -11,7 +11,8 @@ struct sym {
     uint64_t addr;    /* link-time address (ELF st_value, kallsyms/System.map address) */
     uint64_t size;    /* bytes; 0 = unknown: the symbol extends to the next one (asm labels) */
     uint32_t name;    /* offset into symtab.names */
-    uint8_t strength; /* tie-break among aliases: 2 global, 1 weak, 0 local */
+    uint8_t strength; /* tie-break among aliases, stronger wins (ELF: 3 global, 2 weak, 1 local,
+                       * 0 untyped code label; kallsyms: 2 T, 1 W/w, 0 t) */
 };
 
 struct symtab {
@@ -38,7 +39,8 @@ int symtab_add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 void symtab_finish(struct symtab *t);
 
 /* The function containing `addr`, or NULL. A sized symbol contains [addr, addr+size); an unsized
- * one contains everything up to the next symbol. Callers that symbolize a *return address* pass
+ * one contains everything up to the next symbol. A symbol with an empty name is an end marker
+ * (the end of an ELF code section): addresses it covers resolve to NULL. Callers that symbolize a *return address* pass
  * ra - 1, so a call as the last instruction of a function still resolves to its caller
  * (symbolizer markup "ra" frames, LLVM SymbolizerMarkupFormat.rst). Needs symtab_finish(). */
 const struct sym *symtab_lookup(const struct symtab *t, uint64_t addr);

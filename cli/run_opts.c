@@ -215,8 +215,19 @@ fail:
 /* The signal handler's only way to reach the VM (conventions: globals only for handlers). */
 static struct vm *volatile signal_vm;
 
+static volatile sig_atomic_t stop_signals;
+
+/* First SIGINT/SIGTERM/SIGHUP: stop the VM cleanly (the caller then finishes its work, e.g. the
+ * recording). A second one: leave at once (async-signal-safe calls only); what was already
+ * written stays on disk as whole records (fxt/writer.c writes record-aligned buffers). */
 static void on_stop_signal(int sig)
 {
+    if (stop_signals++ > 0) {
+        static const char msg[] = "\nhvprof: second signal, exiting now\n";
+        ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        (void)rc;
+        _exit(128 + sig);
+    }
     struct vm *vm = signal_vm;
     if (vm)
         vm_request_stop(vm, VM_STOP_SIGNAL, 128 + sig, -1, NULL);

@@ -40,24 +40,30 @@ static void emit(struct sampler_vcpu *sv, const struct fxt_sample *smp)
     sv->st.records++;
 }
 
-static struct pending *pending_find(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread)
-{
-    for (unsigned i = 0; i < SAMPLER_MAX_PENDING; i++) {
-        struct pending *p = &sv->pend[i];
-        if (p->used && p->proc == proc && p->thread == thread)
-            return p;
-    }
-    return NULL;
-}
+/* Continuations. Each guest thread has one shared slot (identity.h): a kernel-mode sample of a
+ * user thread opens a continuation there (or reuses the open one), and the first exit on ANY
+ * vCPU that finds the thread back in user mode takes the slot (CAS) and writes the completion.
+ * Each vCPU also keeps a local list of the continuations its own samples carried: it re-checks
+ * often while the list is not empty, and abandons what stays open too long. Whoever wins the CAS
+ * on the slot writes the single completion (with a stack, or abandoned). */
 
-static void pending_close(struct sampler_vcpu *sv, struct pending *p)
+static void pending_drop(struct sampler_vcpu *sv, struct pending *p)
 {
     p->used = false;
     sv->npend--;
 }
 
-/* A completion record without a stack: the thread never came back to user mode here in time. */
-static void abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now, unsigned why)
+static struct pending *pending_find(struct sampler_vcpu *sv, uint64_t id)
+{
+    for (unsigned i = 0; i < SAMPLER_MAX_PENDING; i++)
+        if (sv->pend[i].used && sv->pend[i].id == id)
+            return &sv->pend[i];
+    return NULL;
+}
+
+/* A completion record without a stack: the thread never came back to user mode in time. */
+static void write_abandoned(struct sampler_vcpu *sv, const struct pending *p, uint64_t now,
+                            unsigned why)
 {
     struct fxt_sample c = {
         .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
@@ -77,45 +83,81 @@ static void abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now, un
         sv->st.abandoned_end++;
     else
         sv->st.abandoned_full++;
-    pending_close(sv, p);
 }
 
+/* Abandon p if it is still open (nobody completed it elsewhere), then forget it locally. */
+static void pending_abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now,
+                            unsigned why)
+{
+    _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, p->thread);
+    uint64_t expected = p->id;
+    if (slot && atomic_compare_exchange_strong(slot, &expected, 0))
+        write_abandoned(sv, p, now, why);
+    pending_drop(sv, p);
+}
+
+/* Forget local entries completed elsewhere; abandon those open longer than the bound. */
 static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
 {
     uint64_t bound = (uint64_t)sv->s->cfg.abandon_periods * sv->period_ns;
     for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
         struct pending *p = &sv->pend[i];
-        if (p->used && now - p->opened_ns > bound)
-            abandon(sv, p, now, HVFXT_STOP_ABANDONED_TIMEOUT);
+        if (!p->used)
+            continue;
+        _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, p->thread);
+        if (!slot || atomic_load(slot) != p->id)
+            pending_drop(sv, p);
+        else if (now - p->opened_ns > bound)
+            pending_abandon(sv, p, now, HVFXT_STOP_ABANDONED_TIMEOUT);
     }
 }
 
-static struct pending *pending_open(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
-                                    uint64_t now)
+/* The continuation id a kernel-mode sample of (proc, thread) carries: the thread's open one, or
+ * a new one. Also remembered locally (re-check timer, expiry). */
+static uint64_t continuation_for(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
+                                 uint64_t now)
 {
+    _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, thread);
+    if (!slot)
+        return 0;
+    uint64_t id = atomic_load(slot);
+    uint64_t opened = now;
+    if (id == 0) {
+        uint64_t fresh = ((uint64_t)sv->index << 56) | (++sv->cont_counter & ((1ull << 56) - 1));
+        uint64_t expected = 0;
+        id = atomic_compare_exchange_strong(slot, &expected, fresh) ? fresh : expected;
+    }
+    if (id == 0)
+        return 0;
+    struct pending *p = pending_find(sv, id);
+    if (p) {
+        p->samples++;
+        return id;
+    }
     struct pending *free_slot = NULL, *oldest = NULL;
     for (unsigned i = 0; i < SAMPLER_MAX_PENDING; i++) {
-        struct pending *p = &sv->pend[i];
-        if (!p->used) {
+        struct pending *q = &sv->pend[i];
+        if (!q->used) {
             if (!free_slot)
-                free_slot = p;
-        } else if (!oldest || p->opened_ns < oldest->opened_ns) {
-            oldest = p;
+                free_slot = q;
+        } else if (!oldest || q->opened_ns < oldest->opened_ns) {
+            oldest = q;
         }
     }
-    if (!free_slot) { /* every slot busy: the oldest gives way, abandoned with the reason */
-        abandon(sv, oldest, now, HVFXT_STOP_ABANDONED_FULL);
+    if (!free_slot) { /* every local slot busy: the oldest gives way, abandoned with the reason */
+        pending_abandon(sv, oldest, now, HVFXT_STOP_ABANDONED_FULL);
         free_slot = oldest;
     }
     *free_slot = (struct pending){
         .used = true,
-        .id = ((uint64_t)sv->index << 56) | (++sv->cont_counter & ((1ull << 56) - 1)),
+        .id = id,
         .proc = proc,
         .thread = thread,
-        .opened_ns = now,
+        .opened_ns = opened,
+        .samples = 1,
     };
     sv->npend++;
-    return free_slot;
+    return id;
 }
 
 static void cpu_from_regs(struct gw_cpu *c, const struct kvm_regs *r, const struct kvm_sregs *sr)
@@ -182,21 +224,26 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     if (cpu.cpl == 3) {
         id_thread_mark_user(s->ids, thread);
-        struct pending *p = pending_find(sv, proc, thread);
-        if (p || due) {
+        _Atomic uint64_t *slot = id_thread_cont(s->ids, thread);
+        uint64_t cont = slot ? atomic_load(slot) : 0;
+        /* Back in user mode with the same identity: take the thread's open continuation (one
+         * winner if several vCPUs race) and complete it with this user stack. */
+        if (cont && !atomic_compare_exchange_strong(slot, &cont, 0))
+            cont = 0;
+        if (cont || due) {
             gw_walker_begin(&sv->walker, &cpu);
             gw_unwind(&sv->walker, &ustack);
             if (ustack.stop != GW_STOP_CHAIN_END && ustack.stop != GW_STOP_DEPTH_CAP)
                 sv->st.walk_fail++;
         }
-        if (p) {
-            /* Back in user mode with the same identity: this user stack completes every
-             * partial record that carried p->id (RFC-0274 continuation_completion). */
+        if (cont) {
+            /* RFC-0274 continuation_completion: this user stack completes every partial record
+             * that carried `cont`, on whichever vCPU they were taken. */
             struct fxt_sample c = {
                 .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
                           HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                           HVFXT_SF_WALK,
-                .completion = p->id,
+                .completion = cont,
                 .pid = pid,
                 .tid = tid,
                 .ts = t0,
@@ -208,7 +255,9 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
             };
             emit(sv, &c);
             sv->st.completed++;
-            pending_close(sv, p);
+            struct pending *p = pending_find(sv, cont);
+            if (p)
+                pending_drop(sv, p);
         }
     }
     if (sv->npend)
@@ -254,13 +303,11 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
                  * the kernel stack alone. */
                 unsigned ustop = HVFXT_STOP_NONE;
                 if (!halted && id_thread_is_user(s->ids, thread)) {
-                    struct pending *p = pending_find(sv, proc, thread);
-                    if (!p)
-                        p = pending_open(sv, proc, thread, t0);
-                    p->samples++;
-                    smp.fields |= HVFXT_SF_CONTINUATION;
-                    smp.continuation = p->id;
-                    ustop = HVFXT_STOP_DEFERRED;
+                    smp.continuation = continuation_for(sv, proc, thread, t0);
+                    if (smp.continuation) {
+                        smp.fields |= HVFXT_SF_CONTINUATION;
+                        ustop = HVFXT_STOP_DEFERRED;
+                    }
                 }
                 smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0);
                 if (halted)
@@ -317,7 +364,7 @@ void sampler_vcpu_stop(void *ctx, struct vcpu *v)
     uint64_t now = sampler_now_ns();
     for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
         if (sv->pend[i].used)
-            abandon(sv, &sv->pend[i], now, HVFXT_STOP_ABANDONED_END);
+            pending_abandon(sv, &sv->pend[i], now, HVFXT_STOP_ABANDONED_END);
     }
     if (sv->walker_ok) {
         gw_walker_fini(&sv->walker);

@@ -120,3 +120,10 @@ bool id_thread_is_user(const struct id_table *t, uint32_t id)
         return false;
     return atomic_load_explicit(&t->threads[id - 1].seen_user, memory_order_relaxed);
 }
+
+_Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return NULL;
+    return &t->threads[id - 1].cont;
+}

@@ -33,6 +33,10 @@ struct id_thread {
     _Atomic uint64_t key; /* proc id << 54 | FS base[53:0]; 0 = empty */
     _Atomic int ready;
     _Atomic bool seen_user; /* sampled at CPL 3 at least once: a user thread */
+    /* The open RFC-0274 continuation of this thread (0 = none). Shared by every vCPU, so a
+     * thread that migrates while in the kernel is completed wherever it returns to user mode;
+     * whoever clears it (CAS) writes the one completion record. */
+    _Atomic uint64_t cont;
     uint32_t proc; /* id of its address space */
     uint64_t fs_base;
     uint64_t first_ts;
@@ -61,6 +65,9 @@ uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint
  * seen in user mode is treated as a kernel thread: its kernel samples open no continuation. */
 void id_thread_mark_user(struct id_table *t, uint32_t id);
 bool id_thread_is_user(const struct id_table *t, uint32_t id);
+
+/* The thread's continuation slot (NULL for id 0 / out of range). */
+_Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id);
 
 /* Entry `id` if it is published, else NULL (for the drain thread). */
 const struct id_proc *id_proc_at(const struct id_table *t, uint32_t id);

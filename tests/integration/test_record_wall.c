@@ -1,0 +1,57 @@
+/* --mode wall samples every tick: per vCPU, the samples in the trace are within 10 % of
+ * rate x duration, where the duration is the vCPU's own span in the trace (first to last
+ * sample), so boot and tear-down do not count. In --mode cpu the halted vCPU's ticks are idle. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "guest_run.h"
+#include "record_run.h"
+
+static void test_wall_rate(void **state)
+{
+    (void)state;
+    if (!guest_have_kvm())
+        skip();
+    struct record_result r;
+    /* One workload process on 2 vCPUs: one vCPU busy in user mode, the other mostly idle (HLT),
+     * and wall mode must sample both at the full rate. */
+    assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "1000", "--mode", "wall",
+                                "--duration", "3", "--cmdline", "progs=workload procs=1 seconds=60",
+                                NULL),
+                     0);
+    assert_int_equal(r.status, 0); /* --duration ends the recording successfully */
+    struct rm_trace t;
+    rm_load(&t, r.out_path);
+    for (unsigned v = 0; v < 2; v++) {
+        uint64_t first = UINT64_MAX, last = 0, n = 0;
+        for (size_t i = 0; i < t.n; i++) {
+            const struct rm_sample *s = &t.s[i];
+            if (s->vcpu != v)
+                continue;
+            n++;
+            first = s->ts < first ? s->ts : first;
+            last = s->ts > last ? s->ts : last;
+        }
+        assert_true(n > 100);
+        double expect = (double)(last - first) / 1e9 * 1000.0 + 1;
+        print_message("vcpu%u: %llu samples over %.3f s, expected %.0f (%.1f%%)\n", v,
+                      (unsigned long long)n, (double)(last - first) / 1e9, expect,
+                      100.0 * (double)n / expect);
+        assert_true((double)n >= 0.9 * expect && (double)n <= 1.1 * expect);
+    }
+    rm_free(&t);
+    record_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wall_rate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,6 +1,7 @@
 /* hvprof record: boot a guest under sampling and write an FXT recording. */
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,18 @@ static const struct option record_longopts[] = {
     {"help", no_argument, NULL, 'h'},
 };
 #define RECORD_OPTS_COUNT (sizeof(record_longopts) / sizeof(record_longopts[0]))
+
+/* Only an ELF64 kernel carries its own symbols into the trace (a bzImage's are in vmlinux). */
+static bool rs_kernel_is_elf(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    unsigned char m[5] = {0};
+    size_t n = fread(m, 1, sizeof(m), f);
+    fclose(f);
+    return n == 5 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F' && m[4] == 2;
+}
 
 static void usage(FILE *out)
 {
@@ -196,6 +209,7 @@ int cmd_record(int argc, char **argv)
         o.timeout_s = (double)duration_ns / 1e9;
     c.nvcpus = o.vcpus;
     c.guest_desc = o.kernel;
+    c.kernel_elf = rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
     c.vm_name = o.guest ? "hvprof demo guest" : o.kernel;
 
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */

@@ -353,10 +353,29 @@ int sampler_vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
     return 0;
 }
 
+/* MSR_LSTAR (SDM Vol. 4, 0xC0000082): the guest's syscall entry. For a Linux guest,
+ * LSTAR - entry_SYSCALL_64 is the KASLR slide (guest-profiling.md 3.3), so `report` can use a
+ * vmlinux or System.map of the same kernel. Read at the end, when the guest has set it. */
+static uint64_t read_lstar(struct vcpu *v)
+{
+    struct {
+        struct kvm_msrs hdr;
+        struct kvm_msr_entry e;
+    } m;
+    memset(&m, 0, sizeof(m));
+    m.hdr.nmsrs = 1;
+    m.e.index = 0xc0000082;
+    if (ioctl(v->fd, KVM_GET_MSRS, &m) != 1)
+        return 0;
+    return m.e.data;
+}
+
 void sampler_vcpu_stop(void *ctx, struct vcpu *v)
 {
     struct sampler *s = ctx;
     struct sampler_vcpu *sv = &s->v[v->index];
+    if (v->index == 0)
+        atomic_store(&s->lstar, read_lstar(v));
     atomic_store(&sv->stopped, true);
     sampler_timers_delete(sv);
     /* The session ends with these threads still in the kernel: every continuation still open

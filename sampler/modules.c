@@ -6,7 +6,6 @@
  * This reads guest memory while the guest runs: page tables may change under us, so everything
  * is bounded and validated (as on the exit path), and a process found mid-change simply yields
  * fewer modules. */
-#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,33 +13,36 @@
 #include "guestwalk/paging.h"
 #include "sampler/sampler_priv.h"
 #include "symbolize/discover.h"
+#include "symbolize/discover_fxt.h"
 
-#define MOD_MAX          256 /* distinct modules in one recording */
 #define MOD_MAX_RANGES   64  /* executable ranges examined per address space */
 #define MOD_MAX_PER_PROC 32
 #define MOD_PT_ENTRIES   (1u << 18) /* page-table entries visited per address space */
 
-struct known_module {
-    uint8_t build_id[64];
-    uint32_t build_id_len;
-    uint64_t header_va; /* for modules without a build id: (header address, name) identify */
-    char name[DISCOVER_NAME_MAX];
-    uint64_t id;
-};
-
+/* Modules and mappings already written (symbolize/discover_fxt.h dedupes by build-id). */
 struct sampler_modules {
-    struct known_module mod[MOD_MAX];
-    unsigned n;
+    struct discover_registry reg;
 };
 
 struct sampler_modules *sampler_modules_create(void)
 {
-    return calloc(1, sizeof(struct sampler_modules));
+    struct sampler_modules *m = calloc(1, sizeof(*m));
+    if (m)
+        discover_registry_init(&m->reg);
+    return m;
 }
 
 void sampler_modules_destroy(struct sampler_modules *m)
 {
+    if (!m)
+        return;
+    discover_registry_free(&m->reg);
     free(m);
+}
+
+int sampler_modules_kernel_elf(struct sampler *s, const char *path, struct hv_err *err)
+{
+    return discover_record_kernel_elf(&s->w, &s->mods->reg, path, s->start_ns, err);
 }
 
 struct as_reader {
@@ -88,38 +90,6 @@ static int collect_exec(void *ctx, const struct pt_mapping *m)
     return 0;
 }
 
-static uint64_t module_id(struct sampler_modules *mods, const struct discover_module *m,
-                          bool *is_new)
-{
-    *is_new = false;
-    for (unsigned i = 0; i < mods->n; i++) {
-        struct known_module *k = &mods->mod[i];
-        bool same = m->build_id_len
-                        ? (k->build_id_len == m->build_id_len &&
-                           !memcmp(k->build_id, m->build_id, m->build_id_len))
-                        : (!k->build_id_len && k->header_va == m->header_va &&
-                           !strcmp(k->name, m->name));
-        if (same)
-            return k->id;
-    }
-    if (mods->n == MOD_MAX)
-        return 0;
-    struct known_module *k = &mods->mod[mods->n];
-    memcpy(k->build_id, m->build_id, sizeof(k->build_id));
-    k->build_id_len = m->build_id_len;
-    k->header_va = m->header_va;
-    memcpy(k->name, m->name, sizeof(k->name));
-    k->id = ++mods->n;
-    *is_new = true;
-    return k->id;
-}
-
-static uint64_t map_flags(uint32_t pf)
-{
-    return ((pf & PF_R) ? HVFXT_MAP_READ : 0) | ((pf & PF_W) ? HVFXT_MAP_WRITE : 0) |
-           ((pf & PF_X) ? HVFXT_MAP_EXEC : 0);
-}
-
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err)
 {
@@ -133,38 +103,6 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
         return 0;
     struct discover_module found[MOD_MAX_PER_PROC];
     size_t n = discover_modules(read_user, &rd, rc.r, rc.n, found, MOD_MAX_PER_PROC);
-    uint64_t pid = hvfxt_koid_guest_process(proc);
-    for (size_t i = 0; i < n; i++) {
-        const struct discover_module *m = &found[i];
-        bool is_new;
-        uint64_t id = module_id(s->mods, m, &is_new);
-        if (id == 0)
-            break;
-        if (is_new) {
-            struct fxt_module fm = {
-                .id = id,
-                .name = m->name,
-                .name_len = (uint16_t)strnlen(m->name, sizeof(m->name)),
-                .build_id = m->build_id,
-                .build_id_len = (uint16_t)(m->build_id_len > 255 ? 255 : m->build_id_len),
-            };
-            if (fxt_writer_module(&s->w, &fm, err) < 0)
-                return -1;
-        }
-        for (unsigned j = 0; j < m->nseg; j++) {
-            const struct discover_seg *sg = &m->seg[j];
-            struct fxt_mapping mp = {
-                .pid = pid,
-                .module_id = id,
-                .start = sg->start,
-                .size = sg->size,
-                .vaddr = sg->start - m->bias,
-                .flags = map_flags(sg->flags),
-                .ts = info->first_ts,
-            };
-            if (fxt_writer_mapping(&s->w, &mp, err) < 0)
-                return -1;
-        }
-    }
-    return (int)n;
+    return discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(proc), found, n,
+                           info->first_ts, err);
 }

@@ -107,6 +107,10 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
     if (fxt_writer_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
                           sizeof(args) / sizeof(args[0]), err) < 0)
         return -1;
+    /* The VMM loaded the kernel itself: record it as the kernel half's module, so `report`
+     * finds its symbols by build-id like any guest module's. */
+    if (s->cfg.kernel_elf && sampler_modules_kernel_elf(s, s->cfg.kernel_elf, err) < 0)
+        return -1;
     return sampler_drain_start(s, err);
 }
 
@@ -126,6 +130,7 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
             {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("abandoned"), .v.u64 = t.abandoned},
+            {.type = FXT_ARG_U64, .name = fxt_str_inline("lstar"), .v.u64 = atomic_load(&s->lstar)},
         };
         if (fxt_writer_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
                               sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {

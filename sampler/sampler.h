@@ -44,6 +44,7 @@ struct sampler_config {
     bool no_leaf_repair;
     const char *vm_name;      /* names the VM process in the trace */
     const char *guest_desc;   /* kernel path etc., for the session_start marker */
+    const char *kernel_elf;   /* an ELF64 guest kernel's path (its symbols come with the trace) */
     bool quiet;               /* no progress line */
 };
 

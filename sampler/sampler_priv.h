@@ -81,6 +81,7 @@ struct sampler {
     uint8_t *thread_named;
     struct sampler_modules *mods;
     uint64_t drained_records;
+    _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
 };
 
@@ -111,3 +112,5 @@ struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err);
+/* A guest kernel ELF the VMM loaded: module + mapping into guest address space 0. */
+int sampler_modules_kernel_elf(struct sampler *s, const char *path, struct hv_err *err);

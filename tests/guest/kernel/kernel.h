@@ -284,6 +284,10 @@ _Noreturn void cpu_enter_scheduler(void);
 
 /* syscall.c */
 void syscall_dispatch(struct cpu *c, struct trapframe *tf);
+u64 kbusy_level1(u64 until);
+
+/* hostile.c: GUEST_SYS_HOSTILE, the hostile programs' debug operations (guest_abi.h) */
+long sys_hostile(struct thread *t, struct trapframe *tf);
 
 /* trap.c */
 void trap_dispatch(struct trapframe *tf);

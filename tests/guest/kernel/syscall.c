@@ -132,6 +132,9 @@ void syscall_dispatch(struct cpu *c, struct trapframe *tf)
     case GUEST_SYS_INSTANCE:
         r = t->proc->instance;
         break;
+    case GUEST_SYS_HOSTILE:
+        r = sys_hostile(t, tf);
+        break;
     case GUEST_SYS_SET_FS:
         if (tf->rdi >= 0x800000000000ull) {
             r = GUEST_EINVAL;

@@ -61,6 +61,9 @@ bool vm_user_range_ok(u64 pml4, u64 va, u64 len, bool write)
         int level = 3;
         u64 size = 0;
         while ((e & need) == need) {
+            /* Entries GUEST_HOSTILE_PT_RSVD poisoned would fault the kernel (#PF, RSVD). */
+            if ((level == 3 && (e & PTE_PS)) || (e & (1ull << 51)))
+                break;
             if (level == 0 || (level == 1 && (e & PTE_PS))) {
                 size = level == 0 ? 0x1000 : 0x200000;
                 break;

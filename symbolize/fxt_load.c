@@ -20,6 +20,24 @@ struct pending {
     uint32_t n;
 };
 
+/* Recent completions, for partial records that reach the file after their completion: a thread
+ * can be completed on one vCPU while another vCPU's earlier partial records of it still sit in
+ * that vCPU's ring, and the drain thread writes rings one after the other. Those partial records
+ * are at most one drain round late, so a small direct-mapped table of recent completions covers
+ * them (ids are unique in a recording: vCPU << 56 | counter). */
+#define RECENT_COMPLETIONS 4096
+struct done {
+    uint64_t id; /* 0 = empty */
+    uint64_t *addr;
+    uint32_t *flags;
+    uint32_t n;
+};
+
+static size_t done_slot(uint64_t id)
+{
+    return (size_t)((id ^ (id >> 56) * 0x9e3779b97f4a7c15ull) & (RECENT_COMPLETIONS - 1));
+}
+
 struct modmap {
     uint64_t id;
     uint32_t idx;
@@ -31,6 +49,7 @@ struct loader {
     struct hv_err *err;
     struct pending *pend;
     size_t npend, pend_cap;
+    struct done *recent; /* RECENT_COMPLETIONS entries */
     struct modmap *mods;
     size_t nmods, mods_cap;
     uint64_t *addr; /* scratch frame arrays */
@@ -113,7 +132,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
             l->flags[0] &= ~PROF_FRAME_RA;
         for (size_t i = 0; i < l->npend; i++) {
             struct pending *pd = &l->pend[i];
-            if (pd->provider != rec->provider || pd->id != s->completion)
+            if (pd->id != s->completion)
                 continue;
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl,
                                         pd->addr, pd->flags, pd->n, 1, l->err);
@@ -124,6 +143,20 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
             free(pd->flags);
             l->pend[i--] = l->pend[--l->npend];
         }
+        /* Keep it for partial records of other vCPU streams that come later in the file. */
+        struct done *d = &l->recent[done_slot(s->completion)];
+        free(d->addr);
+        free(d->flags);
+        *d = (struct done){s->completion, malloc((n + 1) * sizeof(uint64_t)),
+                           malloc((n + 1) * sizeof(uint32_t)), n};
+        if (!d->addr || !d->flags) {
+            free(d->addr);
+            free(d->flags);
+            memset(d, 0, sizeof(*d));
+            return hv_errf(l->err, "out of memory");
+        }
+        memcpy(d->addr, l->addr, n * sizeof(uint64_t));
+        memcpy(d->flags, l->flags, n * sizeof(uint32_t));
         /* A completion that is also a full sample (pc present) is not expected; ignore it. */
         return 0;
     }
@@ -135,6 +168,16 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
     uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : GUEST_PROC_LO;
     uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
     if (s->fields & HVFXT_SF_CONTINUATION) {
+        const struct done *d = &l->recent[done_slot(s->continuation)];
+        if (d->id && d->id == s->continuation) { /* completed already (another vCPU's stream) */
+            int si = profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1,
+                                        l->err);
+            if (si < 0 ||
+                profile_append_frames(l->p, (uint32_t)si, d->addr, d->flags, d->n, l->err) < 0)
+                return -1;
+            l->st->samples++;
+            return 0;
+        }
         if (l->npend == l->pend_cap) {
             size_t cap = l->pend_cap ? l->pend_cap * 2 : 64;
             struct pending *v = realloc(l->pend, cap * sizeof(*v));
@@ -225,7 +268,7 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
     free(name);
 }
 
-/* Session settings travel as arguments of the session_start marker. */
+/* Session settings travel as arguments of the session markers. */
 static void on_event(struct loader *l, const struct fxtr_record *rec)
 {
     uint64_t dropped, vcpu, first, last;
@@ -234,7 +277,10 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
         l->st->dropped += dropped;
         return;
     }
-    if (!str_is(rec->u.event.name, HVFXT_SESSION_START))
+    /* session_start carries the settings; session_stop what is known only at the end (the
+     * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
+    if (!str_is(rec->u.event.name, HVFXT_SESSION_START) &&
+        !str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         return;
     for (unsigned i = 0; i < rec->u.event.nargs; i++) {
         const struct fxtr_arg *a = &rec->u.event.args[i];
@@ -245,7 +291,7 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
             l->p->period_ns = v;
         else if (str_is(a->name, "hz") && v && !l->p->period_ns)
             l->p->period_ns = 1000000000ull / v; /* the sampler's setting (sampler/sampler.c) */
-        else if (str_is(a->name, "lstar") || str_is(a->name, "msr_lstar"))
+        else if ((str_is(a->name, "lstar") || str_is(a->name, "msr_lstar")) && v)
             l->p->kernel_lstar = v;
     }
 }
@@ -278,6 +324,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         return hv_errf(err, "not an hvprof recording: no FXT magic record at the start "
                             "(hvprof record writes Fuchsia Trace Format files)");
     struct loader l = {.p = p, .st = st, .err = err};
+    l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
+    if (!l.recent)
+        return hv_errf(err, "out of memory");
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct fxtr_record rec;
@@ -349,6 +398,11 @@ done:
         free(l.pend[i].flags);
     }
     free(l.pend);
+    for (size_t i = 0; i < RECENT_COMPLETIONS; i++) {
+        free(l.recent[i].addr);
+        free(l.recent[i].flags);
+    }
+    free(l.recent);
     free(l.mods);
     free(l.addr);
     free(l.flags);

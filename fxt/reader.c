@@ -588,7 +588,9 @@ void fxtr_free(struct fxtr_reader *r)
 
 int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err)
 {
-    memset(rec, 0, offsetof(struct fxtr_record, u));
+    /* Whole record: a caller must never see a previous record's fields (an unknown record
+     * leaves its union part zero). */
+    memset(rec, 0, sizeof(*rec));
     rec->offset = r->off;
     struct ctx c = {.r = r, .rec = rec, .err = err};
     if (r->off == r->len)

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (uint32_t i = 0; i < rec->u.blob.sample.kernel_stack.n; i++)
                 sink += fxtr_word(rec->u.blob.sample.kernel_stack, i);
         }
-        if (rec->type == FXTR_EVENT)
+        if (rec->type == FXTR_EVENT && !rec->unknown)
             for (unsigned i = 0; i < rec->u.event.nargs; i++)
                 for (uint32_t j = 0; j < rec->u.event.args[i].name.len; j++)
                     sink += (uint8_t)rec->u.event.args[i].name.ptr[j];

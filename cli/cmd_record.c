@@ -1,8 +1,10 @@
 /* hvprof record: boot a guest under sampling and write an FXT recording. */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -210,6 +212,16 @@ int cmd_record(int argc, char **argv)
     c.nvcpus = o.vcpus;
     c.guest_desc = o.kernel;
     c.kernel_elf = rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
+    /* The built-in guest keeps its programs' ELF files next to the kernel (progs/): tell
+     * `hvprof report` where they are, so a demo recording symbolizes without --symbols. */
+    char symdir[PATH_MAX + 8];
+    if (o.guest && realpath(o.kernel, symdir)) {
+        char *slash = strrchr(symdir, '/');
+        if (slash) {
+            strcpy(slash + 1, "progs");
+            c.symbol_dir = symdir;
+        }
+    }
     c.vm_name = o.guest ? "hvprof demo guest" : o.kernel;
 
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */

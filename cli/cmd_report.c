@@ -248,6 +248,13 @@ int cmd_report(int argc, char **argv)
                         "(%" PRIu64 " loss records)\n", ls.dropped, ls.loss_records);
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "hvprof report: %s holds no samples\n", file);
+    /* The recorder's hint (the built-in guest's program files) comes after any --symbols. */
+    struct stat dst;
+    if (p.symbol_dir[0] && stat(p.symbol_dir, &dst) == 0 && S_ISDIR(dst.st_mode) &&
+        symbol_path_add_dir(&sp, p.symbol_dir, &err) < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        goto out;
+    }
     size_t loaded = 0;
     if (profile_load_symbols(&p, &sp, &loaded, &err) < 0 ||
         (ksyms && profile_set_kernel_symbols(&p, ksyms, &err) < 0)) {

@@ -103,6 +103,8 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
          .v.u32 = s->cfg.abandon_periods},
         {.type = FXT_ARG_STRING, .name = fxt_str_inline("guest"),
          .v.str = fxt_str_inline(s->cfg.guest_desc ? s->cfg.guest_desc : "")},
+        {.type = FXT_ARG_STRING, .name = fxt_str_inline("symbol_dir"),
+         .v.str = fxt_str_inline(s->cfg.symbol_dir ? s->cfg.symbol_dir : "")},
     };
     if (fxt_writer_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
                           sizeof(args) / sizeof(args[0]), err) < 0)

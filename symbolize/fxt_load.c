@@ -284,6 +284,12 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
         return;
     for (unsigned i = 0; i < rec->u.event.nargs; i++) {
         const struct fxtr_arg *a = &rec->u.event.args[i];
+        if (a->type == 6 && str_is(a->name, "symbol_dir") && a->v.s.len > 0 &&
+            a->v.s.len < sizeof(l->p->symbol_dir)) {
+            memcpy(l->p->symbol_dir, a->v.s.ptr, a->v.s.len);
+            l->p->symbol_dir[a->v.s.len] = '\0';
+            continue;
+        }
         if (a->type < 1 || a->type > 4) /* integer arguments only */
             continue;
         uint64_t v = a->type == 1 || a->type == 3 ? (uint64_t)a->v.i : a->v.u;

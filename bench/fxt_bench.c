@@ -27,13 +27,19 @@ static uint64_t ustack[16];
  * walk, continuation (19 words). */
 static void partial(struct fxt_sample *s, uint64_t i)
 {
-    *s = (struct fxt_sample){
-        .fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
-                  HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK |
-                  HVFXT_SF_WALK,
-        .continuation = i, .pid = 0x10000001, .tid = 0x40000002, .ts = i, .vcpu = 1, .cpl = 0,
-        .pc = 0xffffffff81000000 + i, .kernel_stack = kstack, .n_kernel = 8,
-        .walk = hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_DEFERRED, 0, 0)};
+    *s = (struct fxt_sample){.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
+                                       HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                       HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK | HVFXT_SF_WALK,
+                             .continuation = i,
+                             .pid = 0x10000001,
+                             .tid = 0x40000002,
+                             .ts = i,
+                             .vcpu = 1,
+                             .cpl = 0,
+                             .pc = 0xffffffff81000000 + i,
+                             .kernel_stack = kstack,
+                             .n_kernel = 8,
+                             .walk = hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_DEFERRED, 0, 0)};
 }
 
 static void bench_encode(void)
@@ -54,7 +60,9 @@ static void bench_encode(void)
            n / dt / 1e6, dt / n * 1e9, sum % 10);
     struct fxt_sample c = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK |
                                      HVFXT_SF_VCPU,
-                           .user_stack = ustack, .n_user = 16, .vcpu = 1};
+                           .user_stack = ustack,
+                           .n_user = 16,
+                           .vcpu = 1};
     t0 = now();
     for (uint64_t i = 0; i < n; i++) {
         c.completion = i;

@@ -8,8 +8,8 @@
 #include "fxt/reader.h"
 
 static const char *const type_names[FXTR_NTYPES] = {
-    "metadata", "init",  "string", "thread", "event", "blob",  "uobj",  "kobj",
-    "sched",    "log",   "type10", "type11", "type12", "type13", "type14", "large",
+    "metadata", "init", "string", "thread", "event",  "blob",   "uobj",   "kobj",
+    "sched",    "log",  "type10", "type11", "type12", "type13", "type14", "large",
 };
 
 static void dump_usage(FILE *out)
@@ -106,7 +106,8 @@ static void put_sample(const struct fxtr_sample *s)
         printf(" pc=0x%" PRIx64, s->pc);
     if (s->fields & HVFXT_SF_WALK)
         printf(" walk=kstop:%u,ustop:%u%s%s", (unsigned)(s->walk & 0xff),
-               (unsigned)((s->walk >> 8) & 0xff), (s->walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
+               (unsigned)((s->walk >> 8) & 0xff),
+               (s->walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
                (s->walk & HVFXT_WALK_USER_TRUNC) ? ",utrunc" : "");
     if (s->fields & HVFXT_SF_KERNEL_STACK)
         put_stack("kstack", s->kernel_stack);
@@ -132,8 +133,7 @@ static void dump_record(const struct fxtr_record *rec)
             printf(" provider-section id=%u", rec->u.meta.provider_id);
             break;
         case 3:
-            printf(" provider-event id=%u event=%u", rec->u.meta.provider_id,
-                   rec->u.meta.event_id);
+            printf(" provider-event id=%u event=%u", rec->u.meta.provider_id, rec->u.meta.event_id);
             break;
         default:
             printf(" magic");
@@ -147,8 +147,8 @@ static void dump_record(const struct fxtr_record *rec)
         put_str(rec->u.string.str);
         break;
     case FXTR_THREAD:
-        printf(" index=%u pid=0x%" PRIx64 " tid=0x%" PRIx64, rec->u.thread.index,
-               rec->u.thread.pid, rec->u.thread.tid);
+        printf(" index=%u pid=0x%" PRIx64 " tid=0x%" PRIx64, rec->u.thread.index, rec->u.thread.pid,
+               rec->u.thread.tid);
         break;
     case FXTR_EVENT:
         printf(" type=%u ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64 " ", rec->u.event.etype,
@@ -175,7 +175,8 @@ static void dump_record(const struct fxtr_record *rec)
             printf(" mapping pid=0x%" PRIx64 " module=%" PRIu64 " start=0x%" PRIx64
                    " size=0x%" PRIx64 " vaddr=0x%" PRIx64 " flags=%c%c%c ts=%" PRIu64,
                    m->pid, m->module_id, m->start, m->size, m->vaddr,
-                   (m->flags & HVFXT_MAP_READ) ? 'r' : '-', (m->flags & HVFXT_MAP_WRITE) ? 'w' : '-',
+                   (m->flags & HVFXT_MAP_READ) ? 'r' : '-',
+                   (m->flags & HVFXT_MAP_WRITE) ? 'w' : '-',
                    (m->flags & HVFXT_MAP_EXEC) ? 'x' : '-', m->ts);
         }
         break;
@@ -195,8 +196,7 @@ static void dump_record(const struct fxtr_record *rec)
         put_str(rec->u.log.msg);
         break;
     case FXTR_LARGE:
-        printf(" blob format=%u ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64
-               " bytes=%" PRIu64,
+        printf(" blob format=%u ts=%" PRIu64 " pid=0x%" PRIx64 " tid=0x%" PRIx64 " bytes=%" PRIu64,
                rec->u.large.format, rec->u.large.ts, rec->u.large.pid, rec->u.large.tid,
                rec->u.large.size);
         break;

@@ -235,8 +235,8 @@ size_t fxt_enc_kobj_thread(uint64_t *buf, size_t cap, uint64_t koid, const char 
 {
     /* fxt.md 1.12: threads carry a "process" argument of koid type (8); Perfetto and trace2json
      * ignore the thread otherwise. */
-    struct fxt_arg a = {.type = FXT_ARG_KOID, .name = fxt_str_inline("process"),
-                        .v.u64 = process_koid};
+    struct fxt_arg a = {
+        .type = FXT_ARG_KOID, .name = fxt_str_inline("process"), .v.u64 = process_koid};
     return fxt_enc_kobj(buf, cap, FXT_OBJ_THREAD, koid, fxt_str_inline(name), &a, 1);
 }
 
@@ -254,15 +254,15 @@ static size_t event_extra_words(enum fxt_event_type t)
 
 size_t fxt_enc_event(uint64_t *buf, size_t cap, const struct fxt_event *ev)
 {
-    if ((unsigned)ev->type > FXT_EV_FLOW_END || ev->nargs > FXT_MAX_ARGS ||
-        !str_ok(ev->category) || !str_ok(ev->name))
+    if ((unsigned)ev->type > FXT_EV_FLOW_END || ev->nargs > FXT_MAX_ARGS || !str_ok(ev->category) ||
+        !str_ok(ev->name))
         return 0;
     size_t aw = args_words(ev->args, ev->nargs);
     if (ev->nargs && !aw)
         return 0;
     size_t extra = event_extra_words(ev->type);
-    size_t n = 2 + (ev->thread.index ? 0 : 2) + str_words(ev->category) + str_words(ev->name) +
-               aw + extra;
+    size_t n =
+        2 + (ev->thread.index ? 0 : 2) + str_words(ev->category) + str_words(ev->name) + aw + extra;
     if (n > cap || n > FXT_MAX_RECORD_WORDS)
         return 0;
     buf[0] = header(FXT_RT_EVENT, n) | FXT_MAKE(FXT_EVENT_TYPE, ev->type) |
@@ -399,8 +399,7 @@ size_t fxt_enc_sample(uint64_t *buf, size_t cap, const struct fxt_sample *s)
 
 size_t fxt_enc_module(uint64_t *buf, size_t cap, const struct fxt_module *m)
 {
-    if (m->build_id_len > 0xff || (m->name_len && !m->name) ||
-        (m->build_id_len && !m->build_id))
+    if (m->build_id_len > 0xff || (m->name_len && !m->name) || (m->build_id_len && !m->build_id))
         return 0;
     size_t payload = 2 + stream_words(m->name_len) + stream_words(m->build_id_len);
     size_t n = 1 + payload;

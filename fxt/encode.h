@@ -32,8 +32,16 @@ struct fxt_thread {
 };
 
 enum fxt_arg_type {
-    FXT_ARG_NULL = 0, FXT_ARG_I32 = 1, FXT_ARG_U32 = 2, FXT_ARG_I64 = 3, FXT_ARG_U64 = 4,
-    FXT_ARG_DOUBLE = 5, FXT_ARG_STRING = 6, FXT_ARG_POINTER = 7, FXT_ARG_KOID = 8, FXT_ARG_BOOL = 9,
+    FXT_ARG_NULL = 0,
+    FXT_ARG_I32 = 1,
+    FXT_ARG_U32 = 2,
+    FXT_ARG_I64 = 3,
+    FXT_ARG_U64 = 4,
+    FXT_ARG_DOUBLE = 5,
+    FXT_ARG_STRING = 6,
+    FXT_ARG_POINTER = 7,
+    FXT_ARG_KOID = 8,
+    FXT_ARG_BOOL = 9,
 };
 struct fxt_arg {
     enum fxt_arg_type type;
@@ -51,9 +59,17 @@ struct fxt_arg {
 #define FXT_MAX_ARGS 15 /* 4-bit argument count */
 
 enum fxt_event_type {
-    FXT_EV_INSTANT = 0, FXT_EV_COUNTER = 1, FXT_EV_BEGIN = 2, FXT_EV_END = 3, FXT_EV_COMPLETE = 4,
-    FXT_EV_ASYNC_BEGIN = 5, FXT_EV_ASYNC_INSTANT = 6, FXT_EV_ASYNC_END = 7, FXT_EV_FLOW_BEGIN = 8,
-    FXT_EV_FLOW_STEP = 9, FXT_EV_FLOW_END = 10,
+    FXT_EV_INSTANT = 0,
+    FXT_EV_COUNTER = 1,
+    FXT_EV_BEGIN = 2,
+    FXT_EV_END = 3,
+    FXT_EV_COMPLETE = 4,
+    FXT_EV_ASYNC_BEGIN = 5,
+    FXT_EV_ASYNC_INSTANT = 6,
+    FXT_EV_ASYNC_END = 7,
+    FXT_EV_FLOW_BEGIN = 8,
+    FXT_EV_FLOW_STEP = 9,
+    FXT_EV_FLOW_END = 10,
 };
 struct fxt_event {
     enum fxt_event_type type;

@@ -27,17 +27,17 @@ static inline uint64_t fxt_field_get(uint64_t w, unsigned lo, unsigned hi)
     return (w >> lo) & fxt_field_mask(lo, hi);
 }
 
-#define FXT_MAKE_(...)    fxt_field_make(__VA_ARGS__)
-#define FXT_MAKE(f, v)    FXT_MAKE_(f, (uint64_t)(v))
-#define FXT_GET_(w, ...)  fxt_field_get((w), __VA_ARGS__)
-#define FXT_GET(f, w)     FXT_GET_((w), f)
-#define FXT_MAX_(lo, hi)  fxt_field_mask(lo, hi)
-#define FXT_MAX(f)        FXT_MAX_(f) /* largest value the field holds */
+#define FXT_MAKE_(...)   fxt_field_make(__VA_ARGS__)
+#define FXT_MAKE(f, v)   FXT_MAKE_(f, (uint64_t)(v))
+#define FXT_GET_(w, ...) fxt_field_get((w), __VA_ARGS__)
+#define FXT_GET(f, w)    FXT_GET_((w), f)
+#define FXT_MAX_(lo, hi) fxt_field_mask(lo, hi)
+#define FXT_MAX(f)       FXT_MAX_(f) /* largest value the field holds */
 
 /* Record header, FXT spec "Record header" (fxt.md 1.2). */
-#define FXT_REC_TYPE      FXT_FIELD(0, 3)
-#define FXT_REC_SIZE      FXT_FIELD(4, 15) /* words, including the header */
-#define FXT_MAX_RECORD_WORDS 4095u         /* 12-bit size; Perfetto frames every record by it */
+#define FXT_REC_TYPE         FXT_FIELD(0, 3)
+#define FXT_REC_SIZE         FXT_FIELD(4, 15) /* words, including the header */
+#define FXT_MAX_RECORD_WORDS 4095u            /* 12-bit size; Perfetto frames every record by it */
 
 enum fxt_record_type {
     FXT_RT_METADATA = 0,
@@ -60,20 +60,24 @@ enum fxt_record_type {
 #define FXT_META_EVENT_ID  FXT_FIELD(52, 55) /* provider event */
 #define FXT_META_TRACEINFO FXT_FIELD(20, 23)
 #define FXT_META_MAGIC     FXT_FIELD(24, 55)
-enum { FXT_META_PROVIDER_INFO = 1, FXT_META_PROVIDER_SECTION = 2, FXT_META_PROVIDER_EVENT = 3,
-       FXT_META_TRACE_INFO = 4 };
-#define FXT_MAGIC_VALUE  0x16547846u
-#define FXT_MAGIC_RECORD 0x0016547846040010ull /* the whole magic word, fxt.md 1.3 */
+enum {
+    FXT_META_PROVIDER_INFO = 1,
+    FXT_META_PROVIDER_SECTION = 2,
+    FXT_META_PROVIDER_EVENT = 3,
+    FXT_META_TRACE_INFO = 4
+};
+#define FXT_MAGIC_VALUE       0x16547846u
+#define FXT_MAGIC_RECORD      0x0016547846040010ull /* the whole magic word, fxt.md 1.3 */
 #define FXT_PROVIDER_NAME_MAX 0xffu
 
 /* String record (type 2), fxt.md 1.5. */
-#define FXT_STRING_INDEX FXT_FIELD(16, 30)
-#define FXT_STRING_LEN   FXT_FIELD(32, 46)
+#define FXT_STRING_INDEX     FXT_FIELD(16, 30)
+#define FXT_STRING_LEN       FXT_FIELD(32, 46)
 #define FXT_STRING_INDEX_MAX 0x7fffu
 #define FXT_STRING_LEN_MAX   0x7fffu
 
 /* Thread record (type 3), fxt.md 1.6. */
-#define FXT_THREAD_INDEX FXT_FIELD(16, 23)
+#define FXT_THREAD_INDEX     FXT_FIELD(16, 23)
 #define FXT_THREAD_INDEX_MAX 0xffu
 
 /* Event record (type 4), fxt.md 1.7. */

@@ -18,35 +18,36 @@ enum hvfxt_blob_type {
  * from the RFC's reserved bits (6..10). Present optional fields follow the flags word in bit
  * order; every field is one u64 word except the two call stacks (count word + count words). */
 enum hvfxt_sample_field {
-    HVFXT_SF_CONTINUATION = 1u << 0,            /* u64: id of the completion that follows */
-    HVFXT_SF_CONTINUATION_COMPLETION = 1u << 1, /* u64: completes every earlier record with this id */
-    HVFXT_SF_PID = 1u << 2,                     /* u64: guest address-space koid */
-    HVFXT_SF_TID = 1u << 3,                     /* u64: guest thread koid */
-    HVFXT_SF_BOOT_TS = 1u << 4,                 /* u64: timestamp in ticks (init record's rate) */
-    HVFXT_SF_USER_STACK = 1u << 5,              /* u64 n, then n return addresses */
-    HVFXT_SF_VCPU = 1u << 6,                    /* u64: vCPU index */
-    HVFXT_SF_CPL = 1u << 7,                     /* u64: guest CPL at the exit (0..3) */
-    HVFXT_SF_PC = 1u << 8,                      /* u64: exact guest RIP at the exit */
-    HVFXT_SF_KERNEL_STACK = 1u << 9,            /* u64 n, then n return addresses */
-    HVFXT_SF_WALK = 1u << 10,                   /* u64: walk status word, below */
+    HVFXT_SF_CONTINUATION = 1u << 0, /* u64: id of the completion that follows */
+    HVFXT_SF_CONTINUATION_COMPLETION = 1u
+                                       << 1, /* u64: completes every earlier record with this id */
+    HVFXT_SF_PID = 1u << 2,                  /* u64: guest address-space koid */
+    HVFXT_SF_TID = 1u << 3,                  /* u64: guest thread koid */
+    HVFXT_SF_BOOT_TS = 1u << 4,              /* u64: timestamp in ticks (init record's rate) */
+    HVFXT_SF_USER_STACK = 1u << 5,           /* u64 n, then n return addresses */
+    HVFXT_SF_VCPU = 1u << 6,                 /* u64: vCPU index */
+    HVFXT_SF_CPL = 1u << 7,                  /* u64: guest CPL at the exit (0..3) */
+    HVFXT_SF_PC = 1u << 8,                   /* u64: exact guest RIP at the exit */
+    HVFXT_SF_KERNEL_STACK = 1u << 9,         /* u64 n, then n return addresses */
+    HVFXT_SF_WALK = 1u << 10,                /* u64: walk status word, below */
 };
 #define HVFXT_SF_KNOWN 0x7ffu /* any other bit set: the reader rejects the record */
 
 /* Walk status word: why each stack walk stopped, and whether frames were cut. */
-#define HVFXT_WALK_KERNEL_SHIFT 0  /* [0..7] kernel-walk stop reason */
-#define HVFXT_WALK_USER_SHIFT   8  /* [8..15] user-walk stop reason */
+#define HVFXT_WALK_KERNEL_SHIFT 0            /* [0..7] kernel-walk stop reason */
+#define HVFXT_WALK_USER_SHIFT   8            /* [8..15] user-walk stop reason */
 #define HVFXT_WALK_KERNEL_TRUNC (1ull << 16) /* kernel frames cut to fit the record */
 #define HVFXT_WALK_USER_TRUNC   (1ull << 17) /* user frames cut to fit the record */
 enum hvfxt_walk_stop {
-    HVFXT_STOP_NONE = 0,          /* not walked */
-    HVFXT_STOP_END = 1,           /* reached the outermost frame (fp 0 / terminal) */
-    HVFXT_STOP_MAX_DEPTH = 2,     /* configured depth reached */
-    HVFXT_STOP_UNMAPPED = 3,      /* a frame address did not translate to guest RAM */
-    HVFXT_STOP_BAD_FP = 4,        /* frame pointer misaligned or non-canonical */
-    HVFXT_STOP_NOT_UPWARD = 5,    /* next fp not above the current one (loop / corrupt) */
-    HVFXT_STOP_DEFERRED = 6,      /* user walk deferred: a completion record carries it */
-    HVFXT_STOP_RECORD_LIMIT = 7,  /* frames cut to keep the record under 4095 words */
-    HVFXT_STOP_ERROR = 8,         /* any other failure */
+    HVFXT_STOP_NONE = 0,         /* not walked */
+    HVFXT_STOP_END = 1,          /* reached the outermost frame (fp 0 / terminal) */
+    HVFXT_STOP_MAX_DEPTH = 2,    /* configured depth reached */
+    HVFXT_STOP_UNMAPPED = 3,     /* a frame address did not translate to guest RAM */
+    HVFXT_STOP_BAD_FP = 4,       /* frame pointer misaligned or non-canonical */
+    HVFXT_STOP_NOT_UPWARD = 5,   /* next fp not above the current one (loop / corrupt) */
+    HVFXT_STOP_DEFERRED = 6,     /* user walk deferred: a completion record carries it */
+    HVFXT_STOP_RECORD_LIMIT = 7, /* frames cut to keep the record under 4095 words */
+    HVFXT_STOP_ERROR = 8,        /* any other failure */
     /* Completion records that carry no stack: the continuation was abandoned (user field). */
     HVFXT_STOP_ABANDONED_TIMEOUT = 9, /* the thread did not return to user mode in time */
     HVFXT_STOP_ABANDONED_END = 10,    /* the session ended while the thread was in the kernel */
@@ -89,7 +90,7 @@ static inline uint64_t hvfxt_koid_guest_thread(uint32_t n)
  * "hvprof", name "records_dropped", args dropped:uint64, vcpu:uint32, first_ts:uint64,
  * last_ts:uint64; its timestamp is first_ts. Session markers are instant events "session_start"
  * and "session_stop" in category "hvprof" on the control thread, settings as arguments. */
-#define HVFXT_CATEGORY       "hvprof"
-#define HVFXT_LOSS_NAME      "records_dropped"
-#define HVFXT_SESSION_START  "session_start"
-#define HVFXT_SESSION_STOP   "session_stop"
+#define HVFXT_CATEGORY      "hvprof"
+#define HVFXT_LOSS_NAME     "records_dropped"
+#define HVFXT_SESSION_START "session_start"
+#define HVFXT_SESSION_STOP  "session_stop"

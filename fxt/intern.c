@@ -69,8 +69,8 @@ struct fxt_str fxt_intern_str(struct fxt_intern *t, const char *s, size_t len, u
             if (!n)
                 return inl;
             memcpy(t->pool + t->pool_used, s, len);
-            *e = (struct fxt_intern_str_slot){.off = t->pool_used, .len = (uint16_t)len,
-                                              .index = index};
+            *e = (struct fxt_intern_str_slot){
+                .off = t->pool_used, .len = (uint16_t)len, .index = index};
             t->pool_used += (uint32_t)len;
             t->str_count++;
             *nwords = n;
@@ -81,8 +81,8 @@ struct fxt_str fxt_intern_str(struct fxt_intern *t, const char *s, size_t len, u
     }
 }
 
-struct fxt_thread fxt_intern_thread(struct fxt_intern *t, uint64_t pid, uint64_t tid,
-                                    uint64_t *buf, size_t cap, size_t *nwords)
+struct fxt_thread fxt_intern_thread(struct fxt_intern *t, uint64_t pid, uint64_t tid, uint64_t *buf,
+                                    size_t cap, size_t *nwords)
 {
     *nwords = 0;
     struct fxt_thread inl = {.index = 0, .pid = pid, .tid = tid};

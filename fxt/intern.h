@@ -12,7 +12,7 @@
 #include "fxt/encode.h"
 
 struct fxt_intern_str_slot {
-    uint32_t off;   /* into pool */
+    uint32_t off; /* into pool */
     uint16_t len;
     uint16_t index; /* 0 = empty slot */
 };
@@ -42,5 +42,5 @@ void fxt_intern_destroy(struct fxt_intern *t);
 struct fxt_str fxt_intern_str(struct fxt_intern *t, const char *s, size_t len, uint64_t *buf,
                               size_t cap, size_t *nwords);
 /* Same for a (pid, tid) pair: a thread record is written on first use. */
-struct fxt_thread fxt_intern_thread(struct fxt_intern *t, uint64_t pid, uint64_t tid,
-                                    uint64_t *buf, size_t cap, size_t *nwords);
+struct fxt_thread fxt_intern_thread(struct fxt_intern *t, uint64_t pid, uint64_t tid, uint64_t *buf,
+                                    size_t cap, size_t *nwords);

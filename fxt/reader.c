@@ -13,9 +13,9 @@ static uint64_t bits(uint64_t w, unsigned lo, unsigned hi)
     return n >= 64 ? w : (w >> lo) & ((1ull << n) - 1);
 }
 
-#define MAGIC_WORD     0x0016547846040010ull /* spec "Magic number record" */
-#define MAX_PROVIDERS  4096
-#define NORMAL_MAX     4095 /* 12-bit record size */
+#define MAGIC_WORD    0x0016547846040010ull /* spec "Magic number record" */
+#define MAX_PROVIDERS 4096
+#define NORMAL_MAX    4095 /* 12-bit record size */
 
 struct fxtr_provider {
     uint32_t id;
@@ -200,8 +200,8 @@ static int take_args(struct ctx *c, struct cur *k, unsigned nargs, struct fxtr_a
             break;
         }
         if (a.i != size)
-            return fail(c, "argument %u (type %u): declares %llu words, its value uses %llu",
-                        i + 1, x->type, (unsigned long long)size, (unsigned long long)a.i);
+            return fail(c, "argument %u (type %u): declares %llu words, its value uses %llu", i + 1,
+                        x->type, (unsigned long long)size, (unsigned long long)a.i);
         k->i += size;
     }
     return 0;
@@ -395,8 +395,8 @@ static int parse_sample(struct ctx *c, struct cur *k)
             continue;
         }
         if (v > k->n - k->i)
-            return fail(c, "sample: %s has %llu frames, past the end of the payload",
-                        order[i].name, (unsigned long long)v);
+            return fail(c, "sample: %s has %llu frames, past the end of the payload", order[i].name,
+                        (unsigned long long)v);
         order[i].stack->ptr = k->p + 8 * k->i;
         order[i].stack->n = (uint32_t)v;
         k->i += v;
@@ -667,8 +667,8 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     if (rc)
         return -1;
     if (k.i != k.n)
-        return fail(&c, "record of type %u declares %llu words but its fields use %llu",
-                    rec->type, (unsigned long long)k.n, (unsigned long long)k.i);
+        return fail(&c, "record of type %u declares %llu words but its fields use %llu", rec->type,
+                    (unsigned long long)k.n, (unsigned long long)k.i);
     if (r->cur >= 0) {
         rec->provider = r->prov[r->cur].id;
         rec->ticks_per_second = r->prov[r->cur].ticks_per_second;

@@ -40,8 +40,17 @@ static inline uint64_t fxtr_word(struct fxtr_words w, uint32_t i)
 }
 
 enum fxtr_rtype {
-    FXTR_METADATA = 0, FXTR_INIT = 1, FXTR_STRING = 2, FXTR_THREAD = 3, FXTR_EVENT = 4,
-    FXTR_BLOB = 5, FXTR_UOBJ = 6, FXTR_KOBJ = 7, FXTR_SCHED = 8, FXTR_LOG = 9, FXTR_LARGE = 15,
+    FXTR_METADATA = 0,
+    FXTR_INIT = 1,
+    FXTR_STRING = 2,
+    FXTR_THREAD = 3,
+    FXTR_EVENT = 4,
+    FXTR_BLOB = 5,
+    FXTR_UOBJ = 6,
+    FXTR_KOBJ = 7,
+    FXTR_SCHED = 8,
+    FXTR_LOG = 9,
+    FXTR_LARGE = 15,
 };
 #define FXTR_NTYPES 16
 
@@ -49,7 +58,7 @@ struct fxtr_arg {
     unsigned type; /* FXT argument type 0..10; other values are reported as unknown args */
     struct fxtr_string name;
     union {
-        int64_t i; /* int32 / int64 */
+        int64_t i;  /* int32 / int64 */
         uint64_t u; /* uint32 / uint64 / pointer / koid / bool */
         double d;
         struct fxtr_string s;
@@ -74,11 +83,11 @@ struct fxtr_mapping {
 };
 
 struct fxtr_record {
-    size_t offset;    /* byte offset in the buffer */
-    uint32_t type;    /* FXT record type (header bits [0..3]) */
-    uint64_t nwords;  /* declared size */
-    uint32_t provider; /* current provider (meaningful after a section) */
-    bool unknown;     /* type or subtype not understood: skipped */
+    size_t offset;             /* byte offset in the buffer */
+    uint32_t type;             /* FXT record type (header bits [0..3]) */
+    uint64_t nwords;           /* declared size */
+    uint32_t provider;         /* current provider (meaningful after a section) */
+    bool unknown;              /* type or subtype not understood: skipped */
     uint64_t ticks_per_second; /* of the current provider, 0 if none yet */
     union {
         struct {

@@ -79,8 +79,11 @@ uint64_t *fxt_ring_reserve(struct fxt_ring *r, uint32_t nwords, uint64_t ts)
     }
     uint64_t *p = &r->buf[head & r->mask];
     if (extra) {
-        struct fxt_loss l = {.vcpu = r->vcpu, .pid = r->loss_pid, .tid = r->loss_tid,
-                             .dropped = r->pend_dropped, .first_ts = r->pend_first_ts,
+        struct fxt_loss l = {.vcpu = r->vcpu,
+                             .pid = r->loss_pid,
+                             .tid = r->loss_tid,
+                             .dropped = r->pend_dropped,
+                             .first_ts = r->pend_first_ts,
                              .last_ts = r->pend_last_ts};
         fxt_enc_loss(p, FXT_LOSS_WORDS, &l);
         r->pend_dropped = 0;
@@ -154,8 +157,11 @@ bool fxt_ring_take_pending_loss(struct fxt_ring *r, struct fxt_loss *out)
 {
     if (!r->pend_dropped)
         return false;
-    *out = (struct fxt_loss){.vcpu = r->vcpu, .pid = r->loss_pid, .tid = r->loss_tid,
-                             .dropped = r->pend_dropped, .first_ts = r->pend_first_ts,
+    *out = (struct fxt_loss){.vcpu = r->vcpu,
+                             .pid = r->loss_pid,
+                             .tid = r->loss_tid,
+                             .dropped = r->pend_dropped,
+                             .first_ts = r->pend_first_ts,
                              .last_ts = r->pend_last_ts};
     r->pend_dropped = 0;
     return true;

@@ -39,7 +39,7 @@ struct fxt_ring {
     uint64_t res_start;  /* start of the current reservation (producer-private) */
     uint64_t tail_cache; /* producer's last view of tail */
     uint64_t pend_dropped, pend_first_ts, pend_last_ts; /* drops not yet reported */
-    _Atomic uint64_t dropped_total; /* statistics, monotonic */
+    _Atomic uint64_t dropped_total;                     /* statistics, monotonic */
 
     /* consumer line */
     _Alignas(FXT_CACHELINE) _Atomic uint64_t tail;

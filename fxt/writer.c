@@ -157,8 +157,7 @@ long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring 
 int fxt_writer_guest_process(struct fxt_writer *w, uint64_t koid, const char *name,
                              struct hv_err *err)
 {
-    return emit_control(w, fxt_enc_kobj_process(w->scratch, FXT_MAX_RECORD_WORDS, koid, name),
-                        err);
+    return emit_control(w, fxt_enc_kobj_process(w->scratch, FXT_MAX_RECORD_WORDS, koid, name), err);
 }
 
 int fxt_writer_guest_thread(struct fxt_writer *w, uint64_t koid, const char *name,

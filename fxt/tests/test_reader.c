@@ -122,13 +122,13 @@ static int read_all(const uint64_t *b, size_t bytes, char *msg, uint64_t *unknow
     return rc;
 }
 
-#define EXPECT_ERR(words, nbytes, needle)                                                     \
-    do {                                                                                      \
-        char m_[HV_ERR_MSG_MAX];                                                              \
-        uint64_t u_;                                                                          \
-        assert_int_equal(read_all((words), (nbytes), m_, &u_), -1);                           \
-        if (!strstr(m_, (needle)))                                                            \
-            fail_msg("error '%s' lacks '%s'", m_, (needle));                                  \
+#define EXPECT_ERR(words, nbytes, needle)                                                          \
+    do {                                                                                           \
+        char m_[HV_ERR_MSG_MAX];                                                                   \
+        uint64_t u_;                                                                               \
+        assert_int_equal(read_all((words), (nbytes), m_, &u_), -1);                                \
+        if (!strstr(m_, (needle)))                                                                 \
+            fail_msg("error '%s' lacks '%s'", m_, (needle));                                       \
     } while (0)
 
 static void test_malformed(void **state)
@@ -153,8 +153,8 @@ static void test_malformed(void **state)
     m = n + fxt_enc_provider_section(b + n, 64, 9);
     EXPECT_ERR(b, 8 * m, "provider 9, which has no provider info");
     /* Event using an unregistered string index. */
-    struct fxt_event ev = {.type = FXT_EV_INSTANT, .ts = 1, .thread = {.pid = 1, .tid = 2},
-                           .name = fxt_str_index(5)};
+    struct fxt_event ev = {
+        .type = FXT_EV_INSTANT, .ts = 1, .thread = {.pid = 1, .tid = 2}, .name = fxt_str_index(5)};
     m = n + fxt_enc_event(b + n, 64, &ev);
     EXPECT_ERR(b, 8 * m, "string index 5 is not registered");
     /* Event using an unregistered thread index. */

@@ -19,9 +19,12 @@
 static bool push_seq(struct fxt_ring *r, uint64_t seq, uint32_t pad)
 {
     static const uint64_t frames[64];
-    struct fxt_sample s = {.fields = HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
-                                     (pad ? HVFXT_SF_KERNEL_STACK : 0),
-                           .ts = seq, .vcpu = 0, .kernel_stack = frames, .n_kernel = pad};
+    struct fxt_sample s = {.fields =
+                               HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | (pad ? HVFXT_SF_KERNEL_STACK : 0),
+                           .ts = seq,
+                           .vcpu = 0,
+                           .kernel_stack = frames,
+                           .n_kernel = pad};
     uint32_t n = (uint32_t)fxt_sample_words(&s);
     uint64_t *p = fxt_ring_reserve(r, n, seq);
     if (!p)

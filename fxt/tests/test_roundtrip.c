@@ -100,11 +100,19 @@ static void produce(struct fxt_ring *r, struct fxt_intern *in, struct want *w)
     uint64_t scratch[64];
     size_t nw;
     if (w->kind == 1) {
-        struct fxt_sample s = {.fields = (uint32_t)w->fields, .continuation = w->vals[0],
-                               .completion = w->vals[1], .pid = w->vals[2], .tid = w->vals[3],
-                               .ts = w->vals[4], .user_stack = w->ustack, .n_user = w->nu,
-                               .vcpu = (uint32_t)w->vals[6], .cpl = (uint8_t)w->vals[7],
-                               .pc = w->vals[8], .kernel_stack = w->kstack, .n_kernel = w->nk,
+        struct fxt_sample s = {.fields = (uint32_t)w->fields,
+                               .continuation = w->vals[0],
+                               .completion = w->vals[1],
+                               .pid = w->vals[2],
+                               .tid = w->vals[3],
+                               .ts = w->vals[4],
+                               .user_stack = w->ustack,
+                               .n_user = w->nu,
+                               .vcpu = (uint32_t)w->vals[6],
+                               .cpl = (uint8_t)w->vals[7],
+                               .pc = w->vals[8],
+                               .kernel_stack = w->kstack,
+                               .n_kernel = w->nk,
                                .walk = w->vals[10]};
         w->vals[6] = (uint32_t)w->vals[6];
         w->vals[7] = (uint8_t)w->vals[7];
@@ -127,8 +135,8 @@ static void produce(struct fxt_ring *r, struct fxt_intern *in, struct want *w)
     ev.name = fxt_intern_str(in, w->name, strlen(w->name), p + k, 2048 - k, &nw);
     k += nw;
     for (unsigned i = 0; i < w->nargs; i++) {
-        w->args[i].name = fxt_intern_str(in, w->argnames[i], strlen(w->argnames[i]), p + k,
-                                         2048 - k, &nw);
+        w->args[i].name =
+            fxt_intern_str(in, w->argnames[i], strlen(w->argnames[i]), p + k, 2048 - k, &nw);
         k += nw;
         if (w->args[i].type == FXT_ARG_STRING)
             w->args[i].v.str = fxt_str_inline(w->argstrs[i]);
@@ -149,8 +157,8 @@ static bool sv(struct fxtr_string s, const char *lit)
 static void check_sample(const struct want *w, const struct fxtr_sample *s)
 {
     assert_int_equal(s->fields, w->fields);
-    const uint64_t got[11] = {s->continuation, s->completion, s->pid, s->tid, s->ts, 0,
-                              s->vcpu, s->cpl, s->pc, 0, s->walk};
+    const uint64_t got[11] = {s->continuation, s->completion, s->pid, s->tid, s->ts,  0,
+                              s->vcpu,         s->cpl,        s->pc,  0,      s->walk};
     for (int i = 0; i < 11; i++)
         if (i != 5 && i != 9)
             assert_true(got[i] == ((w->fields >> i) & 1 ? w->vals[i] : 0));
@@ -213,12 +221,17 @@ static void roundtrip(uint64_t seed)
         nwant[v] = seen[v] = 0;
     }
     uint8_t bid[20] = {1, 2, 3};
-    struct fxt_module mod = {.id = 9, .name = "vmlinux", .name_len = 7, .build_id = bid,
-                             .build_id_len = 20};
-    struct fxt_mapping map = {.pid = 0x10000000, .module_id = 9, .start = 0xffffffff81000000ull,
-                              .size = 1 << 24, .vaddr = 0x1000000, .flags = 5, .ts = 3};
-    struct fxt_arg setting = {.type = FXT_ARG_U64, .name = fxt_str_inline("period_ns"),
-                              .v.u64 = 1000000};
+    struct fxt_module mod = {
+        .id = 9, .name = "vmlinux", .name_len = 7, .build_id = bid, .build_id_len = 20};
+    struct fxt_mapping map = {.pid = 0x10000000,
+                              .module_id = 9,
+                              .start = 0xffffffff81000000ull,
+                              .size = 1 << 24,
+                              .vaddr = 0x1000000,
+                              .flags = 5,
+                              .ts = 3};
+    struct fxt_arg setting = {
+        .type = FXT_ARG_U64, .name = fxt_str_inline("period_ns"), .v.u64 = 1000000};
     assert_int_equal(fxt_writer_marker(&w, HVFXT_SESSION_START, 1, &setting, 1, &err), 0);
     assert_int_equal(fxt_writer_guest_process(&w, hvfxt_koid_guest_process(0), "kernel", &err), 0);
     assert_int_equal(fxt_writer_guest_thread(&w, hvfxt_koid_guest_thread(5), "init",
@@ -343,16 +356,16 @@ static void test_intern_limits(void **state)
         struct fxt_str again = fxt_intern_str(&in, s, (size_t)len, file + n, 16, &nw);
         assert_int_equal(nw, 0);
         assert_int_equal(again.index, ref.index);
-        struct fxt_event ev = {.type = FXT_EV_INSTANT, .ts = i, .thread = {.pid = 1, .tid = 2},
-                               .name = ref};
+        struct fxt_event ev = {
+            .type = FXT_EV_INSTANT, .ts = i, .thread = {.pid = 1, .tid = 2}, .name = ref};
         n += fxt_enc_event(file + n, 16, &ev);
     }
     for (unsigned i = 0; i <= 0xff; i++) {
         struct fxt_thread t = fxt_intern_thread(&in, 7, 100 + i, file + n, 16, &nw);
         n += nw;
         assert_int_equal(t.index, i < 0xff ? i + 1 : 0);
-        struct fxt_event ev = {.type = FXT_EV_INSTANT, .ts = i, .thread = t,
-                               .name = fxt_str_index(1)};
+        struct fxt_event ev = {
+            .type = FXT_EV_INSTANT, .ts = i, .thread = t, .name = fxt_str_index(1)};
         n += fxt_enc_event(file + n, 16, &ev);
     }
     fxt_intern_destroy(&in);

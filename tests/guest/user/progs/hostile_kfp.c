@@ -4,10 +4,20 @@
  *   address: the wrong half for a kernel walk), noncanon, misaligned, mmio (the direct map's view
  *   of the IOAPIC), pastmap (past the 4 GiB direct map: not mapped), ktext (kernel code read as
  *   frames). Meanwhile the user stack is main -> kfp_round -> the system call, waiting for a
- *   deferred (continuation) walk. `kind=N` runs one kind only (default -1: all in turn). */
+ *   deferred (continuation) walk; 2 ms of user work (kfp_user) between rounds makes the thread
+ *   known to run in user mode. `kind=N` runs one kind only (default -1: all in turn). */
 #include "hostile_common.h"
 
 enum { K_LOOP, K_DOWN, K_USER, K_NONCANON, K_MISALIGNED, K_MMIO, K_PASTMAP, K_KTEXT, NKINDS };
+
+NOINLINE uint64_t kfp_user(uint64_t x)
+{
+    uint64_t end = now_us() + 2000;
+    while (now_us() < end)
+        x = work_unit(x);
+    KEEP(x);
+    return x;
+}
 
 NOINLINE long kfp_round(int k)
 {
@@ -33,12 +43,15 @@ int main(void)
     long only = param("kind", -1);
     uint64_t rounds = 0, errors = 0;
     int k = only >= 0 && only < NKINDS ? (int)only : 0;
+    uint64_t x = 1;
     do {
+        x = kfp_user(x);
         errors += kfp_round(k) != 0;
         rounds++;
         if (only < 0)
             k = (k + 1) % NKINDS;
     } while (now_us() < end);
+    KEEP(x);
     printf("hostile_kfp: pid=%ld kinds=%d rounds=%lu errors=%lu ok=%d\n", getpid(),
            only >= 0 ? 1 : NKINDS, rounds, errors, errors == 0);
     return errors ? 1 : 0;

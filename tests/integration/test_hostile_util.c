@@ -1,0 +1,325 @@
+/* See test_hostile_util.h. */
+#include "tests/integration/test_hostile_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/integration/guest_run.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+const char *hv_exe(void)
+{
+    return guest_build_path("cli/hvprof");
+}
+
+char *hv_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return buf;
+}
+
+bool hv_file_contains(const char *path, const char *text)
+{
+    char *s = hv_read_file(path, NULL);
+    bool yes = s && strstr(s, text);
+    free(s);
+    return yes;
+}
+
+static char tmp_dir[256];
+
+const char *hv_tmp_dir(const char *tag)
+{
+    if (!tmp_dir[0]) {
+        snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/hvprof-%s.XXXXXX", tag);
+        if (!mkdtemp(tmp_dir)) {
+            tmp_dir[0] = '\0';
+            return NULL;
+        }
+    }
+    return tmp_dir;
+}
+
+void hv_tmp_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", tmp_dir, name);
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+void hv_tmp_cleanup(void)
+{
+    if (tmp_dir[0] && !getenv("HVPROF_KEEP_TMP"))
+        nftw(tmp_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_dir[0] = '\0';
+}
+
+static void redirect(int fd, const char *path)
+{
+    int f = open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f >= 0) {
+        dup2(f, fd);
+        close(f);
+    }
+}
+
+int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        redirect(STDOUT_FILENO, c->stdout_path);
+        redirect(STDERR_FILENO, c->stderr_path);
+        if (c->fsize_limit) {
+            struct rlimit rl = {c->fsize_limit, c->fsize_limit};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
+        execv(c->argv[0], (char *const *)c->argv);
+        _exit(127);
+    }
+    unsigned timeout = c->timeout_s ? c->timeout_s : 240;
+    unsigned sent = 0;
+    double ready_at = -1, next_sig = -1;
+    int ws = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &ws, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        double t = now_s();
+        if (t - t0 > timeout) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &ws, 0);
+            break;
+        }
+        if (sent < c->nsigs) {
+            if (ready_at < 0 && (!c->wait_file || hv_file_contains(c->wait_file, c->wait_text))) {
+                ready_at = t;
+                next_sig = t + c->delay_ms / 1000.0;
+            }
+            if (ready_at >= 0 && t >= next_sig) {
+                kill(pid, c->sigs[sent++]);
+                next_sig = t + c->gap_ms / 1000.0;
+            }
+        }
+        sleep_ms(sent < c->nsigs ? 2 : 10);
+    }
+    r->elapsed_s = now_s() - t0;
+    r->signals_sent = sent == c->nsigs;
+    if (WIFEXITED(ws)) {
+        r->status = WEXITSTATUS(ws);
+    } else {
+        r->signalled = true;
+        r->status = 128 + WTERMSIG(ws);
+    }
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct u64_list {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static void push(struct u64_list *l, uint64_t x)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->v = realloc(l->v, l->cap * sizeof(*l->v));
+    }
+    l->v[l->n++] = x;
+}
+
+static bool field_u64(const char *line, const char *key, uint64_t *out)
+{
+    const char *p = strstr(line, key);
+    if (!p)
+        return false;
+    *out = strtoull(p + strlen(key), NULL, 0);
+    return true;
+}
+
+static void parse_sample(struct hv_fxt_check *c, const char *line, struct u64_list *announced,
+                         struct u64_list *completed)
+{
+    uint64_t v;
+    bool is_completion = field_u64(line, " completes=", &v);
+    if (is_completion) {
+        c->completions++;
+        push(completed, v);
+    }
+    if (field_u64(line, " continuation=", &v)) {
+        c->partials++;
+        push(announced, v);
+    }
+    if (!is_completion)
+        c->samples++;
+    const char *w = strstr(line, " walk=kstop:");
+    if (w) {
+        unsigned ks = 0, us = 0;
+        if (sscanf(w, " walk=kstop:%u,ustop:%u", &ks, &us) == 2) {
+            if (ks < 32 && (ks || !is_completion))
+                c->kstops |= 1u << ks;
+            if (us < 32)
+                c->ustops |= 1u << us;
+            if (is_completion && (us == 9 || us == 10 || us == 11))
+                c->abandoned++;
+        }
+    }
+    if (field_u64(line, " kstack[", &v) && v > c->max_kernel_frames)
+        c->max_kernel_frames = v;
+    if (field_u64(line, " ustack[", &v) && v > c->max_user_frames)
+        c->max_user_frames = v;
+}
+
+int hv_fxt_check(const char *path, struct hv_fxt_check *c)
+{
+    memset(c, 0, sizeof(*c));
+    char out[512], err[512];
+    snprintf(out, sizeof(out), "%s.dump", path);
+    snprintf(err, sizeof(err), "%s.dump.err", path);
+    const char *stats_argv[] = {hv_exe(), "dump", "--stats", path, NULL};
+    struct hv_cmd cmd = {.argv = stats_argv, .stdout_path = out, .stderr_path = err};
+    struct hv_cmd_result r;
+    if (hv_cmd_run(&cmd, &r) < 0)
+        return -1;
+    c->stats_status = r.status;
+    char *e = hv_read_file(err, NULL);
+    if (e) {
+        snprintf(c->stats_err, sizeof(c->stats_err), "%s", e);
+        free(e);
+    }
+    const char *dump_argv[] = {hv_exe(), "dump", path, NULL};
+    cmd.argv = dump_argv;
+    if (hv_cmd_run(&cmd, &r) < 0)
+        return -1;
+    c->dump_status = r.status;
+    char *text = hv_read_file(out, NULL);
+    if (!text)
+        return -1;
+    struct u64_list announced = {0}, completed = {0};
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        c->records++;
+        if (strstr(line, " sample"))
+            parse_sample(c, line, &announced, &completed);
+        if (strstr(line, "\"session_start\""))
+            c->session_start = true;
+        if (strstr(line, "\"session_stop\""))
+            c->session_stop = true;
+        if (strstr(line, "\"records_dropped\""))
+            c->dropped_events++;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    /* Announced ids (deduplicated: several partial records share one) against completions. */
+    qsort(announced.v, announced.n, sizeof(uint64_t), cmp_u64);
+    qsort(completed.v, completed.n, sizeof(uint64_t), cmp_u64);
+    size_t na = 0;
+    for (size_t i = 0; i < announced.n; i++)
+        if (na == 0 || announced.v[na - 1] != announced.v[i])
+            announced.v[na++] = announced.v[i];
+    size_t i = 0, j = 0;
+    while (i < na || j < completed.n) {
+        if (j < completed.n && j > 0 && completed.v[j] == completed.v[j - 1]) {
+            c->double_completions++;
+            j++;
+        } else if (i < na && (j == completed.n || announced.v[i] < completed.v[j])) {
+            c->open_ids++;
+            i++;
+        } else if (i == na || completed.v[j] < announced.v[i]) {
+            c->orphan_completions++;
+            j++;
+        } else {
+            i++;
+            j++;
+        }
+    }
+    c->continuations_ok = !c->open_ids && !c->double_completions && !c->orphan_completions;
+    free(announced.v);
+    free(completed.v);
+    return 0;
+}
+
+int hv_parse_summary(const char *text, struct hv_summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->max_us = -1;
+    const char *p = text ? strstr(text, "\n  total ") : NULL;
+    if (!p)
+        return -1;
+    if (sscanf(p, "\n  total %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                  " %" SCNu64 " %lf",
+               &s->user, &s->kernel, &s->idle, &s->missed, &s->completed, &s->abandoned,
+               &s->dropped, &s->mean_us) != 8)
+        return -1;
+    s->found = true;
+    /* A maximum, if the summary prints one: "... max <X> us ..." anywhere after the table. */
+    for (const char *m = p; (m = strstr(m, "max ")); m += 4) {
+        double v;
+        char unit[4];
+        if (sscanf(m + 4, "%lf %3s", &v, unit) == 2 && !strncmp(unit, "us", 2)) {
+            s->max_us = v;
+            break;
+        }
+    }
+    return 0;
+}

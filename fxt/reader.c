@@ -593,6 +593,8 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     memset(rec, 0, sizeof(*rec));
     rec->offset = r->off;
     struct ctx c = {.r = r, .rec = rec, .err = err};
+    if (r->off == r->len && !r->seen_magic)
+        return fail(&c, "empty input: no FXT magic number record");
     if (r->off == r->len)
         return 0;
     if (r->len - r->off < 8)

@@ -139,6 +139,7 @@ static void test_malformed(void **state)
     size_t n = prefix(b);
     assert_int_equal(read_all(b, 8 * n, msg, &unknown), 0);
 
+    EXPECT_ERR(b, 0, "offset 0x0: empty input");
     /* No magic first. */
     EXPECT_ERR(b + 1, 8 * (n - 1), "offset 0x0: the file does not start with the FXT magic");
     /* Trailing partial word. */

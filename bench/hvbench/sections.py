@@ -1,0 +1,182 @@
+"""The measurements of each BENCHMARKS.md section. Each returns plain data (lists of per-round
+values); hvbench.render turns it into tables."""
+import os
+
+from hvbench import accuracy as acc
+from hvbench import runs
+from hvbench.render import render  # noqa: F401  (bench.py calls sections.render)
+from hvbench.runs import BenchError
+
+
+def _guest(r, vcpus, cmdline):
+    return ["--guest", "demo", "--vcpus", str(vcpus), "--cmdline", cmdline]
+
+
+def _timeout(cfg, seconds=None):
+    return 120 + 4 * (seconds or cfg.seconds)
+
+
+def _folded(r, fxt):
+    res = r.run("report folded", [r.hvprof, "report", fxt, "--format", "folded", "-q",
+                                  "--symbols", r.progs, "--vmlinux", r.kernel_elf], 600)
+    return acc.folded(res.out)
+
+
+# ---- 1, 2, 5: overhead, the perf kvm peer, accuracy ------------------------------------------
+
+def overhead(r, cfg, perf, tmp):
+    """Interleaved rounds: per vCPU count, (a) no profiling, then per rate (b) exit floor,
+    (c) full sampling, (p) perf kvm; plus (s) the syscall program per rate for the
+    kernel-mode completion accuracy."""
+    knames = acc.kernel_names(r.kernel_elf)
+    workload_elf = os.path.join(r.progs, "workload.elf")
+    d = {"a": {}, "b": {}, "c": {}, "p": {}, "acc": {}, "perf_acc": {}, "sys": {}, "summ": {},
+         "perf_counts": {}, "split": {}}
+    for rnd in range(cfg.rounds):
+        for v in cfg.vcpus:
+            cl = runs.guest_cmdline("workload", cfg.seconds, procs=v)
+            g = _guest(r, v, cl)
+            res = r.run("a: no profiling", [r.hvprof, "run", *g], _timeout(cfg))
+            units, split = runs.workload_units(res.out)
+            d["a"].setdefault(v, []).append(units)
+            d["split"].setdefault(v, []).extend(split)
+            for hz in cfg.rates:
+                key = (v, hz)
+                out = os.path.join(tmp, "floor.fxt")
+                res = r.run("b: exit floor", [r.hvprof, "record", *g, "--hz", str(hz), "--mode",
+                                              "exits", "--quiet", "-o", out], _timeout(cfg))
+                d["b"].setdefault(key, []).append(runs.workload_units(res.out)[0])
+                out = os.path.join(tmp, "full.fxt")
+                res = r.run("c: full sampling", [r.hvprof, "record", *g, "--hz", str(hz),
+                                                 "--quiet", "-o", out], _timeout(cfg))
+                d["c"].setdefault(key, []).append(runs.workload_units(res.out)[0])
+                d["summ"].setdefault(key, []).append(runs.record_summary(res.err))
+                d["acc"].setdefault(key, []).append(acc.workload_accuracy(_folded(r, out), knames))
+                if perf:
+                    data = os.path.join(tmp, "perf.data")
+                    res = r.run("p: perf kvm", [perf, "kvm", "--guest", "record", "-a", "-F",
+                                                str(hz), "-o", data, "--", r.hvprof, "run", *g],
+                                _timeout(cfg))
+                    d["p"].setdefault(key, []).append(runs.workload_units(res.out)[0])
+                    dump = r.run("perf script -D", [perf, "script", "-D", "-i", data], 600).out
+                    ips, gk, host = acc.perf_guest_samples(dump)
+                    if not ips:
+                        raise BenchError("perf kvm recorded no guest user samples")
+                    d["perf_acc"].setdefault(key, []).append(acc.perf_accuracy(ips, workload_elf))
+                    d["perf_counts"].setdefault(key, []).append(
+                        {"guest_user": len(ips), "guest_kernel": gk, "host": host})
+                    os.unlink(data)
+        for hz in cfg.rates:
+            cl = runs.guest_cmdline("syscall", cfg.seconds)
+            out = os.path.join(tmp, "syscall.fxt")
+            res = r.run("s: syscall program", [r.hvprof, "record", *_guest(r, 1, cl), "--hz",
+                                               str(hz), "--quiet", "-o", out], _timeout(cfg))
+            d["sys"].setdefault(hz, []).append(acc.syscall_accuracy(_folded(r, out), knames))
+    return d
+
+
+# ---- 3: per-sample cost ---------------------------------------------------------------------
+
+RECURSE_DEPTH = {8: 4, 32: 28, 128: 124}  # frames = depth + 4 (_start, main, descend x d+1, leaf)
+
+
+def breakdown(r, cfg, tmp):
+    sc = r.run("sample cost", [os.path.join(r.build, "bench", "bench_sample_cost"),
+                               str(cfg.sc_batches)], 600)
+    d = {"micro": runs.sample_cost(sc.out), "insitu": {}}
+    rs_bin = os.path.join(r.build, "bench", "bench_record_stats")
+    for _ in range(cfg.bd_rounds):
+        for frames, depth in RECURSE_DEPTH.items():
+            cl = runs.guest_cmdline("recurse", cfg.bd_seconds, extra=f"depth={depth}")
+            out = os.path.join(tmp, "recurse.fxt")
+            res = r.run("in-VMM stage timers", [rs_bin, *_guest(r, 1, cl), "--hz", "1000",
+                                                "-o", out], _timeout(cfg, cfg.bd_seconds))
+            row = runs.record_stats(res.out)[0]
+            rows = acc.folded(r.run("report folded", [r.hvprof, "report", out, "--format",
+                                                      "folded", "-q", "--user"], 600).out)
+            tot = sum(n for _, n in rows)
+            row["depth_ok_pct"] = (100.0 * sum(n for f, n in rows if len(f) == frames) / tot
+                                   if tot else float("nan"))
+            d["insitu"].setdefault(frames, []).append(row)
+    return d
+
+
+# ---- 4: throughput --------------------------------------------------------------------------
+
+def throughput(r, cfg, tmp):
+    fxt = r.run("fxt micro-benchmark", [os.path.join(r.build, "fxt", "bench_fxt")], 600)
+    rec = os.path.join(tmp, "big.fxt")
+    mk = r.run("synthetic recording", [os.path.join(r.build, "bench", "bench_mkrecording"),
+                                       "-o", rec, "-n", str(cfg.report_samples), "--workload",
+                                       os.path.join(r.progs, "workload.elf"), "--kernel",
+                                       r.kernel_elf, "--vcpus", "2"], 600)
+    d = {"fxt_out": fxt.out, "mk": mk.out.strip(), "bytes": os.path.getsize(rec), "report": {}}
+    for _ in range(cfg.report_rounds):
+        for fmt in ("folded", "top", "pprof"):
+            res = r.run_measured(f"report {fmt} (timed)",
+                                 [r.hvprof, "report", rec, "--format", fmt, "-q", "-o",
+                                  os.path.join(tmp, "report.out"), "--symbols", r.progs,
+                                  "--vmlinux", r.kernel_elf], 1200)
+            d["report"].setdefault(fmt, []).append({"wall_s": res.wall_s,
+                                                     "maxrss_kib": res.maxrss_kib})
+    rows = _folded(r, rec)
+    d["symbolized"] = sum(n for _, n in rows)
+    d["unsymbolized_frames"] = sum(n for f, n in rows if any(x.startswith("0x") for x in f))
+    return d
+
+
+# ---- 6: scale -------------------------------------------------------------------------------
+
+def scale(r, cfg, tmp):
+    d = {"vcpus": {}, "procs": {}}
+    out = os.path.join(tmp, "scale.fxt")
+    for _ in range(cfg.scale_rounds):
+        for v in cfg.scale_vcpus:
+            cl = runs.guest_cmdline("workload", cfg.scale_seconds, procs=v)
+            res = r.run("scale: vCPUs", [r.hvprof, "record", *_guest(r, v, cl), "--hz",
+                                         str(cfg.scale_rate), "--quiet", "-o", out],
+                        _timeout(cfg, cfg.scale_seconds))
+            s = runs.record_summary(res.err)
+            s["units"] = runs.workload_units(res.out)[0]
+            d["vcpus"].setdefault(v, []).append(s)
+        for p in cfg.scale_procs:
+            cl = runs.guest_cmdline("workload", cfg.scale_seconds, procs=p)
+            res = r.run("scale: address spaces", [r.hvprof, "record", *_guest(r, 2, cl),
+                                                  "--hz", str(cfg.scale_rate), "--quiet", "-o",
+                                                  out], _timeout(cfg, cfg.scale_seconds + p))
+            s = runs.record_summary(res.err)
+            s["units"] = runs.workload_units(res.out)[0]
+            s["nproc"] = len(runs.UNITS_RE.findall(res.out))
+            d["procs"].setdefault(p, []).append(s)
+    return d
+
+
+# ---- the modules' own micro-benchmarks --------------------------------------------------------
+
+MODULE_BENCHES = [
+    # (section, binary under the build dir, full args, quick args, what it measures)
+    ("vmm", "vmm/bench_vmm", [], ["20000"],
+     "exit round trips and timer-tick delivery on this host (bench/vmm_bench.c)"),
+    ("test guest", "tests/integration/bench_guest", [], ["--quick"],
+     "boot time and workload throughput under `hvprof run`'s VMM (bench/guest_bench.c)"),
+    ("guestwalk", "guestwalk/bench_guestwalk", ["1001"], ["51"],
+     "translation and frame-pointer walks on a synthetic guest image (bench/guestwalk_bench.c)"),
+    ("fxt", "fxt/bench_fxt", [], [],
+     "record encoding and the per-vCPU ring (bench/fxt_bench.c)"),
+    ("symbolize", "symbolize/bench_symbolize", [], [],
+     "symbol lookup, ELF loading, symbolization and report writers (bench/symbolize_bench.c)"),
+]
+
+
+def modules(r, cfg):
+    out = []
+    for name, rel, full, quick, what in MODULE_BENCHES:
+        path = os.path.join(r.build, rel)
+        if not os.path.exists(path):
+            out.append({"name": name, "what": what, "cmd": rel, "missing": True})
+            continue
+        args = quick if cfg.quick else full
+        res = r.run(f"module {name}", [path, *args], 900)
+        out.append({"name": name, "what": what, "cmd": " ".join([r.rel(path), *args]),
+                    "out": res.out.rstrip(), "wall_s": res.wall_s})
+    return out

@@ -73,7 +73,8 @@ static char tmp_dir[256];
 
 const char *hv_tmp_dir(const char *tag)
 {
-    if (!tmp_dir[0]) {
+    hv_tmp_cleanup(); /* a failed assertion may have skipped the previous test's cleanup */
+    {
         snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/hvprof-%s.XXXXXX", tag);
         if (!mkdtemp(tmp_dir)) {
             tmp_dir[0] = '\0';

@@ -34,7 +34,8 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r);
 char *hv_read_file(const char *path, size_t *len);
 bool hv_file_contains(const char *path, const char *text);
 
-/* Per-test scratch directory under /tmp (created; removed by hv_tmp_cleanup). */
+/* A fresh per-test scratch directory under /tmp (the previous one is removed first; also removed
+ * by hv_tmp_cleanup; HVPROF_KEEP_TMP=1 keeps them). */
 const char *hv_tmp_dir(const char *tag);
 void hv_tmp_path(char *out, size_t len, const char *name);
 void hv_tmp_cleanup(void);

@@ -10,6 +10,7 @@ a command that fails, or output that cannot be parsed, fails the script loudly.
 import argparse
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -52,14 +53,22 @@ def _jsonable(x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", required=True, help="hvprof build directory")
+    ap.add_argument("--build", default="build", help="hvprof build directory")
     ap.add_argument("--top", required=True, help="source tree")
     ap.add_argument("--quick", action="store_true", help="short smoke run (< 2 minutes)")
     ap.add_argument("--no-write", action="store_true", help="print, do not write BENCHMARKS.md")
     ap.add_argument("--out", help="markdown output (default TOP/BENCHMARKS.md)")
     ap.add_argument("--command", default="scripts/bench.sh", help="how the run was started")
     ap.add_argument("--no-perf", action="store_true", help="skip the perf kvm peer")
+    ap.add_argument("--rerender", metavar="PICKLE",
+                    help="only rewrite the markdown from a previous run's bench-results.pickle")
     a = ap.parse_args()
+    if a.rerender:
+        with open(a.rerender, "rb") as f:
+            saved = pickle.load(f)
+        md = sections.render(saved["info"], Config(saved["quick"]), saved["command"],
+                             saved["examples"], saved["data"], saved["have_perf"])
+        return _emit(a, md, os.path.abspath(a.top))
 
     cfg = Config(a.quick)
     top, build = os.path.abspath(a.top), os.path.abspath(a.build)
@@ -89,13 +98,20 @@ def main():
 
     with open(os.path.join(build, "bench-results.json"), "w") as f:
         json.dump(_jsonable({"info": info, "data": data}), f, indent=1, default=str)
+    with open(os.path.join(build, "bench-results.pickle"), "wb") as f:
+        pickle.dump({"info": info, "quick": cfg.quick, "command": a.command,
+                     "examples": r.examples, "data": data, "have_perf": perf is not None}, f)
+    _emit(a, md, top)
+
+
+def _emit(a, md, top):
     if a.no_write:
         sys.stdout.write(md)
     else:
         out = a.out or os.path.join(top, "BENCHMARKS.md")
         with open(out, "w") as f:
             f.write(md)
-        print(f"bench: wrote {out} ({r.count} runs, {info['duration_s']:.0f} s)", file=sys.stderr)
+        print(f"bench: wrote {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,10 @@ def folded(text):
     return rows
 
 
-def kernel_names(kernel_elf):
-    return {name for _, name in nm_functions(kernel_elf)}
+def kernel_names(kernel_elf, user_elfs):
+    """Function names only the guest kernel has (both have `_start`, `memcpy`, ...)."""
+    user = {name for elf in user_elfs for _, name in nm_functions(elf)}
+    return {name for _, name in nm_functions(kernel_elf)} - user
 
 
 def _is_kernel(frame, knames):

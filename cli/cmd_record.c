@@ -75,7 +75,7 @@ static void usage(FILE *out)
             "                         drops records and the trace counts them\n"
             "  --recheck T            re-check period while a kernel-mode sample waits for the\n"
             "                         return to user mode (default 200us; 0 = only at ticks)\n"
-            "  --abandon-periods N    abandon a continuation after N periods (default %u)\n"
+            "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u)\n"
             "  --kpti                 fold CR3 bit 12 (Linux PTI page-table pairs) into one\n"
             "                         address space\n"
             "  --no-leaf-repair       do not decode the code at the sampled PC\n"

@@ -96,10 +96,12 @@ static void pending_abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t
     pending_drop(sv, p);
 }
 
-/* Forget local entries completed elsewhere; abandon those open longer than the bound. */
+/* Forget local entries completed elsewhere; abandon those open longer than the bound. The
+ * bound counts this vCPU's ticks, not wall time: when the host does not run the vCPU thread
+ * (missed ticks), the guest does not run either, and its threads get no older. */
 static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
 {
-    uint64_t bound = (uint64_t)sv->s->cfg.abandon_periods * sv->period_ns;
+    uint64_t bound = sv->s->cfg.abandon_periods;
     for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
         struct pending *p = &sv->pend[i];
         if (!p->used)
@@ -107,7 +109,7 @@ static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
         _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, p->thread);
         if (!slot || atomic_load(slot) != p->id)
             pending_drop(sv, p);
-        else if (now - p->opened_ns > bound)
+        else if (sv->ticks_taken - p->opened_tick > bound)
             pending_abandon(sv, p, now, HVFXT_STOP_ABANDONED_TIMEOUT);
     }
 }
@@ -154,6 +156,7 @@ static uint64_t continuation_for(struct sampler_vcpu *sv, uint32_t proc, uint32_
         .proc = proc,
         .thread = thread,
         .opened_ns = opened,
+        .opened_tick = sv->ticks_taken,
         .samples = 1,
     };
     sv->npend++;
@@ -202,6 +205,7 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
         uint64_t late = (t0 - sv->next_due_ns) / sv->period_ns;
         sv->st.missed += late;
         sv->next_due_ns += (late + 1) * sv->period_ns;
+        sv->ticks_taken++;
     } else if (sv->npend == 0) {
         return; /* a re-check signal that was already in flight */
     } else {

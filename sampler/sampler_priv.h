@@ -22,7 +22,8 @@ struct pending {
     uint64_t id;      /* continuation id: vCPU index in the top byte, a counter below */
     uint32_t proc, thread;
     uint64_t opened_ns;
-    uint32_t samples; /* partial records sharing the id */
+    uint64_t opened_tick; /* this vCPU's tick count when it first saw the continuation */
+    uint32_t samples;     /* partial records sharing the id */
 };
 
 /* Per-vCPU counters, written only by that vCPU's thread, read after it stopped (or racily for
@@ -52,6 +53,7 @@ struct sampler_vcpu {
     uint64_t next_due_ns; /* the sampling timer's next expiry (absolute CLOCK_MONOTONIC) */
     uint64_t period_ns;
     uint64_t cont_counter;
+    uint64_t ticks_taken; /* due ticks this vCPU handled: the clock continuations age by */
     struct pending pend[SAMPLER_MAX_PENDING];
     unsigned npend;
     struct vcpu_stats st;

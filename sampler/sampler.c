@@ -201,6 +201,17 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     fprintf(out, "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
                  " records written; guest identities: %" PRIu64 " table-full lookups\n",
             t.exits, t.rechecks, s->drained_records, (uint64_t)atomic_load(&s->ids->full));
+    if (t.abandoned) {
+        uint64_t to = 0, end = 0, full = 0;
+        for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+            to += s->v[i].st.abandoned_timeout;
+            end += s->v[i].st.abandoned_end;
+            full += s->v[i].st.abandoned_full;
+        }
+        fprintf(out, "  abandoned continuations: %" PRIu64 " timed out (%u ticks), %" PRIu64
+                     " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
+                to, s->cfg.abandon_periods, end, full);
+    }
     if (t.dropped)
         fprintf(out, "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
                      "where (records_dropped events). A larger --buffer avoids it.\n",

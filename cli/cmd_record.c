@@ -55,32 +55,33 @@ static bool rs_kernel_is_elf(const char *path)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: hvprof record -o FILE [options] [--guest demo | --kernel FILE ...]\n\n"
-            "Boot a guest and sample it from the hypervisor: a CLOCK_MONOTONIC timer per vCPU\n"
-            "forces an exit; kernel-mode samples are completed with the user stack when the\n"
-            "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
-            "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
-            "--duration, or on Ctrl-C; the file is complete in every case.\n\n"
-            "sampling options:\n"
-            "  -o, --output FILE      the recording (FXT) to write (required)\n"
-            "  --hz N                 samples per second per vCPU, e.g. 1000, 4kHz (default "
-            "%u)\n"
-            "  --mode cpu|wall|exits  cpu: skip ticks where the vCPU is halted (default);\n"
-            "                         wall: sample every tick; exits: take the timer exits but\n"
-            "                         record nothing (measures the machine's exit floor)\n"
-            "  --max-depth N          frames per stack, user and kernel each (default 128)\n"
-            "  --duration S           stop after S (e.g. 10, 1.5s, 500ms); exit status 0\n"
-            "  --buffer SIZE          ring per vCPU, e.g. 64K, 4M (default 1M); a full ring\n"
-            "                         drops records and the trace counts them\n"
-            "  --recheck T            re-check period while a kernel-mode sample waits for the\n"
-            "                         return to user mode (default 200us; 0 = only at ticks)\n"
-            "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u)\n"
-            "  --kpti                 fold CR3 bit 12 (Linux PTI page-table pairs) into one\n"
-            "                         address space\n"
-            "  --no-leaf-repair       do not decode the code at the sampled PC\n"
-            "  --quiet                no progress line\n\n",
-            SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
+    fprintf(
+        out,
+        "usage: hvprof record -o FILE [options] [--guest demo | --kernel FILE ...]\n\n"
+        "Boot a guest and sample it from the hypervisor: a CLOCK_MONOTONIC timer per vCPU\n"
+        "forces an exit; kernel-mode samples are completed with the user stack when the\n"
+        "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
+        "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
+        "--duration, or on Ctrl-C; the file is complete in every case.\n\n"
+        "sampling options:\n"
+        "  -o, --output FILE      the recording (FXT) to write (required)\n"
+        "  --hz N                 samples per second per vCPU, e.g. 1000, 4kHz (default "
+        "%u)\n"
+        "  --mode cpu|wall|exits  cpu: skip ticks where the vCPU is halted (default);\n"
+        "                         wall: sample every tick; exits: take the timer exits but\n"
+        "                         record nothing (measures the machine's exit floor)\n"
+        "  --max-depth N          frames per stack, user and kernel each (default 128)\n"
+        "  --duration S           stop after S (e.g. 10, 1.5s, 500ms); exit status 0\n"
+        "  --buffer SIZE          ring per vCPU, e.g. 64K, 4M (default 1M); a full ring\n"
+        "                         drops records and the trace counts them\n"
+        "  --recheck T            re-check period while a kernel-mode sample waits for the\n"
+        "                         return to user mode (default 200us; 0 = only at ticks)\n"
+        "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u)\n"
+        "  --kpti                 fold CR3 bit 12 (Linux PTI page-table pairs) into one\n"
+        "                         address space\n"
+        "  --no-leaf-repair       do not decode the code at the sampled PC\n"
+        "  --quiet                no progress line\n\n",
+        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
     run_opts_usage(out);
     fprintf(out, "  -h, --help             this text\n");
 }
@@ -261,8 +262,9 @@ int cmd_record(int argc, char **argv)
     sampler_print_summary(s, stderr);
     sampler_destroy(s);
     if (frc < 0) {
-        fprintf(stderr, "hvprof record: %s (the file holds everything written before the "
-                        "failure)\n",
+        fprintf(stderr,
+                "hvprof record: %s (the file holds everything written before the "
+                "failure)\n",
                 ferr.msg);
         return 1;
     }

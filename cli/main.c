@@ -13,7 +13,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"run", cmd_run, "boot a guest (the built-in demo guest, an ELF64 kernel or a Linux bzImage)"},
     {"record", cmd_record, "boot a guest under sampling and write an FXT recording"},
-    {"report", cmd_report, "symbolize a recording: top table, flame graph, pprof, perf script, ..."},
+    {"report", cmd_report,
+     "symbolize a recording: top table, flame graph, pprof, perf script, ..."},
     {"dump", cmd_dump, "print the records of an FXT file, or --stats"},
 };
 
@@ -25,8 +26,9 @@ static void usage(FILE *out)
                  "commands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
         fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(out, "\n'hvprof <command> --help' describes each command. 'hvprof --version' prints the "
-                 "version.\n");
+    fprintf(out,
+            "\n'hvprof <command> --help' describes each command. 'hvprof --version' prints the "
+            "version.\n");
 }
 
 int main(int argc, char **argv)

@@ -86,8 +86,7 @@ static void write_abandoned(struct sampler_vcpu *sv, const struct pending *p, ui
 }
 
 /* Abandon p if it is still open (nobody completed it elsewhere), then forget it locally. */
-static void pending_abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now,
-                            unsigned why)
+static void pending_abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t now, unsigned why)
 {
     _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, p->thread);
     uint64_t expected = p->id;

@@ -41,9 +41,8 @@ uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_inf
             return slot + 1;
         if (cur == 0) {
             uint64_t expected = 0;
-            if (atomic_compare_exchange_strong_explicit(&p->key, &expected, key,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire)) {
+            if (atomic_compare_exchange_strong_explicit(
+                    &p->key, &expected, key, memory_order_acq_rel, memory_order_acquire)) {
                 p->info = *info;
                 atomic_store_explicit(&p->ready, 1, memory_order_release);
                 return slot + 1;
@@ -72,9 +71,8 @@ uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint
             return slot + 1;
         if (cur == 0) {
             uint64_t expected = 0;
-            if (atomic_compare_exchange_strong_explicit(&th->key, &expected, key,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire)) {
+            if (atomic_compare_exchange_strong_explicit(
+                    &th->key, &expected, key, memory_order_acq_rel, memory_order_acquire)) {
                 th->proc = proc;
                 th->fs_base = fs_base;
                 th->first_ts = ts;

@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ID_MAX_PROCS   1024u  /* power of two */
-#define ID_MAX_THREADS 8192u  /* power of two */
-#define ID_PROBES      64u    /* linear-probe bound: a full neighbourhood counts as "full" */
+#define ID_MAX_PROCS   1024u /* power of two */
+#define ID_MAX_THREADS 8192u /* power of two */
+#define ID_PROBES      64u   /* linear-probe bound: a full neighbourhood counts as "full" */
 
 /* What the drain thread needs to discover modules of a new address space later. */
 struct id_proc_info {

@@ -92,18 +92,21 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
     s->start_ns = sampler_now_ns();
     struct fxt_arg args[] = {
         {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = s->cfg.hz},
-        {.type = FXT_ARG_STRING, .name = fxt_str_inline("mode"),
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline("mode"),
          .v.str = fxt_str_inline(mode_name(s->cfg.mode))},
         {.type = FXT_ARG_U32, .name = fxt_str_inline("vcpus"), .v.u32 = s->cfg.nvcpus},
         {.type = FXT_ARG_U32, .name = fxt_str_inline("max_depth"), .v.u32 = s->cfg.max_depth},
-        {.type = FXT_ARG_U64, .name = fxt_str_inline("buffer_bytes"),
-         .v.u64 = s->cfg.buffer_bytes},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("buffer_bytes"), .v.u64 = s->cfg.buffer_bytes},
         {.type = FXT_ARG_U64, .name = fxt_str_inline("recheck_ns"), .v.u64 = s->cfg.recheck_ns},
-        {.type = FXT_ARG_U32, .name = fxt_str_inline("abandon_periods"),
+        {.type = FXT_ARG_U32,
+         .name = fxt_str_inline("abandon_periods"),
          .v.u32 = s->cfg.abandon_periods},
-        {.type = FXT_ARG_STRING, .name = fxt_str_inline("guest"),
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline("guest"),
          .v.str = fxt_str_inline(s->cfg.guest_desc ? s->cfg.guest_desc : "")},
-        {.type = FXT_ARG_STRING, .name = fxt_str_inline("symbol_dir"),
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline("symbol_dir"),
          .v.str = fxt_str_inline(s->cfg.symbol_dir ? s->cfg.symbol_dir : "")},
     };
     if (fxt_writer_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
@@ -127,7 +130,8 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         struct sampler_totals t;
         sampler_get_totals(s, &t);
         struct fxt_arg args[] = {
-            {.type = FXT_ARG_U64, .name = fxt_str_inline("samples"),
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline("samples"),
              .v.u64 = t.user + t.kernel + t.idle},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
@@ -198,8 +202,9 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             " %9" PRIu64 " %10.2f\n",
             t.user, t.kernel, t.idle, t.missed, t.completed, t.abandoned, t.dropped,
             t.mean_exit_ns / 1000.0);
-    fprintf(out, "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
-                 " records written; guest identities: %" PRIu64 " table-full lookups\n",
+    fprintf(out,
+            "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
+            " records written; guest identities: %" PRIu64 " table-full lookups\n",
             t.exits, t.rechecks, s->drained_records, (uint64_t)atomic_load(&s->ids->full));
     if (t.abandoned) {
         uint64_t to = 0, end = 0, full = 0;
@@ -208,13 +213,15 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             end += s->v[i].st.abandoned_end;
             full += s->v[i].st.abandoned_full;
         }
-        fprintf(out, "  abandoned continuations: %" PRIu64 " timed out (%u ticks), %" PRIu64
-                     " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
+        fprintf(out,
+                "  abandoned continuations: %" PRIu64 " timed out (%u ticks), %" PRIu64
+                " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
                 to, s->cfg.abandon_periods, end, full);
     }
     if (t.dropped)
-        fprintf(out, "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
-                     "where (records_dropped events). A larger --buffer avoids it.\n",
+        fprintf(out,
+                "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
+                "where (records_dropped events). A larger --buffer avoids it.\n",
                 t.dropped);
 }
 

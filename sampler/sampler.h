@@ -26,10 +26,10 @@ enum sampler_mode {
     SAMPLER_MODE_EXITS, /* take every timer exit and re-enter at once: the machine's exit floor */
 };
 
-#define SAMPLER_DEFAULT_HZ          1000u
-#define SAMPLER_DEFAULT_BUFFER      (1u << 20) /* bytes per vCPU ring */
-#define SAMPLER_DEFAULT_RECHECK_NS  200000ull  /* 200 us: see docs/sampling.md */
-#define SAMPLER_DEFAULT_ABANDON     10u        /* sampling periods a continuation may stay open */
+#define SAMPLER_DEFAULT_HZ         1000u
+#define SAMPLER_DEFAULT_BUFFER     (1u << 20) /* bytes per vCPU ring */
+#define SAMPLER_DEFAULT_RECHECK_NS 200000ull  /* 200 us: see docs/sampling.md */
+#define SAMPLER_DEFAULT_ABANDON    10u        /* sampling periods a continuation may stay open */
 
 struct sampler_config {
     const char *out_path;
@@ -42,11 +42,11 @@ struct sampler_config {
     unsigned abandon_periods; /* a continuation open longer than this many periods is abandoned */
     bool mask_kpti;           /* fold CR3 bit 12 (Linux PTI user/kernel PGD pair) */
     bool no_leaf_repair;
-    const char *vm_name;      /* names the VM process in the trace */
-    const char *guest_desc;   /* kernel path etc., for the session_start marker */
-    const char *kernel_elf;   /* an ELF64 guest kernel's path (its symbols come with the trace) */
-    const char *symbol_dir;   /* where the guest's symbol files are, if known (a hint for report) */
-    bool quiet;               /* no progress line */
+    const char *vm_name;    /* names the VM process in the trace */
+    const char *guest_desc; /* kernel path etc., for the session_start marker */
+    const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */
+    const char *symbol_dir; /* where the guest's symbol files are, if known (a hint for report) */
+    bool quiet;             /* no progress line */
 };
 
 struct sampler;
@@ -64,7 +64,7 @@ void sampler_destroy(struct sampler *s);
 /* Totals for tests and the summary. */
 struct sampler_totals {
     uint64_t user, kernel, idle, missed, completed, abandoned, dropped, rechecks, exits;
-    uint64_t records;        /* sample records written by the vCPU threads (ring commits) */
-    double mean_exit_ns;     /* mean VMM time per sample exit */
+    uint64_t records;    /* sample records written by the vCPU threads (ring commits) */
+    double mean_exit_ns; /* mean VMM time per sample exit */
 };
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *t);

@@ -19,7 +19,7 @@
  * user mode, when the user stack is walked and one completion record closes them all. */
 struct pending {
     bool used;
-    uint64_t id;      /* continuation id: vCPU index in the top byte, a counter below */
+    uint64_t id; /* continuation id: vCPU index in the top byte, a counter below */
     uint32_t proc, thread;
     uint64_t opened_ns;
     uint64_t opened_tick; /* this vCPU's tick count when it first saw the continuation */
@@ -29,17 +29,17 @@ struct pending {
 /* Per-vCPU counters, written only by that vCPU's thread, read after it stopped (or racily for
  * the progress line, which is fine for a display). */
 struct vcpu_stats {
-    uint64_t user, kernel, idle;    /* samples by where the vCPU was */
-    uint64_t missed;                /* periods that passed without an exit (late timer) */
-    uint64_t completed, abandoned;  /* continuations */
+    uint64_t user, kernel, idle;   /* samples by where the vCPU was */
+    uint64_t missed;               /* periods that passed without an exit (late timer) */
+    uint64_t completed, abandoned; /* continuations */
     uint64_t abandoned_timeout, abandoned_end, abandoned_full;
-    uint64_t rechecks;              /* exits taken only to look for a return to user mode */
-    uint64_t exits;                 /* every timer exit seen */
-    uint64_t records;               /* records committed to the ring */
-    uint64_t walk_fail;             /* stacks that ended on a fault or invalid frame */
+    uint64_t rechecks;  /* exits taken only to look for a return to user mode */
+    uint64_t exits;     /* every timer exit seen */
+    uint64_t records;   /* records committed to the ring */
+    uint64_t walk_fail; /* stacks that ended on a fault or invalid frame */
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
-    uint64_t t_samples;             /* exits the totals above cover */
+    uint64_t t_samples; /* exits the totals above cover */
 };
 
 struct sampler_vcpu {
@@ -79,7 +79,7 @@ struct sampler {
     _Atomic bool write_failed;
     struct hv_err write_err;
     uint32_t named_procs_scan, named_threads_scan; /* drain-side progress over the id tables */
-    uint8_t *proc_named;   /* per proc slot: 0 new, 1 named, 2 modules discovered */
+    uint8_t *proc_named; /* per proc slot: 0 new, 1 named, 2 modules discovered */
     uint8_t *thread_named;
     struct sampler_modules *mods;
     uint64_t drained_records;

@@ -54,8 +54,15 @@ int record_run(struct record_result *r, int signal_after_ms, int sig, int sig2, 
              seq);
     snprintf(err_path, sizeof(err_path), "%s/hvprof-rec-%d-%u.err", tmp, getpid(), seq++);
 
-    const char *argv[64] = {guest_build_path("cli/hvprof"), "record", "-o", r->out_path,
-                            "--console", r->console_path, "--quiet", "--guest", "demo"};
+    const char *argv[64] = {guest_build_path("cli/hvprof"),
+                            "record",
+                            "-o",
+                            r->out_path,
+                            "--console",
+                            r->console_path,
+                            "--quiet",
+                            "--guest",
+                            "demo"};
     int argc = 9;
     va_list ap;
     va_start(ap, sig2);

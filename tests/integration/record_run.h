@@ -10,12 +10,12 @@
 #include <stdint.h>
 
 struct record_result {
-    int status;          /* exit status of hvprof record, -1 if it died of a signal */
-    int term_signal;     /* the signal, if it died of one */
-    char out_path[256];  /* the FXT file */
+    int status;         /* exit status of hvprof record, -1 if it died of a signal */
+    int term_signal;    /* the signal, if it died of one */
+    char out_path[256]; /* the FXT file */
     char console_path[256];
-    char *summary;       /* hvprof's stderr (malloc'd, NUL-terminated) */
-    char *console;       /* the guest console (malloc'd, NUL-terminated) */
+    char *summary; /* hvprof's stderr (malloc'd, NUL-terminated) */
+    char *console; /* the guest console (malloc'd, NUL-terminated) */
 };
 
 /* Run `hvprof record -o <tmp>.fxt --console <tmp>.log --quiet --guest demo <args...>` (NULL-
@@ -36,13 +36,13 @@ struct rm_sample {
     unsigned nuser, nkernel;
     uint64_t user[RM_MAX_FRAMES], kernel[RM_MAX_FRAMES];
     const char *user_sym[RM_MAX_FRAMES]; /* leaf first */
-    const char *prog;      /* program name from the pid's main module ("workload", ...) or "" */
+    const char *prog; /* program name from the pid's main module ("workload", ...) or "" */
 };
 
 struct rm_trace {
     struct rm_sample *s;
     size_t n;
-    uint64_t loss_records, dropped;   /* from records_dropped events */
+    uint64_t loss_records, dropped; /* from records_dropped events */
     uint64_t completions, abandoned_completions, orphan_completions;
     uint64_t duplicate_completions;
     void *priv; /* symbol tables the names point into; freed by rm_free */

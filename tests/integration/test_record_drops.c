@@ -41,8 +41,7 @@ static void test_tiny_buffer_drops_counted(void **state)
     struct rm_trace t;
     rm_load(&t, r.out_path); /* asserts the file decodes to its end */
     print_message("dropped: summary %llu, trace %llu in %llu loss records; %zu samples kept\n",
-                  dropped, (unsigned long long)t.dropped, (unsigned long long)t.loss_records,
-                  t.n);
+                  dropped, (unsigned long long)t.dropped, (unsigned long long)t.loss_records, t.n);
     assert_true(dropped > 0);
     assert_true(t.loss_records > 0);
     assert_int_equal(t.dropped, dropped);

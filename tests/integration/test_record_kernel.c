@@ -42,14 +42,13 @@ static void test_kernel_samples_completed(void **state)
         if (rm_user_chain_starts(s, "_start;main;do_kernel_work"))
             right_chain++;
     }
-    print_message("syscall kernel samples: %zu, completed %zu, with the caller chain %zu "
-                  "(%.1f%%), abandoned %zu; completions %llu (abandoned %llu, orphan %llu, "
-                  "duplicate %llu)\n",
-                  kernel, completed, right_chain,
-                  kernel ? 100.0 * (double)right_chain / (double)kernel : 0, abandoned,
-                  (unsigned long long)t.completions, (unsigned long long)t.abandoned_completions,
-                  (unsigned long long)t.orphan_completions,
-                  (unsigned long long)t.duplicate_completions);
+    print_message(
+        "syscall kernel samples: %zu, completed %zu, with the caller chain %zu "
+        "(%.1f%%), abandoned %zu; completions %llu (abandoned %llu, orphan %llu, "
+        "duplicate %llu)\n",
+        kernel, completed, right_chain, kernel ? 100.0 * (double)right_chain / (double)kernel : 0,
+        abandoned, (unsigned long long)t.completions, (unsigned long long)t.abandoned_completions,
+        (unsigned long long)t.orphan_completions, (unsigned long long)t.duplicate_completions);
     assert_true(kernel >= 200);
     assert_true((double)right_chain >= 0.95 * (double)kernel);
     assert_int_equal(wrong_thread, 0);

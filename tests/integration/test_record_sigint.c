@@ -19,16 +19,16 @@ static void test_sigint_leaves_complete_file(void **state)
     if (!guest_have_kvm())
         skip();
     struct record_result r;
-    assert_int_equal(record_run(&r, 1500, SIGINT, 0, "--vcpus", "2", "--hz", "1000",
-                                "--cmdline", "progs=workload,syscall procs=1 seconds=60", NULL),
+    assert_int_equal(record_run(&r, 1500, SIGINT, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
+                                "progs=workload,syscall procs=1 seconds=60", NULL),
                      0);
     assert_int_equal(r.status, 128 + SIGINT);
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "%s dump --stats %s > /dev/null", guest_build_path("cli/hvprof"),
              r.out_path);
     assert_int_equal(system(cmd), 0);
-    snprintf(cmd, sizeof(cmd), "%s dump %s | grep -q session_stop",
-             guest_build_path("cli/hvprof"), r.out_path);
+    snprintf(cmd, sizeof(cmd), "%s dump %s | grep -q session_stop", guest_build_path("cli/hvprof"),
+             r.out_path);
     assert_int_equal(system(cmd), 0);
     struct rm_trace t;
     rm_load(&t, r.out_path);

@@ -82,9 +82,8 @@ static int load_symbols(struct gen *g, const char *prog, const char *kernel)
         return -1;
     }
     /* leaf first, as the walker writes it: pc, then return addresses outward */
-    static const char *const kchain[] = {"kbusy_spin",       "kbusy_level2",  "kbusy_level1",
-                                         "ksys_kbusy",       "syscall_dispatch",
-                                         "trap_dispatch"};
+    static const char *const kchain[] = {"kbusy_spin", "kbusy_level2",     "kbusy_level1",
+                                         "ksys_kbusy", "syscall_dispatch", "trap_dispatch"};
     g->nk = 0;
     for (unsigned i = 0; i < sizeof(kchain) / sizeof(kchain[0]); i++) {
         struct func f;
@@ -223,8 +222,8 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     for (uint32_t v = 0; v < nvcpus; v++) {
         uint64_t pid = hvfxt_koid_guest_process(v + 1);
         if (fxt_writer_guest_process(&g->w, pid, "workload", err) < 0 ||
-            fxt_writer_guest_thread(&g->w, hvfxt_koid_guest_thread(v + 1), "workload", pid,
-                                    err) < 0 ||
+            fxt_writer_guest_thread(&g->w, hvfxt_koid_guest_thread(v + 1), "workload", pid, err) <
+                0 ||
             discover_record(&g->w, &reg, pid, &m, 1, 1, err) < 0)
             goto out;
         vs[v].ts = 1000000000ull;
@@ -255,7 +254,7 @@ int main(int argc, char **argv)
     uint64_t n = 1000000;
     unsigned nvcpus = 2;
     static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},  {"samples", required_argument, NULL, 'n'},
+        {"output", required_argument, NULL, 'o'},   {"samples", required_argument, NULL, 'n'},
         {"workload", required_argument, NULL, 'w'}, {"kernel", required_argument, NULL, 'k'},
         {"vcpus", required_argument, NULL, 'v'},    {0},
     };
@@ -282,8 +281,10 @@ int main(int argc, char **argv)
         }
     }
     if (!out || !prog || !kernel || n == 0 || nvcpus == 0 || nvcpus > MAX_VCPUS) {
-        fprintf(stderr, "usage: bench_mkrecording -o FILE -n SAMPLES --workload ELF --kernel ELF "
-                        "[--vcpus 1..%d]\n", MAX_VCPUS);
+        fprintf(stderr,
+                "usage: bench_mkrecording -o FILE -n SAMPLES --workload ELF --kernel ELF "
+                "[--vcpus 1..%d]\n",
+                MAX_VCPUS);
         return 2;
     }
     static struct gen g = {.rng = 88172645463325252ull};

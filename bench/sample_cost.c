@@ -67,7 +67,7 @@ enum stage {
     ST_COUNT
 };
 static const char *const stage_names[ST_COUNT] = {
-    "regs_ioctl", "translate", "unwind", "unwind_leaf", "unwind_push",
+    "regs_ioctl", "translate", "unwind",   "unwind_leaf", "unwind_push",
     "partial",    "ring_push", "ring_pop", "kvm_walk",
 };
 
@@ -142,12 +142,24 @@ static int kvm_setup(struct bench *b)
     sr.cr4 = c.cr4;
     sr.efer = c.efer;
     /* 64-bit code segment (SDM 3A 5.2.1: L=1, D=0); DPL 3 like a sampled user thread. */
-    sr.cs = (struct kvm_segment){
-        .base = 0, .limit = 0xffffffff, .selector = 0x23, .type = 11, .present = 1, .dpl = 3,
-        .s = 1, .l = 1, .g = 1};
-    struct kvm_segment data = {
-        .base = 0, .limit = 0xffffffff, .selector = 0x1b, .type = 3, .present = 1, .dpl = 3,
-        .s = 1, .db = 1, .g = 1};
+    sr.cs = (struct kvm_segment){.base = 0,
+                                 .limit = 0xffffffff,
+                                 .selector = 0x23,
+                                 .type = 11,
+                                 .present = 1,
+                                 .dpl = 3,
+                                 .s = 1,
+                                 .l = 1,
+                                 .g = 1};
+    struct kvm_segment data = {.base = 0,
+                               .limit = 0xffffffff,
+                               .selector = 0x1b,
+                               .type = 3,
+                               .present = 1,
+                               .dpl = 3,
+                               .s = 1,
+                               .db = 1,
+                               .g = 1};
     sr.ds = sr.es = sr.fs = sr.gs = sr.ss = data;
     if (ioctl(k->vcpu, KVM_SET_SREGS, &sr) < 0)
         return fail("KVM_SET_SREGS");
@@ -394,8 +406,9 @@ int main(int argc, char **argv)
             gw_translate(&b.w_plain, b.fp0[d], true, &gh, NULL) != 0 || gk != gh) {
             struct kvm_translation t = {.linear_address = b.fp0[d]};
             int r = ioctl(b.k.vcpu, KVM_TRANSLATE, &t);
-            fprintf(stderr, "bench_sample_cost: KVM_TRANSLATE disagrees with gw_translate at "
-                            "0x%llx (ioctl %d errno %d valid %u gpa 0x%llx; walker 0x%llx)\n",
+            fprintf(stderr,
+                    "bench_sample_cost: KVM_TRANSLATE disagrees with gw_translate at "
+                    "0x%llx (ioctl %d errno %d valid %u gpa 0x%llx; walker 0x%llx)\n",
                     (unsigned long long)b.fp0[d], r, r < 0 ? errno : 0, t.valid,
                     (unsigned long long)t.physical_address, (unsigned long long)gh);
             return 1;

@@ -307,8 +307,9 @@ int hv_parse_summary(const char *text, struct hv_summary *s)
     const char *p = text ? strstr(text, "\n  total ") : NULL;
     if (!p)
         return -1;
-    if (sscanf(p, "\n  total %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-                  " %" SCNu64 " %lf",
+    if (sscanf(p,
+               "\n  total %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+               " %" SCNu64 " %lf",
                &s->user, &s->kernel, &s->idle, &s->missed, &s->completed, &s->abandoned,
                &s->dropped, &s->mean_us) != 8)
         return -1;

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 struct hv_cmd {
-    const char *const *argv;  /* argv[0] = the program (absolute path) */
-    const char *stdout_path;  /* NULL: /dev/null */
-    const char *stderr_path;  /* NULL: /dev/null */
-    uint64_t fsize_limit;     /* RLIMIT_FSIZE in bytes for the child; 0 = unchanged */
+    const char *const *argv; /* argv[0] = the program (absolute path) */
+    const char *stdout_path; /* NULL: /dev/null */
+    const char *stderr_path; /* NULL: /dev/null */
+    uint64_t fsize_limit;    /* RLIMIT_FSIZE in bytes for the child; 0 = unchanged */
     /* Signals: once `wait_file` contains `wait_text` (e.g. the guest console saying it reached
      * user mode), sleep `delay_ms`, send sigs[0], then sigs[1] `gap_ms` later, ... */
     const char *wait_file, *wait_text;
@@ -22,10 +22,10 @@ struct hv_cmd {
 };
 
 struct hv_cmd_result {
-    int status;          /* exit status, or 128 + signal if killed */
+    int status; /* exit status, or 128 + signal if killed */
     bool signalled;
     double elapsed_s;
-    bool signals_sent;   /* every requested signal was delivered */
+    bool signals_sent; /* every requested signal was delivered */
 };
 
 int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r);
@@ -45,9 +45,9 @@ const char *hv_exe(void);
 
 /* What `hvprof dump` says about a recording. */
 struct hv_fxt_check {
-    int stats_status;   /* `hvprof dump --stats` exit status */
-    int dump_status;    /* `hvprof dump` exit status */
-    char stats_err[512];/* dump --stats stderr (the reader's complaint, if any) */
+    int stats_status;    /* `hvprof dump --stats` exit status */
+    int dump_status;     /* `hvprof dump` exit status */
+    char stats_err[512]; /* dump --stats stderr (the reader's complaint, if any) */
     uint64_t samples, partials, completions, abandoned, dropped_events, records;
     bool session_start, session_stop;
     /* Every continuation id announced by a partial record is completed (stack or abandoned)

@@ -37,9 +37,22 @@ static void record(struct rec_run *rr, const char *tag, const int *sigs, unsigne
     hv_tmp_path(rr->out, sizeof(rr->out), "rec.fxt");
     hv_tmp_path(rr->con, sizeof(rr->con), "console.txt");
     hv_tmp_path(rr->err, sizeof(rr->err), "stderr.txt");
-    const char *argv[] = {hv_exe(), "record", "-o", rr->out, "--quiet", "--guest", "demo",
-                          "--vcpus", "2", "--console", rr->con, "--cmdline",
-                          "progs=workload,syscall procs=1 seconds=30", "--timeout", "100s", NULL};
+    const char *argv[] = {hv_exe(),
+                          "record",
+                          "-o",
+                          rr->out,
+                          "--quiet",
+                          "--guest",
+                          "demo",
+                          "--vcpus",
+                          "2",
+                          "--console",
+                          rr->con,
+                          "--cmdline",
+                          "progs=workload,syscall procs=1 seconds=30",
+                          "--timeout",
+                          "100s",
+                          NULL};
     struct hv_cmd cmd = {.argv = argv,
                          .stderr_path = rr->err,
                          .fsize_limit = fsize_limit,
@@ -72,8 +85,8 @@ static void expect_complete(const char *path)
     struct hv_fxt_check fc;
     assert_int_equal(hv_fxt_check(path, &fc), 0);
     fprintf(stderr, "recording: %lu samples, %lu completions, open %lu; dump --stats %d %s\n",
-            (unsigned long)fc.samples, (unsigned long)fc.completions,
-            (unsigned long)fc.open_ids, fc.stats_status, fc.stats_err);
+            (unsigned long)fc.samples, (unsigned long)fc.completions, (unsigned long)fc.open_ids,
+            fc.stats_status, fc.stats_err);
     assert_int_equal(fc.stats_status, 0);
     assert_int_equal(fc.dump_status, 0);
     assert_true(fc.session_start);
@@ -204,8 +217,8 @@ static void test_tmpfs_full(void **state)
              "--cmdline 'progs=workload,syscall procs=1 seconds=30' --timeout 100s; rc=$?; "
              "cp '%s/rec.fxt' '%s'; exit $rc",
              mnt, hv_exe(), mnt, con, mnt, out);
-    const char *argv[] = {"/usr/bin/unshare", geteuid() == 0 ? "-m" : "-rm", "/bin/sh", "-c",
-                          script, NULL};
+    const char *argv[] = {
+        "/usr/bin/unshare", geteuid() == 0 ? "-m" : "-rm", "/bin/sh", "-c", script, NULL};
     if (access(argv[0], X_OK) != 0)
         skip();
     struct hv_cmd cmd = {.argv = argv, .stderr_path = err, .timeout_s = 120};
@@ -239,8 +252,7 @@ static void test_unwritable_output(void **state)
     hv_tmp_path(out, sizeof(out), "no-such-dir/rec.fxt");
     hv_tmp_path(con, sizeof(con), "console.txt");
     hv_tmp_path(err, sizeof(err), "stderr.txt");
-    const char *argv[] = {hv_exe(), "record", "-o", out, "--guest", "demo", "--console", con,
-                          NULL};
+    const char *argv[] = {hv_exe(), "record", "-o", out, "--guest", "demo", "--console", con, NULL};
     struct hv_cmd cmd = {.argv = argv, .stderr_path = err};
     struct hv_cmd_result r;
     assert_int_equal(hv_cmd_run(&cmd, &r), 0);

@@ -11,8 +11,20 @@
  * misaligned, 3 (unmapped) for mmio/gap/pastram/unmapped/rsvd. */
 #include "hostile_common.h"
 
-enum { K_SELF, K_CYCLE, K_DOWN, K_KERNEL, K_NONCANON, K_MISALIGNED, K_MMIO, K_GAP, K_PASTRAM,
-       K_UNMAPPED, K_RSVD, NKINDS };
+enum {
+    K_SELF,
+    K_CYCLE,
+    K_DOWN,
+    K_KERNEL,
+    K_NONCANON,
+    K_MISALIGNED,
+    K_MMIO,
+    K_GAP,
+    K_PASTRAM,
+    K_UNMAPPED,
+    K_RSVD,
+    NKINDS
+};
 
 #define HIGH          GUEST_HOSTILE_HIGH_BASE
 #define PAGE_MMIO     (HIGH + 0x1000) /* -> 0xfec00000, the IOAPIC (MP spec default) */

@@ -23,11 +23,9 @@ NOINLINE long kfp_round(int k)
 {
     struct frame user_fr = {0, 0};
     static const uint64_t rbp[NKINDS] = {
-        [K_LOOP] = GUEST_HOSTILE_KFP_LOOP,
-        [K_DOWN] = GUEST_HOSTILE_KFP_DOWN,
-        [K_NONCANON] = 0x8000000000000000ull,
-        [K_MISALIGNED] = 0xffffffff80100004ull,
-        [K_MMIO] = 0xffff8000fec00000ull,   /* DMAP_BASE + IOAPIC */
+        [K_LOOP] = GUEST_HOSTILE_KFP_LOOP,    [K_DOWN] = GUEST_HOSTILE_KFP_DOWN,
+        [K_NONCANON] = 0x8000000000000000ull, [K_MISALIGNED] = 0xffffffff80100004ull,
+        [K_MMIO] = 0xffff8000fec00000ull,    /* DMAP_BASE + IOAPIC */
         [K_PASTMAP] = 0xffff801000000000ull, /* DMAP_BASE + 64 GiB */
         [K_KTEXT] = 0xffffffff80100000ull,
     };

@@ -12,13 +12,13 @@
  * unwinder's window), while `pt_work` frames sit on the pivoted stack. */
 #include "hostile_common.h"
 
-#define R           (GUEST_HOSTILE_VA_BASE + (8ull << 39)) /* PML4 slot 200 */
-#define STACK_LO    (R + 0x200000 - 0x40000)
-#define STACK_TOP   (R + 0x200000 - 0x30000)
-#define PAGE_RSVD   (STACK_TOP + 0x1000)
-#define SELF_PD     (R + 0x200000)
-#define SELF_PML4   (GUEST_HOSTILE_VA_BASE + (9ull << 39)) /* slot 201 */
-#define RSVD_PML4E  (GUEST_HOSTILE_VA_BASE + (10ull << 39)) /* slot 202 */
+#define R          (GUEST_HOSTILE_VA_BASE + (8ull << 39)) /* PML4 slot 200 */
+#define STACK_LO   (R + 0x200000 - 0x40000)
+#define STACK_TOP  (R + 0x200000 - 0x30000)
+#define PAGE_RSVD  (STACK_TOP + 0x1000)
+#define SELF_PD    (R + 0x200000)
+#define SELF_PML4  (GUEST_HOSTILE_VA_BASE + (9ull << 39))  /* slot 201 */
+#define RSVD_PML4E (GUEST_HOSTILE_VA_BASE + (10ull << 39)) /* slot 202 */
 
 enum { K_RSVD, K_SELF_PT, K_SELF_PD, K_BACK, NKINDS };
 

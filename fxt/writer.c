@@ -2,15 +2,83 @@
 #include "fxt/writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fxt/ring.h"
 
+/* The largest prefix of the buffer's first `limit` bytes that is whole records, and how many
+ * records it holds (the buffer holds only whole records written by this writer; FXT spec: the
+ * size in words is header bits [4..15], or [4..35] for large records of type 15). */
+static size_t record_boundary(const uint8_t *buf, size_t len, size_t limit, uint64_t *nrec)
+{
+    size_t off = 0;
+    *nrec = 0;
+    while (off + 8 <= len) {
+        uint64_t h;
+        memcpy(&h, buf + off, 8);
+        uint64_t words = (h & 0xf) == 15 ? (h >> 4) & 0xffffffffull : (h >> 4) & 0xfff;
+        if (words == 0 || off + words * 8 > limit)
+            break;
+        off += words * 8;
+        (*nrec)++;
+    }
+    return off;
+}
+
+/* Write the buffer. On a failure (full disk, RLIMIT_FSIZE) keep the whole records that reached
+ * the disk, truncate the torn one away, and count the rest as lost: the file stays a valid FXT
+ * prefix holding everything written before the failure. */
+int fxt_writer_flush(struct fxt_writer *w, struct hv_err *err)
+{
+    if (w->failed)
+        return hv_errf(err, "an earlier write failed");
+    size_t done = 0;
+    while (done < w->olen) {
+        ssize_t n = write(w->fd, w->obuf + done, w->olen - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            int saved = errno;
+            uint64_t kept_records;
+            size_t kept = record_boundary(w->obuf, w->olen, done, &kept_records);
+            w->file_bytes += kept;
+            if (ftruncate(w->fd, (off_t)w->file_bytes) == 0)
+                lseek(w->fd, (off_t)w->file_bytes, SEEK_SET);
+            w->failed = true;
+            w->records_lost += w->obuf_records - kept_records;
+            w->olen = 0;
+            w->obuf_records = 0;
+            errno = saved;
+            return hv_errf_errno(err, "write");
+        }
+        done += (size_t)n;
+    }
+    w->file_bytes += w->olen;
+    w->olen = 0;
+    w->obuf_records = 0;
+    return 0;
+}
+
+/* Append one whole record (or several whole records) to the output buffer. */
 static int put(struct fxt_writer *w, const uint64_t *words, size_t n, struct hv_err *err)
 {
-    if (n && fwrite(words, 8, n, w->f) != n)
-        return hv_errf_errno(err, "fxt writer: write");
+    if (w->failed) {
+        w->records_lost++;
+        return hv_errf(err, "an earlier write failed");
+    }
+    size_t bytes = n * 8;
+    if (w->olen + bytes > FXT_WRITER_BUF && fxt_writer_flush(w, err) < 0) {
+        w->records_lost++;
+        return -1;
+    }
+    memcpy(w->obuf + w->olen, words, bytes);
+    w->olen += bytes;
+    w->obuf_records++;
     w->words_written += n;
     return 0;
 }
@@ -74,12 +142,17 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
     w->inited = calloc((size_t)nvcpus + 1, 1);
     if (!w->inited)
         return hv_errf_errno(err, "fxt writer: allocating");
-    w->f = fopen(path, "wb");
-    if (!w->f) {
-        hv_errf_errno(err, "fxt writer: create %s", path);
+    w->fd = -1;
+    w->obuf = malloc(FXT_WRITER_BUF);
+    if (!w->obuf) {
+        hv_errf_errno(err, "fxt writer: allocating");
         goto fail;
     }
-    setvbuf(w->f, NULL, _IOFBF, 1 << 20); /* the drain thread writes in large chunks */
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        hv_errf_errno(err, "cannot create %s", path);
+        goto fail;
+    }
     uint64_t *s = w->scratch;
     const size_t cap = sizeof(w->scratch) / 8;
     if (put(w, s, fxt_enc_magic(s, cap), err))
@@ -107,11 +180,16 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
                          err))
             goto fail;
     }
+    /* The header records go to disk now: a file that exists is a valid (empty) recording. */
+    if (fxt_writer_flush(w, err) < 0)
+        goto fail;
     return 0;
 fail:
-    if (w->f)
-        fclose(w->f);
-    w->f = NULL;
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    free(w->obuf);
+    w->obuf = NULL;
     free(w->inited);
     w->inited = NULL;
     return -1;
@@ -120,9 +198,15 @@ fail:
 int fxt_writer_close(struct fxt_writer *w, struct hv_err *err)
 {
     int rc = 0;
-    if (w->f && fclose(w->f) != 0)
-        rc = hv_errf_errno(err, "fxt writer: close");
-    w->f = NULL;
+    if (w->fd >= 0) {
+        if (!w->failed && fxt_writer_flush(w, err) < 0)
+            rc = -1;
+        if (close(w->fd) != 0 && rc == 0)
+            rc = hv_errf_errno(err, "fxt writer: close");
+    }
+    w->fd = -1;
+    free(w->obuf);
+    w->obuf = NULL;
     free(w->inited);
     w->inited = NULL;
     return rc;

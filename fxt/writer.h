@@ -27,8 +27,20 @@ static inline uint32_t fxt_vcpu_provider(uint32_t vcpu)
     return vcpu + 1;
 }
 
+/* Output buffer: whole records only, written with write(2) when full and at close. A failed or
+ * short write (full disk, RLIMIT_FSIZE) is rolled back with ftruncate to the end of the last
+ * complete buffer, so the file on disk always ends at a record boundary: a valid FXT prefix.
+ * After a failure every further record is counted in `records_lost` and not written. */
+#define FXT_WRITER_BUF (256u << 10)
+
 struct fxt_writer {
-    FILE *f;
+    int fd;
+    uint8_t *obuf;
+    size_t olen;
+    uint64_t obuf_records; /* records in obuf */
+    uint64_t file_bytes;   /* bytes on disk, always a record boundary */
+    bool failed;
+    uint64_t records_lost; /* records not written because of a write failure */
     uint64_t ticks_per_second;
     uint32_t nvcpus;
     uint32_t cur_provider;
@@ -43,6 +55,8 @@ struct fxt_writer {
  * the control thread and each vCPU thread with kernel object records (koids: hvprof_format.h). */
 int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
                     uint32_t nvcpus, const char *vm_name, struct hv_err *err);
+/* Write what is buffered (record-aligned); -1 after a write failure. */
+int fxt_writer_flush(struct fxt_writer *w, struct hv_err *err);
 /* Flush and close; the file is complete after this. */
 int fxt_writer_close(struct fxt_writer *w, struct hv_err *err);
 

@@ -83,6 +83,7 @@ int sampler_drain_once(struct sampler *s, bool final)
     progress(s, sampler_now_ns(), final);
     return 0;
 fail:
+    hv_err_prefix(&err, "cannot write %s", s->cfg.out_path);
     s->write_err = err;
     atomic_store(&s->write_failed, true);
     if (s->vm)

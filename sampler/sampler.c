@@ -126,6 +126,17 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
     /* The vCPU threads have stopped: take everything left, with pending loss records. */
     if (sampler_drain_once(s, true) < 0)
         rc = -1;
+    if (atomic_load(&s->write_failed)) {
+        /* Nothing more reaches the file; count what is lost so the summary says so. */
+        for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+            uint32_t n;
+            while (fxt_ring_peek(&s->v[i].ring, &n)) {
+                fxt_ring_release(&s->v[i].ring, n);
+                s->lost++;
+            }
+        }
+        s->lost += s->w.records_lost;
+    }
     if (rc == 0) {
         struct sampler_totals t;
         sampler_get_totals(s, &t);
@@ -177,6 +188,7 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
         ns += st->t_total;
         n += st->t_samples;
     }
+    t->dropped += s->lost;
     t->mean_exit_ns = n ? (double)ns / (double)n : 0;
 }
 
@@ -218,11 +230,16 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
                 to, s->cfg.abandon_periods, end, full);
     }
-    if (t.dropped)
+    if (s->lost)
+        fprintf(out,
+                "  WARNING: %" PRIu64 " records could not be written (the file ends at the last "
+                "complete record before the write failure)\n",
+                s->lost);
+    if (t.dropped > s->lost)
         fprintf(out,
                 "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
                 "where (records_dropped events). A larger --buffer avoids it.\n",
-                t.dropped);
+                t.dropped - s->lost);
 }
 
 void sampler_destroy(struct sampler *s)

@@ -83,6 +83,7 @@ struct sampler {
     uint8_t *thread_named;
     struct sampler_modules *mods;
     uint64_t drained_records;
+    uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
 };

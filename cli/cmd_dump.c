@@ -222,7 +222,7 @@ static int dump_stats(const char *path, const void *buf, size_t len)
                st.samples, st.completions, st.modules, st.mappings, st.loss_records, st.dropped);
     if (rc) {
         fflush(stdout);
-        fprintf(stderr, "%s: %s\n", path, err.msg);
+        fprintf(stderr, "hvprof dump: %s: %s\n", path, err.msg);
         return 1;
     }
     return 0;
@@ -245,7 +245,7 @@ static int dump_records(const char *path, const void *buf, size_t len)
     free(rec);
     if (rc < 0) {
         fflush(stdout);
-        fprintf(stderr, "%s: %s\n", path, err.msg);
+        fprintf(stderr, "hvprof dump: %s: %s\n", path, err.msg);
         return 1;
     }
     return 0;
@@ -260,6 +260,7 @@ int cmd_dump(int argc, char **argv)
     };
     int stats = 0, c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "sh", opts, NULL)) != -1) {
         if (c == 's') {
             stats = 1;
@@ -267,7 +268,8 @@ int cmd_dump(int argc, char **argv)
             dump_usage(stdout);
             return 0;
         } else {
-            dump_usage(stderr);
+            fprintf(stderr, "hvprof dump: unknown option '%s' (try 'hvprof dump --help')\n",
+                    argv[optind - 1]);
             return 2;
         }
     }

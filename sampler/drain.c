@@ -87,7 +87,7 @@ fail:
     s->write_err = err;
     atomic_store(&s->write_failed, true);
     if (s->vm)
-        vm_request_stop(s->vm, VM_STOP_ERROR, 1, -1, NULL);
+        vm_request_stop(s->vm, VM_STOP_ERROR, 1, -1, err.msg);
     return -1;
 }
 

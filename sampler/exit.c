@@ -361,16 +361,15 @@ int sampler_vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
  * vmlinux or System.map of the same kernel. Read at the end, when the guest has set it. */
 static uint64_t read_lstar(struct vcpu *v)
 {
-    struct {
-        struct kvm_msrs hdr;
-        struct kvm_msr_entry e;
-    } m;
-    memset(&m, 0, sizeof(m));
-    m.hdr.nmsrs = 1;
-    m.e.index = 0xc0000082;
-    if (ioctl(v->fd, KVM_GET_MSRS, &m) != 1)
+    /* struct kvm_msrs ends in a flexible array: one entry right behind it (api.rst 4.18). */
+    uint64_t buf[(sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)) / 8 + 1];
+    memset(buf, 0, sizeof(buf));
+    struct kvm_msrs *m = (struct kvm_msrs *)buf;
+    m->nmsrs = 1;
+    m->entries[0].index = 0xc0000082;
+    if (ioctl(v->fd, KVM_GET_MSRS, m) != 1)
         return 0;
-    return m.e.data;
+    return m->entries[0].data;
 }
 
 void sampler_vcpu_stop(void *ctx, struct vcpu *v)

@@ -218,6 +218,11 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
             " records written; guest identities: %" PRIu64 " table-full lookups\n",
             t.exits, t.rechecks, s->drained_records, (uint64_t)atomic_load(&s->ids->full));
+    uint64_t tmax = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++)
+        tmax = s->v[i].st.t_max > tmax ? s->v[i].st.t_max : tmax;
+    fprintf(out, "  exit path: mean %.2f us, max %.2f us per sample\n", t.mean_exit_ns / 1000.0,
+            (double)tmax / 1000.0);
     if (t.abandoned) {
         uint64_t to = 0, end = 0, full = 0;
         for (unsigned i = 0; i < s->cfg.nvcpus; i++) {

@@ -34,7 +34,7 @@ class Config:
             self.scale_vcpus, self.scale_procs, self.scale_rounds, self.scale_seconds = [1, 2], [2, 16], 1, 1
             self.scale_rate = 1000
         else:
-            self.rounds, self.seconds = 5, 3
+            self.rounds, self.seconds = 7, 3
             self.rates, self.vcpus = [100, 1000, 4000, 10000], [1, 2]
             self.sc_batches, self.bd_rounds, self.bd_seconds = 201, 3, 2
             self.report_samples, self.report_rounds = 1000000, 3
@@ -94,13 +94,14 @@ def main():
     info["load_end"] = load_average()
     info["duration_s"] = time.time() - t_start
     info["runs"] = r.count
-    md = sections.render(info, cfg, a.command, r.examples, data, perf is not None)
 
+    # Raw results first: a rendering bug must not lose a 20-minute run (--rerender).
     with open(os.path.join(build, "bench-results.json"), "w") as f:
         json.dump(_jsonable({"info": info, "data": data}), f, indent=1, default=str)
     with open(os.path.join(build, "bench-results.pickle"), "wb") as f:
         pickle.dump({"info": info, "quick": cfg.quick, "command": a.command,
                      "examples": r.examples, "data": data, "have_perf": perf is not None}, f)
+    md = sections.render(info, cfg, a.command, r.examples, data, perf is not None)
     _emit(a, md, top)
 
 

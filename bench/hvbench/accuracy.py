@@ -134,18 +134,22 @@ SAMPLE_RE = re.compile(r"PERF_RECORD_SAMPLE\(IP, (0x[0-9a-f]+)\): (\d+)/(\d+): (
 MISC_GUEST_KERNEL, MISC_GUEST_USER = 4, 5  # PERF_RECORD_MISC_CPUMODE (perf_event.h)
 
 
-def perf_guest_samples(dump):
-    """Counts from `perf script -D`: guest user IPs, guest kernel samples, host samples."""
-    user_ips, gk, host = [], 0, 0
-    for misc, _pid, _tid, ip in SAMPLE_RE.findall(dump):
+def perf_guest_samples(dump, vmm_pid):
+    """From `perf script -D`: guest user IPs of the VMM process `vmm_pid`, and counts of its
+    guest kernel samples, of host samples, and of guest samples of other VMs on the host
+    (`-a` samples every guest: other engineers' test VMs included)."""
+    user_ips, c = [], {"guest_kernel": 0, "host": 0, "other_vms": 0}
+    for misc, pid, _tid, ip in SAMPLE_RE.findall(dump):
         mode = int(misc, 16) & 7
-        if mode == MISC_GUEST_USER:
+        if mode in (MISC_GUEST_USER, MISC_GUEST_KERNEL) and int(pid) != vmm_pid:
+            c["other_vms"] += 1
+        elif mode == MISC_GUEST_USER:
             user_ips.append(int(ip, 16))
         elif mode == MISC_GUEST_KERNEL:
-            gk += 1
+            c["guest_kernel"] += 1
         else:
-            host += 1
-    return user_ips, gk, host
+            c["host"] += 1
+    return user_ips, c
 
 
 def perf_accuracy(user_ips, workload_elf):

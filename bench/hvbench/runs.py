@@ -6,6 +6,7 @@ whatever the numbers say.
 """
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -17,9 +18,9 @@ class BenchError(RuntimeError):
 
 
 class Result:
-    def __init__(self, argv, rc, out, err, wall_s, maxrss_kib):
+    def __init__(self, argv, rc, out, err, wall_s, maxrss_kib, cpu_s=0.0):
         self.argv, self.rc, self.out, self.err = argv, rc, out, err
-        self.wall_s, self.maxrss_kib = wall_s, maxrss_kib
+        self.wall_s, self.maxrss_kib, self.cpu_s = wall_s, maxrss_kib, cpu_s
 
 
 class Runner:
@@ -42,6 +43,9 @@ class Runner:
         self.count += 1
         if self.verbose:
             print(f"bench: [{kind}] {line}", file=sys.stderr, flush=True)
+        # Commands run one at a time, so the growth of RUSAGE_CHILDREN is this command's CPU
+        # time (its own threads and every descendant it waited for: perf's child included).
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=self.top)
@@ -52,10 +56,12 @@ class Runner:
             p.communicate()
             raise BenchError(f"timed out after {timeout}s: {line}")
         wall = time.monotonic() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
         if p.returncode not in ok_codes:
             raise BenchError(f"exit status {p.returncode}: {line}\n--- stderr ---\n"
                              f"{err[-3000:]}\n--- stdout ---\n{out[-2000:]}")
-        return Result(argv, p.returncode, out, err, wall, 0)
+        return Result(argv, p.returncode, out, err, wall, 0, cpu)
 
     def run_measured(self, kind, argv, timeout):
         """Run with the child's own peak RSS (os.wait4), for report memory."""
@@ -83,11 +89,13 @@ UNITS_RE = re.compile(r"^workload: pid=(\d+) units=(\d+) elapsed_us=(\d+) units_
 
 
 def workload_units(out):
-    """Sum of units_per_sec over the workload processes of one run (its throughput)."""
+    """Sum of units_per_sec over the workload processes of one run (its throughput), the
+    units done in total, and each process's own split_pct."""
     m = UNITS_RE.findall(out)
     if not m:
         raise BenchError("no 'workload: ... units_per_sec=' line on the guest console")
-    return sum(int(x[3]) for x in m), [tuple(int(v) for v in x[4:7]) for x in m]
+    return (sum(int(x[3]) for x in m), sum(int(x[1]) for x in m),
+            [tuple(int(v) for v in x[4:7]) for x in m])
 
 
 def guest_cmdline(progs, seconds, procs=None, extra=""):

@@ -27,46 +27,39 @@ def _folded(r, fxt):
 def overhead(r, cfg, perf, tmp):
     """Interleaved rounds: per vCPU count, (a) no profiling, then per rate (b) exit floor,
     (c) full sampling, (p) perf kvm; plus (s) the syscall program per rate for the
-    kernel-mode completion accuracy."""
+    kernel-mode completion accuracy. Each run keeps the guest's units/s (its own wall clock)
+    and units per CPU-second of the command (host CPU time of the VMM, and of perf for (p))."""
     workload_elf = os.path.join(r.progs, "workload.elf")
     knames = acc.kernel_names(r.kernel_elf, [workload_elf, os.path.join(r.progs, "syscall.elf")])
     d = {"a": {}, "b": {}, "c": {}, "p": {}, "acc": {}, "perf_acc": {}, "sys": {}, "summ": {},
          "perf_counts": {}, "split": {}}
+
+    def keep(kind, key, res):
+        ups, units, split = runs.workload_units(res.out)
+        d[kind].setdefault(key, []).append({"ups": ups, "upc": units / res.cpu_s
+                                            if res.cpu_s else float("nan")})
+        return split
+
     for rnd in range(cfg.rounds):
         for v in cfg.vcpus:
             cl = runs.guest_cmdline("workload", cfg.seconds, procs=v)
             g = _guest(r, v, cl)
             res = r.run("a: no profiling", [r.hvprof, "run", *g], _timeout(cfg))
-            units, split = runs.workload_units(res.out)
-            d["a"].setdefault(v, []).append(units)
-            d["split"].setdefault(v, []).extend(split)
+            d["split"].setdefault(v, []).extend(keep("a", v, res))
             for hz in cfg.rates:
                 key = (v, hz)
                 out = os.path.join(tmp, "floor.fxt")
                 res = r.run("b: exit floor", [r.hvprof, "record", *g, "--hz", str(hz), "--mode",
                                               "exits", "--quiet", "-o", out], _timeout(cfg))
-                d["b"].setdefault(key, []).append(runs.workload_units(res.out)[0])
+                keep("b", key, res)
                 out = os.path.join(tmp, "full.fxt")
                 res = r.run("c: full sampling", [r.hvprof, "record", *g, "--hz", str(hz),
                                                  "--quiet", "-o", out], _timeout(cfg))
-                d["c"].setdefault(key, []).append(runs.workload_units(res.out)[0])
+                keep("c", key, res)
                 d["summ"].setdefault(key, []).append(runs.record_summary(res.err))
                 d["acc"].setdefault(key, []).append(acc.workload_accuracy(_folded(r, out), knames))
                 if perf:
-                    _perf_rate_allows(hz, d)
-                    data = os.path.join(tmp, "perf.data")
-                    res = r.run("p: perf kvm", [perf, "kvm", "--guest", "record", "-a", "-F",
-                                                str(hz), "-o", data, "--", r.hvprof, "run", *g],
-                                _timeout(cfg))
-                    d["p"].setdefault(key, []).append(runs.workload_units(res.out)[0])
-                    dump = r.run("perf script -D", [perf, "script", "-D", "-i", data], 600).out
-                    ips, gk, host = acc.perf_guest_samples(dump)
-                    if not ips:
-                        raise BenchError("perf kvm recorded no guest user samples")
-                    d["perf_acc"].setdefault(key, []).append(acc.perf_accuracy(ips, workload_elf))
-                    d["perf_counts"].setdefault(key, []).append(
-                        {"guest_user": len(ips), "guest_kernel": gk, "host": host})
-                    os.unlink(data)
+                    _perf_run(r, d, perf, key, g, hz, tmp, workload_elf, keep, cfg)
         for hz in cfg.rates:
             cl = runs.guest_cmdline("syscall", cfg.seconds)
             out = os.path.join(tmp, "syscall.fxt")
@@ -74,6 +67,27 @@ def overhead(r, cfg, perf, tmp):
                                                str(hz), "--quiet", "-o", out], _timeout(cfg))
             d["sys"].setdefault(hz, []).append(acc.syscall_accuracy(_folded(r, out), knames))
     return d
+
+
+def _perf_run(r, d, perf, key, g, hz, tmp, workload_elf, keep, cfg):
+    """perf kvm system-wide around one `hvprof run`; the VMM's pid (written by the shell that
+    execs it) separates its guest's samples from other VMs on the host."""
+    _perf_rate_allows(hz, d)
+    data, pidfile = os.path.join(tmp, "perf.data"), os.path.join(tmp, "vmm.pid")
+    res = r.run("p: perf kvm", [perf, "kvm", "--guest", "record", "-a", "-F", str(hz), "-o",
+                                data, "--", "sh", "-c", 'echo $$ > "$0"; exec "$@"', pidfile,
+                                r.hvprof, "run", *g], _timeout(cfg))
+    keep("p", key, res)
+    with open(pidfile) as f:
+        vmm_pid = int(f.read())
+    dump = r.run("perf script -D", [perf, "script", "-D", "-i", data], 600).out
+    ips, counts = acc.perf_guest_samples(dump, vmm_pid)
+    if not ips:
+        raise BenchError("perf kvm recorded no guest user samples of the benchmark's VM")
+    d["perf_acc"].setdefault(key, []).append(acc.perf_accuracy(ips, workload_elf))
+    counts["guest_user"] = len(ips)
+    d["perf_counts"].setdefault(key, []).append(counts)
+    os.unlink(data)
 
 
 PERF_RATE = "/proc/sys/kernel/perf_event_max_sample_rate"
@@ -156,6 +170,7 @@ def scale(r, cfg, tmp):
                         _timeout(cfg, cfg.scale_seconds))
             s = runs.record_summary(res.err)
             s["units"] = runs.workload_units(res.out)[0]
+            s["upc"] = runs.workload_units(res.out)[1] / res.cpu_s
             d["vcpus"].setdefault(v, []).append(s)
         for p in cfg.scale_procs:
             cl = runs.guest_cmdline("workload", cfg.scale_seconds, procs=p)
@@ -164,6 +179,7 @@ def scale(r, cfg, tmp):
                                                   out], _timeout(cfg, cfg.scale_seconds + p))
             s = runs.record_summary(res.err)
             s["units"] = runs.workload_units(res.out)[0]
+            s["upc"] = runs.workload_units(res.out)[1] / res.cpu_s
             s["nproc"] = len(runs.UNITS_RE.findall(res.out))
             d["procs"].setdefault(p, []).append(s)
     return d

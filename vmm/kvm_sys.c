@@ -38,6 +38,27 @@ static struct kvm_cpuid2 *get_supported_cpuid(int fd, struct hv_err *err)
     return NULL;
 }
 
+/* On a PVM host (software virtualization, module kvm_pvm: machine.md) guest CPL 0 code is
+ * emulated, and the emulator rejects cmpxchg16b and VEX-encoded (AVX) instructions with an
+ * emulation failure. A guest kernel that sees CX16 (CPUID.01H:ECX[13]) uses cmpxchg16b (Linux's
+ * SLUB does, and stops there); hide it and AVX/AVX2/AVX-512 so guests pick their fallbacks.
+ * Hardware KVM keeps the full CPUID (x86-64-v2 distributions require CX16). */
+static bool host_is_pvm(void)
+{
+    return access("/sys/module/kvm_pvm", F_OK) == 0;
+}
+
+static void hide_unemulated_features(struct kvm_cpuid2 *c)
+{
+    for (unsigned i = 0; i < c->nent; i++) {
+        struct kvm_cpuid_entry2 *e = &c->entries[i];
+        if (e->function == 1)
+            e->ecx &= ~((1u << 13) | (1u << 28)); /* CX16, AVX (SDM Vol. 2A, CPUID leaf 01H) */
+        else if (e->function == 7 && e->index == 0)
+            e->ebx &= ~((1u << 5) | (1u << 16)); /* AVX2, AVX512F (leaf 07H sub-leaf 0) */
+    }
+}
+
 int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
 {
     memset(k, 0, sizeof(*k));
@@ -86,6 +107,9 @@ int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
         kvm_sys_close(k);
         return -1;
     }
+    k->pvm = host_is_pvm();
+    if (k->pvm)
+        hide_unemulated_features(k->cpuid);
     return 0;
 }
 

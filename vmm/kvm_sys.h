@@ -16,6 +16,7 @@ struct kvm_sys {
     bool immediate_exit; /* KVM_CAP_IMMEDIATE_EXIT */
     bool pit2, irqchip, set_identity_map, set_tss;
     bool vcpu_events, xsave, one_reg, tsc_deadline;
+    bool pvm;                 /* software virtualization (kvm_pvm): CPUID hides CX16 and AVX */
     struct kvm_cpuid2 *cpuid; /* KVM_GET_SUPPORTED_CPUID, heap */
 };
 

@@ -29,7 +29,7 @@ bool guest_have_kvm(void)
     return true;
 }
 
-static char *read_all(const char *path, size_t *len)
+char *guest_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -49,7 +49,8 @@ static char *read_all(const char *path, size_t *len)
     fclose(f);
     if (buf) {
         buf[n] = '\0';
-        *len = n;
+        if (len)
+            *len = n;
     }
     return buf;
 }
@@ -96,7 +97,7 @@ int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, boo
         if (errno != EINTR)
             return -1;
     r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-    r->console = read_all(r->console_path, &r->console_len);
+    r->console = guest_read_file(r->console_path, &r->console_len);
     if (!r->console)
         return -1;
     /* Shown by ctest --output-on-failure: the whole console helps when an assertion fails. */

@@ -29,6 +29,10 @@ int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, boo
 
 void guest_run_free(struct guest_run *r);
 
+/* The whole file, NUL-terminated (malloc'd); *len (may be NULL) gets its length. NULL if it
+ * cannot be read. */
+char *guest_read_file(const char *path, size_t *len);
+
 /* The console line starting with `prefix` (first match), copied into buf; NULL if none. */
 const char *guest_line(const struct guest_run *r, const char *prefix, char *buf, size_t len);
 

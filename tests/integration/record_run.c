@@ -23,17 +23,8 @@
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)(n < 0 ? 0 : n) + 1);
-    size_t got = fread(buf, 1, (size_t)(n < 0 ? 0 : n), f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
+    char *s = guest_read_file(path, NULL);
+    return s ? s : strdup("");
 }
 
 static void sleep_ms(int ms)

@@ -37,28 +37,7 @@ const char *hv_exe(void)
 
 char *hv_read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    return buf;
+    return guest_read_file(path, len);
 }
 
 bool hv_file_contains(const char *path, const char *text)

@@ -40,7 +40,7 @@ def _header(info, cfg, command, examples):
         "# hvprof benchmarks",
         "",
         "Written by `scripts/bench.sh` (bench/bench.py); every number below comes from the one run",
-        "described here. Re-run it rather than editing: `bash scripts/bench.sh` (full, ~25 min),",
+        "described here. Re-run it rather than editing: `bash scripts/bench.sh` (full, ~15 min),",
         "`bash scripts/bench.sh --quick --no-write` (CI smoke run, < 2 min). Tables give the median",
         "over interleaved rounds and, in parentheses, the min–max over those rounds. This host is",
         "shared (other engineers build and fuzz on its 2 cores), so the load average matters:",
@@ -51,7 +51,7 @@ def _header(info, cfg, command, examples):
         "Commands (the first of each kind, exactly as run; temporary files under /tmp):",
         "",
         "```",
-        f"{command}",
+        f"{command.strip()}",
     ]
     for kind, line in examples.items():
         lines.append(f"# {kind}\n{line}")
@@ -187,6 +187,21 @@ def _peer(cfg, d):
     return "\n".join(out)
 
 
+def _perf_vs_floor(cfg, d):
+    below = [(k, median(_ovh(d, "p", k, k[0], "upc")), median(_ovh(d, "b", k, k[0], "upc")))
+             for k in d["p"]]
+    below = [x for x in below if x[1] < x[2]]
+    if not below:
+        return ""
+    ex = ", ".join(f"{_rate(k[1])}/{k[0]} vCPU {fmt(p_)} % vs floor {fmt(b)} %"
+                   for k, p_, b in sorted(below))
+    return ("Where perf costs less than even hvprof's exit floor (" + ex + "), the reason is "
+            "where the exit ends: perf's timer interrupt is handled in the host kernel and the "
+            "vCPU resumes without leaving `KVM_RUN`, while every exit a VMM takes returns to "
+            "user space (`KVM_RUN` → EINTR) and enters again — the floor (b) any VMM-side "
+            "sampler pays; hvprof's own share is the (c)/(b) ratio of section 1. ")
+
+
 def _peer_reading(cfg, d):
     parts = []
     for v in cfg.vcpus:
@@ -199,7 +214,8 @@ def _peer_reading(cfg, d):
     raised = d.get("perf_rate_raised", 0)
     return ("Reading: perf's cpu-clock hrtimer interrupts the vCPU thread wherever it is, so in "
             "guest mode each perf sample is a forced exit too, and `-a` also samples the other "
-            "host CPU; overhead by host CPU (median): " + "; ".join(parts) + ". `-a` also "
+            "host CPU; overhead by host CPU (median): " + "; ".join(parts) + ". "
+            + _perf_vs_floor(cfg, d) + "`-a` also "
             "records every other VM on the host (other engineers' test guests here): without "
             "the VMM's pid, which this script filters on, their samples mix into the profile. "
             "What perf keeps of a guest "
@@ -389,6 +405,15 @@ def _accuracy(cfg, d, have_perf):
             "re-check first finds the thread back in user mode, and by then it has returned "
             "from `sys_kbusy` and moved on (RFC-0274's kernel takes that stack at the return "
             "itself; a hypervisor sees the return only at its next exit).")
+    low = [(hz, median([x["completed_pct"] for x in d["sys"][hz]])) for hz in cfg.rates]
+    low = [(hz, c) for hz, c in low if c < 90]
+    if low:
+        txt += (" At " + ", ".join(f"{_rate(hz)} only {fmt(c)} %" for hz, c in low)
+                + " of them are completed at all: a continuation is abandoned after 10 sampling "
+                "periods (`--abandon-periods`, default 10), i.e. "
+                + ", ".join(f"{fmt(10000.0 / hz, 1)} ms at {_rate(hz)}" for hz, _ in low)
+                + ", shorter than the 2 ms each call spends in the kernel; a time bound rather "
+                "than a period count would keep them.")
     out += [txt, ""]
     return "\n".join(out)
 

@@ -100,7 +100,7 @@ static void pending_abandon(struct sampler_vcpu *sv, struct pending *p, uint64_t
  * (missed ticks), the guest does not run either, and its threads get no older. */
 static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
 {
-    uint64_t bound = sv->s->cfg.abandon_periods;
+    uint64_t bound = sv->abandon_ticks;
     for (unsigned i = 0; i < SAMPLER_MAX_PENDING && sv->npend; i++) {
         struct pending *p = &sv->pend[i];
         if (!p->used)
@@ -118,6 +118,7 @@ static void expire_pending(struct sampler_vcpu *sv, uint64_t now)
 static uint64_t continuation_for(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
                                  uint64_t now)
 {
+    sv->recheck_paused = false; /* a thread of ours is in the kernel here: look for its return */
     _Atomic uint64_t *slot = id_thread_cont(sv->s->ids, thread);
     if (!slot)
         return 0;
@@ -322,7 +323,12 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
         }
     }
 
-    bool want_recheck = sv->npend > 0 && s->cfg.recheck_ns > 0;
+    /* A re-check that finds another thread in user mode means ours is not on this vCPU (it
+     * waits in the guest's run queue, or migrated): stop re-checking until a tick sees one of
+     * our threads in the kernel again, instead of paying an exit every re-check period. */
+    if (!due && cpu.cpl == 3 && sv->npend > 0)
+        sv->recheck_paused = true;
+    bool want_recheck = sv->npend > 0 && s->cfg.recheck_ns > 0 && !sv->recheck_paused;
     if (want_recheck != sv->recheck_armed)
         sampler_recheck_arm(sv, want_recheck);
 

@@ -60,6 +60,8 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         sv->s = s;
         sv->index = i;
         sv->period_ns = s->period_ns;
+        uint64_t floor_ticks = (SAMPLER_ABANDON_MIN_NS + s->period_ns - 1) / s->period_ns;
+        sv->abandon_ticks = cfg->abandon_periods > floor_ticks ? cfg->abandon_periods : floor_ticks;
         if (fxt_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, HVFXT_KOID_VM,
                           hvfxt_koid_vcpu(i), err) < 0) {
             sampler_destroy(s);
@@ -233,9 +235,9 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             full += s->v[i].st.abandoned_full;
         }
         fprintf(out,
-                "  abandoned continuations: %" PRIu64 " timed out (%u ticks), %" PRIu64
+                "  abandoned continuations: %" PRIu64 " timed out (%" PRIu64 " ticks), %" PRIu64
                 " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
-                to, s->cfg.abandon_periods, end, full);
+                to, s->v[0].abandon_ticks, end, full);
     }
     if (s->lost)
         fprintf(out,

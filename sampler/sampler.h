@@ -30,6 +30,8 @@ enum sampler_mode {
 #define SAMPLER_DEFAULT_BUFFER     (1u << 20) /* bytes per vCPU ring */
 #define SAMPLER_DEFAULT_RECHECK_NS 200000ull  /* 200 us: see docs/sampling.md */
 #define SAMPLER_DEFAULT_ABANDON    10u        /* sampling periods a continuation may stay open */
+/* ... and at least this long: a guest system call or time slice outlasts 10 periods at 10 kHz */
+#define SAMPLER_ABANDON_MIN_NS 10000000ull
 
 struct sampler_config {
     const char *out_path;

@@ -53,7 +53,9 @@ struct sampler_vcpu {
     uint64_t next_due_ns; /* the sampling timer's next expiry (absolute CLOCK_MONOTONIC) */
     uint64_t period_ns;
     uint64_t cont_counter;
-    uint64_t ticks_taken; /* due ticks this vCPU handled: the clock continuations age by */
+    uint64_t ticks_taken;   /* due ticks this vCPU handled: the clock continuations age by */
+    uint64_t abandon_ticks; /* max(--abandon-periods, SAMPLER_ABANDON_MIN_NS worth of ticks) */
+    bool recheck_paused;    /* a re-check found another thread in user mode here */
     struct pending pend[SAMPLER_MAX_PENDING];
     unsigned npend;
     struct vcpu_stats st;

@@ -23,6 +23,7 @@ enum {
     OPT_KPTI,
     OPT_NO_LEAF,
     OPT_QUIET,
+    OPT_STAGE_TIMES,
 };
 
 static const struct option record_longopts[] = {
@@ -36,6 +37,7 @@ static const struct option record_longopts[] = {
     {"kpti", no_argument, NULL, OPT_KPTI},
     {"no-leaf-repair", no_argument, NULL, OPT_NO_LEAF},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -86,8 +88,13 @@ static void usage(FILE *out)
     fprintf(out, "  -h, --help             this text\n");
 }
 
+struct record_extra {
+    uint64_t duration_ns;
+    bool stage_times;
+};
+
 static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
-                             uint64_t *duration_ns, struct hv_err *err)
+                             struct record_extra *x, struct hv_err *err)
 {
     uint64_t v;
     switch (opt) {
@@ -116,7 +123,7 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         return 1;
     case OPT_DURATION:
         if (parse_duration_ns(arg, "--duration", 1000000, 7ull * 24 * 3600 * 1000000000ull,
-                              duration_ns, err) < 0)
+                              &x->duration_ns, err) < 0)
             return -1;
         return 1;
     case OPT_BUFFER:
@@ -147,6 +154,9 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     case OPT_QUIET:
         c->quiet = true;
         return 1;
+    case OPT_STAGE_TIMES:
+        x->stage_times = true;
+        return 1;
     }
     return 0;
 }
@@ -168,7 +178,7 @@ int cmd_record(int argc, char **argv)
         .recheck_ns = SAMPLER_DEFAULT_RECHECK_NS,
         .abandon_periods = SAMPLER_DEFAULT_ABANDON,
     };
-    uint64_t duration_ns = 0;
+    struct record_extra x = {0, false};
     struct hv_err err = {{0}, 0};
     optind = 1;
     opterr = 0;
@@ -187,7 +197,7 @@ int cmd_record(int argc, char **argv)
             fprintf(stderr, "hvprof record: option '%s' needs a value\n", argv[optind - 1]);
             return 2;
         }
-        int r = handle_record_opt(&c, opt, optarg, &duration_ns, &err);
+        int r = handle_record_opt(&c, opt, optarg, &x, &err);
         if (r == 0)
             r = run_opts_handle(&o, opt, optarg, &err);
         if (r < 0) {
@@ -207,9 +217,9 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         return 2;
     }
-    bool by_duration = duration_ns && (o.timeout_s == 0 || o.timeout_s * 1e9 > duration_ns);
+    bool by_duration = x.duration_ns && (o.timeout_s == 0 || o.timeout_s * 1e9 > x.duration_ns);
     if (by_duration)
-        o.timeout_s = (double)duration_ns / 1e9;
+        o.timeout_s = (double)x.duration_ns / 1e9;
     c.nvcpus = o.vcpus;
     c.guest_desc = o.kernel;
     c.kernel_elf = rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
@@ -260,6 +270,8 @@ int cmd_record(int argc, char **argv)
     if (rc == 0 && !duration_stop)
         run_report_stop(stderr, "hvprof record", &res);
     sampler_print_summary(s, stderr);
+    if (x.stage_times)
+        sampler_print_stage_times(s, stderr);
     sampler_destroy(s);
     if (frc < 0) {
         fprintf(stderr,

@@ -251,6 +251,27 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 t.dropped - s->lost);
 }
 
+static double per(uint64_t total, uint64_t n)
+{
+    return n ? (double)total / (double)n : 0.0;
+}
+
+void sampler_print_stage_times(const struct sampler *s, FILE *out)
+{
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->v[i].st;
+        fprintf(out,
+                "stage-times vcpu=%u samples=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64
+                " idle=%" PRIu64 " missed=%" PRIu64 " dropped=%" PRIu64 " exits=%" PRIu64
+                " rechecks=%" PRIu64 " walk_fail=%" PRIu64 " regs_ns=%.1f walk_ns=%.1f"
+                " push_ns=%.1f total_ns=%.1f max_ns=%" PRIu64 "\n",
+                i, st->t_samples, st->user, st->kernel, st->idle, st->missed,
+                fxt_ring_dropped_total(&s->v[i].ring), st->exits, st->rechecks, st->walk_fail,
+                per(st->t_regs, st->t_samples), per(st->t_walk, st->t_samples),
+                per(st->t_push, st->t_samples), per(st->t_total, st->t_samples), st->t_max);
+    }
+}
+
 void sampler_destroy(struct sampler *s)
 {
     if (!s)

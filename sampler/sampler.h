@@ -61,6 +61,12 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err);
  * completely (err says why; what was written before the failure is a valid prefix). */
 int sampler_finish(struct sampler *s, struct hv_err *err);
 void sampler_print_summary(const struct sampler *s, FILE *out);
+/* One line per vCPU with the exit hook's mean time per stage (`hvprof record --stage-times`):
+ *   stage-times vcpu=I samples=N user=.. kernel=.. idle=.. missed=.. dropped=.. exits=..
+ *               rechecks=.. walk_fail=.. regs_ns=.. walk_ns=.. push_ns=.. total_ns=.. max_ns=..
+ * regs = reading registers; walk = identity lookup, user walk, completion records; push = the
+ * sample's kernel walk and ring record, and re-check timer bookkeeping (sampler/exit.c). */
+void sampler_print_stage_times(const struct sampler *s, FILE *out);
 void sampler_destroy(struct sampler *s);
 
 /* Totals for tests and the summary. */

@@ -125,16 +125,16 @@ def record_summary(err):
     return d
 
 
-RS_RE = re.compile(r"^record_stats (.*)$", re.M)
+RS_RE = re.compile(r"^stage-times (.*)$", re.M)
 
 
 def record_stats(out):
-    """bench_record_stats' per-vCPU lines, as dicts of floats."""
+    """`hvprof record --stage-times` per-vCPU lines (on stderr), as dicts of floats."""
     rows = []
     for line in RS_RE.findall(out):
         rows.append({k: float(v) for k, v in (kv.split("=", 1) for kv in line.split())})
     if not rows:
-        raise BenchError("no record_stats lines")
+        raise BenchError("no stage-times lines (hvprof record --stage-times)")
     return rows
 
 

@@ -116,14 +116,15 @@ def breakdown(r, cfg, tmp):
     sc = r.run("sample cost", [os.path.join(r.build, "bench", "bench_sample_cost"),
                                str(cfg.sc_batches)], 600)
     d = {"micro": runs.sample_cost(sc.out), "insitu": {}}
-    rs_bin = os.path.join(r.build, "bench", "bench_record_stats")
     for _ in range(cfg.bd_rounds):
         for frames, depth in RECURSE_DEPTH.items():
             cl = runs.guest_cmdline("recurse", cfg.bd_seconds, extra=f"depth={depth}")
             out = os.path.join(tmp, "recurse.fxt")
-            res = r.run("in-VMM stage timers", [rs_bin, *_guest(r, 1, cl), "--hz", "1000",
-                                                "-o", out], _timeout(cfg, cfg.bd_seconds))
-            row = runs.record_stats(res.out)[0]
+            res = r.run("in-VMM stage timers", [r.hvprof, "record", "--stage-times", "--quiet",
+                                                *_guest(r, 1, cl), "--hz", "1000", "-o", out,
+                                                "--console", os.path.join(tmp, "console.log")],
+                        _timeout(cfg, cfg.bd_seconds))
+            row = runs.record_stats(res.err)[0]
             rows = acc.folded(r.run("report folded", [r.hvprof, "report", out, "--format",
                                                       "folded", "-q", "--user"], 600).out)
             tot = sum(n for _, n in rows)

@@ -78,14 +78,16 @@ static void usage(FILE *out)
         "                         drops records and the trace counts them\n"
         "  --recheck T            re-check period while a kernel-mode sample waits for the\n"
         "                         return to user mode (default 200us; 0 = only at ticks)\n"
-        "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u)\n"
+        "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u,\n"
+        "                         and never before 10 ms)\n"
         "  --kpti                 fold CR3 bit 12 (Linux PTI page-table pairs) into one\n"
         "                         address space\n"
         "  --no-leaf-repair       do not decode the code at the sampled PC\n"
-        "  --quiet                no progress line\n\n",
+        "  --quiet                no progress line\n"
+        "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
         SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
     run_opts_usage(out);
-    fprintf(out, "  -h, --help             this text\n");
+    fprintf(out, "  -h, --help         this text\n");
 }
 
 struct record_extra {

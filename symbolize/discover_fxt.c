@@ -1,6 +1,10 @@
 #include "symbolize/discover_fxt.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,8 +62,11 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
     m->header_va = header_va;
     snprintf(m->name, sizeof(m->name), "%s", name);
     m->id = r->next_id;
-    struct fxt_module rec = {.id = m->id, .name = m->name, .name_len = (uint16_t)strlen(m->name),
-                             .build_id = m->build_id, .build_id_len = (uint16_t)id_len};
+    struct fxt_module rec = {.id = m->id,
+                             .name = m->name,
+                             .name_len = (uint16_t)strlen(m->name),
+                             .build_id = m->build_id,
+                             .build_id_len = (uint16_t)id_len};
     if (fxt_writer_module(w, &rec, err) < 0)
         return -1;
     r->nmods++;
@@ -84,8 +91,13 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
         r->maps = v;
         r->maps_cap = cap;
     }
-    struct fxt_mapping rec = {.pid = pid, .module_id = mod, .start = start, .size = size,
-                              .vaddr = vaddr, .flags = flags, .ts = ts};
+    struct fxt_mapping rec = {.pid = pid,
+                              .module_id = mod,
+                              .start = start,
+                              .size = size,
+                              .vaddr = vaddr,
+                              .flags = flags,
+                              .ts = ts};
     if (fxt_writer_mapping(w, &rec, err) < 0)
         return -1;
     r->maps[r->nmaps++] = (struct discover_registry_mapping){pid, start, mod};
@@ -105,8 +117,8 @@ int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_
 {
     int written = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t id = module_id(w, reg, m[i].build_id, m[i].build_id_len, m[i].name,
-                               m[i].header_va, &written, err);
+        int64_t id = module_id(w, reg, m[i].build_id, m[i].build_id_len, m[i].name, m[i].header_va,
+                               &written, err);
         if (id < 0)
             return -1;
         for (unsigned s = 0; s < m[i].nseg; s++) {
@@ -119,6 +131,51 @@ int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_
     return written;
 }
 
+/* One mapping per PT_LOAD segment, at its link address (the VMM loaded the kernel there): a
+ * higher-half kernel with a low boot stub has two disjoint ranges, not one span between them. */
+static int kernel_segments(const char *path, int64_t mod, struct fxt_writer *w,
+                           struct discover_registry *reg, uint64_t ts, int *written,
+                           struct hv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hv_errf_errno(err, "%s", path);
+    int rc = -1;
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    size_t n = 0;
+    if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0) {
+        hv_errf(err, "%s: not an ELF file", path);
+        goto out;
+    }
+    unsigned loads = 0;
+    for (size_t i = 0; i < n && i < DISCOVER_MAX_PHDRS; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_memsz == 0)
+            continue;
+        uint64_t lo = ph.p_vaddr & ~0xfffull;
+        uint64_t hi = (ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
+        if (hi <= lo)
+            continue;
+        uint64_t flags = ((ph.p_flags & PF_R) ? HVFXT_MAP_READ : 0) |
+                         ((ph.p_flags & PF_W) ? HVFXT_MAP_WRITE : 0) |
+                         ((ph.p_flags & PF_X) ? HVFXT_MAP_EXEC : 0);
+        if (mapping(w, reg, hvfxt_koid_guest_process(0), (uint64_t)mod, lo, hi - lo, lo, flags, ts,
+                    written, err) < 0)
+            goto out;
+        loads++;
+    }
+    if (loads == 0) {
+        hv_errf(err, "%s: no PT_LOAD segments", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
 int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *reg,
                                const char *path, uint64_t ts, struct hv_err *err)
 {
@@ -128,14 +185,11 @@ int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *r
         return -1;
     memcpy(id, es.build_id, es.build_id_len);
     uint32_t id_len = es.build_id_len;
-    uint64_t lo = es.load_lo & ~0xfffull, hi = (es.load_hi + 0xfff) & ~0xfffull;
+    uint64_t lo = es.load_lo & ~0xfffull;
     elf_symbols_free(&es);
-    if (hi <= lo)
-        return hv_errf(err, "%s: no PT_LOAD segments", path);
     int written = 0;
     int64_t mod = module_id(w, reg, id, id_len, path, lo, &written, err);
-    if (mod < 0 || mapping(w, reg, hvfxt_koid_guest_process(0), (uint64_t)mod, lo, hi - lo, lo,
-                           HVFXT_MAP_READ | HVFXT_MAP_EXEC, ts, &written, err) < 0)
+    if (mod < 0)
         return -1;
-    return 0;
+    return kernel_segments(path, mod, w, reg, ts, &written, err);
 }

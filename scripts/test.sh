@@ -15,7 +15,7 @@ jobs=$(nproc)
 
 bash scripts/deps.sh
 
-# The Linux boot smoke test (docs/linux.md) takes ~4 minutes on PVM: CI runs it as its own step.
+# The Linux boot smoke test (docs/linux.md) takes 1.5-4 minutes on PVM: CI runs it as its own step.
 exclude='linux-smoke'
 smoke=${HVPROF_LINUX_SMOKE:-0}
 [ -n "${CI:-}" ] && smoke=${HVPROF_LINUX_SMOKE:-1}

@@ -5,7 +5,6 @@
  *      i.e. the floor of a kick/tick that the VMM itself adds;
  *   3. kicked-exit round trip: a HV_SIG_TICK timer at 4 kHz; ticks delivered per second.
  * Usage: bench_vmm [iterations]   Prints one line per measurement. */
-#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 
+#include "tests/common/tiny_elf.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
 
@@ -30,36 +30,6 @@ static uint8_t code_out_loop[] = {0xb9, 0xa0, 0x86, 0x01, 0x00, 0xe6, 0x80, 0xff
 /* 1: jmp 1b */
 static uint8_t code_spin[] = {0xeb, 0xfe};
 
-static size_t make_elf(uint8_t *img, size_t cap, const uint8_t *code, size_t len)
-{
-    memset(img, 0, cap);
-    Elf64_Ehdr eh = {0};
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS64;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
-    eh.e_type = ET_EXEC;
-    eh.e_machine = EM_X86_64;
-    eh.e_version = EV_CURRENT;
-    eh.e_entry = 0x100000;
-    eh.e_phoff = sizeof(eh);
-    eh.e_ehsize = sizeof(eh);
-    eh.e_phentsize = sizeof(Elf64_Phdr);
-    eh.e_phnum = 1;
-    Elf64_Phdr ph = {.p_type = PT_LOAD,
-                     .p_flags = PF_R | PF_X,
-                     .p_offset = 0x1000,
-                     .p_vaddr = 0x100000,
-                     .p_paddr = 0x100000,
-                     .p_filesz = len,
-                     .p_memsz = len,
-                     .p_align = 0x1000};
-    memcpy(img, &eh, sizeof(eh));
-    memcpy(img + sizeof(eh), &ph, sizeof(ph));
-    memcpy(img + 0x1000, code, len);
-    return 0x1000 + len;
-}
-
 static struct vm *boot_vm(const uint8_t *code, size_t len, struct vm_config *cfg)
 {
     struct hv_err err = {{0}, 0};
@@ -72,7 +42,7 @@ static struct vm *boot_vm(const uint8_t *code, size_t len, struct vm_config *cfg
         exit(1);
     }
     static uint8_t img[0x2000];
-    struct boot_image k = {"bench.elf", img, make_elf(img, sizeof(img), code, len)};
+    struct boot_image k = {"bench.elf", img, tiny_elf_image(img, sizeof(img), code, len)};
     struct boot_config bc = {.nr_cpus = 1, .mem_bytes = cfg->mem_bytes};
     struct boot_entry be;
     if (boot_load_images(vm_gmem(vm), &bc, &k, NULL, &be, &err) < 0) {

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <elf.h>
 
+#include "tests/common/tiny_elf.h"
 #include "cli/run_opts.h"
 
 static const char *hvprof_bin;
@@ -108,33 +108,8 @@ static const uint8_t code_idle[] = {0xfa, 0xf4, 0xeb, 0xfd};
 
 static void write_tiny_elf(const char *path, const uint8_t *code, size_t code_len)
 {
-    uint8_t img[0x1000 + 64];
-    assert_true(code_len <= 64);
-    memset(img, 0, sizeof(img));
-    Elf64_Ehdr eh = {0};
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS64;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
-    eh.e_type = ET_EXEC;
-    eh.e_machine = EM_X86_64;
-    eh.e_version = EV_CURRENT;
-    eh.e_entry = 0x100000;
-    eh.e_phoff = sizeof(eh);
-    eh.e_ehsize = sizeof(eh);
-    eh.e_phentsize = sizeof(Elf64_Phdr);
-    eh.e_phnum = 1;
-    Elf64_Phdr ph = {.p_type = PT_LOAD,
-                     .p_flags = PF_R | PF_X,
-                     .p_offset = 0x1000,
-                     .p_vaddr = 0x100000,
-                     .p_paddr = 0x100000,
-                     .p_filesz = code_len,
-                     .p_memsz = code_len,
-                     .p_align = 0x1000};
-    memcpy(img, &eh, sizeof(eh));
-    memcpy(img + sizeof(eh), &ph, sizeof(ph));
-    memcpy(img + 0x1000, code, code_len);
+    uint8_t img[TINY_ELF_CODE + 64];
+    assert_true(tiny_elf_image(img, sizeof(img), code, code_len) > 0);
     write_file(path, img, sizeof(img));
 }
 

@@ -1,13 +1,9 @@
 #include "tests/common/tiny_elf.h"
 
-#include <elf.h>
 #include <string.h>
 
-size_t tiny_elf_image(uint8_t *img, size_t cap, const uint8_t *code, size_t len)
+Elf64_Ehdr tiny_elf_header(uint64_t entry, unsigned phnum)
 {
-    if (cap < TINY_ELF_CODE + len)
-        return 0;
-    memset(img, 0, cap);
     Elf64_Ehdr eh = {0};
     memcpy(eh.e_ident, ELFMAG, SELFMAG);
     eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -16,11 +12,20 @@ size_t tiny_elf_image(uint8_t *img, size_t cap, const uint8_t *code, size_t len)
     eh.e_type = ET_EXEC;
     eh.e_machine = EM_X86_64;
     eh.e_version = EV_CURRENT;
-    eh.e_entry = TINY_ELF_ENTRY;
+    eh.e_entry = entry;
     eh.e_phoff = sizeof(eh);
     eh.e_ehsize = sizeof(eh);
     eh.e_phentsize = sizeof(Elf64_Phdr);
-    eh.e_phnum = 1;
+    eh.e_phnum = (uint16_t)phnum;
+    return eh;
+}
+
+size_t tiny_elf_image(uint8_t *img, size_t cap, const uint8_t *code, size_t len)
+{
+    if (cap < TINY_ELF_CODE + len)
+        return 0;
+    memset(img, 0, cap);
+    Elf64_Ehdr eh = tiny_elf_header(TINY_ELF_ENTRY, 1);
     Elf64_Phdr ph = {.p_type = PT_LOAD,
                      .p_flags = PF_R | PF_X,
                      .p_offset = TINY_ELF_CODE,

@@ -1,3 +1,4 @@
+#include "tests/common/tiny_elf.h"
 #include "vmm/boot/tests/fixture.h"
 
 #include <elf.h>
@@ -128,19 +129,7 @@ uint8_t *elf_build(const struct elf_seg_spec *segs, unsigned n, uint64_t entry, 
     uint8_t *img = calloc(1, total);
     assert_non_null(img);
 
-    Elf64_Ehdr eh = {0};
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS64;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
-    eh.e_type = ET_EXEC;
-    eh.e_machine = EM_X86_64;
-    eh.e_version = EV_CURRENT;
-    eh.e_entry = entry;
-    eh.e_phoff = phoff;
-    eh.e_ehsize = sizeof(eh);
-    eh.e_phentsize = sizeof(Elf64_Phdr);
-    eh.e_phnum = (uint16_t)(n + 1);
+    Elf64_Ehdr eh = tiny_elf_header(entry, n + 1);
     memcpy(img, &eh, sizeof(eh));
 
     size_t at = data;

@@ -1,0 +1,71 @@
+#!/bin/busybox sh
+# /init of the outer VM (L1) of the Linux test bed (docs/linux.md "Test bed"). It loads KVM
+# (kvm-amd on QEMU's emulated SVM) and virtio-blk, unpacks its inputs from /dev/vda (a tar:
+# hvprof and its libraries, the reference QEMU, the guest kernels and initramfs, /scenarios),
+# runs every scenario, and writes each one's results as a tar into its own slot of /dev/vdb as
+# soon as it finishes (slot 0: L1's own log), so a scenario that kills L1 loses only itself.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in $(cat /modules.order); do
+  insmod "/modules/$m.ko" || echo "L1: insmod $m failed"
+done
+n=0
+while [ ! -b /dev/vdb ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+tar xf /dev/vda -C / || echo "L1: cannot unpack the inputs"
+slot_mb=$(cat /slot_mb)
+mkdir -p /out/l1 /tmp
+export PATH=/bin:/qemu/bin
+export LD_LIBRARY_PATH=/qemu/lib
+
+save() { # save SLOT DIR: the results of one scenario (or L1's) into its slot
+  tar cf /tmp/slot.tar -C /out "$2"
+  if [ "$(wc -c </tmp/slot.tar)" -gt $((slot_mb * 1048576)) ]; then
+    echo "results of $2 exceed ${slot_mb} MiB" >/out/"$2"/too-big
+    tar cf /tmp/slot.tar -C /out "$2/too-big" "$2/status" "$2/summary.txt"
+  fi
+  dd if=/tmp/slot.tar of=/dev/vdb bs=1M seek=$(($1 * slot_mb)) conv=notrunc 2>/dev/null
+  sync
+}
+
+echo "L1: /dev/kvm $( [ -c /dev/kvm ] && echo ready || echo MISSING ) at $(cut -d' ' -f1 /proc/uptime) s" |
+  tee /out/l1/l1.txt
+save 0 l1
+# One scenario per line: name|command|kernel|vcpus|mem|cmdline|options
+#   command: record or run (hvprof), qemu (the reference VMM: QEMU with KVM, same kernel)
+k=0
+while IFS='|' read -r name cmd kernel vcpus mem cmdline opts; do
+  case $name in ''|\#*) continue ;; esac
+  k=$((k + 1))
+  d=/out/$name
+  mkdir -p "$d"
+  t0=$(cut -d' ' -f1 /proc/uptime)
+  echo "L1: scenario $name ($cmd, $kernel, $vcpus vCPUs) at $t0 s"
+  # shellcheck disable=SC2086 # $opts is a word list on purpose
+  case $cmd in
+    qemu)
+      timeout 300 qemu-system-x86_64 -accel kvm -cpu host -machine pc -smp "$vcpus" -m "$mem" \
+        -nodefaults -display none -no-reboot -L /qemu/share -serial "file:$d/console.log" \
+        -kernel "/guest/vmlinuz-$kernel" -initrd /guest/l2.cpio.gz -append "$cmdline" $opts \
+        >"$d/summary.txt" 2>&1 ;;
+    record)
+      hvprof record -o "$d/rec.fxt" --quiet --kernel "/guest/vmlinuz-$kernel" \
+        --initrd /guest/l2.cpio.gz --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" \
+        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 ;;
+    *)
+      hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
+        --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" --console "$d/console.log" $opts \
+        >"$d/summary.txt" 2>&1 ;;
+  esac
+  echo $? >"$d/status"
+  t1=$(cut -d' ' -f1 /proc/uptime)
+  echo "$t0 $t1" >"$d/time"
+  echo "L1: scenario $name exit $(cat "$d/status") after $t0..$t1 s" | tee -a /out/l1/l1.txt
+  save "$k" "$name"
+  rm -rf "$d"
+done </scenarios
+dmesg >/out/l1/dmesg.txt
+echo "L1: done at $(cut -d' ' -f1 /proc/uptime) s" | tee -a /out/l1/l1.txt
+save 0 l1
+poweroff -f

@@ -1,0 +1,37 @@
+#!/bin/busybox sh
+# /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys, hvtest.ms=N.
+# Everything the tests compare with the recording is printed as "HVTEST ..." lines.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+plan=boot
+ms=2000
+end=reboot
+for a in $(cat /proc/cmdline); do
+  case $a in
+    hvtest.plan=*) plan=${a#*=} ;;
+    hvtest.ms=*) ms=${a#*=} ;;
+    hvtest.end=*) end=${a#*=} ;;
+  esac
+done
+echo "HVTEST userspace release=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) online=$(cat /sys/devices/system/cpu/online) plan=$plan shell=$$"
+case $plan in
+  boot)
+    /bin/hv_busy "$ms" ;;
+  work)
+    /bin/hv_busy "$ms" &
+    /bin/hv_threads "$ms" &
+    /bin/hv_libcall "$ms" &
+    /bin/hv_syscalls "$ms" &
+    wait ;;
+  sys)
+    /bin/hv_syscalls "$ms" ;;
+  *)
+    echo "HVTEST unknown plan $plan" ;;
+esac
+echo "HVTEST done"
+sync
+# reboot=k on the command line: the i8042 reset line; poweroff: ACPI S5 (PM1a_CNT)
+if [ "$end" = poweroff ]; then poweroff -f; else reboot -f; fi

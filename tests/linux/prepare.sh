@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Prepare the Linux test bed (docs/linux.md "Test bed") in CACHE, from Debian packages only:
+#   kernel-generic/, kernel-cloud/   vmlinuz, config and release of linux-image-amd64 and
+#                                    linux-image-cloud-amd64 (the guests hvprof boots, L2)
+#   l1-modules/                      KVM (kvm-amd) and virtio-blk modules of the generic kernel,
+#                                    for the outer VM (L1) that QEMU runs under TCG
+#   l1.cpio.gz                       the outer VM's initramfs (busybox, modules, l1_init.sh)
+#   l2.cpio.gz                       the guests' initramfs (busybox, the workloads in
+#                                    workloads/ built by Debian's gcc, l2_init.sh)
+# Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
+# change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
+#
+# Usage: prepare.sh CACHE
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${1:?usage: prepare.sh CACHE}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+log() { echo "linux-testbed: $*" >&2; }
+
+need() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+need qemu-system-x86 cpio gcc libc6-dev
+
+# The versioned package a metapackage points at ("linux-image-6.1.0-56-cloud-amd64").
+resolve() {
+  local meta=$1 pat=$2 pkg
+  pkg=$(apt-cache depends "$meta" 2>/dev/null | awk -v p="$pat" '$1 == "Depends:" && $2 ~ p {print $2; exit}')
+  if [ -z "$pkg" ]; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    pkg=$(apt-cache depends "$meta" | awk -v p="$pat" '$1 == "Depends:" && $2 ~ p {print $2; exit}')
+  fi
+  [ -n "$pkg" ] || { log "cannot resolve $meta"; exit 1; }
+  echo "$pkg"
+}
+
+# Download and unpack a package once into $cache/pkg/<name>/.
+unpack() {
+  local pkg=$1 dir=$cache/pkg/$1
+  [ -f "$dir/.done" ] && return 0
+  log "downloading $pkg"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local dl
+  dl=$(mktemp -d)
+  chmod 755 "$dl" # apt-get download drops to user _apt
+  (cd "$dl" && apt-get download -qq "$pkg" >/dev/null 2>&1) || { log "apt-get download $pkg failed"; exit 1; }
+  dpkg-deb -x "$dl"/*.deb "$dir"
+  rm -rf "$dl"
+  touch "$dir/.done"
+}
+
+kernel() { # kernel NAME METAPACKAGE PATTERN
+  local name=$1 pkg
+  pkg=$(resolve "$2" "$3")
+  unpack "$pkg"
+  local root=$cache/pkg/$pkg out=$cache/kernel-$name
+  mkdir -p "$out"
+  cp "$root"/boot/vmlinuz-* "$out/vmlinuz"
+  cp "$root"/boot/config-* "$out/config"
+  basename "$root"/boot/vmlinuz-* | sed 's/^vmlinuz-//' >"$out/release"
+  echo "$pkg" >"$out/package"
+  log "kernel-$name: $pkg ($(cat "$out/release"))"
+}
+kernel generic linux-image-amd64 '^linux-image-[0-9].*-amd64$'
+kernel cloud linux-image-cloud-amd64 '^linux-image-[0-9].*-cloud-amd64$'
+unpack busybox-static
+busybox=$cache/pkg/busybox-static/bin/busybox
+
+# L1 modules: KVM for AMD (QEMU's TCG emulates SVM) and virtio-blk for the two data disks, with
+# their dependencies in load order (from each module's own "depends=" in .modinfo).
+gen=$cache/pkg/$(cat "$cache/kernel-generic/package")
+moddir=$(ls -d "$gen"/lib/modules/*/kernel)
+find_mod() { find "$moddir" -name "$1.ko" -o -name "$1.ko.xz" | head -n 1; }
+declare -A seen=()
+order=()
+add_mod() {
+  local m=${1//-/_} f deps d
+  [ -n "${seen[$m]:-}" ] && return 0
+  seen[$m]=1
+  f=$(find_mod "$1")
+  [ -n "$f" ] || f=$(find_mod "$m")
+  [ -n "$f" ] || f=$(find_mod "${m//_/-}")
+  [ -n "$f" ] || { log "module $1 not in $(basename "$gen")"; exit 1; }
+  case $f in *.xz) xz -dc "$f" >"$cache/l1-modules/$m.ko" ;; *) cp "$f" "$cache/l1-modules/$m.ko" ;; esac
+  deps=$(grep -a -o 'depends=[a-z0-9_,-]*' "$cache/l1-modules/$m.ko" | head -n 1 | cut -d= -f2)
+  for d in ${deps//,/ }; do add_mod "$d"; done
+  order+=("$m")
+}
+rm -rf "$cache/l1-modules"
+mkdir -p "$cache/l1-modules"
+for m in kvm-amd virtio_pci virtio_blk; do add_mod "$m"; done
+printf '%s\n' "${order[@]}" >"$cache/l1-modules/modules.order"
+
+mkcpio() { # mkcpio DIR OUT
+  (cd "$1" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$2.tmp"
+  mv "$2.tmp" "$2"
+}
+
+# L1 initramfs.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+r=$work/l1
+mkdir -p "$r"/{bin,dev,proc,sys,tmp,modules}
+cp "$busybox" "$r/bin/busybox"
+ln -s busybox "$r/bin/sh"
+cp "$cache"/l1-modules/*.ko "$r/modules/"
+cp "$cache/l1-modules/modules.order" "$r/modules.order"
+cp "$here/l1_init.sh" "$r/init"
+mkcpio "$r" "$cache/l1.cpio.gz"
+
+# Workloads, built by Debian's gcc as a distribution would build them (docs/linux.md lists the
+# flags). -fno-omit-frame-pointer: frame-pointer walks see every frame of our own code.
+w=$work/bin
+mkdir -p "$w"
+src=$here/workloads
+cc() { gcc -O1 -g -fno-omit-frame-pointer -I"$src" "$@"; }
+cc -static -no-pie -o "$w/hv_busy" "$src/busy.c"
+cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
+cc -no-pie -o "$w/hv_libcall" "$src/libcall.c"
+cc -static -o "$w/hv_syscalls" "$src/syscalls.c"
+rm -rf "$cache/workloads"
+cp -r "$w" "$cache/workloads" # with debug info, for --symbols in the tests
+
+# L2 initramfs: the shared libraries the dynamic workloads need come from this (Debian) host.
+r=$work/l2
+mkdir -p "$r"/{bin,dev,proc,sys,tmp}
+cp "$busybox" "$r/bin/busybox"
+ln -s busybox "$r/bin/sh"
+cp "$w"/* "$r/bin/"
+for b in "$w"/*; do
+  for l in $(ldd "$b" 2>/dev/null | grep -o '/[^ ]*' || true); do
+    mkdir -p "$r$(dirname "$l")"
+    cp -L "$l" "$r$l"
+  done
+done
+mknod -m 600 "$r/dev/console" c 5 1
+mknod -m 666 "$r/dev/null" c 1 3
+cp "$here/l2_init.sh" "$r/init"
+mkcpio "$r" "$cache/l2.cpio.gz"
+log "ready in $cache ($(du -sh "$cache/l1.cpio.gz" | cut -f1) L1 initramfs, $(du -sh "$cache/l2.cpio.gz" | cut -f1) guest initramfs)"

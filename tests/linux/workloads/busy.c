@@ -1,0 +1,43 @@
+/* hv_busy: a static, non-PIE program with two known chains in user mode.
+ *   main -> hot_a -> leaf_a -> spin     (2/3 of the work)
+ *   main -> hot_b -> spin               (1/3)
+ * Built with -O1 -fno-omit-frame-pointer: `spin` is a frameless leaf at -O1, which the
+ * frame-pointer walker must see through (issue "user-space modules", leaf repair). */
+#include "hvtest.h"
+
+volatile unsigned long sink;
+
+HV_NOINLINE void spin(unsigned long n)
+{
+    for (unsigned long i = 0; i < n; i++)
+        sink += i;
+}
+
+HV_NOINLINE void leaf_a(unsigned long n)
+{
+    spin(n);
+    sink++;
+}
+
+HV_NOINLINE void hot_a(unsigned long n)
+{
+    leaf_a(2 * n);
+    sink++;
+}
+
+HV_NOINLINE void hot_b(unsigned long n)
+{
+    spin(n);
+    sink++;
+}
+
+int main(int argc, char **argv)
+{
+    long end = hv_now_ms() + hv_duration_ms(argc, argv);
+    hv_announce("hv_busy");
+    while (hv_now_ms() < end) {
+        hot_a(100000);
+        hot_b(100000);
+    }
+    return 0;
+}

@@ -56,7 +56,7 @@ struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsign
             /* SDM CPUID leaf 1: EBX[31:24] initial APIC id (must match the MP table),
              * EBX[23:16] max logical processors (meaningful with HTT = EDX[28]), ECX[31]
              * hypervisor present (Linux then looks for kvmclock). */
-            e->ebx = (e->ebx & 0x0000ffffu) | (index << 24);
+            e->ebx = (e->ebx & 0x0000ffffu) | ((index & 0xffu) << 24); /* x2APIC ids: leaf 0BH */
             if (nr_vcpus > 1) {
                 e->ebx |= (nr_vcpus > 255 ? 255u : nr_vcpus) << 16;
                 e->edx |= 1u << 28;

@@ -1,6 +1,7 @@
 #include "vmm/devices.h"
 
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 
 #include "vmm/hvprof_boot.h"
@@ -69,32 +70,15 @@ static void debug_exit_port(void *ctx, uint16_t port, bool is_write, uint8_t *da
     vm_request_stop(ctx, VM_STOP_EXIT, data[0], -1, "guest wrote the debug-exit port");
 }
 
-/* CMOS: enough for a guest that reads the RTC status registers not to spin (MC146818 data
- * sheet: register A bit 7 = update in progress, B bit 1 = 24-hour mode, D bit 7 = RAM valid). */
-static void cmos_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+static void rtc_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
 {
     struct vm_devices *d = ctx;
+    time_t now = time(NULL);
     pthread_mutex_lock(&d->lock);
-    if (port == 0x70) {
-        if (is_write)
-            d->cmos_index = data[0] & 0x7f; /* bit 7 is the NMI mask */
-        else
-            data[0] = d->cmos_index;
-    } else if (!is_write) {
-        switch (d->cmos_index) {
-        case 0x0a:
-            data[0] = 0x26; /* 32.768 kHz base, 1024 Hz rate, UIP clear */
-            break;
-        case 0x0b:
-            data[0] = 0x02;
-            break;
-        case 0x0d:
-            data[0] = 0x80;
-            break;
-        default:
-            data[0] = 0;
-        }
-    }
+    if (is_write)
+        rtc_write(&d->rtc, port, data[0], now);
+    else
+        data[0] = rtc_read(&d->rtc, port, now);
     pthread_mutex_unlock(&d->lock);
     if (!is_write)
         memset(data + 1, 0, size - 1);
@@ -108,6 +92,25 @@ static void fixed_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, u
     memset(data, 0, size);
     if (port == 0x92)
         data[0] = 0x02; /* fast A20 gate: A20 enabled, no reset */
+}
+
+static void acpi_poweroff(void *ctx)
+{
+    vm_request_stop(ctx, VM_STOP_POWEROFF, 0, -1, "guest powered off (ACPI S5)");
+}
+
+static void acpi_pm_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, unsigned size)
+{
+    struct vm_devices *d = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    pthread_mutex_lock(&d->lock);
+    if (is_write)
+        acpi_pm_write(&d->pm, port, data, size);
+    else
+        acpi_pm_read(&d->pm, port, data, size, now);
+    pthread_mutex_unlock(&d->lock);
 }
 
 /* PCI configuration mechanism 1 (PCI Local Bus spec 3.0, 3.2.2.3.2) with an empty bus: the
@@ -136,14 +139,17 @@ int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, struct 
     console_init(&d->console, console_fd);
     uart_init(&d->uart, uart_irq, uart_tx, vm);
     i8042_init(&d->kbd, kbd_reset, vm);
+    rtc_init(&d->rtc);
+    acpi_pm_init(&d->pm, acpi_poweroff, vm);
     struct iobus *b = &d->bus;
     if (iobus_register(b, HVPROF_PORT_UART, 8, uart_port, d, err) < 0 ||
         iobus_register(b, I8042_DATA_PORT, 1, kbd_port, d, err) < 0 ||
         iobus_register(b, I8042_CMD_PORT, 1, kbd_port, d, err) < 0 ||
         iobus_register(b, HVPROF_PORT_DEBUG_EXIT, 1, debug_exit_port, vm, err) < 0 ||
-        iobus_register(b, 0x70, 2, cmos_port, d, err) < 0 ||
+        iobus_register(b, RTC_INDEX_PORT, 2, rtc_port, d, err) < 0 ||
         iobus_register(b, 0x80, 1, fixed_port, d, err) < 0 ||
         iobus_register(b, 0x92, 1, fixed_port, d, err) < 0 ||
+        iobus_register(b, ACPI_PM1A_EVT_PORT, ACPI_PM_PORTS, acpi_pm_port, d, err) < 0 ||
         iobus_register(b, 0xcf8, 8, pci_port, d, err) < 0)
         return hv_err_prefix(err, "devices");
     return 0;

@@ -2,8 +2,9 @@
  *   0x3f8-0x3ff  16550A UART (COM1), IRQ 4 through KVM_IRQ_LINE, output to the console fd
  *   0x60, 0x64   i8042 (0xFE to 0x64 = reset = the VM stops)
  *   0xf4         debug exit (HVPROF_PORT_DEBUG_EXIT): the VM stops with status = value & 0xff
- *   0x70-0x71    CMOS/RTC index + data (minimal: "time valid, no update in progress")
+ *   0x70-0x71    MC146818 RTC with the host's time, and CMOS RAM (vmm/rtc.h)
  *   0x80         POST code (dropped), 0x92 fast A20 (reads 0x02: A20 on)
+ *   0x600-0x60b  ACPI PM1a event/control blocks and PM timer (vmm/acpi_pm.h): S5 = power off
  *   0xcf8-0xcff  PCI configuration mechanism 1 with no devices (data reads all-ones)
  * PIC, PIT and port 0x61 are in the kernel (KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2 with
  * KVM_PIT_SPEAKER_DUMMY). */
@@ -13,9 +14,11 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "vmm/acpi_pm.h"
 #include "vmm/console.h"
 #include "vmm/i8042.h"
 #include "vmm/iobus.h"
+#include "vmm/rtc.h"
 #include "vmm/uart.h"
 
 #define VM_UART_IRQ 4 /* COM1's ISA IRQ = GSI 4 with the default KVM routing */
@@ -29,7 +32,8 @@ struct vm_devices {
     struct uart16550 uart;
     struct console console;
     struct i8042 kbd;
-    uint8_t cmos_index;
+    struct rtc rtc;
+    struct acpi_pm pm;
     uint32_t pci_addr;
 };
 

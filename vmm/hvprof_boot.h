@@ -25,6 +25,8 @@
 #define HVPROF_LOW_CMDLINE    0x20000ull /* command line, up to 4 KiB */
 #define HVPROF_LOW_FREE1      0x21000ull /* free for the guest: [0x21000, 0x9fc00) */
 #define HVPROF_LOW_MPTABLE    0x9fc00ull /* MP floating pointer + table; e820-reserved to 0xa0000 */
+#define HVPROF_LOW_FIRMWARE   0xe0000ull /* ACPI tables; 0xf0000: the MP table for more than 40
+                                          * vCPUs; 0xf8000: SMBIOS. e820-reserved to 1 MiB */
 #define HVPROF_KERNEL_MIN     0x100000ull /* ELF PT_LOAD segments must start at or above 1 MiB */
 #define HVPROF_MMIO_GAP_START 0xc0000000ull /* RAM above 3 GiB continues at 4 GiB */
 #define HVPROF_MMIO_GAP_END   0x100000000ull
@@ -60,6 +62,6 @@ struct hvprof_bootinfo {
     uint64_t initrd_gpa;       /* boot archive (--initrd), 0 if none */
     uint64_t initrd_size;
     uint64_t kernel_end_gpa;   /* first byte after the highest loaded PT_LOAD segment */
-    uint64_t mptable_gpa;      /* MP floating pointer structure ("_MP_") */
+    uint64_t mptable_gpa;      /* MP floating pointer structure ("_MP_"), 0 if none */
     struct hvprof_e820 e820[HVPROF_E820_MAX];
 };

@@ -19,7 +19,7 @@ static void put_out(struct i8042 *k, uint8_t v)
 uint8_t i8042_read(struct i8042 *k, uint16_t port)
 {
     if (port == I8042_CMD_PORT)
-        return I8042_STR_SYS | (k->out_full ? I8042_STR_OBF : 0);
+        return I8042_STR_SYS | I8042_STR_KEYLOCK | (k->out_full ? I8042_STR_OBF : 0);
     if (port == I8042_DATA_PORT) {
         uint8_t v = k->out_full ? k->out : 0;
         k->out_full = false;

@@ -9,8 +9,9 @@
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT  0x64
 
-#define I8042_STR_OBF 0x01 /* output buffer full: a byte waits at 0x60 */
-#define I8042_STR_SYS 0x04 /* system flag: self-test passed */
+#define I8042_STR_OBF     0x01 /* output buffer full: a byte waits at 0x60 */
+#define I8042_STR_SYS     0x04 /* system flag: self-test passed */
+#define I8042_STR_KEYLOCK 0x10 /* set = keyboard not inhibited (Linux warns "Keylock active") */
 
 #define I8042_CMD_READ_CTR  0x20
 #define I8042_CMD_WRITE_CTR 0x60

@@ -92,6 +92,10 @@ int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
         k->max_vcpus = cap(k->fd, KVM_CAP_NR_VCPUS);
     if (k->max_vcpus <= 0)
         k->max_vcpus = 4;
+    int max_id = cap(k->fd, KVM_CAP_MAX_VCPU_ID); /* api.rst 4.7: absent = max_vcpus */
+    if (max_id > 0 && max_id < k->max_vcpus)
+        k->max_vcpus = max_id;
+    k->x2apic_api = cap(k->fd, KVM_CAP_X2APIC_API) > 0;
     k->sync_regs = cap(k->fd, KVM_CAP_SYNC_REGS);
     k->immediate_exit = cap(k->fd, KVM_CAP_IMMEDIATE_EXIT) > 0;
     k->pit2 = cap(k->fd, KVM_CAP_PIT2) > 0;

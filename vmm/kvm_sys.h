@@ -11,7 +11,9 @@
 struct kvm_sys {
     int fd;
     int vcpu_mmap_size;  /* KVM_GET_VCPU_MMAP_SIZE */
-    int max_vcpus;       /* KVM_CAP_MAX_VCPUS (falls back to NR_VCPUS, then 4: api.rst 4.7) */
+    int max_vcpus;       /* KVM_CAP_MAX_VCPUS (falls back to NR_VCPUS, then 4: api.rst 4.7),
+                          * at most KVM_CAP_MAX_VCPU_ID (vCPU ids are 0..n-1) */
+    bool x2apic_api;     /* KVM_CAP_X2APIC_API: 32-bit APIC ids for more than 255 vCPUs */
     int sync_regs;       /* KVM_CAP_SYNC_REGS mask (KVM_SYNC_X86_*), 0 if absent */
     bool immediate_exit; /* KVM_CAP_IMMEDIATE_EXIT */
     bool pit2, irqchip, set_identity_map, set_tss;

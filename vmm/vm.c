@@ -91,6 +91,17 @@ static int create_vm_fd(struct vm *vm, struct hv_err *err)
      * before any vCPU so each one gets an in-kernel LAPIC. */
     if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
         return hv_errf_errno(err, "KVM_CREATE_IRQCHIP");
+    /* More than 255 vCPUs: APIC ids no longer fit 8 bits; the in-kernel irqchip must take 32-bit
+     * x2APIC ids in MSI and IOAPIC destinations (api.rst 7.9, KVM_CAP_X2APIC_API). Only then:
+     * the flag changes what KVM_GET/SET_LAPIC mean for the APIC ID register. */
+    if (vm->cfg.nr_vcpus > 255) {
+        struct kvm_enable_cap c = {
+            .cap = KVM_CAP_X2APIC_API,
+            .args = {KVM_X2APIC_API_USE_32BIT_IDS | KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK}};
+        if (!vm->kvm.x2apic_api || ioctl(vm->vm_fd, KVM_ENABLE_CAP, &c) < 0)
+            return hv_errf(err, "%u vCPUs need KVM_CAP_X2APIC_API, which this host lacks",
+                           vm->cfg.nr_vcpus);
+    }
     /* SPEAKER_DUMMY: port 0x61 (PIT channel 2 gate, used by TSC calibration) stays in-kernel. */
     struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
     if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)

@@ -41,8 +41,10 @@
 #define HV_SIG_KICK (SIGRTMIN)     /* stop / kick a vCPU out of KVM_RUN */
 #define HV_SIG_TICK (SIGRTMIN + 1) /* sampling timer aimed at one vCPU thread */
 
-#define VM_MIN_MEM   (16ull << 20) /* below this nothing useful boots; the CLI says so */
-#define VM_MAX_VCPUS 254           /* MP table limit (APIC ids 0..253, IOAPIC id 254) */
+#define VM_MIN_MEM (16ull << 20) /* below this nothing useful boots; the CLI says so */
+/* The ACPI MADT describes any number (x2APIC entries past APIC id 254); 1024 is KVM's own
+ * KVM_MAX_VCPUS on x86, and the host may allow fewer (KVM_CAP_MAX_VCPUS, KVM_CAP_MAX_VCPU_ID). */
+#define VM_MAX_VCPUS 1024
 
 struct vcpu;
 

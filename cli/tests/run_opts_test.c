@@ -49,7 +49,7 @@ static void test_errors(void **state)
     struct hv_err err = {{0}, 0};
     run_opts_init(&o);
     assert_int_equal(handle(&o, RUN_OPT_VCPUS, "0", &err), -1);
-    assert_string_equal(err.msg, "--vcpus: 0 is out of range (1..40)");
+    assert_string_equal(err.msg, "--vcpus: 0 is out of range (1..1024)");
     assert_int_equal(handle(&o, RUN_OPT_VCPUS, "10000", &err), -1);
     assert_int_equal(handle(&o, RUN_OPT_MEM, "1M", &err), -1);
     assert_string_equal(err.msg, "--mem: 1M is below the minimum 16M");
@@ -164,7 +164,7 @@ static void test_cli_errors(void **state)
     assert_non_null(strstr(err, "not an ELF64 kernel or a Linux bzImage"));
     char *a3[] = {"hvprof", "run", "--kernel", txt, "--vcpus", "0", NULL};
     assert_int_equal(run_hvprof(a3, err, sizeof(err)), 2);
-    assert_string_equal(err, "hvprof run: --vcpus: 0 is out of range (1..40)\n");
+    assert_string_equal(err, "hvprof run: --vcpus: 0 is out of range (1..1024)\n");
     char *a4[] = {"hvprof", "run", "--kernel", txt, "--mem", "1M", NULL};
     assert_int_equal(run_hvprof(a4, err, sizeof(err)), 2);
     assert_string_equal(err, "hvprof run: --mem: 1M is below the minimum 16M\n");

@@ -19,8 +19,9 @@
 #define BOOT_MIN_MEM_BYTES (16ull << 20)
 /* Upper bound on --mem, far above what this project needs; keeps every sum overflow-free. */
 #define BOOT_MAX_MEM_BYTES (1ull << 40)
-/* The MP table must fit in [HVPROF_LOW_MPTABLE, 0xa0000): 220 + 20 * nr_cpus bytes <= 1 KiB. */
-#define BOOT_MAX_CPUS 40u
+/* vCPUs the boot structures describe: the ACPI MADT (every vCPU) and the MP table (up to 254,
+ * vmm/boot/mptable.h). 1024 is KVM's own KVM_MAX_VCPUS on x86 (6.1). */
+#define BOOT_MAX_CPUS 1024u
 
 /* Used for a bzImage when boot_config.cmdline is NULL (vmm.md 2.4; docs/linux.md). */
 #define BOOT_LINUX_DEFAULT_CMDLINE "console=ttyS0 earlyprintk=serial reboot=k panic=-1 pci=off"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/boot/acpi.h"
 #include "vmm/boot/boot.h"
 #include "vmm/boot/boot_ctx.h"
 #include "vmm/boot/bzimage.h"
@@ -15,6 +16,7 @@
 #include "vmm/boot/mptable.h"
 #include "vmm/boot/pagetable.h"
 #include "vmm/boot/read_file.h"
+#include "vmm/boot/smbios.h"
 #include "vmm/boot/zeropage.h"
 
 int boot_in_ram(const struct boot_ctx *ctx, uint64_t gpa, uint64_t len)
@@ -49,8 +51,7 @@ static int ctx_init(struct boot_ctx *ctx, struct gmem *mem, const struct boot_co
     ctx->mem = mem;
     ctx->cfg = cfg;
     if (cfg->nr_cpus == 0 || cfg->nr_cpus > BOOT_MAX_CPUS)
-        return hv_errf(err, "--vcpus %u: 1 to %u supported (the MP table must fit in 1 KiB)",
-                       cfg->nr_cpus, BOOT_MAX_CPUS);
+        return hv_errf(err, "--vcpus %u: 1 to %u supported", cfg->nr_cpus, BOOT_MAX_CPUS);
     if (layout_ram_regions(cfg->mem_bytes, ctx->ram, &ctx->nram, err) ||
         e820_build(cfg->mem_bytes, ctx->e820, &ctx->ne820, err))
         return -1;
@@ -78,7 +79,13 @@ int boot_load_images(struct gmem *mem, const struct boot_config *cfg,
     if (!elf && !is_bzimage(kernel))
         return hv_errf(err, "%s: not an ELF64 kernel or a Linux bzImage", kernel->name);
 
-    if (gdt_write(mem, err) || pt_identity_write(mem, err) || mptable_write(mem, cfg->nr_cpus, err))
+    /* IOAPIC id: after the CPUs' APIC ids while they fit in 8 bits (as the MP table has it). */
+    struct acpi_config acpi = {.nr_cpus = cfg->nr_cpus,
+                               .ioapic_addr = MP_IOAPIC_BASE,
+                               .ioapic_id = cfg->nr_cpus < 255 ? (uint8_t)cfg->nr_cpus : 0};
+    if (gdt_write(mem, err) || pt_identity_write(mem, err) ||
+        mptable_write(mem, cfg->nr_cpus, err) || acpi_write(mem, &acpi, err) ||
+        smbios_write(mem, err))
         return -1;
 
     if (elf) {

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "vmm/boot/acpi.h"
 #include "vmm/boot/bytes.h"
 #include "vmm/boot/bzimage.h"
 #include "vmm/boot/cmdline.h"
@@ -97,6 +98,8 @@ int bzimage_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
     st16(zp + SH_VID_MODE, BZ_VID_MODE_NORMAL);
     st8(zp + SH_TYPE_OF_LOADER, BZ_LOADER_UNKNOWN);
     st32(zp + SH_CMD_LINE_PTR, (uint32_t)HVPROF_LOW_CMDLINE);
+    /* Older kernels ignore the field and find the RSDP by scanning 0xe0000-0xfffff. */
+    st64(zp + ZP_ACPI_RSDP_ADDR, ACPI_TABLES_GPA);
     e820_to_zeropage(zp, ctx);
 
     out->initrd_gpa = 0;

@@ -23,6 +23,7 @@ int e820_build(uint64_t mem_bytes, struct hvprof_e820 out[HVPROF_E820_MAX], unsi
     *n = 0;
     add(out, n, 0, HVPROF_LOW_MPTABLE, HVPROF_E820_RAM);
     add(out, n, HVPROF_LOW_MPTABLE, BOOT_LOW_RAM_END - HVPROF_LOW_MPTABLE, HVPROF_E820_RESERVED);
+    add(out, n, HVPROF_LOW_FIRMWARE, HVPROF_KERNEL_MIN - HVPROF_LOW_FIRMWARE, HVPROF_E820_RESERVED);
     /* ram[0] starts at 0 and is at least BOOT_MIN_MEM_BYTES (16 MiB) long. */
     add(out, n, HVPROF_KERNEL_MIN, ram[0].size - HVPROF_KERNEL_MIN, HVPROF_E820_RAM);
     if (nram == 2)

@@ -7,6 +7,7 @@
 #include "vmm/boot/guest_write.h"
 #include "vmm/boot/initrd.h"
 #include "vmm/boot/layout.h"
+#include "vmm/boot/mptable.h"
 
 _Static_assert(sizeof(struct hvprof_bootinfo) <= BOOT_PARAMS_SIZE, "boot info fits its page");
 
@@ -50,7 +51,7 @@ int elf64_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
     bi.nr_cpus = ctx->cfg->nr_cpus;
     bi.mem_bytes = ctx->cfg->mem_bytes;
     bi.kernel_end_gpa = elf.end;
-    bi.mptable_gpa = HVPROF_LOW_MPTABLE;
+    bi.mptable_gpa = mptable_gpa(ctx->cfg->nr_cpus);
     bi.e820_entries = ctx->ne820;
     memcpy(bi.e820, ctx->e820, sizeof(bi.e820));
 

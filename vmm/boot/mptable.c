@@ -126,11 +126,22 @@ int mptable_build(uint8_t *buf, size_t cap, uint32_t gpa, unsigned nr_cpus, size
     return 0;
 }
 
+uint64_t mptable_gpa(unsigned nr_cpus)
+{
+    if (nr_cpus == 0 || nr_cpus > MPTABLE_MAX_CPUS)
+        return 0;
+    return mptable_size(nr_cpus) <= BOOT_LOW_RAM_END - HVPROF_LOW_MPTABLE ? HVPROF_LOW_MPTABLE
+                                                                          : MPTABLE_HIGH_GPA;
+}
+
 int mptable_write(struct gmem *mem, unsigned nr_cpus, struct hv_err *err)
 {
-    uint8_t buf[BOOT_LOW_RAM_END - HVPROF_LOW_MPTABLE];
+    uint64_t gpa = mptable_gpa(nr_cpus);
+    if (gpa == 0)
+        return 0;
+    uint8_t buf[8192]; /* mptable_size(254) = 5,340 bytes */
     size_t len;
-    if (mptable_build(buf, sizeof(buf), (uint32_t)HVPROF_LOW_MPTABLE, nr_cpus, &len, err))
+    if (mptable_build(buf, sizeof(buf), (uint32_t)gpa, nr_cpus, &len, err))
         return -1;
-    return guest_write(mem, HVPROF_LOW_MPTABLE, buf, len, "MP table", err);
+    return guest_write(mem, gpa, buf, len, "MP table", err);
 }

@@ -96,7 +96,16 @@ size_t mptable_size(unsigned nr_cpus);
 int mptable_build(uint8_t *buf, size_t cap, uint32_t gpa, unsigned nr_cpus, size_t *len,
                   struct hv_err *err);
 
-/* mptable_build() into guest memory at HVPROF_LOW_MPTABLE, within [0x9fc00, 0xa0000). */
+/* Where the MP table goes: the last KiB below 640 KiB while it fits there (up to 40 vCPUs), else
+ * the BIOS area at 0xf0000 (64 KiB, also scanned by Linux: MP spec 4, "in the BIOS ROM address
+ * space between 0F0000h and 0FFFFFh"). More than 254 vCPUs have no MP table (8-bit APIC ids):
+ * the ACPI MADT describes them. */
+#define MPTABLE_HIGH_GPA 0xf0000ull
+#define MPTABLE_MAX_CPUS 254u
+/* Guest-physical address mptable_write() uses for nr_cpus, 0 for none. */
+uint64_t mptable_gpa(unsigned nr_cpus);
+
+/* mptable_build() into guest memory at mptable_gpa(nr_cpus); nothing for more than 254 vCPUs. */
 int mptable_write(struct gmem *mem, unsigned nr_cpus, struct hv_err *err);
 
 /* 8-bit sum of `len` bytes (the MP spec checksums make it 0). */

@@ -6,6 +6,7 @@
 #define ZP_SIZE 0x1000u
 
 /* boot_params fields outside the setup header */
+#define ZP_ACPI_RSDP_ADDR    0x070u /* u64, read by the kernel from protocol 2.14 on */
 #define ZP_EXT_RAMDISK_IMAGE 0x0c0u /* u32, high 32 bits of ramdisk_image (2.12+, XLF bit 1) */
 #define ZP_EXT_RAMDISK_SIZE  0x0c4u /* u32 */
 #define ZP_EXT_CMD_LINE_PTR  0x0c8u /* u32 */

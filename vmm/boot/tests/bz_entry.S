@@ -34,7 +34,11 @@ bz_entry_code:
     cmpb $0x5a, -1(%rbx,%rcx)
     jne 9f
     mov $7, %eax
-    cmpb $3, 0x1e8(%rsi)            /* e820_entries */
+    cmpb $4, 0x1e8(%rsi)            /* e820_entries */
+    jne 9f
+    cmpq $0xe0000, 0x70(%rsi)       /* acpi_rsdp_addr */
+    jne 9f
+    cmpl $0x20445352, 0xe0000       /* "RSD " of the RSDP signature there */
     jne 9f
     mov $8, %eax
     lea bz_entry_code(%rip), %rbx   /* running at load + 0x200, inside init_size */

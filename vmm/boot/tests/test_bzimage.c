@@ -59,8 +59,9 @@ static void test_zero_page_fields(void **state)
     const uint8_t *zp = test_ram_at(&r, 0x7000, 4096);
     /* Only the setup header was copied into a clean page (pitfall 5.1). */
     for (unsigned i = 0; i < SH_START; i++)
-        if (i != ZP_E820_ENTRIES)
+        if (i != ZP_E820_ENTRIES && (i < ZP_ACPI_RSDP_ADDR || i >= ZP_ACPI_RSDP_ADDR + 8))
             assert_int_equal(zp[i], 0);
+    assert_int_equal(rd32(zp + ZP_ACPI_RSDP_ADDR), 0xe0000);
     assert_int_equal(zp[ZP_SENTINEL], 0);
     assert_memory_equal(zp + SH_BOOT_FLAG, img + SH_BOOT_FLAG, 2);
     assert_memory_equal(zp + SH_HEADER, "HdrS", 4);
@@ -91,7 +92,7 @@ static void test_zero_page_fields(void **state)
     assert_int_equal(b.initrd_size, ilen);
 
     /* e820 in the zero page. */
-    assert_int_equal(zp[ZP_E820_ENTRIES], 3);
+    assert_int_equal(zp[ZP_E820_ENTRIES], 4);
     const uint8_t *e = zp + ZP_E820_TABLE;
     assert_int_equal(rd64(e), 0);
     assert_int_equal(rd64(e + 8), 0x9fc00);
@@ -99,10 +100,13 @@ static void test_zero_page_fields(void **state)
     assert_int_equal(rd64(e + 20), 0x9fc00);
     assert_int_equal(rd64(e + 28), 0x400);
     assert_int_equal(rd32(e + 36), 2);
-    assert_int_equal(rd64(e + 40), 0x100000);
-    assert_int_equal(rd64(e + 48), 512 * MiB - 0x100000);
-    assert_int_equal(rd32(e + 56), 1);
-    assert_int_equal(rd64(e + 60), 0); /* entry 3 unused */
+    assert_int_equal(rd64(e + 40), 0xe0000); /* ACPI tables */
+    assert_int_equal(rd64(e + 48), 0x20000);
+    assert_int_equal(rd32(e + 56), 2);
+    assert_int_equal(rd64(e + 60), 0x100000);
+    assert_int_equal(rd64(e + 68), 512 * MiB - 0x100000);
+    assert_int_equal(rd32(e + 76), 1);
+    assert_int_equal(rd64(e + 80), 0); /* entry 4 unused */
 
     /* Relocatable kernel: loaded at pref_address, entered at +0x200 (64-bit boot protocol). */
     assert_int_equal(b.kind, BOOT_BZIMAGE);
@@ -359,8 +363,9 @@ static void test_bad_config(void **state)
     struct boot_config cfg = {.nr_cpus = 0, .mem_bytes = 64 * MiB};
     assert_int_equal(boot_load_images(&r.gmem, &cfg, &k, NULL, &b, &err), -1);
     assert_non_null(strstr(err.msg, "--vcpus"));
-    cfg.nr_cpus = 41;
+    cfg.nr_cpus = 1025;
     assert_int_equal(boot_load_images(&r.gmem, &cfg, &k, NULL, &b, &err), -1);
+    assert_non_null(strstr(err.msg, "1 to 1024"));
     /* The gmem must hold all of --mem. */
     cfg.nr_cpus = 1;
     cfg.mem_bytes = 128 * MiB;

@@ -71,9 +71,9 @@ static void test_two_segments_with_bss(void **state)
     assert_int_equal(bi.kernel_end_gpa, 0x205000);
     assert_int_equal(bi.mptable_gpa, 0x9fc00);
     assert_memory_equal(test_ram_at(&r, bi.mptable_gpa, 4), "_MP_", 4);
-    assert_int_equal(bi.e820_entries, 3);
-    assert_int_equal(bi.e820[2].addr, 0x100000);
-    assert_int_equal(bi.e820[2].addr + bi.e820[2].size, 64 * MiB);
+    assert_int_equal(bi.e820_entries, 4);
+    assert_int_equal(bi.e820[3].addr, 0x100000);
+    assert_int_equal(bi.e820[3].addr + bi.e820[3].size, 64 * MiB);
     assert_int_equal(bi.e820[1].type, HVPROF_E820_RESERVED);
     assert_int_equal(bi.initrd_size, sizeof(initrd));
     assert_int_equal(bi.initrd_gpa % 4096, 0);
@@ -133,9 +133,9 @@ static void test_above_mmio_gap(void **state)
     assert_int_equal(load(&r, mem, 4, img, len, initrd, sizeof(initrd), "x", &b, &err), 0);
     struct hvprof_bootinfo bi;
     memcpy(&bi, test_ram_at(&r, 0x7000, sizeof(bi)), sizeof(bi));
-    assert_int_equal(bi.e820_entries, 4);
-    assert_int_equal(bi.e820[3].addr, 4 * GiB);
-    assert_int_equal(bi.e820[3].size, 512 * MiB);
+    assert_int_equal(bi.e820_entries, 5);
+    assert_int_equal(bi.e820[4].addr, 4 * GiB);
+    assert_int_equal(bi.e820[4].size, 512 * MiB);
     assert_int_equal(bi.initrd_gpa, 3 * GiB - 4096);
     test_ram_free(&r);
     free(img);

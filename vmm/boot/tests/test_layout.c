@@ -85,7 +85,11 @@ static void check_e820(const struct hvprof_e820 *e, unsigned n, uint64_t mem)
     assert_int_equal(e[1].addr, 0x9fc00);
     assert_int_equal(e[1].size, 0x400);
     assert_int_equal(e[1].type, HVPROF_E820_RESERVED);
-    /* All of --mem is RAM except the MP-table KiB and the 384 KiB VGA/BIOS hole. */
+    assert_int_equal(e[2].addr, 0xe0000);
+    assert_int_equal(e[2].size, 0x20000);
+    assert_int_equal(e[2].type, HVPROF_E820_RESERVED);
+    /* All of --mem is RAM except the MP-table KiB and the 384 KiB VGA/BIOS hole (whose top
+     * 128 KiB hold the ACPI tables). */
     assert_int_equal(ram, mem - 0x400 - (0x100000 - 0xa0000));
 }
 
@@ -97,10 +101,10 @@ static void test_e820_sizes(void **state)
         unsigned n;
         struct hv_err err = {0};
         assert_int_equal(e820_build(sizes[k], e, &n, &err), 0);
-        assert_int_equal(n, 3);
-        assert_int_equal(e[2].addr, 0x100000);
-        assert_int_equal(e[2].addr + e[2].size, sizes[k]);
-        assert_int_equal(e[2].type, HVPROF_E820_RAM);
+        assert_int_equal(n, 4);
+        assert_int_equal(e[3].addr, 0x100000);
+        assert_int_equal(e[3].addr + e[3].size, sizes[k]);
+        assert_int_equal(e[3].type, HVPROF_E820_RAM);
         check_e820(e, n, sizes[k]);
     }
 }
@@ -112,11 +116,11 @@ static void test_e820_above_gap(void **state)
     struct hv_err err = {0};
     uint64_t mem = 3 * GiB + 512 * MiB;
     assert_int_equal(e820_build(mem, e, &n, &err), 0);
-    assert_int_equal(n, 4);
-    assert_int_equal(e[2].addr + e[2].size, 0xc0000000ull);
-    assert_int_equal(e[3].addr, 0x100000000ull);
-    assert_int_equal(e[3].size, 512 * MiB);
-    assert_int_equal(e[3].type, HVPROF_E820_RAM);
+    assert_int_equal(n, 5);
+    assert_int_equal(e[3].addr + e[3].size, 0xc0000000ull);
+    assert_int_equal(e[4].addr, 0x100000000ull);
+    assert_int_equal(e[4].size, 512 * MiB);
+    assert_int_equal(e[4].type, HVPROF_E820_RAM);
     check_e820(e, n, mem);
 }
 

@@ -20,7 +20,6 @@ enum {
     OPT_BUFFER,
     OPT_RECHECK,
     OPT_ABANDON,
-    OPT_KPTI,
     OPT_NO_LEAF,
     OPT_QUIET,
     OPT_STAGE_TIMES,
@@ -34,7 +33,6 @@ static const struct option record_longopts[] = {
     {"buffer", required_argument, NULL, OPT_BUFFER},
     {"recheck", required_argument, NULL, OPT_RECHECK},
     {"abandon-periods", required_argument, NULL, OPT_ABANDON},
-    {"kpti", no_argument, NULL, OPT_KPTI},
     {"no-leaf-repair", no_argument, NULL, OPT_NO_LEAF},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
@@ -80,8 +78,6 @@ static void usage(FILE *out)
         "                         return to user mode (default 200us; 0 = only at ticks)\n"
         "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u,\n"
         "                         and never before 10 ms)\n"
-        "  --kpti                 fold CR3 bit 12 (Linux PTI page-table pairs) into one\n"
-        "                         address space\n"
         "  --no-leaf-repair       do not decode the code at the sampled PC\n"
         "  --quiet                no progress line\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
@@ -146,9 +142,6 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_uint(arg, "--abandon-periods", 1, 1000000, &v, err) < 0)
             return -1;
         c->abandon_periods = (unsigned)v;
-        return 1;
-    case OPT_KPTI:
-        c->mask_kpti = true;
         return 1;
     case OPT_NO_LEAF:
         c->no_leaf_repair = true;
@@ -248,7 +241,11 @@ int cmd_record(int argc, char **argv)
     struct vm_hooks hooks;
     sampler_hooks(s, &hooks);
     struct run_session rs;
-    if (run_session_open(&rs, &o, &hooks, true, &err) < 0) {
+    /* HVPROF_NO_SYNC_REGS=1 reads registers with KVM_GET_REGS/KVM_GET_SREGS at each sample
+     * instead of KVM_CAP_SYNC_REGS: a diagnostic switch (docs/linux.md, "The triple fault"). */
+    const char *nosync = getenv("HVPROF_NO_SYNC_REGS");
+    bool sync_regs = !(nosync && *nosync && strcmp(nosync, "0") != 0);
+    if (run_session_open(&rs, &o, &hooks, sync_regs, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         sampler_destroy(s);
         return 1;

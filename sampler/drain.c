@@ -25,7 +25,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
         if (!p)
             continue;
         char name[64];
-        snprintf(name, sizeof(name), "as%u cr3=0x%" PRIx64, id, id_as_root(s->ids, p->info.cr3));
+        snprintf(name, sizeof(name), "as%u cr3=0x%" PRIx64, id, p->info.cr3);
         if (fxt_writer_guest_process(&s->w, hvfxt_koid_guest_process(id), name, err) < 0)
             return -1;
         s->proc_named[id - 1] = 1;

@@ -220,8 +220,11 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
 
     struct gw_cpu cpu;
     cpu_from_regs(&cpu, &regs, &sregs);
-    struct id_proc_info info = {sregs.cr0, sregs.cr3, sregs.cr4, sregs.efer, t0};
-    uint32_t proc = id_proc_get(s->ids, id_as_root(s->ids, sregs.cr3), &info);
+    /* One address space per process, whichever half of a PTI pair CR3 holds now. */
+    uint64_t root =
+        pti_canonical_root(&sv->pti, vm_gmem(s->vm), id_cr3_root(sregs.cr3), ID_CR3_ADDR_MASK);
+    struct id_proc_info info = {sregs.cr0, root, sregs.cr4, sregs.efer, t0};
+    uint32_t proc = id_proc_get(s->ids, root, &info);
     uint32_t thread = id_thread_get(s->ids, proc, sregs.fs.base, t0);
     uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
 
@@ -382,6 +385,9 @@ void sampler_vcpu_stop(void *ctx, struct vcpu *v)
 {
     struct sampler *s = ctx;
     struct sampler_vcpu *sv = &s->v[v->index];
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        sv->st.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
     if (v->index == 0)
         atomic_store(&s->lstar, read_lstar(v));
     atomic_store(&sv->stopped, true);

@@ -2,20 +2,9 @@
 
 #include <string.h>
 
-void id_table_init(struct id_table *t, bool mask_kpti)
+void id_table_init(struct id_table *t)
 {
     memset(t, 0, sizeof(*t));
-    t->mask_kpti = mask_kpti;
-}
-
-uint64_t id_as_root(const struct id_table *t, uint64_t cr3)
-{
-    /* SDM Vol. 3A §4.5: CR3[11:0] are PCID or PWT/PCD; bits above MAXPHYADDR (52 at most) are
-     * LAM / no-flush controls. Linux PTI keeps the user PGD at kernel PGD + 4 KiB (bit 12). */
-    uint64_t root = cr3 & 0x000ffffffffff000ull;
-    if (t->mask_kpti)
-        root &= ~(1ull << 12);
-    return root;
 }
 
 /* 64-bit mix (splitmix64 finaliser constants) so that page-aligned roots spread over slots. */

@@ -1,5 +1,6 @@
 /* Guest identities, recognised from CPU state alone (no guest help):
- *   process = address space = CR3 with its flag/PCID bits masked (and the KPTI bit, when asked),
+ *   process = address space = CR3 with its flag/PCID bits masked, the two halves of a Linux PTI
+ *             pair folded into one (guestwalk/pti.h; the caller passes the canonical root),
  *   thread  = (address space, FS base).
  * Each gets a small stable id: its slot in a fixed-size open-addressing table shared by every
  * vCPU thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
@@ -19,7 +20,7 @@
 
 /* What the drain thread needs to discover modules of a new address space later. */
 struct id_proc_info {
-    uint64_t cr0, cr3, cr4, efer;
+    uint64_t cr0, cr3, cr4, efer; /* cr3: the canonical root (kernel PGD of a PTI pair) */
     uint64_t first_ts;
 };
 
@@ -43,16 +44,20 @@ struct id_thread {
 };
 
 struct id_table {
-    bool mask_kpti; /* fold the KPTI user/kernel CR3 pair (bit 12) into one address space */
     struct id_proc procs[ID_MAX_PROCS];
     struct id_thread threads[ID_MAX_THREADS];
     _Atomic uint64_t full; /* lookups that found no slot */
 };
 
-void id_table_init(struct id_table *t, bool mask_kpti);
+void id_table_init(struct id_table *t);
 
-/* The address-space root used as the process key: CR3 bits [51:12], minus bit 12 with KPTI. */
-uint64_t id_as_root(const struct id_table *t, uint64_t cr3);
+/* CR3 bits [51:12]: the top-level table's guest-physical address (SDM Vol. 3A §4.5.2: bits
+ * 11:0 are the PCID or PWT/PCD, bits 63:52 the no-flush and LAM controls). */
+#define ID_CR3_ADDR_MASK 0x000ffffffffff000ull
+static inline uint64_t id_cr3_root(uint64_t cr3)
+{
+    return cr3 & ID_CR3_ADDR_MASK;
+}
 
 /* Id of the address space with this root (inserting it, with `info`, on first sight), 0 if the
  * table is full. */

@@ -47,8 +47,13 @@ int sampler_modules_kernel_elf(struct sampler *s, const char *path, struct hv_er
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err)
 {
+    /* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the
+     * user half is read through the user PGD, 4 KiB above. */
+    uint64_t root = info->cr3;
+    if (pti_is_user_root(vm_gmem(s->vm), root | PTI_USER_BIT, ID_CR3_ADDR_MASK))
+        root |= PTI_USER_BIT;
     struct pt_mmu mmu;
-    if (pt_mmu_init(&mmu, info->cr0, info->cr3, info->cr4, info->efer, 0, 0) != PT_OK)
+    if (pt_mmu_init(&mmu, info->cr0, root, info->cr4, info->efer, 0, 0) != PT_OK)
         return 0; /* not long mode: nothing to discover, not an error */
     struct discover_module found[MOD_MAX_PER_PROC];
     size_t n = discover_guest_modules(vm_gmem(s->vm), &mmu, found, MOD_MAX_PER_PROC, NULL);

@@ -42,7 +42,6 @@ struct sampler_config {
     uint64_t buffer_bytes;    /* per-vCPU ring */
     uint64_t recheck_ns;      /* re-check period while a continuation is pending; 0 = none */
     unsigned abandon_periods; /* a continuation open longer than this many periods is abandoned */
-    bool mask_kpti;           /* fold CR3 bit 12 (Linux PTI user/kernel PGD pair) */
     bool no_leaf_repair;
     const char *vm_name;    /* names the VM process in the trace */
     const char *guest_desc; /* kernel path etc., for the session_start marker */

@@ -7,6 +7,7 @@
 
 #include "fxt/ring.h"
 #include "fxt/writer.h"
+#include "guestwalk/pti.h"
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
 #include "sampler/identity.h"
@@ -40,6 +41,7 @@ struct vcpu_stats {
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
+    uint64_t cpu_ns;    /* the vCPU thread's CPU time (guest time included), at its stop */
 };
 
 struct sampler_vcpu {
@@ -56,6 +58,7 @@ struct sampler_vcpu {
     uint64_t ticks_taken;   /* due ticks this vCPU handled: the clock continuations age by */
     uint64_t abandon_ticks; /* max(--abandon-periods, SAMPLER_ABANDON_MIN_NS worth of ticks) */
     bool recheck_paused;    /* a re-check found another thread in user mode here */
+    struct pti_cache pti;   /* Linux PTI pairs seen by this vCPU (guestwalk/pti.h) */
     struct pending pend[SAMPLER_MAX_PENDING];
     unsigned npend;
     struct vcpu_stats st;
@@ -88,6 +91,7 @@ struct sampler {
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
+    bool host_virtualized; /* hvprof itself runs in a VM: timings are emulated */
 };
 
 static inline uint64_t sampler_now_ns(void)

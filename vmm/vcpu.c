@@ -5,10 +5,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/cpu_setup.h"
 #include "vmm/signals.h"
+#include "vmm/watchdog.h"
 
 int vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs, struct kvm_sregs *sregs)
 {
@@ -74,13 +76,36 @@ void vcpu_dump(struct vcpu *v, char *buf, size_t len)
     dump_seg(buf, len, "TR", &s.tr);
 }
 
-/* Fatal exit: the message, then the vCPU's registers, as the stop detail. */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Fatal exit: the message, the vCPU's registers now, and those of its last exit before this
+ * one, as the stop detail. */
 static void stop_with_dump(struct vcpu *v, enum vm_stop_reason why, const char *what)
 {
     char msg[sizeof(v->vm->result.detail)];
     snprintf(msg, sizeof(msg), "vcpu%d: %s", v->index, what);
     vcpu_dump(v, msg, sizeof(msg));
+    vcpu_dump_last_exit(v, mono_ns(), msg, sizeof(msg));
     vm_request_stop(v->vm, why, 1, v->index, msg);
+}
+
+/* Keep this exit's registers for reports (with SYNC_REGS they are already in kvm_run: two
+ * copies of ~450 bytes, no ioctl). Not for a shutdown: those registers are the reset state. */
+static void save_last_exit(struct vcpu *v, uint32_t reason)
+{
+    if (reason == KVM_EXIT_SHUTDOWN)
+        return;
+    if (v->use_sync_regs) {
+        v->last_regs = v->run->s.regs.regs;
+        v->last_sregs = v->run->s.regs.sregs;
+    }
+    v->last_exit_reason = reason;
+    atomic_store_explicit(&v->last_exit_ns, mono_ns(), memory_order_release);
 }
 
 static void handle_io(struct vcpu *v)
@@ -133,8 +158,11 @@ static bool handle_exit(struct vcpu *v)
         /* With the in-kernel LAPIC, HLT blocks in the kernel; an exit here just re-enters. */
         return true;
     case KVM_EXIT_SHUTDOWN:
-        /* Triple fault. Registers may already show the reset state (vmm.md 5.15). */
-        stop_with_dump(v, VM_STOP_TRIPLE_FAULT, "guest triple fault (KVM_EXIT_SHUTDOWN)");
+        /* Triple fault. The registers KVM reports now are the reset state on AMD (KVM
+         * re-initialises the VMCB after a shutdown; vmm.md 5.15): the last exit's are kept. */
+        stop_with_dump(v, VM_STOP_TRIPLE_FAULT,
+                       "guest triple fault (KVM_EXIT_SHUTDOWN); registers now (AMD shows the "
+                       "reset state):");
         return false;
     case KVM_EXIT_SYSTEM_EVENT:
         handle_system_event(v);
@@ -169,9 +197,13 @@ static void run_loop(struct vcpu *v)
             return;
         if (v->use_sync_regs)
             run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
-        if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+        atomic_store_explicit(&v->run_enter_ns, mono_ns(), memory_order_release);
+        int r = ioctl(v->fd, KVM_RUN, 0);
+        int e = errno;
+        atomic_store_explicit(&v->run_enter_ns, 0, memory_order_release);
+        save_last_exit(v, r < 0 ? KVM_EXIT_INTR : run->exit_reason);
+        if (r < 0) {
             /* After -1, exit_reason is stale (api.rst, KVM_EXIT_MEMORY_FAULT note). */
-            int e = errno;
             if (e == EINTR) {
                 /* Clear first, then collect the ticks: a tick landing in between is counted
                  * now and also re-sets immediate_exit (one spurious 0-tick call, nothing lost). */

@@ -14,6 +14,7 @@
 #include "vmm/hvprof_boot.h"
 #include "vmm/signals.h"
 #include "vmm/vcpu.h"
+#include "vmm/watchdog.h"
 
 /* Below 4 GiB, outside every memory slot (api.rst 4.48 KVM_SET_TSS_ADDR: three pages; 4.56
  * KVM_SET_IDENTITY_MAP_ADDR: one page, "Fails if any VCPU has already been created"). They sit
@@ -42,6 +43,8 @@ const char *vm_stop_reason_name(enum vm_stop_reason r)
         return "signal";
     case VM_STOP_ERROR:
         return "error";
+    case VM_STOP_VCPU_STUCK:
+        return "vcpu-stuck";
     }
     return "?";
 }
@@ -210,29 +213,49 @@ static void open_gate(struct vm *vm)
     pthread_mutex_unlock(&vm->gate_lock);
 }
 
-/* Wait for a stop request, or the timeout. sem_wait is interrupted by SIGINT etc.: loop. */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec ts_at(uint64_t ns)
+{
+    return (struct timespec){(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+}
+
+/* Wait for a stop request or the timeout, checking once a second for a stuck vCPU
+ * (vmm/watchdog.h). sem_clockwait is interrupted by SIGINT etc.: loop. */
 static void wait_for_stop(struct vm *vm)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (vm->cfg.timeout_s > 0) {
-        double whole = (double)(time_t)vm->cfg.timeout_s;
-        deadline.tv_sec += (time_t)vm->cfg.timeout_s;
-        deadline.tv_nsec += (long)((vm->cfg.timeout_s - whole) * 1e9);
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    uint64_t start = mono_ns();
+    uint64_t deadline = vm->cfg.timeout_s > 0 ? start + (uint64_t)(vm->cfg.timeout_s * 1e9) : 0;
     while (!atomic_load(&vm->stopping)) {
-        int r = vm->cfg.timeout_s > 0 ? sem_clockwait(&vm->wake, CLOCK_MONOTONIC, &deadline)
-                                      : sem_wait(&vm->wake);
-        if (r < 0 && errno == ETIMEDOUT) {
+        uint64_t now = mono_ns();
+        if (deadline && now >= deadline) {
             char msg[96];
             snprintf(msg, sizeof(msg), "timeout after %g s", vm->cfg.timeout_s);
             vm_request_stop(vm, VM_STOP_TIMEOUT, 124, -1, msg);
+            break;
         }
+        vm_watchdog_check(vm, now);
+        uint64_t wake = now + 1000000000ull;
+        if (deadline && deadline < wake)
+            wake = deadline;
+        struct timespec ts = ts_at(wake);
+        sem_clockwait(&vm->wake, CLOCK_MONOTONIC, &ts);
     }
+}
+
+/* Join a vCPU thread, waiting at most `s` seconds: a thread stuck in KVM_RUN never returns, and
+ * the VM must still stop (its resources are then never freed: vm_destroy skips them). */
+static bool join_within(struct vcpu *v, unsigned s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* pthread_timedjoin_np takes CLOCK_REALTIME */
+    ts.tv_sec += s;
+    return pthread_timedjoin_np(v->thread, NULL, &ts) == 0;
 }
 
 int vm_run(struct vm *vm, struct vm_result *res, struct hv_err *err)
@@ -263,8 +286,12 @@ int vm_run(struct vm *vm, struct vm_result *res, struct hv_err *err)
     for (unsigned i = 0; i < started; i++)
         vcpu_kick(&vm->vcpus[i]);
     for (unsigned i = 0; i < started; i++) {
-        pthread_join(vm->vcpus[i].thread, NULL);
-        vm->vcpus[i].thread_started = false;
+        struct vcpu *v = &vm->vcpus[i];
+        unsigned wait = vm->result.reason == VM_STOP_VCPU_STUCK ? 5 : 60;
+        v->joined = join_within(v, wait);
+        if (!v->joined)
+            fprintf(stderr, "hvprof: vcpu%u did not stop; leaving its thread behind\n", i);
+        v->thread_started = false;
     }
     vm_devices_flush(&vm->dev);
     if (res)
@@ -276,6 +303,11 @@ void vm_destroy(struct vm *vm)
 {
     if (!vm)
         return;
+    /* A vCPU thread that never came back may still return from KVM_RUN and touch its kvm_run
+     * page and this struct: leave everything mapped (the process is about to exit anyway). */
+    for (unsigned i = 0; vm->vcpus && i < vm->cfg.nr_vcpus; i++)
+        if (vm->vcpus[i].fd >= 0 && vm->vcpus[i].run && !vm->vcpus[i].joined)
+            return;
     for (unsigned i = 0; vm->vcpus && i < vm->cfg.nr_vcpus; i++) {
         struct vcpu *v = &vm->vcpus[i];
         if (v->run)

@@ -73,6 +73,7 @@ enum vm_stop_reason {
     VM_STOP_TIMEOUT,        /* vm_config.timeout_s elapsed: status 124 (as timeout(1)) */
     VM_STOP_SIGNAL,         /* vm_request_stop from a signal handler: status 128 + signo */
     VM_STOP_ERROR,          /* host-side failure (ioctl, hook): status 1 */
+    VM_STOP_VCPU_STUCK,     /* a vCPU did not leave KVM_RUN when kicked (vmm/watchdog.h): 1 */
 };
 
 const char *vm_stop_reason_name(enum vm_stop_reason r);
@@ -113,6 +114,16 @@ struct vcpu {
     bool use_sync_regs;         /* run->kvm_valid_regs = REGS|SREGS before every KVM_RUN */
     atomic_uint_fast64_t ticks; /* HV_SIG_TICK count not yet reported */
     struct kvm_cpuid2 *cpuid;   /* this vCPU's patched CPUID (allocated by vm_create) */
+    bool joined;                /* vm_run joined the thread (false: it never came back) */
+
+    /* For the watchdog and for fatal-exit reports (vmm/watchdog.h). Written by the vCPU
+     * thread around every KVM_RUN; read by vm_run's thread. */
+    _Atomic uint64_t run_enter_ns; /* CLOCK_MONOTONIC when KVM_RUN was entered, 0 outside */
+    _Atomic uint64_t last_exit_ns; /* when the registers below were saved, 0 = never */
+    struct kvm_regs last_regs;     /* at the last exit (with SYNC_REGS; else zero) */
+    struct kvm_sregs last_sregs;
+    uint32_t last_exit_reason;      /* KVM_EXIT_*, KVM_EXIT_INTR for -EINTR */
+    uint64_t kicked_for, kicked_at; /* the watchdog's own state (vm_run's thread only) */
 };
 
 struct vm {

@@ -115,7 +115,7 @@ int parse_uint(const char *s, const char *what, uint64_t min, uint64_t max, uint
         return hv_errf(err, "%s: '%.64s' is not a whole number", what, s);
     if (!s || !*s)
         return hv_errf(err, "%s: empty value (expected a number)", what);
-    uint64_t v;
+    uint64_t v = 0;
     if (parse_with_units(s, what, "a number", "4", "units", none, 0, UINT64_MAX, fmt_plain, &v,
                          err) < 0)
         return -1;

@@ -271,8 +271,10 @@ static void test_roundtrip_through_reader_types(void **state)
 
 static int run_dump(const char *args, char *out, size_t cap)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof(cmd), "%s/cli/hvprof dump %s 2>&1", getenv("HVPROF_BINARY_DIR"), args);
+    char cmd[16384];
+    int len =
+        snprintf(cmd, sizeof(cmd), "%s/cli/hvprof dump %s 2>&1", getenv("HVPROF_BINARY_DIR"), args);
+    assert_true(len > 0 && (size_t)len < sizeof(cmd));
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, cap - 1, p);

@@ -57,7 +57,9 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     struct run_session s;
-    if (run_session_open(&s, &o, NULL, false, &err) < 0) {
+    /* SYNC_REGS: KVM copies the registers at every exit, so a triple fault's report can show
+     * the last exit's (vmm/watchdog.h); a few hundred ns per exit. */
+    if (run_session_open(&s, &o, NULL, true, &err) < 0) {
         fprintf(stderr, "hvprof run: %s\n", err.msg);
         return 1;
     }

@@ -39,6 +39,89 @@ const struct cpu_msr_init cpu_boot_msrs[] = {
 };
 const unsigned cpu_boot_msrs_count = sizeof(cpu_boot_msrs) / sizeof(cpu_boot_msrs[0]);
 
+/* ceil(log2(n)): the APIC ID bits that number n processors (0 for one). */
+static unsigned id_bits(unsigned n)
+{
+    unsigned b = 0;
+    while ((1u << b) < n)
+        b++;
+    return b;
+}
+
+static unsigned min_u(unsigned a, unsigned b)
+{
+    return a < b ? a : b;
+}
+
+/* The host's brand string (CPUID 80000002H-80000004H), for a table that lacks it: what
+ * `-cpu host` shows in QEMU, and what the guest's /proc/cpuinfo "model name" reads. */
+static void host_brand(uint32_t fn, struct kvm_cpuid_entry2 *e)
+{
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(fn), "c"(0));
+    e->eax = a;
+    e->ebx = b;
+    e->ecx = c;
+    e->edx = d;
+}
+
+/* The processor topology every vCPU reports: one socket of `n` cores with one thread each, the
+ * core's APIC ID = vCPU index (as in the ACPI MADT and the MP table). KVM's supported table
+ * carries the host's topology instead (its own core and thread counts), which a guest with more
+ * vCPUs than the host has CPUs turns into nonsense ("Max logical packages: 32" for 64 vCPUs on
+ * a 2-CPU host). The leaves, SDM Vol. 2A "CPUID" and AMD APM Vol. 3 Appendix E: */
+static void set_topology(struct kvm_cpuid_entry2 *e, unsigned index, unsigned n)
+{
+    switch (e->function) {
+    case 1:
+        /* EBX[31:24] initial APIC ID (8 bits: leaf 0BH has the whole x2APIC ID), EBX[23:16]
+         * logical processors per package (HTT, EDX[28], says the field is valid). */
+        e->ebx = (e->ebx & 0x0000ffffu) | ((index & 0xffu) << 24) | (min_u(n, 255) << 16);
+        if (n > 1)
+            e->edx |= 1u << 28;
+        else
+            e->edx &= ~(1u << 28);
+        break;
+    case 4: /* Intel deterministic cache parameters, one sub-leaf per cache */
+        if ((e->eax & 0x1f) == 0)
+            break; /* "no more caches" */
+        e->eax &= 0x00003fffu;
+        e->eax |= (min_u(n, 64) - 1) << 26; /* cores per package - 1 */
+        if (((e->eax >> 5) & 7) >= 3)       /* the last level is shared by the package */
+            e->eax |= (min_u(n, 4096) - 1) << 14;
+        break;
+    case 0xb:
+    case 0x1f: /* extended topology: SMT level (1 thread), then core level (n cores) */
+        e->edx = index;
+        if (e->index == 0) {
+            e->eax = 0;
+            e->ebx = 1;
+            e->ecx = (1u << 8) | 0; /* level type 1: SMT */
+        } else if (e->index == 1) {
+            e->eax = id_bits(n);
+            e->ebx = min_u(n, 0xffff);
+            e->ecx = (2u << 8) | 1; /* level type 2: core */
+        } else {
+            e->eax = e->ebx = 0;
+            e->ecx = e->index & 0xff; /* level type 0: invalid, the end */
+        }
+        break;
+    case 0x80000008:
+        /* AMD: ECX[7:0] NC = cores - 1, ECX[15:12] ApicIdCoreIdSize (Linux takes the core and
+         * package numbers from these on AMD, amd_detect_cmp). */
+        e->ecx = (e->ecx & ~0xf0ffu) | (min_u(n, 256) - 1) | (id_bits(n) << 12);
+        break;
+    case 0x8000001e:
+        /* AMD topology extensions: extended APIC ID, compute unit = core, one thread, node 0 */
+        e->eax = index;
+        e->ebx = index & 0xffu;
+        e->ecx = 0;
+        break;
+    default:
+        break;
+    }
+}
+
 struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned index,
                                       unsigned nr_vcpus, struct hv_err *err)
 {
@@ -51,17 +134,10 @@ struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsign
     memcpy(c, supported, bytes);
     for (unsigned i = 0; i < c->nent; i++) {
         struct kvm_cpuid_entry2 *e = &c->entries[i];
+        set_topology(e, index, nr_vcpus);
         switch (e->function) {
         case 1:
-            /* SDM CPUID leaf 1: EBX[31:24] initial APIC id (must match the MP table),
-             * EBX[23:16] max logical processors (meaningful with HTT = EDX[28]), ECX[31]
-             * hypervisor present (Linux then looks for kvmclock). */
-            e->ebx = (e->ebx & 0x0000ffffu) | ((index & 0xffu) << 24); /* x2APIC ids: leaf 0BH */
-            if (nr_vcpus > 1) {
-                e->ebx |= (nr_vcpus > 255 ? 255u : nr_vcpus) << 16;
-                e->edx |= 1u << 28;
-            }
-            e->ecx |= 1u << 31;
+            e->ecx |= 1u << 31; /* hypervisor present: Linux then looks for kvmclock */
             break;
         case 6:
             e->ecx &= ~(1u << 3); /* energy-performance bias MSR is not emulated */
@@ -70,9 +146,11 @@ struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsign
             /* No guest PMU: hvprof samples from outside; a half-described PMU confuses guests. */
             e->eax = e->ebx = e->ecx = e->edx = 0;
             break;
-        case 0xb:
-        case 0x1f:
-            e->edx = index; /* x2APIC id of this logical processor, every sub-leaf */
+        case 0x80000002:
+        case 0x80000003:
+        case 0x80000004:
+            if (!e->eax && !e->ebx && !e->ecx && !e->edx)
+                host_brand(e->function, e);
             break;
         default:
             break;

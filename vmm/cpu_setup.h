@@ -9,9 +9,11 @@
 
 #include "common/err.h"
 
-/* A heap copy of `supported` patched for vCPU `index` of `nr_vcpus`: initial APIC id in leaf 1
- * EBX[31:24] and leaf 0xB/0x1F EDX, HYPERVISOR bit (leaf 1 ECX[31]), HTT and logical count when
- * SMP, no architectural PMU (leaf 0xA zero), leaf 6 ECX[3] (EPB) clear. */
+/* A heap copy of `supported` patched for vCPU `index` of `nr_vcpus`: the topology of one socket
+ * of nr_vcpus single-threaded cores (APIC ID = index in leaves 1, 0BH, 1FH and 8000001EH; core
+ * counts in leaves 1, 4, 0BH, 1FH and 80000008H), HYPERVISOR bit (leaf 1 ECX[31]), no
+ * architectural PMU (leaf 0xA zero), leaf 6 ECX[3] (EPB) clear, and the host's brand string
+ * where KVM's table has none (api.rst 4.46; vmm.md 5.7). */
 struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned index,
                                       unsigned nr_vcpus, struct hv_err *err);
 

@@ -39,6 +39,13 @@ void vcpu_dump_last_exit(const struct vcpu *v, uint64_t now_ns, char *buf, size_
         snprintf(buf + used, len - used, "\n  (vcpu%d never exited to user space)", v->index);
         return;
     }
+    if (!v->use_sync_regs) {
+        snprintf(buf + used, len - used,
+                 "\n  vcpu%d's last exit was %.1f ms earlier (reason %u); its registers are kept "
+                 "only with KVM_CAP_SYNC_REGS, which this host lacks",
+                 v->index, (double)(now_ns - at) / 1e6, v->last_exit_reason);
+        return;
+    }
     const struct kvm_regs *r = &v->last_regs;
     snprintf(buf + used, len - used,
              "\n  vcpu%d at its last exit, %.1f ms earlier (reason %u):"

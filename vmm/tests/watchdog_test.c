@@ -61,6 +61,7 @@ static void setup_fake(struct fake *f)
     f->v.last_regs.rip = 0xffffffff81234567ull;
     f->v.last_sregs.cr3 = 0x1234000;
     f->v.last_exit_reason = KVM_EXIT_IO;
+    f->v.use_sync_regs = true;
 }
 
 static void teardown_fake(struct fake *f)

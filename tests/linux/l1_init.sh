@@ -32,10 +32,11 @@ save() { # save SLOT DIR: the results of one scenario (or L1's) into its slot
 echo "L1: /dev/kvm $( [ -c /dev/kvm ] && echo ready || echo MISSING ) at $(cut -d' ' -f1 /proc/uptime) s" |
   tee /out/l1/l1.txt
 save 0 l1
-# One scenario per line: name|command|kernel|vcpus|mem|cmdline|options
+# One scenario per line: name|command|kernel|vcpus|mem|cmdline|options[|environment]
 #   command: record or run (hvprof), qemu (the reference VMM: QEMU with KVM, same kernel)
+#   environment: VAR=VALUE words for the command (e.g. HVPROF_NO_SYNC_REGS=1)
 k=0
-while IFS='|' read -r name cmd kernel vcpus mem cmdline opts; do
+while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   case $name in ''|\#*) continue ;; esac
   k=$((k + 1))
   d=/out/$name
@@ -50,11 +51,11 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts; do
         -kernel "/guest/vmlinuz-$kernel" -initrd /guest/l2.cpio.gz -append "$cmdline" $opts \
         >"$d/summary.txt" 2>&1 ;;
     record)
-      hvprof record -o "$d/rec.fxt" --quiet --kernel "/guest/vmlinuz-$kernel" \
+      env $envs hvprof record -o "$d/rec.fxt" --quiet --kernel "/guest/vmlinuz-$kernel" \
         --initrd /guest/l2.cpio.gz --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" \
         --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 ;;
     *)
-      hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
+      env $envs hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
         --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" --console "$d/console.log" $opts \
         >"$d/summary.txt" 2>&1 ;;
   esac
@@ -65,7 +66,6 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts; do
   save "$k" "$name"
   rm -rf "$d"
 done </scenarios
-dmesg >/out/l1/dmesg.txt
 echo "L1: done at $(cut -d' ' -f1 /proc/uptime) s" | tee -a /out/l1/l1.txt
 save 0 l1
 poweroff -f

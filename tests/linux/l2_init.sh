@@ -16,7 +16,12 @@ for a in $(cat /proc/cmdline); do
     hvtest.end=*) end=${a#*=} ;;
   esac
 done
-echo "HVTEST userspace release=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) online=$(cat /sys/devices/system/cpu/online) plan=$plan shell=$$"
+# Linux keeps the la57 CPU flag only when it runs with 5-level paging (early_identify_cpu).
+paging=4-level
+grep -q -w la57 /proc/cpuinfo && paging=5-level
+pti=off
+grep -q -w pti /proc/cpuinfo && pti=on
+echo "HVTEST userspace release=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) online=$(cat /sys/devices/system/cpu/online) paging=$paging pti=$pti plan=$plan shell=$$"
 case $plan in
   boot)
     /bin/hv_busy "$ms" ;;

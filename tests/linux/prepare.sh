@@ -7,6 +7,7 @@
 #   l1.cpio.gz                       the outer VM's initramfs (busybox, modules, l1_init.sh)
 #   l2.cpio.gz                       the guests' initramfs (busybox, the workloads in
 #                                    workloads/ built by Debian's gcc, l2_init.sh)
+#   l2-big.cpio.gz                   the same plus 32 MiB of incompressible padding
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
@@ -126,10 +127,14 @@ w=$work/bin
 mkdir -p "$w"
 src=$here/workloads
 cc() { gcc -O1 -g -fno-omit-frame-pointer -I"$src" "$@"; }
-cc -static -no-pie -o "$w/hv_busy" "$src/busy.c"
+# Four kinds of executable: static, dynamic PIE (threads), dynamic non-PIE, static PIE. The two
+# non-PIE ones are linked at addresses of their own (busybox, static non-PIE too, has the
+# default 0x400000), so that the guest's own account of which addresses are whose (HVTEST map
+# lines) tells their samples apart.
+cc -static -no-pie -Wl,-Ttext-segment=0x20000000 -o "$w/hv_busy" "$src/busy.c"
 cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
-cc -no-pie -o "$w/hv_libcall" "$src/libcall.c"
-cc -static -o "$w/hv_syscalls" "$src/syscalls.c"
+cc -no-pie -Wl,-Ttext-segment=0x10000000 -o "$w/hv_libcall" "$src/libcall.c"
+cc -static-pie -fPIE -o "$w/hv_syscalls" "$src/syscalls.c"
 rm -rf "$cache/workloads"
 cp -r "$w" "$cache/workloads" # with debug info, for --symbols in the tests
 
@@ -149,4 +154,7 @@ mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
 cp "$here/l2_init.sh" "$r/init"
 mkcpio "$r" "$cache/l2.cpio.gz"
+# The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.
+head -c 32M /dev/urandom >"$r/padding"
+mkcpio "$r" "$cache/l2-big.cpio.gz"
 log "ready in $cache ($(du -sh "$cache/l1.cpio.gz" | cut -f1) L1 initramfs, $(du -sh "$cache/l2.cpio.gz" | cut -f1) guest initramfs)"

@@ -21,9 +21,24 @@ static inline long hv_now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* "HVTEST proc NAME pid=P tid=T", then one "HVTEST map P START-END PATH" per executable
+ * mapping of the process (from /proc/self/maps): the guest's own account of which addresses are
+ * whose, for the tests to compare with what hvprof recorded. */
 static inline void hv_announce(const char *name)
 {
-    printf("HVTEST proc %s pid=%d tid=%ld\n", name, (int)getpid(), (long)syscall(SYS_gettid));
+    int pid = (int)getpid();
+    printf("HVTEST proc %s pid=%d tid=%ld\n", name, pid, (long)syscall(SYS_gettid));
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (maps && fgets(line, sizeof(line), maps)) {
+        unsigned long lo, hi;
+        char perms[8], path[400] = "";
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399s", &lo, &hi, perms, path) >= 3 &&
+            perms[2] == 'x')
+            printf("HVTEST map %d %lx-%lx %s\n", pid, lo, hi, path[0] ? path : "[anon]");
+    }
+    if (maps)
+        fclose(maps);
     fflush(stdout);
 }
 

@@ -1,0 +1,433 @@
+#include "tests/linux/testbed.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "symbolize/fxt_load.h"
+#include "symbolize/profile.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = 0;
+    return buf;
+}
+
+static const char *env_or_fail(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        fail_msg("%s is not set (run the test through ctest)", name);
+    return v;
+}
+
+const char *tb_cache(void)
+{
+    static char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/linux-testbed", env_or_fail("HVPROF_BINARY_DIR"));
+    return path;
+}
+
+void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
+            size_t len)
+{
+    const char *bin = env_or_fail("HVPROF_BINARY_DIR"), *src = env_or_fail("HVPROF_SOURCE_DIR");
+    snprintf(out, len, "%s/linux-runs/%s", bin, group);
+    char cmd[3 * PATH_MAX];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", out, out);
+    assert_int_equal(system(cmd), 0);
+    char scen[PATH_MAX];
+    snprintf(scen, sizeof(scen), "%s.scenarios", out);
+    FILE *f = fopen(scen, "w");
+    assert_non_null(f);
+    /* Repeats interleaved (all first runs, then all second runs): a scenario's runs are never
+     * back to back, so a disturbance of the host hits different scenarios. */
+    for (unsigned k = 1; k <= repeat; k++)
+        for (size_t i = 0; i < n; i++) {
+            char name[80];
+            if (repeat > 1)
+                snprintf(name, sizeof(name), "%s.%u", s[i].name, k);
+            else
+                snprintf(name, sizeof(name), "%s", s[i].name);
+            fprintf(f, "%s|%s|%s|%u|%s|%s %s|%s|%s\n", name, s[i].cmd, s[i].kernel, s[i].vcpus,
+                    s[i].mem, TB_BASE_CMDLINE, s[i].cmdline ? s[i].cmdline : "",
+                    s[i].opts ? s[i].opts : "", s[i].env ? s[i].env : "");
+        }
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "bash '%s/tests/linux/run.sh' '%s' '%s/cli/hvprof' '%s' '%s' >&2",
+             src, tb_cache(), bin, scen, out);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("the test bed could not run group %s (run.sh: status %d; see %s/l1.log and "
+                 "l1-console.*.log)",
+                 group, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+}
+
+static void parse_console(struct tb_result *r)
+{
+    for (const char *line = r->console; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char buf[512];
+        if (n >= sizeof(buf))
+            n = sizeof(buf) - 1;
+        memcpy(buf, line, n);
+        buf[n] = 0;
+        const char *h = strstr(buf, "HVTEST ");
+        if (h) {
+            char name[40], path[96];
+            int pid, tid;
+            unsigned long long lo, hi;
+            const char *c = strstr(h, " cpus=");
+            if (!strncmp(h, "HVTEST userspace", 16)) {
+                r->userspace = true;
+                if (c)
+                    r->cpus = (unsigned)atoi(c + 6);
+                r->paging_levels = strstr(h, " paging=5-level") ? 5 : 4;
+                r->pti = strstr(h, " pti=on") != NULL;
+            } else if (!strncmp(h, "HVTEST done", 11)) {
+                r->done = true;
+            } else if (sscanf(h, "HVTEST proc %39s pid=%d tid=%d", name, &pid, &tid) == 3 &&
+                       r->nprocs < TB_MAX_PROCS) {
+                struct tb_gproc *p = &r->procs[r->nprocs++];
+                snprintf(p->name, sizeof(p->name), "%s", name);
+                p->pid = pid;
+                p->tid = tid;
+            } else if (sscanf(h, "HVTEST map %d %llx-%llx %95s", &pid, &lo, &hi, path) == 4 &&
+                       r->nmaps < TB_MAX_MAPS) {
+                struct tb_map *m = &r->maps[r->nmaps++];
+                m->pid = pid;
+                m->lo = lo;
+                m->hi = hi;
+                snprintf(m->path, sizeof(m->path), "%s", path);
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
+
+void tb_load(struct tb_result *r, const char *out, const char *name)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s/status", out, name);
+    char *status = slurp(path);
+    if (!status)
+        return;
+    r->present = true;
+    r->status = atoi(status);
+    free(status);
+    snprintf(path, sizeof(path), "%s/%s/time", out, name);
+    char *t = slurp(path);
+    double t0 = 0, t1 = 0;
+    if (t && sscanf(t, "%lf %lf", &t0, &t1) == 2)
+        r->seconds = t1 - t0;
+    free(t);
+    snprintf(path, sizeof(path), "%s/%s/console.log", out, name);
+    r->console = slurp(path);
+    snprintf(path, sizeof(path), "%s/%s/summary.txt", out, name);
+    r->summary = slurp(path);
+    if (!r->console)
+        r->console = strdup("");
+    if (!r->summary)
+        r->summary = strdup("");
+    snprintf(r->rec, sizeof(r->rec), "%s/%s/rec.fxt", out, name);
+    parse_console(r);
+}
+
+void tb_free(struct tb_result *r)
+{
+    free(r->console);
+    free(r->summary);
+    r->console = r->summary = NULL;
+}
+
+bool tb_triple_fault(const struct tb_result *r)
+{
+    return r->present && r->summary && strstr(r->summary, "guest stopped (triple-fault)");
+}
+
+unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repeat,
+                     void (*check)(const struct tb_result *r, const struct tb_scenario *s,
+                                   void *ctx),
+                     void *ctx)
+{
+    unsigned checked = 0, faults = 0;
+    for (unsigned k = 1; k <= repeat; k++) {
+        char name[80];
+        if (repeat > 1)
+            snprintf(name, sizeof(name), "%s.%u", s->name, k);
+        else
+            snprintf(name, sizeof(name), "%s", s->name);
+        struct tb_result r;
+        tb_load(&r, out, name);
+        if (tb_triple_fault(&r)) {
+            /* The first lines of the summary: the stop, the registers now (reset state), the
+             * registers at the last exit. */
+            printf("NOTE %s: the guest triple-faulted (tolerated once per scenario on the "
+                   "emulated SVM, docs/linux.md):\n%.1500s\n",
+                   name, r.summary);
+            faults++;
+        } else {
+            check(&r, s, ctx);
+            checked++;
+        }
+        tb_free(&r);
+    }
+    if (!checked)
+        fail_msg("%s: the guest triple-faulted in all %u runs", s->name, faults);
+    return checked;
+}
+
+void tb_check_boot(const struct tb_result *r, const struct tb_scenario *s)
+{
+    if (!r->present)
+        fail_msg("%s: did not finish: the outer VM died during it three times (see l1.log)",
+                 r->name);
+    if (r->status != 0)
+        fail_msg("%s: exit status %d\n%s", r->name, r->status, r->summary);
+    if (!strcmp(s->cmd, "qemu"))
+        return;
+    if (!strstr(r->summary, "guest stopped (reset)") &&
+        !strstr(r->summary, "guest stopped (poweroff)"))
+        fail_msg("%s: no clean stop (reset or power-off):\n%s", r->name, r->summary);
+    if (!r->userspace)
+        fail_msg("%s: the guest never reached /init", r->name);
+    if (!r->done)
+        fail_msg("%s: the guest's workloads did not finish", r->name);
+    if (r->cpus != s->vcpus)
+        fail_msg("%s: the guest brought up %u CPUs, --vcpus %u", r->name, r->cpus, s->vcpus);
+}
+
+/* Lines that report a problem, case-insensitively. */
+static bool suspicious(const char *line)
+{
+    static const char *const words[] = {
+        "warn",    "error",      "bug",       "fail",   "firmware",  "unstable", "invalid",
+        "problem", "call trace", "panic",     "oops",   "timed out", "timeout",  "unable",
+        "cannot",  "can't",      "not found", "broken", "mismatch",  "stuck",    "lockup"};
+    char low[512];
+    size_t i = 0;
+    for (; line[i] && line[i] != '\n' && i + 1 < sizeof(low); i++)
+        low[i] = (char)tolower((unsigned char)line[i]);
+    low[i] = 0;
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+        if (strstr(low, words[w]))
+            return true;
+    return false;
+}
+
+/* A console line without its timestamp, with every run of digits and hex letters after "0x"
+ * folded to '#': what stays the same from one boot to the next. */
+static void normalize(const char *line, char *out, size_t len)
+{
+    const char *p = line;
+    if (*p == '[') {
+        const char *e = strchr(p, ']');
+        if (e && (size_t)(e - p) < 20)
+            p = e + 1;
+    }
+    while (*p == ' ')
+        p++;
+    size_t o = 0;
+    while (*p && *p != '\n' && *p != '\r' && o + 1 < len) {
+        if (isdigit((unsigned char)*p)) {
+            while (isxdigit((unsigned char)*p) || *p == 'x')
+                p++;
+            out[o++] = '#';
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+}
+
+static bool reference_has(const char *reference, const char *norm)
+{
+    char buf[512];
+    for (const char *line = reference; line && *line;) {
+        normalize(line, buf, sizeof(buf));
+        if (!strcmp(buf, norm))
+            return true;
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    return false;
+}
+
+void tb_check_console_clean(const struct tb_result *r, const char *reference)
+{
+    if (!reference)
+        fail_msg("%s: no reference console (the linux_reference fixture did not run)", r->name);
+    char extra[4096] = "";
+    size_t used = 0;
+    unsigned n = 0;
+    for (const char *line = r->console; line && *line;) {
+        char norm[512];
+        normalize(line, norm, sizeof(norm));
+        /* Call-trace body lines and our own output are not kernel messages to compare. */
+        bool skip = !strncmp(norm, "HVTEST", 6) || norm[0] == '?' || norm[0] == '<' ||
+                    (line[0] == '[' && strstr(line, "]  ") && !strstr(line, "]  ---"));
+        if (!skip && suspicious(norm) && !reference_has(reference, norm) &&
+            used + 600 < sizeof(extra)) {
+            used += (size_t)snprintf(extra + used, sizeof(extra) - used, "\n    %s", norm);
+            n++;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    if (n)
+        fail_msg("%s: %u warning/error line(s) that the same kernel does not print under "
+                 "QEMU/KVM:%s",
+                 r->name, n, extra);
+}
+
+char *tb_reference(const char *kernel, unsigned vcpus)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/reference/%s-%u.log", tb_cache(), kernel, vcpus);
+    char *c = slurp(path);
+    if (!c) {
+        snprintf(path, sizeof(path), "%s/reference/%s-2.log", tb_cache(), kernel);
+        c = slurp(path);
+    }
+    return c;
+}
+
+/* The first user-space address of a sample: its pc at CPL 3, else the user pc its completion
+ * added. 0 if none. */
+static uint64_t user_pc(const struct profile *p, const struct prof_sample *s)
+{
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        const struct prof_frame *f = &p->frames.v[s->first + i];
+        if (!(f->flags & PROF_FRAME_KERNEL))
+            return f->addr;
+    }
+    return 0;
+}
+
+uint64_t tb_check_recording(const struct tb_result *r)
+{
+    struct profile p;
+    profile_init(&p);
+    struct fxt_load_stats st;
+    struct hv_err err = {{0}, 0};
+    if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    uint64_t user = 0, kernel = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        if (p.samples.v[i].cpl == PROF_CPL_KERNEL)
+            kernel++;
+        else
+            user++;
+    }
+    if (!user || !kernel || !st.completions)
+        fail_msg("%s: %" PRIu64 " user and %" PRIu64 " kernel samples, %" PRIu64
+                 " completions: all must be present",
+                 r->name, user, kernel, st.completions);
+
+    /* One workload executable mapping at a time (the first mapping of each /bin/hv_* path per
+     * guest pid): the guest pids that have it, and the recorded pids with samples inside it. */
+    for (unsigned m = 0; m < r->nmaps; m++) {
+        const struct tb_map *mp = &r->maps[m];
+        if (strncmp(mp->path, "/bin/hv_", 8))
+            continue;
+        bool first = true;
+        for (unsigned k = 0; k < m; k++)
+            if (r->maps[k].lo == mp->lo && r->maps[k].hi == mp->hi &&
+                !strcmp(r->maps[k].path, mp->path))
+                first = false; /* the same range again (another pid or thread of it) */
+        if (!first)
+            continue;
+        unsigned guest_pids = 0;
+        for (unsigned k = 0; k < r->nmaps; k++)
+            guest_pids += r->maps[k].lo == mp->lo && r->maps[k].hi == mp->hi &&
+                          !strcmp(r->maps[k].path, mp->path);
+        uint64_t seen[64];
+        unsigned nseen = 0;
+        uint64_t samples = 0;
+        for (size_t i = 0; i < p.samples.n; i++) {
+            uint64_t pc = user_pc(&p, &p.samples.v[i]);
+            if (pc < mp->lo || pc >= mp->hi)
+                continue;
+            samples++;
+            uint64_t pid = p.samples.v[i].pid;
+            bool known = false;
+            for (unsigned k = 0; k < nseen; k++)
+                known |= seen[k] == pid;
+            if (!known && nseen < 64)
+                seen[nseen++] = pid;
+        }
+        if (nseen > guest_pids)
+            fail_msg("%s: %s [%" PRIx64 ", %" PRIx64 ") of %u guest process(es) was recorded "
+                     "as %u processes (%" PRIu64 " samples)",
+                     r->name, mp->path, mp->lo, mp->hi, guest_pids, nseen, samples);
+    }
+    profile_free(&p);
+    return st.completions;
+}
+
+void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
+                    uint64_t *deep)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/bin/%s", name);
+    uint64_t lo = 0, hi = 0;
+    for (unsigned m = 0; m < r->nmaps && !hi; m++)
+        if (!strcmp(r->maps[m].path, path)) {
+            lo = r->maps[m].lo;
+            hi = r->maps[m].hi;
+        }
+    if (!hi)
+        fail_msg("%s: the guest printed no mapping of %s", r->name, path);
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    *samples = *deep = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->cpl == PROF_CPL_KERNEL)
+            continue;
+        uint64_t pc = user_pc(&p, s);
+        if (pc < lo || pc >= hi)
+            continue;
+        (*samples)++;
+        if (s->nframes >= depth)
+            (*deep)++;
+    }
+    profile_free(&p);
+}

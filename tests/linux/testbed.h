@@ -1,0 +1,109 @@
+/* The Linux test bed (docs/linux.md "Test bed") from a cmocka test: run scenarios in the outer
+ * VM (tests/linux/run.sh), read what each one left (status, console, summary, recording), and
+ * check them against what the guest itself printed (HVTEST lines of tests/linux/l2_init.sh and
+ * the workloads) and against the reference VMM's boot of the same kernel (QEMU/KVM in L1). */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One scenario: hvprof (record/run) or QEMU (qemu) boots `kernel` (generic or cloud). */
+struct tb_scenario {
+    const char *name;
+    const char *cmd;    /* "record", "run" or "qemu" */
+    const char *kernel; /* "generic" or "cloud" */
+    unsigned vcpus;
+    const char *mem;     /* "512M" */
+    const char *cmdline; /* appended to TB_BASE_CMDLINE */
+    const char *opts;    /* hvprof (or QEMU) options; NULL = none */
+    const char *env;     /* VAR=VALUE words; NULL = none */
+};
+
+/* What every scenario's guest gets on its command line (hvtest.* select the workloads). */
+#define TB_BASE_CMDLINE "console=ttyS0 reboot=k panic=-1 pci=off"
+
+#define TB_MAX_PROCS 32
+#define TB_MAX_MAPS  256
+
+/* A guest process as the guest announced it ("HVTEST proc NAME pid=P tid=T"). */
+struct tb_gproc {
+    char name[40];
+    int pid, tid;
+};
+/* An executable mapping as the guest saw it in /proc/PID/maps ("HVTEST map P LO-HI PATH"). */
+struct tb_map {
+    int pid;
+    uint64_t lo, hi;
+    char path[96];
+};
+
+struct tb_result {
+    char name[64];
+    bool present; /* the scenario finished (L1 did not die in it) */
+    int status;   /* exit status of the command */
+    double seconds;
+    char *console, *summary; /* NUL-terminated, never NULL when present */
+    char rec[PATH_MAX];      /* the recording (record only) */
+    bool userspace, done;    /* HVTEST userspace / HVTEST done seen */
+    unsigned cpus;           /* CPUs the guest brought up */
+    unsigned paging_levels;  /* 4 or 5, as the guest runs */
+    bool pti;                /* the guest runs with page-table isolation */
+    struct tb_gproc procs[TB_MAX_PROCS];
+    unsigned nprocs;
+    struct tb_map maps[TB_MAX_MAPS];
+    unsigned nmaps;
+};
+
+/* The test bed's cache (prepared by the linux_prepare fixture). */
+const char *tb_cache(void);
+
+/* Run the scenarios, each `repeat` times (results NAME.1, NAME.2, ...; repeat 1: NAME), in as few
+ * L1 boots as possible; results under OUT = <build>/linux-runs/<group>. Fails the test if run.sh
+ * cannot run at all (no KVM in L1, no QEMU: a test bed that cannot run here must fail loudly,
+ * never pass). */
+void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
+            size_t len);
+
+/* The guest triple-faulted (KVM_EXIT_SHUTDOWN). Under the test bed's emulated SVM an isolated
+ * one is the emulator's (docs/linux.md, "Triple faults on the test bed"); tb_each_run() decides
+ * what is tolerated. */
+bool tb_triple_fault(const struct tb_result *r);
+
+/* Load every run of scenario s and call check() on each run that did not triple-fault. A run
+ * that triple-faulted is reported (with the registers of its last exit) and skipped; the test
+ * fails if every run of the scenario did. Returns the number of runs checked. */
+unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repeat,
+                     void (*check)(const struct tb_result *r, const struct tb_scenario *s,
+                                   void *ctx),
+                     void *ctx);
+
+void tb_load(struct tb_result *r, const char *out, const char *name);
+void tb_free(struct tb_result *r);
+
+/* The boot checks every hvprof scenario must pass: it finished, exit status 0 and a clean stop
+ * (guest reset or power-off), user space reached, the workloads finished, and the guest brought
+ * up exactly s->vcpus CPUs. */
+void tb_check_boot(const struct tb_result *r, const struct tb_scenario *s);
+
+/* Every warning or error line of the console must also be in `reference` (the same kernel
+ * booted by QEMU/KVM on the same emulated CPU): hvprof may not add any. Timestamps, numbers and
+ * addresses are ignored in the comparison. */
+void tb_check_console_clean(const struct tb_result *r, const char *reference);
+
+/* The reference console for (kernel, vcpus), NULL if the reference fixture did not produce it.
+ * Malloc'd. */
+char *tb_reference(const char *kernel, unsigned vcpus);
+
+/* Recording checks: it reads cleanly, has user- and kernel-mode samples and completed
+ * continuations, and each workload process of the guest is recorded as one process: the user
+ * samples inside its executable's mapping (the guest's own /proc/PID/maps) all belong to one
+ * recorded process (processes that share a layout, a fork's parent and child, to at most as
+ * many). Returns the number of completions. */
+uint64_t tb_check_recording(const struct tb_result *r);
+
+/* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
+ * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */
+void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
+                    uint64_t *deep);

@@ -1,0 +1,56 @@
+/* 5-level paging: the outer VM gets LA57 from QEMU's TCG (-cpu ...,+la57), so its KVM offers it
+ * to the guest and Debian's kernels (CONFIG_X86_5LEVEL=y) switch to 5-level page tables. hvprof
+ * must translate the guest's addresses through five levels: frame-pointer walks of hv_busy
+ * reach main, and the checks of every boot hold. */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "tests/linux/testbed.h"
+
+#define WORK "hvtest.plan=work hvtest.ms=1500"
+#define OPTS "--hz 1000 --timeout 180"
+
+static const struct tb_scenario scenarios[] = {
+    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL},
+    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL},
+};
+#define N (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
+{
+    (void)ctx;
+    tb_check_boot(r, s);
+    if (r->paging_levels != 5)
+        fail_msg("%s: the guest runs %u-level paging", r->name, r->paging_levels);
+    tb_check_recording(r);
+    /* spin <- leaf_a/hot_b <- hot_a/main <- main: frame pointers through 5-level paging */
+    uint64_t n, deep;
+    tb_user_stacks(r, "hv_busy", 3, &n, &deep);
+    printf("%s: %.1f s, hv_busy: %" PRIu64 " user samples, %" PRIu64 " with >= 3 frames\n", r->name,
+           r->seconds, n, deep);
+    assert_true(n > 0);
+    assert_true(deep * 10 >= n * 9);
+}
+
+static void test_la57(void **state)
+{
+    (void)state;
+    setenv("HVPROF_TB_CPU", "EPYC,+svm,+la57", 1);
+    char out[4096];
+    tb_run("la57", scenarios, N, 2, out, sizeof(out));
+    for (size_t i = 0; i < N; i++)
+        tb_each_run(out, &scenarios[i], 2, check, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_la57)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

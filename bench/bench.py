@@ -34,6 +34,7 @@ class Config:
             self.report_samples, self.report_rounds = 100000, 1
             self.scale_vcpus, self.scale_procs, self.scale_rounds, self.scale_seconds = [1, 2], [2, 16], 1, 1
             self.scale_rate = 1000
+            self.linux_rounds = 0
         else:
             self.rounds, self.seconds = 7, 3
             self.rates, self.vcpus = [100, 1000, 4000, 10000], [1, 2]
@@ -41,6 +42,7 @@ class Config:
             self.report_samples, self.report_rounds = 1000000, 3
             self.scale_vcpus, self.scale_procs, self.scale_rounds, self.scale_seconds = [1, 2, 4, 8], [2, 16, 64], 3, 2
             self.scale_rate = 1000
+            self.linux_rounds = 3
 
 
 def _jsonable(x):
@@ -89,6 +91,7 @@ def main():
         data["breakdown"] = sections.breakdown(r, cfg, tmp)
         data["throughput"] = sections.throughput(r, cfg, tmp)
         data["scale"] = sections.scale(r, cfg, tmp)
+        data["linux"] = sections.linux(r, cfg, tmp)
         data["modules"] = sections.modules(r, cfg)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fxt/encode.h"
-#include "fxt/ring.h"
+#include "schema/recording.h"
 
 static double now(void)
 {
@@ -25,21 +24,21 @@ static uint64_t ustack[16];
 
 /* The partial record written at a CPL-0 exit: ts, pid, tid, vcpu, cpl, pc, 8 kernel frames,
  * walk, continuation (19 words). */
-static void partial(struct fxt_sample *s, uint64_t i)
+static void partial(struct hvfxt_sample *s, uint64_t i)
 {
-    *s = (struct fxt_sample){.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
-                                       HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                                       HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK | HVFXT_SF_WALK,
-                             .continuation = i,
-                             .pid = 0x10000001,
-                             .tid = 0x40000002,
-                             .ts = i,
-                             .vcpu = 1,
-                             .cpl = 0,
-                             .pc = 0xffffffff81000000 + i,
-                             .kernel_stack = kstack,
-                             .n_kernel = 8,
-                             .walk = hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_DEFERRED, 0, 0)};
+    *s = (struct hvfxt_sample){.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
+                                         HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                         HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK | HVFXT_SF_WALK,
+                               .continuation = i,
+                               .pid = 0x10000001,
+                               .tid = 0x40000002,
+                               .ts = i,
+                               .vcpu = 1,
+                               .cpl = 0,
+                               .pc = 0xffffffff81000000 + i,
+                               .kernel_stack = kstack,
+                               .n_kernel = 8,
+                               .walk = hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_DEFERRED, 0, 0)};
 }
 
 static void bench_encode(void)
@@ -47,26 +46,26 @@ static void bench_encode(void)
     static uint64_t buf[64];
     const uint64_t n = 20000000;
     uint64_t sum = 0;
-    struct fxt_sample s;
+    struct hvfxt_sample s;
     double t0 = now();
     for (uint64_t i = 0; i < n; i++) {
         partial(&s, i);
-        sum += fxt_enc_sample(buf, 64, &s);
+        sum += hvfxt_enc_sample(buf, 64, &s);
         sum += buf[5];
     }
     double dt = now() - t0;
     printf("encode partial sample (19 words):     %6.1f M records/s  (%.1f ns each, chk %" PRIu64
            ")\n",
            n / dt / 1e6, dt / n * 1e9, sum % 10);
-    struct fxt_sample c = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK |
-                                     HVFXT_SF_VCPU,
-                           .user_stack = ustack,
-                           .n_user = 16,
-                           .vcpu = 1};
+    struct hvfxt_sample c = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK |
+                                       HVFXT_SF_VCPU,
+                             .user_stack = ustack,
+                             .n_user = 16,
+                             .vcpu = 1};
     t0 = now();
     for (uint64_t i = 0; i < n; i++) {
         c.completion = i;
-        sum += fxt_enc_sample(buf, 64, &c);
+        sum += hvfxt_enc_sample(buf, 64, &c);
         sum += buf[2];
     }
     dt = now() - t0;
@@ -79,22 +78,22 @@ static void bench_ring_single(void)
 {
     struct fxt_ring r;
     struct hv_err err;
-    if (fxt_ring_init(&r, 1 << 16, 0, 1, 0x1000, &err)) {
+    if (hvfxt_vcpu_ring_init(&r, 1 << 16, 0, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
     const int rounds = 20000, batch = 1000;
     double tpush = 0, tpop = 0;
     uint64_t sum = 0, i = 0;
-    struct fxt_sample s;
+    struct hvfxt_sample s;
     for (int k = 0; k < rounds; k++) {
         double t0 = now();
         for (int j = 0; j < batch; j++, i++) {
             partial(&s, i);
-            uint32_t nw = (uint32_t)fxt_sample_words(&s);
+            uint32_t nw = (uint32_t)hvfxt_sample_words(&s);
             uint64_t *p = fxt_ring_reserve(&r, nw, i);
             if (p)
-                fxt_ring_commit(&r, (uint32_t)fxt_enc_sample(p, nw, &s));
+                fxt_ring_commit(&r, (uint32_t)hvfxt_enc_sample(p, nw, &s));
         }
         double t1 = now();
         uint32_t n;
@@ -122,13 +121,13 @@ struct xrun {
 static void *xproducer(void *arg)
 {
     struct xrun *x = arg;
-    struct fxt_sample s;
+    struct hvfxt_sample s;
     for (uint64_t i = 0; i < x->n; i++) {
         partial(&s, i);
-        uint32_t nw = (uint32_t)fxt_sample_words(&s);
+        uint32_t nw = (uint32_t)hvfxt_sample_words(&s);
         uint64_t *p = fxt_ring_reserve(&x->r, nw, i);
         if (p)
-            fxt_ring_commit(&x->r, (uint32_t)fxt_enc_sample(p, nw, &s));
+            fxt_ring_commit(&x->r, (uint32_t)hvfxt_enc_sample(p, nw, &s));
     }
     atomic_store(&x->done, 1);
     return NULL;
@@ -138,7 +137,7 @@ static void bench_ring_two_threads(void)
 {
     static struct xrun x;
     struct hv_err err;
-    if (fxt_ring_init(&x.r, 1 << 18, 0, 1, 0x1000, &err))
+    if (hvfxt_vcpu_ring_init(&x.r, 1 << 18, 0, &err))
         exit(1);
     x.n = 20000000;
     pthread_t t;

@@ -19,9 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fxt/encode.h"
-#include "fxt/hvprof_format.h"
-#include "fxt/writer.h"
+#include "schema/recording.h"
 #include "symbolize/discover_fxt.h"
 #include "symbolize/elf_symbols.h"
 
@@ -111,13 +109,13 @@ static unsigned user_stack(struct gen *g, uint64_t *st)
     return n;
 }
 
-static int emit(struct gen *g, uint32_t vcpu, const struct fxt_sample *s, struct hv_err *err)
+static int emit(struct gen *g, uint32_t vcpu, const struct hvfxt_sample *s, struct hv_err *err)
 {
-    size_t n = fxt_enc_sample(g->enc, FXT_MAX_RECORD_WORDS, s);
+    size_t n = hvfxt_enc_sample(g->enc, FXT_MAX_RECORD_WORDS, s);
     if (n == 0)
         return hv_errf(err, "sample did not encode");
     g->records++;
-    return fxt_writer_emit(&g->w, fxt_vcpu_provider(vcpu), g->enc, n, err);
+    return fxt_writer_emit(&g->w, hvfxt_vcpu_provider(vcpu), g->enc, n, err);
 }
 
 struct vstate {
@@ -137,7 +135,7 @@ static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_er
     if (vs->kernel_left) {
         if (vs->pending == 0)
             vs->cont_id = ((uint64_t)v << 56) | (vs->cont_id + 1);
-        struct fxt_sample s = {
+        struct hvfxt_sample s = {
             .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
                       HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_KERNEL_STACK |
                       HVFXT_SF_CONTINUATION,
@@ -159,7 +157,7 @@ static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_er
     unsigned n = user_stack(g, ustack);
     if (vs->pending) {
         /* back in user mode: the completion carries the user stack for every partial record */
-        struct fxt_sample c = {
+        struct hvfxt_sample c = {
             .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
                       HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                       HVFXT_SF_WALK,
@@ -177,7 +175,7 @@ static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_er
             return -1;
         vs->pending = 0;
     }
-    struct fxt_sample s = {
+    struct hvfxt_sample s = {
         .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                   HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_USER_STACK,
         .pid = pid,
@@ -196,7 +194,7 @@ static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_er
 static int write_recording(struct gen *g, const char *out, uint64_t nsamples, unsigned nvcpus,
                            const char *prog, const char *kernel, struct hv_err *err)
 {
-    if (fxt_writer_open(&g->w, out, 1000000000ull, nvcpus, "bench_mkrecording", err) < 0)
+    if (hvfxt_recording_open(&g->w, out, 1000000000ull, nvcpus, "bench_mkrecording", err) < 0)
         return -1;
     struct fxt_arg args[] = {
         {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = 1000},
@@ -206,7 +204,7 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     struct discover_registry reg;
     discover_registry_init(&reg);
     int rc = -1;
-    if (fxt_writer_marker(&g->w, HVFXT_SESSION_START, 1, args, 3, err) < 0 ||
+    if (hvfxt_write_marker(&g->w, HVFXT_SESSION_START, 1, args, 3, err) < 0 ||
         discover_record_kernel_elf(&g->w, &reg, kernel, 1, err) < 0)
         goto out;
     struct discover_module m = {
@@ -221,9 +219,8 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     struct vstate vs[MAX_VCPUS] = {{0}};
     for (uint32_t v = 0; v < nvcpus; v++) {
         uint64_t pid = hvfxt_koid_guest_process(v + 1);
-        if (fxt_writer_guest_process(&g->w, pid, "workload", err) < 0 ||
-            fxt_writer_guest_thread(&g->w, hvfxt_koid_guest_thread(v + 1), "workload", pid, err) <
-                0 ||
+        if (hvfxt_write_guest_process(&g->w, v + 1, "workload", err) < 0 ||
+            hvfxt_write_guest_thread(&g->w, v + 1, v + 1, "workload", err) < 0 ||
             discover_record(&g->w, &reg, pid, &m, 1, 1, err) < 0)
             goto out;
         vs[v].ts = 1000000000ull;
@@ -237,7 +234,7 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
             }
         }
     }
-    rc = fxt_writer_marker(&g->w, "session_stop", vs[0].ts + 1, NULL, 0, err);
+    rc = hvfxt_write_marker(&g->w, "session_stop", vs[0].ts + 1, NULL, 0, err);
 out:
     discover_registry_free(&reg);
     struct hv_err cerr = {{0}, 0};

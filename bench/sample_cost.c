@@ -39,9 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fxt/encode.h"
-#include "fxt/hvprof_format.h"
-#include "fxt/ring.h"
+#include "schema/recording.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
 
@@ -234,7 +232,7 @@ static int build(struct bench *b)
     if (gw_walker_init(&b->w_plain, &g->mem, &plain, NULL) != 0 ||
         gw_walker_init(&b->w_leaf, &g->mem, &leaf, NULL) != 0)
         return fail("gw_walker_init");
-    if (fxt_ring_init(&b->ring, 1u << 16, 0, HVFXT_KOID_VM, hvfxt_koid_vcpu(0), NULL) != 0)
+    if (hvfxt_vcpu_ring_init(&b->ring, 1u << 16, 0, NULL) != 0)
         return fail("fxt_ring_init");
     return kvm_setup(b);
 }
@@ -253,9 +251,9 @@ static unsigned walk(struct gw_walker *w, const struct gw_cpu *c, uint64_t *pcs)
     return st.stop == GW_STOP_CHAIN_END || st.stop == GW_STOP_DEPTH_CAP ? st.count : 0;
 }
 
-static struct fxt_sample user_sample(struct bench *b, unsigned n, uint64_t ts)
+static struct hvfxt_sample user_sample(struct bench *b, unsigned n, uint64_t ts)
 {
-    return (struct fxt_sample){
+    return (struct hvfxt_sample){
         .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                   HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_USER_STACK,
         .pid = hvfxt_koid_guest_process(1),
@@ -322,7 +320,7 @@ static double run_batch(struct bench *b, enum stage st, unsigned d)
         break;
     }
     case ST_PARTIAL: {
-        struct fxt_sample p = {
+        struct hvfxt_sample p = {
             .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
                       HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_KERNEL_STACK |
                       HVFXT_SF_CONTINUATION,
@@ -337,7 +335,7 @@ static double run_batch(struct bench *b, enum stage st, unsigned d)
         t0 = now_ns();
         for (int i = 0; i < PER_BATCH; i++) {
             p.ts = t0 + (uint64_t)i;
-            size_t w = fxt_enc_sample(b->enc, FXT_MAX_RECORD_WORDS, &p);
+            size_t w = hvfxt_enc_sample(b->enc, FXT_MAX_RECORD_WORDS, &p);
             sink += w + b->enc[w - 1];
         }
         t1 = now_ns();
@@ -346,15 +344,15 @@ static double run_batch(struct bench *b, enum stage st, unsigned d)
     case ST_RING_PUSH:
     case ST_RING_POP: {
         /* push a batch (timed for ring_push), then pop it (timed for ring_pop) */
-        struct fxt_sample s = user_sample(b, n, 1);
-        size_t words = fxt_sample_words(&s);
+        struct hvfxt_sample s = user_sample(b, n, 1);
+        size_t words = hvfxt_sample_words(&s);
         uint64_t a = now_ns();
         for (int i = 0; i < PER_BATCH; i++) {
             s.ts = a + (uint64_t)i;
             uint64_t *slot = fxt_ring_reserve(&b->ring, (uint32_t)words, s.ts);
             if (!slot)
                 return -1;
-            fxt_ring_commit(&b->ring, (uint32_t)fxt_enc_sample(slot, words, &s));
+            fxt_ring_commit(&b->ring, (uint32_t)hvfxt_enc_sample(slot, words, &s));
         }
         uint64_t m = now_ns();
         for (int i = 0; i < PER_BATCH; i++) {

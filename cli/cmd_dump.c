@@ -1,4 +1,5 @@
-/* hvprof dump: print the records of an FXT file (fxt/reader.h), or counts with --stats. */
+/* hvprof dump: print the records of an FXT file (fxt/reader.h, with hvprof's own records
+ * decoded by schema/decode.h), or counts with --stats. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "fxt/reader.h"
+#include "schema/decode.h"
 
 static const char *const type_names[FXTR_NTYPES] = {
     "metadata", "init", "string", "thread", "event",  "blob",   "uobj",   "kobj",
@@ -43,31 +45,31 @@ static void put_args(const struct fxtr_arg *a, unsigned n)
         put_str(a[i].name);
         fputc('=', stdout);
         switch (a[i].type) {
-        case 0:
+        case FXTR_ARG_NULL:
             fputs("null", stdout);
             break;
-        case 1:
-        case 3:
+        case FXTR_ARG_I32:
+        case FXTR_ARG_I64:
             printf("%" PRId64, a[i].v.i);
             break;
-        case 5:
+        case FXTR_ARG_DOUBLE:
             printf("%g", a[i].v.d);
             break;
-        case 6:
+        case FXTR_ARG_STRING:
             put_str(a[i].v.s);
             break;
-        case 7:
-        case 8:
+        case FXTR_ARG_POINTER:
+        case FXTR_ARG_KOID:
             printf("0x%" PRIx64, a[i].v.u);
             break;
-        case 9:
+        case FXTR_ARG_BOOL:
             fputs(a[i].v.u ? "true" : "false", stdout);
             break;
-        case 10:
+        case FXTR_ARG_BLOB:
             printf("blob[%u words]", a[i].v.blob.n);
             break;
-        case 2:
-        case 4:
+        case FXTR_ARG_U32:
+        case FXTR_ARG_U64:
             printf("%" PRIu64, a[i].v.u);
             break;
         default:
@@ -85,7 +87,7 @@ static void put_stack(const char *label, struct fxtr_words w)
         fputs(",...", stdout);
 }
 
-static void put_sample(const struct fxtr_sample *s)
+static void put_sample(const struct hvfxt_sample_view *s)
 {
     printf(" sample");
     if (s->fields & HVFXT_SF_CONTINUATION)
@@ -105,8 +107,8 @@ static void put_sample(const struct fxtr_sample *s)
     if (s->fields & HVFXT_SF_PC)
         printf(" pc=0x%" PRIx64, s->pc);
     if (s->fields & HVFXT_SF_WALK)
-        printf(" walk=kstop:%u,ustop:%u%s%s", (unsigned)(s->walk & 0xff),
-               (unsigned)((s->walk >> 8) & 0xff),
+        printf(" walk=kstop:%s,ustop:%s%s%s", hvfxt_stop_name(hvfxt_walk_kernel_stop(s->walk)),
+               hvfxt_stop_name(hvfxt_walk_user_stop(s->walk)),
                (s->walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
                (s->walk & HVFXT_WALK_USER_TRUNC) ? ",utrunc" : "");
     if (s->fields & HVFXT_SF_KERNEL_STACK)
@@ -115,8 +117,9 @@ static void put_sample(const struct fxtr_sample *s)
         put_stack("ustack", s->user_stack);
 }
 
-static void dump_record(const struct fxtr_record *rec)
+static void dump_record(const struct hvfxt_record *x)
 {
+    const struct fxtr_record *rec = &x->fxt;
     printf("0x%08zx %-8s", rec->offset, type_names[rec->type & 15]);
     if (rec->unknown) {
         printf(" unknown (%" PRIu64 " words, skipped)\n", rec->nwords);
@@ -162,16 +165,16 @@ static void dump_record(const struct fxtr_record *rec)
         break;
     case FXTR_BLOB:
         printf(" blob-type=0x%x bytes=%u", rec->u.blob.btype, rec->u.blob.size);
-        if (rec->u.blob.btype == HVFXT_BLOB_SAMPLE) {
-            put_sample(&rec->u.blob.sample);
-        } else if (rec->u.blob.btype == HVFXT_BLOB_MODULE) {
-            printf(" module id=%" PRIu64 " name=", rec->u.blob.module.id);
-            put_str(rec->u.blob.module.name);
+        if (x->kind == HVFXT_REC_SAMPLE) {
+            put_sample(&x->u.sample);
+        } else if (x->kind == HVFXT_REC_MODULE) {
+            printf(" module id=%" PRIu64 " name=", x->u.module.id);
+            put_str(x->u.module.name);
             printf(" build_id=");
-            for (uint32_t i = 0; i < rec->u.blob.module.build_id_len; i++)
-                printf("%02x", rec->u.blob.module.build_id[i]);
-        } else if (rec->u.blob.btype == HVFXT_BLOB_MAPPING) {
-            const struct fxtr_mapping *m = &rec->u.blob.mapping;
+            for (uint32_t i = 0; i < x->u.module.build_id_len; i++)
+                printf("%02x", x->u.module.build_id[i]);
+        } else if (x->kind == HVFXT_REC_MAPPING) {
+            const struct hvfxt_mapping *m = &x->u.mapping;
             printf(" mapping pid=0x%" PRIx64 " module=%" PRIu64 " start=0x%" PRIx64
                    " size=0x%" PRIx64 " vaddr=0x%" PRIx64 " flags=%c%c%c ts=%" PRIu64,
                    m->pid, m->module_id, m->start, m->size, m->vaddr,
@@ -208,9 +211,9 @@ static void dump_record(const struct fxtr_record *rec)
 
 static int dump_stats(const char *path, const void *buf, size_t len)
 {
-    struct fxtr_stats st;
+    struct hvfxt_stats st;
     struct hv_err err = {0};
-    int rc = fxtr_stats(buf, len, &st, &err);
+    int rc = hvfxt_stats(buf, len, &st, &err);
     for (unsigned t = 0; t < FXTR_NTYPES; t++)
         if (st.by_type[t])
             printf("%-9s %10" PRIu64 "\n", type_names[t], st.by_type[t]);
@@ -231,7 +234,7 @@ static int dump_stats(const char *path, const void *buf, size_t len)
 static int dump_records(const char *path, const void *buf, size_t len)
 {
     struct fxtr_reader r;
-    struct fxtr_record *rec = malloc(sizeof(*rec));
+    struct hvfxt_record *rec = malloc(sizeof(*rec));
     if (!rec) {
         fprintf(stderr, "hvprof dump: out of memory\n");
         return 1;
@@ -239,7 +242,7 @@ static int dump_records(const char *path, const void *buf, size_t len)
     struct hv_err err = {0};
     fxtr_init(&r, buf, len);
     int rc;
-    while ((rc = fxtr_next(&r, rec, &err)) == 1)
+    while ((rc = hvfxt_next(&r, rec, &err)) == 1)
         dump_record(rec);
     fxtr_free(&r);
     free(rec);

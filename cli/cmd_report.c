@@ -11,39 +11,38 @@
 
 #include "cli/commands.h"
 #include "cli/parse.h"
+#include "schema/schema.h"
 #include "symbolize/fxt_load.h"
 #include "symbolize/report.h"
 
-/* Koid ranges of docs/fxt-samples.md section 4: small numbers name address space / thread n. */
-#define KOID_GUEST_PROCESS 0x10000000ull
-#define KOID_GUEST_THREAD  0x40000000ull
 #define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
 
 static void report_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: hvprof report FILE [options]\n\n"
-            "Symbolize an hvprof recording and write a report.\n\n"
-            "output:\n"
-            "  --format F        top (default), folded, pprof, perf-script, svg, timeline, or all\n"
-            "  -o, --output OUT  output file (default: standard output); with --format all a\n"
-            "                    directory (default: hvprof-report/)\n"
-            "  --title TEXT      title of the flame graph / pprof comment / timeline VM name\n"
-            "  --limit N         rows of the top table (default 50)\n"
-            "symbols:\n"
-            "  --symbols DIR     search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
-            "                    or any ELF file directly in DIR) or by name; repeatable\n"
-            "  --vmlinux FILE    guest Linux kernel ELF\n"
-            "  --kallsyms FILE   guest /proc/kallsyms copy\n"
-            "  --system-map FILE guest System.map (KASLR slide from the recorded MSR_LSTAR)\n"
-            "  --kernel-symbols FILE  any of the three above (detected by content)\n"
-            "filters:\n"
-            "  --vcpu N          samples of vCPU N only\n"
-            "  --pid P           guest address space P (a koid, or n for koid 0x10000000+n)\n"
-            "  --tid T           guest thread T (a koid, or n for koid 0x40000000+n)\n"
-            "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
-            "  -q, --quiet       no progress or warnings on stderr\n"
-            "  -h, --help        this text\n");
+    fprintf(
+        out,
+        "usage: hvprof report FILE [options]\n\n"
+        "Symbolize an hvprof recording and write a report.\n\n"
+        "output:\n"
+        "  --format F        top (default), folded, pprof, perf-script, svg, timeline, or all\n"
+        "  -o, --output OUT  output file (default: standard output); with --format all a\n"
+        "                    directory (default: hvprof-report/)\n"
+        "  --title TEXT      title of the flame graph / pprof comment / timeline VM name\n"
+        "  --limit N         rows of the top table (default 50)\n"
+        "symbols:\n"
+        "  --symbols DIR     search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
+        "                    or any ELF file directly in DIR) or by name; repeatable\n"
+        "  --vmlinux FILE    guest Linux kernel ELF\n"
+        "  --kallsyms FILE   guest /proc/kallsyms copy\n"
+        "  --system-map FILE guest System.map (KASLR slide from the recorded MSR_LSTAR)\n"
+        "  --kernel-symbols FILE  any of the three above (detected by content)\n"
+        "filters:\n"
+        "  --vcpu N          samples of vCPU N only\n"
+        "  --pid P           guest address space P (a koid, or n for koid 0x10000000+n)\n"
+        "  --tid T           guest thread T (a koid, or n for koid 0x40000000+n)\n"
+        "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
+        "  -q, --quiet       no progress or warnings on stderr\n"
+        "  -h, --help        this text\n");
 }
 
 struct progress {
@@ -123,8 +122,18 @@ static void warn_unresolved(const struct profile *p)
 
 int cmd_report(int argc, char **argv)
 {
-    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_SYMBOLS, O_KSYMS, O_VCPU, O_PID, O_TID, O_USER,
-           O_KERNEL };
+    enum {
+        O_FORMAT = 256,
+        O_TITLE,
+        O_LIMIT,
+        O_SYMBOLS,
+        O_KSYMS,
+        O_VCPU,
+        O_PID,
+        O_TID,
+        O_USER,
+        O_KERNEL
+    };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},
         {"output", required_argument, 0, 'o'},
@@ -195,12 +204,12 @@ int cmd_report(int argc, char **argv)
             filter.vcpu = (uint32_t)v;
             break;
         case O_PID:
-            if (parse_koid(optarg, "--pid", KOID_GUEST_PROCESS, &filter.pid) < 0)
+            if (parse_koid(optarg, "--pid", HVFXT_KOID_PROCESS_BASE, &filter.pid) < 0)
                 goto out;
             filter.has_pid = true;
             break;
         case O_TID:
-            if (parse_koid(optarg, "--tid", KOID_GUEST_THREAD, &filter.tid) < 0)
+            if (parse_koid(optarg, "--tid", HVFXT_KOID_THREAD_BASE, &filter.tid) < 0)
                 goto out;
             filter.has_tid = true;
             break;
@@ -244,8 +253,10 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     if (!quiet && ls.dropped)
-        fprintf(stderr, "hvprof report: %" PRIu64 " records were dropped while recording "
-                        "(%" PRIu64 " loss records)\n", ls.dropped, ls.loss_records);
+        fprintf(stderr,
+                "hvprof report: %" PRIu64 " records were dropped while recording "
+                "(%" PRIu64 " loss records)\n",
+                ls.dropped, ls.loss_records);
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "hvprof report: %s holds no samples\n", file);
     /* The recorder's hint (the built-in guest's program files) comes after any --symbols. */

@@ -1,18 +1,12 @@
-/* FXT record encoders (layouts: fxt.md section 1, docs/fxt-samples.md). */
+/* Generic FXT record encoders (layouts: the FXT specification, "Record types"). */
 #include "fxt/encode.h"
 
 #include <string.h>
 
-static size_t stream_words(size_t len)
+/* Spec: "Streams are padded with zeros to the next 8-byte boundary". */
+void fxt_put_stream(uint64_t *dst, const void *src, size_t len)
 {
-    return (len + 7) / 8;
-}
-
-/* Copy a byte stream and zero-pad it to a word boundary (spec: "Streams are padded with zeros
- * to the next 8-byte boundary"). */
-static void put_stream(uint64_t *dst, const void *src, size_t len)
-{
-    size_t n = stream_words(len);
+    size_t n = fxt_stream_words(len);
     if (n == 0)
         return;
     dst[n - 1] = 0;
@@ -41,7 +35,7 @@ static uint64_t str_ref(struct fxt_str s)
 
 static size_t str_words(struct fxt_str s)
 {
-    return s.index ? 0 : stream_words(s.len);
+    return s.index ? 0 : fxt_stream_words(s.len);
 }
 
 static bool str_ok(struct fxt_str s)
@@ -53,8 +47,8 @@ static uint64_t *put_str(uint64_t *p, struct fxt_str s)
 {
     if (s.index || !s.len)
         return p;
-    put_stream(p, s.s, s.len);
-    return p + stream_words(s.len);
+    fxt_put_stream(p, s.s, s.len);
+    return p + fxt_stream_words(s.len);
 }
 
 size_t fxt_enc_magic(uint64_t *buf, size_t cap)
@@ -76,12 +70,12 @@ size_t fxt_enc_init(uint64_t *buf, size_t cap, uint64_t ticks_per_second)
 
 size_t fxt_enc_provider_info(uint64_t *buf, size_t cap, uint32_t id, const char *name, size_t len)
 {
-    size_t n = 1 + stream_words(len);
+    size_t n = 1 + fxt_stream_words(len);
     if (len > FXT_PROVIDER_NAME_MAX || n > cap || (len && !name))
         return 0;
     buf[0] = header(FXT_RT_METADATA, n) | FXT_MAKE(FXT_META_TYPE, FXT_META_PROVIDER_INFO) |
              FXT_MAKE(FXT_META_PROVIDER, id) | FXT_MAKE(FXT_META_NAME_LEN, len);
-    put_stream(buf + 1, name, len);
+    fxt_put_stream(buf + 1, name, len);
     return n;
 }
 
@@ -105,13 +99,13 @@ size_t fxt_enc_provider_event(uint64_t *buf, size_t cap, uint32_t id, unsigned e
 
 size_t fxt_enc_string(uint64_t *buf, size_t cap, uint16_t index, const char *s, size_t len)
 {
-    size_t n = 1 + stream_words(len);
+    size_t n = 1 + fxt_stream_words(len);
     if (index == 0 || index > FXT_STRING_INDEX_MAX || len > FXT_STRING_LEN_MAX || n > cap ||
         (len && !s))
         return 0;
     buf[0] = header(FXT_RT_STRING, n) | FXT_MAKE(FXT_STRING_INDEX, index) |
              FXT_MAKE(FXT_STRING_LEN, len);
-    put_stream(buf + 1, s, len);
+    fxt_put_stream(buf + 1, s, len);
     return n;
 }
 
@@ -289,176 +283,17 @@ size_t fxt_enc_blob(uint64_t *buf, size_t cap, struct fxt_str name, unsigned blo
     if (!str_ok(name) || blob_type > 0xff || nbytes > FXT_MAX(FXT_BLOB_SIZE) ||
         (nbytes && !payload))
         return 0;
-    size_t n = 1 + str_words(name) + stream_words(nbytes);
+    size_t n = 1 + str_words(name) + fxt_stream_words(nbytes);
     if (n > cap || n > FXT_MAX_RECORD_WORDS)
         return 0;
     buf[0] = header(FXT_RT_BLOB, n) | FXT_MAKE(FXT_BLOB_NAME, str_ref(name)) |
              FXT_MAKE(FXT_BLOB_SIZE, nbytes) | FXT_MAKE(FXT_BLOB_TYPE, blob_type);
-    put_stream(put_str(buf + 1, name), payload, nbytes);
+    fxt_put_stream(put_str(buf + 1, name), payload, nbytes);
     return n;
 }
 
-/* hvprof blobs: header with name ref 0, no name stream, payload of whole words. */
-static uint64_t hv_blob_header(unsigned blob_type, size_t payload_words)
+uint64_t fxt_blob_header_words(unsigned blob_type, size_t payload_words)
 {
     return header(FXT_RT_BLOB, 1 + payload_words) | FXT_MAKE(FXT_BLOB_SIZE, 8 * payload_words) |
            FXT_MAKE(FXT_BLOB_TYPE, blob_type);
-}
-
-struct sample_plan {
-    uint32_t fields;
-    uint32_t n_user, n_kernel;
-    uint64_t walk;
-    size_t words;
-};
-
-static unsigned popcount_single_word_fields(uint32_t f)
-{
-    /* Every present field is one word, the stacks one count word plus their frames. */
-    return (unsigned)__builtin_popcount(f & HVFXT_SF_KNOWN);
-}
-
-/* Decide which fields and how many frames go into the record so it stays under 4095 words. */
-static void sample_plan(const struct fxt_sample *s, struct sample_plan *pl)
-{
-    pl->fields = s->fields & HVFXT_SF_KNOWN;
-    pl->walk = s->walk;
-    uint32_t nk = (pl->fields & HVFXT_SF_KERNEL_STACK) ? s->n_kernel : 0;
-    uint32_t nu = (pl->fields & HVFXT_SF_USER_STACK) ? s->n_user : 0;
-    size_t fixed = 2 + popcount_single_word_fields(pl->fields);
-    if (fixed + nk + nu > FXT_MAX_RECORD_WORDS) {
-        if (!(pl->fields & HVFXT_SF_WALK)) {
-            pl->fields |= HVFXT_SF_WALK;
-            pl->walk = 0;
-            fixed++;
-        }
-        size_t budget = FXT_MAX_RECORD_WORDS - fixed;
-        if (nk > budget) {
-            nk = (uint32_t)budget;
-            pl->walk |= HVFXT_WALK_KERNEL_TRUNC;
-        }
-        if (nu > budget - nk) {
-            nu = (uint32_t)(budget - nk);
-            pl->walk |= HVFXT_WALK_USER_TRUNC;
-        }
-    }
-    pl->n_kernel = nk;
-    pl->n_user = nu;
-    pl->words = fixed + nk + nu;
-}
-
-size_t fxt_sample_words(const struct fxt_sample *s)
-{
-    struct sample_plan pl;
-    sample_plan(s, &pl);
-    return pl.words;
-}
-
-size_t fxt_enc_sample(uint64_t *buf, size_t cap, const struct fxt_sample *s)
-{
-    struct sample_plan pl;
-    sample_plan(s, &pl);
-    if (pl.words > cap)
-        return 0;
-    uint64_t *p = buf;
-    *p++ = hv_blob_header(HVFXT_BLOB_SAMPLE, pl.words - 1);
-    *p++ = pl.fields;
-    /* RFC-0274 order, then hvprof's extensions in bit order (docs/fxt-samples.md). */
-    if (pl.fields & HVFXT_SF_CONTINUATION)
-        *p++ = s->continuation;
-    if (pl.fields & HVFXT_SF_CONTINUATION_COMPLETION)
-        *p++ = s->completion;
-    if (pl.fields & HVFXT_SF_PID)
-        *p++ = s->pid;
-    if (pl.fields & HVFXT_SF_TID)
-        *p++ = s->tid;
-    if (pl.fields & HVFXT_SF_BOOT_TS)
-        *p++ = s->ts;
-    if (pl.fields & HVFXT_SF_USER_STACK) {
-        *p++ = pl.n_user;
-        if (pl.n_user)
-            memcpy(p, s->user_stack, 8 * (size_t)pl.n_user);
-        p += pl.n_user;
-    }
-    if (pl.fields & HVFXT_SF_VCPU)
-        *p++ = s->vcpu;
-    if (pl.fields & HVFXT_SF_CPL)
-        *p++ = s->cpl;
-    if (pl.fields & HVFXT_SF_PC)
-        *p++ = s->pc;
-    if (pl.fields & HVFXT_SF_KERNEL_STACK) {
-        *p++ = pl.n_kernel;
-        if (pl.n_kernel)
-            memcpy(p, s->kernel_stack, 8 * (size_t)pl.n_kernel);
-        p += pl.n_kernel;
-    }
-    if (pl.fields & HVFXT_SF_WALK)
-        *p++ = pl.walk;
-    return (size_t)(p - buf);
-}
-
-size_t fxt_enc_module(uint64_t *buf, size_t cap, const struct fxt_module *m)
-{
-    if (m->build_id_len > 0xff || (m->name_len && !m->name) || (m->build_id_len && !m->build_id))
-        return 0;
-    size_t payload = 2 + stream_words(m->name_len) + stream_words(m->build_id_len);
-    size_t n = 1 + payload;
-    if (n > cap || n > FXT_MAX_RECORD_WORDS)
-        return 0;
-    buf[0] = hv_blob_header(HVFXT_BLOB_MODULE, payload);
-    buf[1] = m->id;
-    buf[2] = (uint64_t)m->name_len | ((uint64_t)m->build_id_len << 16);
-    put_stream(buf + 3, m->name, m->name_len);
-    put_stream(buf + 3 + stream_words(m->name_len), m->build_id, m->build_id_len);
-    return n;
-}
-
-size_t fxt_enc_mapping(uint64_t *buf, size_t cap, const struct fxt_mapping *m)
-{
-    if (cap < 8)
-        return 0;
-    buf[0] = hv_blob_header(HVFXT_BLOB_MAPPING, 7);
-    buf[1] = m->pid;
-    buf[2] = m->module_id;
-    buf[3] = m->start;
-    buf[4] = m->size;
-    buf[5] = m->vaddr;
-    buf[6] = m->flags;
-    buf[7] = m->ts;
-    return 8;
-}
-
-size_t fxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_loss *l)
-{
-    struct fxt_arg args[4] = {
-        {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = l->dropped},
-        {.type = FXT_ARG_U32, .name = fxt_str_inline("vcpu"), .v.u32 = l->vcpu},
-        {.type = FXT_ARG_U64, .name = fxt_str_inline("first_ts"), .v.u64 = l->first_ts},
-        {.type = FXT_ARG_U64, .name = fxt_str_inline("last_ts"), .v.u64 = l->last_ts},
-    };
-    struct fxt_event ev = {
-        .type = FXT_EV_INSTANT,
-        .ts = l->first_ts,
-        .thread = {.index = 0, .pid = l->pid, .tid = l->tid},
-        .category = fxt_str_inline(HVFXT_CATEGORY),
-        .name = fxt_str_inline(HVFXT_LOSS_NAME),
-        .args = args,
-        .nargs = 4,
-    };
-    return fxt_enc_event(buf, cap, &ev);
-}
-
-size_t fxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,
-                      const struct fxt_arg *args, unsigned nargs)
-{
-    struct fxt_event ev = {
-        .type = FXT_EV_INSTANT,
-        .ts = ts,
-        .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = HVFXT_KOID_CONTROL},
-        .category = fxt_str_inline(HVFXT_CATEGORY),
-        .name = fxt_str_inline(name),
-        .args = args,
-        .nargs = nargs,
-    };
-    return fxt_enc_event(buf, cap, &ev);
 }

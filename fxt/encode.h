@@ -1,9 +1,10 @@
-/* FXT record encoders. Each writes one complete record into a caller-provided word buffer and
- * returns its size in words, or 0 if `cap` words are not enough or an input is out of range
+/* Generic FXT record encoders. Each writes one complete record into a caller-provided word buffer
+ * and returns its size in words, or 0 if `cap` words are not enough or an input is out of range
  * (a name too long for its field, too many arguments). No allocation, no locks, no system calls:
  * the vCPU thread encodes straight into its ring slot (fxt/ring.h).
- * Layouts: FXT spec as summarised in /work/shared/reference/fxt.md section 1; hvprof's blobs in
- * docs/fxt-samples.md. Every record is at most FXT_MAX_RECORD_WORDS (4095) words. */
+ * Layouts: the FXT specification (Fuchsia's docs/reference/tracing/trace-format.md), "Record
+ * types"; docs/fxt-samples.md summarises what hvprof uses. hvprof's own records are encoded by
+ * schema/encode.h on top of these. Every record is at most FXT_MAX_RECORD_WORDS (4095) words. */
 #pragma once
 
 #include <stdbool.h>
@@ -11,7 +12,6 @@
 #include <stdint.h>
 
 #include "fxt/fields.h"
-#include "fxt/hvprof_format.h"
 
 /* A string reference: an interned index (index != 0), an inline string (s, len), or empty. */
 struct fxt_str {
@@ -81,42 +81,6 @@ struct fxt_event {
     uint64_t extra; /* counter id / end ts / correlation id / flow id; unused for 0, 2, 3 */
 };
 
-/* The sample record (docs/fxt-samples.md). `fields` says which optional fields are present
- * (HVFXT_SF_*); the stacks are read only when their bit is set. Frames that would push the record
- * past 4095 words are cut (kernel stack first kept, user stack cut first) and the walk word gets
- * the TRUNC bit; fxt_sample_words() tells the size in advance. */
-struct fxt_sample {
-    uint32_t fields;
-    uint64_t continuation, completion;
-    uint64_t pid, tid, ts;
-    const uint64_t *user_stack;
-    uint32_t n_user;
-    uint32_t vcpu;
-    uint8_t cpl;
-    uint64_t pc;
-    const uint64_t *kernel_stack;
-    uint32_t n_kernel;
-    uint64_t walk; /* hvfxt_walk_word() */
-};
-/* Most frames a sample can hold in total (both stacks together). */
-#define FXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - 11)
-
-struct fxt_module {
-    uint64_t id;
-    const char *name;
-    uint16_t name_len;
-    const uint8_t *build_id;
-    uint16_t build_id_len; /* bytes, <= 255 */
-};
-struct fxt_mapping {
-    uint64_t pid, module_id, start, size, vaddr, flags, ts;
-};
-struct fxt_loss {
-    uint32_t vcpu;
-    uint64_t pid, tid; /* thread the event lands on: VM koid and the vCPU's koid */
-    uint64_t dropped, first_ts, last_ts;
-};
-
 size_t fxt_enc_magic(uint64_t *buf, size_t cap);
 size_t fxt_enc_init(uint64_t *buf, size_t cap, uint64_t ticks_per_second);
 size_t fxt_enc_provider_info(uint64_t *buf, size_t cap, uint32_t id, const char *name, size_t len);
@@ -133,13 +97,13 @@ size_t fxt_enc_kobj_thread(uint64_t *buf, size_t cap, uint64_t koid, const char 
 size_t fxt_enc_event(uint64_t *buf, size_t cap, const struct fxt_event *ev);
 size_t fxt_enc_blob(uint64_t *buf, size_t cap, struct fxt_str name, unsigned blob_type,
                     const void *payload, size_t nbytes);
-
-size_t fxt_sample_words(const struct fxt_sample *s);
-size_t fxt_enc_sample(uint64_t *buf, size_t cap, const struct fxt_sample *s);
-size_t fxt_enc_module(uint64_t *buf, size_t cap, const struct fxt_module *m);
-size_t fxt_enc_mapping(uint64_t *buf, size_t cap, const struct fxt_mapping *m);
-#define FXT_LOSS_WORDS 18 /* the loss event's fixed size */
-size_t fxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_loss *l);
-/* Session markers on the control thread; settings as arguments (at most 15). */
-size_t fxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,
-                      const struct fxt_arg *args, unsigned nargs);
+/* Streams (strings, blob payloads) take whole words, zero-padded (spec "Encoding primitives"). */
+static inline size_t fxt_stream_words(size_t len)
+{
+    return (len + 7) / 8;
+}
+/* Copy len bytes to dst and zero the padding of the last word. */
+void fxt_put_stream(uint64_t *dst, const void *src, size_t len);
+/* The header word of a blob record with an empty name and a payload of whole words, which
+ * follows it: for encoders that write their payload in place (schema/encode.c). */
+uint64_t fxt_blob_header_words(unsigned blob_type, size_t payload_words);

@@ -38,6 +38,10 @@ static inline uint64_t fxt_field_get(uint64_t w, unsigned lo, unsigned hi)
 #define FXT_REC_TYPE         FXT_FIELD(0, 3)
 #define FXT_REC_SIZE         FXT_FIELD(4, 15) /* words, including the header */
 #define FXT_MAX_RECORD_WORDS 4095u            /* 12-bit size; Perfetto frames every record by it */
+#define FXT_LARGE_REC_SIZE   FXT_FIELD(4, 35) /* large records (type 15): 32-bit size */
+
+/* Size in words of the record whose header is h, 0 for a malformed header. */
+static inline uint64_t fxt_record_words(uint64_t h);
 
 enum fxt_record_type {
     FXT_RT_METADATA = 0,
@@ -52,6 +56,12 @@ enum fxt_record_type {
     FXT_RT_LOG = 9,
     FXT_RT_LARGE = 15,
 };
+
+static inline uint64_t fxt_record_words(uint64_t h)
+{
+    return FXT_GET(FXT_REC_TYPE, h) == FXT_RT_LARGE ? FXT_GET(FXT_LARGE_REC_SIZE, h)
+                                                    : FXT_GET(FXT_REC_SIZE, h);
+}
 
 /* Metadata record (type 0), fxt.md 1.3. */
 #define FXT_META_TYPE      FXT_FIELD(16, 19)

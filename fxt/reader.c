@@ -1,5 +1,5 @@
-/* Strict streaming FXT decoder, written from the FXT spec (fxt.md section 1) and
- * docs/fxt-samples.md; it shares no code with the encoders on purpose (reader.h). */
+/* Strict streaming FXT decoder, written from the FXT specification; it shares no code with the
+ * encoders on purpose (reader.h). */
 #include "fxt/reader.h"
 
 #include <stdarg.h>
@@ -163,30 +163,30 @@ static int take_args(struct ctx *c, struct cur *k, unsigned nargs, struct fxtr_a
         if (take_strref(c, &a, (unsigned)bits(h, 16, 31), &x->name, "argument name"))
             return -1;
         switch (x->type) {
-        case 0: /* null */
+        case FXTR_ARG_NULL:
             break;
-        case 1: /* int32, in the header */
+        case FXTR_ARG_I32: /* in the header */
             x->v.i = (int32_t)(uint32_t)bits(h, 32, 63);
             break;
-        case 2: /* uint32 */
+        case FXTR_ARG_U32:
             x->v.u = bits(h, 32, 63);
             break;
-        case 3: /* int64 */
-        case 4: /* uint64 */
-        case 5: /* double */
-        case 7: /* pointer */
-        case 8: /* koid */
+        case FXTR_ARG_I64:
+        case FXTR_ARG_U64:
+        case FXTR_ARG_DOUBLE:
+        case FXTR_ARG_POINTER:
+        case FXTR_ARG_KOID:
             if (take(c, &a, &x->v.u, "argument value"))
                 return -1;
             break;
-        case 6:
+        case FXTR_ARG_STRING:
             if (take_strref(c, &a, (unsigned)bits(h, 32, 47), &x->v.s, "string argument value"))
                 return -1;
             break;
-        case 9: /* bool: bit 32 */
+        case FXTR_ARG_BOOL: /* bit 32 */
             x->v.u = bits(h, 32, 32);
             break;
-        case 10: { /* blob: byte size in [32..63] */
+        case FXTR_ARG_BLOB: { /* byte size in [32..63] */
             const uint8_t *p;
             uint64_t nb = bits(h, 32, 63);
             if (take_stream(c, &a, nb, &p, "blob argument"))
@@ -356,82 +356,6 @@ static int parse_event(struct ctx *c, uint64_t h, struct cur *k)
     return 0;
 }
 
-/* hvprof sample payload, docs/fxt-samples.md. */
-static int parse_sample(struct ctx *c, struct cur *k)
-{
-    struct fxtr_sample *s = &c->rec->u.blob.sample;
-    memset(s, 0, sizeof(*s));
-    if (take(c, k, &s->fields, "sample fields_bitflags"))
-        return -1;
-    if (s->fields & ~(uint64_t)0x7ff)
-        return fail(c, "sample: unknown fields_bitflags bits 0x%llx",
-                    (unsigned long long)(s->fields & ~(uint64_t)0x7ff));
-    struct {
-        uint64_t bit;
-        uint64_t *dst;
-        struct fxtr_words *stack;
-        const char *name;
-    } order[] = {
-        {1u << 0, &s->continuation, NULL, "continuation"},
-        {1u << 1, &s->completion, NULL, "continuation_completion"},
-        {1u << 2, &s->pid, NULL, "pid"},
-        {1u << 3, &s->tid, NULL, "tid"},
-        {1u << 4, &s->ts, NULL, "boot_ts"},
-        {1u << 5, NULL, &s->user_stack, "user_fp_call_stack"},
-        {1u << 6, &s->vcpu, NULL, "vcpu"},
-        {1u << 7, &s->cpl, NULL, "cpl"},
-        {1u << 8, &s->pc, NULL, "pc"},
-        {1u << 9, NULL, &s->kernel_stack, "kernel_call_stack"},
-        {1u << 10, &s->walk, NULL, "walk"},
-    };
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-        if (!(s->fields & order[i].bit))
-            continue;
-        uint64_t v;
-        if (take(c, k, &v, order[i].name))
-            return -1;
-        if (order[i].dst) {
-            *order[i].dst = v;
-            continue;
-        }
-        if (v > k->n - k->i)
-            return fail(c, "sample: %s has %llu frames, past the end of the payload", order[i].name,
-                        (unsigned long long)v);
-        order[i].stack->ptr = k->p + 8 * k->i;
-        order[i].stack->n = (uint32_t)v;
-        k->i += v;
-    }
-    return 0;
-}
-
-static int parse_module(struct ctx *c, struct cur *k)
-{
-    struct fxtr_module *m = &c->rec->u.blob.module;
-    uint64_t lens;
-    const uint8_t *name;
-    if (take(c, k, &m->id, "module id") || take(c, k, &lens, "module lengths"))
-        return -1;
-    if (bits(lens, 32, 63))
-        return fail(c, "module: reserved bits set in the lengths word");
-    uint64_t nl = bits(lens, 0, 15), bl = bits(lens, 16, 31);
-    if (take_stream(c, k, nl, &name, "module name") ||
-        take_stream(c, k, bl, &m->build_id, "module build id"))
-        return -1;
-    m->name = (struct fxtr_string){(const char *)name, (uint32_t)nl};
-    m->build_id_len = (uint32_t)bl;
-    return 0;
-}
-
-static int parse_mapping(struct ctx *c, struct cur *k)
-{
-    struct fxtr_mapping *m = &c->rec->u.blob.mapping;
-    uint64_t *f[] = {&m->pid, &m->module_id, &m->start, &m->size, &m->vaddr, &m->flags, &m->ts};
-    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-        if (take(c, k, f[i], "mapping field"))
-            return -1;
-    return 0;
-}
-
 static int parse_blob(struct ctx *c, uint64_t h, struct cur *k)
 {
     struct fxtr_record *rec = c->rec;
@@ -444,20 +368,6 @@ static int parse_blob(struct ctx *c, uint64_t h, struct cur *k)
     rec->u.blob.btype = (unsigned)bits(h, 48, 55);
     rec->u.blob.payload = p;
     rec->u.blob.size = (uint32_t)size;
-    if (rec->u.blob.btype < 0x80 || rec->u.blob.btype > 0x82)
-        return 0; /* spec blob types (data, LBR, Perfetto) and others: payload left as is */
-    if (size % 8)
-        return fail(c, "hvprof blob type 0x%x: payload of %llu bytes is not whole words",
-                    rec->u.blob.btype, (unsigned long long)size);
-    struct cur pk = {.p = p, .n = size / 8, .i = 0};
-    int rc = rec->u.blob.btype == 0x80   ? parse_sample(c, &pk)
-             : rec->u.blob.btype == 0x81 ? parse_module(c, &pk)
-                                         : parse_mapping(c, &pk);
-    if (rc)
-        return -1;
-    if (pk.i != pk.n)
-        return fail(c, "hvprof blob type 0x%x: payload has %llu words, its fields use %llu",
-                    rec->u.blob.btype, (unsigned long long)pk.n, (unsigned long long)pk.i);
     return 0;
 }
 
@@ -680,68 +590,12 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     return 1;
 }
 
-static bool str_is(struct fxtr_string s, const char *lit)
+int fxtr_record_error(const struct fxtr_record *rec, struct hv_err *err, const char *fmt, ...)
 {
-    size_t n = strlen(lit);
-    return s.len == n && !memcmp(s.ptr, lit, n);
-}
-
-bool fxtr_event_is_loss(const struct fxtr_record *rec, uint64_t *dropped, uint64_t *vcpu,
-                        uint64_t *first_ts, uint64_t *last_ts)
-{
-    if (rec->type != FXTR_EVENT || rec->unknown || rec->u.event.etype != 0 ||
-        !str_is(rec->u.event.category, HVFXT_CATEGORY) ||
-        !str_is(rec->u.event.name, HVFXT_LOSS_NAME))
-        return false;
-    unsigned found = 0;
-    for (unsigned i = 0; i < rec->u.event.nargs; i++) {
-        const struct fxtr_arg *a = &rec->u.event.args[i];
-        if (str_is(a->name, "dropped"))
-            *dropped = a->v.u, found |= 1;
-        else if (str_is(a->name, "vcpu"))
-            *vcpu = a->v.u, found |= 2;
-        else if (str_is(a->name, "first_ts"))
-            *first_ts = a->v.u, found |= 4;
-        else if (str_is(a->name, "last_ts"))
-            *last_ts = a->v.u, found |= 8;
-    }
-    return found == 15;
-}
-
-int fxtr_stats(const void *buf, size_t len, struct fxtr_stats *st, struct hv_err *err)
-{
-    memset(st, 0, sizeof(*st));
-    struct fxtr_reader r;
-    struct fxtr_record *rec = malloc(sizeof(*rec));
-    if (!rec)
-        return hv_errf(err, "out of memory");
-    fxtr_init(&r, buf, len);
-    int rc;
-    while ((rc = fxtr_next(&r, rec, err)) == 1) {
-        st->records++;
-        st->bytes += 8 * rec->nwords;
-        st->by_type[rec->type & 15]++;
-        if (rec->unknown) {
-            st->unknown++;
-            continue;
-        }
-        uint64_t d, v, f, l;
-        if (rec->type == FXTR_BLOB) {
-            unsigned bt = rec->u.blob.btype;
-            if (bt == HVFXT_BLOB_SAMPLE) {
-                if (rec->u.blob.sample.fields & HVFXT_SF_CONTINUATION_COMPLETION)
-                    st->completions++;
-                else
-                    st->samples++;
-            }
-            st->modules += bt == HVFXT_BLOB_MODULE;
-            st->mappings += bt == HVFXT_BLOB_MAPPING;
-        } else if (fxtr_event_is_loss(rec, &d, &v, &f, &l)) {
-            st->loss_records++;
-            st->dropped += d;
-        }
-    }
-    free(rec);
-    fxtr_free(&r);
-    return rc < 0 ? -1 : 0;
+    char msg[HV_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return hv_errf(err, "offset 0x%zx: %s", rec->offset, msg);
 }

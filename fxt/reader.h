@@ -1,5 +1,7 @@
 /* A strict, streaming FXT decoder over a byte buffer (typically an mmap'd file), written from
- * the FXT spec (fxt.md section 1) and docs/fxt-samples.md, independently of fxt/encode.c.
+ * the FXT specification (Fuchsia's docs/reference/tracing/trace-format.md) independently of
+ * fxt/encode.c. It knows FXT only: hvprof's own records inside FXT blobs and events are decoded
+ * on top of it by schema/decode.h.
  *
  * It checks what strict readers check: the magic record first; each record lies inside the
  * buffer and consumes exactly its declared size; argument sizes add up to the record; string and
@@ -20,7 +22,6 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "fxt/hvprof_format.h"
 
 struct fxtr_string {
     const char *ptr;
@@ -54,8 +55,23 @@ enum fxtr_rtype {
 };
 #define FXTR_NTYPES 16
 
+/* Argument types (spec "Argument types"). */
+enum fxtr_arg_type {
+    FXTR_ARG_NULL = 0,
+    FXTR_ARG_I32 = 1,
+    FXTR_ARG_U32 = 2,
+    FXTR_ARG_I64 = 3,
+    FXTR_ARG_U64 = 4,
+    FXTR_ARG_DOUBLE = 5,
+    FXTR_ARG_STRING = 6,
+    FXTR_ARG_POINTER = 7,
+    FXTR_ARG_KOID = 8,
+    FXTR_ARG_BOOL = 9,
+    FXTR_ARG_BLOB = 10,
+};
+
 struct fxtr_arg {
-    unsigned type; /* FXT argument type 0..10; other values are reported as unknown args */
+    unsigned type; /* enum fxtr_arg_type; other values are unknown args, skipped by size */
     struct fxtr_string name;
     union {
         int64_t i;  /* int32 / int64 */
@@ -66,21 +82,6 @@ struct fxtr_arg {
     } v;
 };
 #define FXTR_MAX_ARGS 15
-
-struct fxtr_sample {
-    uint64_t fields; /* HVFXT_SF_* present */
-    uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk;
-    struct fxtr_words user_stack, kernel_stack;
-};
-struct fxtr_module {
-    uint64_t id;
-    struct fxtr_string name;
-    const uint8_t *build_id;
-    uint32_t build_id_len;
-};
-struct fxtr_mapping {
-    uint64_t pid, module_id, start, size, vaddr, flags, ts;
-};
 
 struct fxtr_record {
     size_t offset;             /* byte offset in the buffer */
@@ -121,11 +122,7 @@ struct fxtr_record {
             struct fxtr_string name;
             unsigned btype;
             const uint8_t *payload;
-            uint32_t size;
-            /* hvprof blobs, decoded when btype is HVFXT_BLOB_* */
-            struct fxtr_sample sample;
-            struct fxtr_module module;
-            struct fxtr_mapping mapping;
+            uint32_t size; /* bytes */
         } blob;
         struct {
             unsigned obj_type;
@@ -154,10 +151,6 @@ struct fxtr_record {
     } u;
 };
 
-/* Is this event the writer's loss record? Fills the four values if so. */
-bool fxtr_event_is_loss(const struct fxtr_record *rec, uint64_t *dropped, uint64_t *vcpu,
-                        uint64_t *first_ts, uint64_t *last_ts);
-
 struct fxtr_provider;
 struct fxtr_reader {
     const uint8_t *buf;
@@ -175,13 +168,17 @@ void fxtr_free(struct fxtr_reader *r);
  * "offset 0x...: reason" and the reader stays at that record. */
 int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err);
 
-struct fxtr_stats {
-    uint64_t by_type[FXTR_NTYPES];
-    uint64_t unknown, records, bytes;
-    uint64_t samples, completions, modules, mappings, loss_records, dropped;
-};
-/* Read the whole buffer. Returns 0, or -1 with err (stats hold what was read before). */
-int fxtr_stats(const void *buf, size_t len, struct fxtr_stats *st, struct hv_err *err);
+/* An error at the record just returned by fxtr_next (for decoders layered on top): err is
+ * "offset 0x...: " followed by the formatted reason. Returns -1. */
+int fxtr_record_error(const struct fxtr_record *rec, struct hv_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Is the string equal to the NUL-terminated literal? */
+static inline bool fxtr_str_is(struct fxtr_string s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.len == n && !memcmp(s.ptr, lit, n);
+}
 
 /* mmap a whole file read-only (len 0 files give ptr NULL). */
 int fxtr_map_file(const char *path, const void **ptr, size_t *len, struct hv_err *err);

@@ -4,12 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fxt/encode.h"
+#include "fxt/fields.h"
 
-int fxt_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t vcpu, uint64_t loss_pid,
-                  uint64_t loss_tid, struct hv_err *err)
+int fxt_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t id,
+                  fxt_ring_loss_encoder encode_loss, uint32_t loss_words, struct hv_err *err)
 {
     memset(r, 0, sizeof(*r));
+    if (!encode_loss || loss_words == 0 || loss_words > FXT_MAX_RECORD_WORDS)
+        return hv_errf(err, "fxt ring: no loss-record encoder, or a size out of 1..4095");
+    /* The producer reserves loss_words in front of a record and the consumer frames by the
+     * headers: an encoder that writes any other size would break the framing. Check it once. */
+    uint64_t probe[FXT_MAX_RECORD_WORDS];
+    struct fxt_ring_loss l = {.ring_id = id, .dropped = 1, .first_ts = 1, .last_ts = 1};
+    if (encode_loss(probe, loss_words, &l) != loss_words)
+        return hv_errf(err, "fxt ring: the loss encoder does not write exactly %u words",
+                       loss_words);
     if (capacity_words < 4096 || (capacity_words & (capacity_words - 1)) ||
         capacity_words > (1ull << 40))
         return hv_errf(err, "fxt ring: capacity %llu words is not a power of two >= 4096",
@@ -22,9 +31,9 @@ int fxt_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t vcpu, ui
     memset(r->buf, 0, capacity_words * 8);
     r->cap = capacity_words;
     r->mask = capacity_words - 1;
-    r->vcpu = vcpu;
-    r->loss_pid = loss_pid;
-    r->loss_tid = loss_tid;
+    r->id = id;
+    r->encode_loss = encode_loss;
+    r->loss_words = loss_words;
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
     atomic_init(&r->dropped_total, 0);
@@ -64,7 +73,7 @@ uint64_t *fxt_ring_reserve(struct fxt_ring *r, uint32_t nwords, uint64_t ts)
         return NULL;
     }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t extra = r->pend_dropped ? FXT_LOSS_WORDS : 0;
+    uint64_t extra = r->pend_dropped ? r->loss_words : 0;
     uint64_t total = nwords + extra;
     uint64_t pos = head & r->mask;
     uint64_t contig = r->cap - pos;
@@ -79,13 +88,11 @@ uint64_t *fxt_ring_reserve(struct fxt_ring *r, uint32_t nwords, uint64_t ts)
     }
     uint64_t *p = &r->buf[head & r->mask];
     if (extra) {
-        struct fxt_loss l = {.vcpu = r->vcpu,
-                             .pid = r->loss_pid,
-                             .tid = r->loss_tid,
-                             .dropped = r->pend_dropped,
-                             .first_ts = r->pend_first_ts,
-                             .last_ts = r->pend_last_ts};
-        fxt_enc_loss(p, FXT_LOSS_WORDS, &l);
+        struct fxt_ring_loss l = {.ring_id = r->id,
+                                  .dropped = r->pend_dropped,
+                                  .first_ts = r->pend_first_ts,
+                                  .last_ts = r->pend_last_ts};
+        r->encode_loss(p, r->loss_words, &l);
         r->pend_dropped = 0;
         p += extra;
     }
@@ -117,7 +124,7 @@ const uint64_t *fxt_ring_peek(struct fxt_ring *r, uint32_t *nwords)
             atomic_store_explicit(&r->tail, tail, memory_order_release);
             continue;
         }
-        uint64_t n = (w >> 4) & 0xfff; /* FXT record size, fxt.md 1.2 */
+        uint64_t n = FXT_GET(FXT_REC_SIZE, w); /* no ring record is a large record (type 15) */
         if (n == 0 || n > r->head_cache - tail || n > r->cap - pos) {
             /* The producer committed something that is not FXT: never loop or read past the
              * committed words; discard up to the head. */
@@ -153,16 +160,14 @@ uint64_t fxt_ring_dropped_total(const struct fxt_ring *r)
     return atomic_load_explicit(&((struct fxt_ring *)r)->dropped_total, memory_order_relaxed);
 }
 
-bool fxt_ring_take_pending_loss(struct fxt_ring *r, struct fxt_loss *out)
+bool fxt_ring_take_pending_loss(struct fxt_ring *r, struct fxt_ring_loss *out)
 {
     if (!r->pend_dropped)
         return false;
-    *out = (struct fxt_loss){.vcpu = r->vcpu,
-                             .pid = r->loss_pid,
-                             .tid = r->loss_tid,
-                             .dropped = r->pend_dropped,
-                             .first_ts = r->pend_first_ts,
-                             .last_ts = r->pend_last_ts};
+    *out = (struct fxt_ring_loss){.ring_id = r->id,
+                                  .dropped = r->pend_dropped,
+                                  .first_ts = r->pend_first_ts,
+                                  .last_ts = r->pend_last_ts};
     r->pend_dropped = 0;
     return true;
 }

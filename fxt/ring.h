@@ -9,10 +9,11 @@
  * When the ring is full the new record is dropped and counted (RFC-0274's policy: keep the old,
  * drop the new). Loss is never silent: the producer remembers how many records it dropped and the
  * timestamps of the first and the last, and the next time a reservation succeeds it writes a loss
- * record (fxt_enc_loss: an instant event "records_dropped" with dropped/vcpu/first_ts/last_ts)
- * in front of the new record, so the loss sits in the stream exactly where the gap is. Drops that
- * are still pending when the producer stops are taken by the consumer with
- * fxt_ring_take_pending_loss() (fxt_writer_drain_ring(..., final=true) does it).
+ * record in front of the new record, so the loss sits in the stream exactly where the gap is.
+ * What a loss record looks like is the user's schema, not the ring's: the ring is given an
+ * encoder of a fixed size (hvprof's is hvfxt_enc_loss, schema/encode.h). Drops that are still
+ * pending when the producer stops are taken by the consumer with fxt_ring_take_pending_loss()
+ * (fxt_writer_drain_ring(..., final=true) does it).
  *
  * Producer and consumer indexes live on separate cache lines. */
 #pragma once
@@ -26,13 +27,23 @@
 
 #define FXT_CACHELINE 64
 
+/* Records dropped by one ring between two loss records. */
+struct fxt_ring_loss {
+    uint32_t ring_id; /* the id given to fxt_ring_init (hvprof: the vCPU index) */
+    uint64_t dropped, first_ts, last_ts;
+};
+/* Encodes one loss record of exactly the size given to fxt_ring_init into buf; returns it, or 0
+ * if cap is too small. Called on the producer's thread: same rules as the FXT encoders. */
+typedef size_t (*fxt_ring_loss_encoder)(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l);
+
 struct fxt_ring {
     /* read-only after init */
     uint64_t *buf;
     uint64_t cap; /* words, power of two */
     uint64_t mask;
-    uint32_t vcpu;
-    uint64_t loss_pid, loss_tid;
+    uint32_t id;
+    fxt_ring_loss_encoder encode_loss;
+    uint32_t loss_words;
 
     /* producer line */
     _Alignas(FXT_CACHELINE) _Atomic uint64_t head; /* published end of committed words */
@@ -46,10 +57,10 @@ struct fxt_ring {
     uint64_t head_cache;
 };
 
-/* capacity_words: a power of two >= 4096 (so any record fits). vcpu, loss_pid and loss_tid go
- * into the loss records (the VM's koid and the vCPU thread's koid, hvprof_format.h). */
-int fxt_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t vcpu, uint64_t loss_pid,
-                  uint64_t loss_tid, struct hv_err *err);
+/* capacity_words: a power of two >= 4096 (so any record fits). `id` goes into the loss records;
+ * `encode_loss` writes them, `loss_words` (1..4095) words each. */
+int fxt_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t id,
+                  fxt_ring_loss_encoder encode_loss, uint32_t loss_words, struct hv_err *err);
 void fxt_ring_destroy(struct fxt_ring *r);
 
 /* Producer. Returns `nwords` contiguous words, or NULL when they do not fit (the record is then
@@ -70,6 +81,5 @@ long fxt_ring_pop(struct fxt_ring *r, uint64_t *out, size_t cap);
 uint64_t fxt_ring_dropped_total(const struct fxt_ring *r);
 
 /* Consumer, only once the producer has stopped for good: drops not yet written as a loss record.
- * Returns true and fills the loss record fields (and resets them) if there were any. */
-struct fxt_loss;
-bool fxt_ring_take_pending_loss(struct fxt_ring *r, struct fxt_loss *out);
+ * Returns true and fills *out (and resets the count) if there were any. */
+bool fxt_ring_take_pending_loss(struct fxt_ring *r, struct fxt_ring_loss *out);

@@ -1,4 +1,4 @@
-/* The FXT file writer: one file, provider 0 for the VM, provider i+1 for vCPU i (writer.h). */
+/* The generic FXT file writer: one file, one stream per provider (writer.h). */
 #include "fxt/writer.h"
 
 #include <errno.h>
@@ -19,7 +19,7 @@ static size_t record_boundary(const uint8_t *buf, size_t len, size_t limit, uint
     while (off + 8 <= len) {
         uint64_t h;
         memcpy(&h, buf + off, 8);
-        uint64_t words = (h & 0xf) == 15 ? (h >> 4) & 0xffffffffull : (h >> 4) & 0xfff;
+        uint64_t words = fxt_record_words(h);
         if (words == 0 || off + words * 8 > limit)
             break;
         off += words * 8;
@@ -85,7 +85,7 @@ static int put(struct fxt_writer *w, const uint64_t *words, size_t n, struct hv_
 
 int fxt_writer_select(struct fxt_writer *w, uint32_t provider, struct hv_err *err)
 {
-    if (provider > w->nvcpus)
+    if (provider >= w->nproviders)
         return hv_errf(err, "fxt writer: provider %u does not exist", provider);
     if (w->have_cur && w->cur_provider == provider)
         return 0;
@@ -124,27 +124,20 @@ int fxt_writer_emit(struct fxt_writer *w, uint32_t provider, const uint64_t *wor
     return 0;
 }
 
-static int emit_control(struct fxt_writer *w, size_t n, struct hv_err *err)
-{
-    return fxt_writer_emit(w, FXT_CONTROL_PROVIDER, w->scratch, n, err);
-}
-
 int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
-                    uint32_t nvcpus, const char *vm_name, struct hv_err *err)
+                    uint32_t nproviders, struct hv_err *err)
 {
     memset(w, 0, sizeof(*w));
+    w->fd = -1;
     if (ticks_per_second == 0)
         return hv_errf(err, "fxt writer: ticks per second must not be 0");
-    if (nvcpus == 0 || nvcpus > 0xefff)
-        return hv_errf(err, "fxt writer: %u vCPUs out of range", nvcpus);
+    if (nproviders == 0)
+        return hv_errf(err, "fxt writer: no provider");
     w->ticks_per_second = ticks_per_second;
-    w->nvcpus = nvcpus;
-    w->inited = calloc((size_t)nvcpus + 1, 1);
-    if (!w->inited)
-        return hv_errf_errno(err, "fxt writer: allocating");
-    w->fd = -1;
+    w->nproviders = nproviders;
+    w->inited = calloc(nproviders, 1);
     w->obuf = malloc(FXT_WRITER_BUF);
-    if (!w->obuf) {
+    if (!w->inited || !w->obuf) {
         hv_errf_errno(err, "fxt writer: allocating");
         goto fail;
     }
@@ -153,36 +146,10 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
         hv_errf_errno(err, "cannot create %s", path);
         goto fail;
     }
-    uint64_t *s = w->scratch;
-    const size_t cap = sizeof(w->scratch) / 8;
-    if (put(w, s, fxt_enc_magic(s, cap), err))
+    size_t n = fxt_enc_magic(w->scratch, 1);
+    if (put(w, w->scratch, n, err) || fxt_writer_flush(w, err) < 0)
         goto fail;
     w->records_written++;
-    if (put(w, s, fxt_enc_provider_info(s, cap, FXT_CONTROL_PROVIDER, "hvprof", 6), err))
-        goto fail;
-    w->records_written++;
-    for (uint32_t i = 0; i < nvcpus; i++) {
-        char name[16];
-        int len = snprintf(name, sizeof(name), "vcpu%u", i);
-        if (put(w, s, fxt_enc_provider_info(s, cap, fxt_vcpu_provider(i), name, (size_t)len), err))
-            goto fail;
-        w->records_written++;
-    }
-    if (emit_control(w, fxt_enc_kobj_process(s, cap, HVFXT_KOID_VM, vm_name ? vm_name : "vm"),
-                     err) ||
-        emit_control(w, fxt_enc_kobj_thread(s, cap, HVFXT_KOID_CONTROL, "hvprof", HVFXT_KOID_VM),
-                     err))
-        goto fail;
-    for (uint32_t i = 0; i < nvcpus; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "vcpu %u", i);
-        if (emit_control(w, fxt_enc_kobj_thread(s, cap, hvfxt_koid_vcpu(i), name, HVFXT_KOID_VM),
-                         err))
-            goto fail;
-    }
-    /* The header records go to disk now: a file that exists is a valid (empty) recording. */
-    if (fxt_writer_flush(w, err) < 0)
-        goto fail;
     return 0;
 fail:
     if (w->fd >= 0)
@@ -193,6 +160,22 @@ fail:
     free(w->inited);
     w->inited = NULL;
     return -1;
+}
+
+int fxt_writer_provider(struct fxt_writer *w, uint32_t id, const char *name, struct hv_err *err)
+{
+    if (id >= w->nproviders)
+        return hv_errf(err, "fxt writer: provider %u does not exist", id);
+    if (w->have_cur)
+        return hv_errf(err, "fxt writer: provider %u's info after the first section", id);
+    size_t len = name ? strlen(name) : 0;
+    size_t n = fxt_enc_provider_info(w->scratch, FXT_MAX_RECORD_WORDS, id, name, len);
+    if (n == 0)
+        return hv_errf(err, "fxt writer: provider name \"%s\" too long", name);
+    if (put(w, w->scratch, n, err))
+        return -1;
+    w->records_written++;
+    return 0;
 }
 
 int fxt_writer_close(struct fxt_writer *w, struct hv_err *err)
@@ -212,12 +195,11 @@ int fxt_writer_close(struct fxt_writer *w, struct hv_err *err)
     return rc;
 }
 
-long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring *r, bool final,
+long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t provider, struct fxt_ring *r, bool final,
                            struct hv_err *err)
 {
-    if (vcpu >= w->nvcpus)
-        return hv_errf(err, "fxt writer: vCPU %u out of range", vcpu);
-    uint32_t provider = fxt_vcpu_provider(vcpu);
+    if (provider >= w->nproviders)
+        return hv_errf(err, "fxt writer: provider %u does not exist", provider);
     long moved = 0;
     uint32_t n;
     const uint64_t *rec;
@@ -228,42 +210,12 @@ long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring 
         w->records_written++;
         moved++;
     }
-    struct fxt_loss l;
+    struct fxt_ring_loss l;
     if (final && fxt_ring_take_pending_loss(r, &l)) {
-        size_t k = fxt_enc_loss(w->scratch, FXT_LOSS_WORDS, &l);
+        size_t k = r->encode_loss(w->scratch, r->loss_words, &l);
         if (fxt_writer_emit(w, provider, w->scratch, k, err))
             return -1;
         moved++;
     }
     return moved;
-}
-
-int fxt_writer_guest_process(struct fxt_writer *w, uint64_t koid, const char *name,
-                             struct hv_err *err)
-{
-    return emit_control(w, fxt_enc_kobj_process(w->scratch, FXT_MAX_RECORD_WORDS, koid, name), err);
-}
-
-int fxt_writer_guest_thread(struct fxt_writer *w, uint64_t koid, const char *name,
-                            uint64_t process_koid, struct hv_err *err)
-{
-    return emit_control(
-        w, fxt_enc_kobj_thread(w->scratch, FXT_MAX_RECORD_WORDS, koid, name, process_koid), err);
-}
-
-int fxt_writer_marker(struct fxt_writer *w, const char *name, uint64_t ts,
-                      const struct fxt_arg *args, unsigned nargs, struct hv_err *err)
-{
-    return emit_control(w, fxt_enc_marker(w->scratch, FXT_MAX_RECORD_WORDS, name, ts, args, nargs),
-                        err);
-}
-
-int fxt_writer_module(struct fxt_writer *w, const struct fxt_module *m, struct hv_err *err)
-{
-    return emit_control(w, fxt_enc_module(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
-}
-
-int fxt_writer_mapping(struct fxt_writer *w, const struct fxt_mapping *m, struct hv_err *err)
-{
-    return emit_control(w, fxt_enc_mapping(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
 }

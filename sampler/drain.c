@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fxt/hvprof_format.h"
+#include "schema/recording.h"
 #include "sampler/sampler_priv.h"
 
 #define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */
@@ -26,7 +26,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
             continue;
         char name[64];
         snprintf(name, sizeof(name), "as%u cr3=0x%" PRIx64, id, p->info.cr3);
-        if (fxt_writer_guest_process(&s->w, hvfxt_koid_guest_process(id), name, err) < 0)
+        if (hvfxt_write_guest_process(&s->w, id, name, err) < 0)
             return -1;
         s->proc_named[id - 1] = 1;
         if (sampler_modules_discover(s, id, &p->info, err) < 0)
@@ -41,8 +41,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
             continue;
         char name[64];
         snprintf(name, sizeof(name), "t%u fs=0x%" PRIx64, id, t->fs_base);
-        if (fxt_writer_guest_thread(&s->w, hvfxt_koid_guest_thread(id), name,
-                                    hvfxt_koid_guest_process(t->proc), err) < 0)
+        if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;
     }
@@ -75,7 +74,7 @@ int sampler_drain_once(struct sampler *s, bool final)
     if (name_new_identities(s, &err) < 0)
         goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        long n = fxt_writer_drain_ring(&s->w, i, &s->v[i].ring, final, &err);
+        long n = hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
         if (n < 0)
             goto fail;
         s->drained_records += (uint64_t)n;

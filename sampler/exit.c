@@ -7,8 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "fxt/encode.h"
-#include "fxt/hvprof_format.h"
+#include "schema/encode.h"
 #include "sampler/sampler_priv.h"
 
 static unsigned stop_code(const struct gw_stack *st)
@@ -29,13 +28,13 @@ static unsigned stop_code(const struct gw_stack *st)
     }
 }
 
-static void emit(struct sampler_vcpu *sv, const struct fxt_sample *smp)
+static void emit(struct sampler_vcpu *sv, const struct hvfxt_sample *smp)
 {
-    size_t n = fxt_sample_words(smp);
+    size_t n = hvfxt_sample_words(smp);
     uint64_t *slot = fxt_ring_reserve(&sv->ring, (uint32_t)n, smp->ts);
     if (!slot)
         return; /* dropped and counted by the ring; a loss record will say so */
-    size_t w = fxt_enc_sample(slot, n, smp);
+    size_t w = hvfxt_enc_sample(slot, n, smp);
     fxt_ring_commit(&sv->ring, (uint32_t)w);
     sv->st.records++;
 }
@@ -65,7 +64,7 @@ static struct pending *pending_find(struct sampler_vcpu *sv, uint64_t id)
 static void write_abandoned(struct sampler_vcpu *sv, const struct pending *p, uint64_t now,
                             unsigned why)
 {
-    struct fxt_sample c = {
+    struct hvfxt_sample c = {
         .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
                   HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_WALK,
         .completion = p->id,
@@ -246,7 +245,7 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
         if (cont) {
             /* RFC-0274 continuation_completion: this user stack completes every partial record
              * that carried `cont`, on whichever vCPU they were taken. */
-            struct fxt_sample c = {
+            struct hvfxt_sample c = {
                 .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
                           HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                           HVFXT_SF_WALK,
@@ -272,7 +271,7 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
     uint64_t t2 = sampler_now_ns();
 
     if (due) {
-        struct fxt_sample smp = {
+        struct hvfxt_sample smp = {
             .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
                       HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK,
             .pid = pid,

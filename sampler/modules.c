@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fxt/hvprof_format.h"
+#include "schema/schema.h"
 #include "guestwalk/paging.h"
 #include "sampler/sampler_priv.h"
 #include "symbolize/discover.h"

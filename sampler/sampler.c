@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fxt/hvprof_format.h"
+#include "schema/recording.h"
 #include "sampler/sampler_priv.h"
 
 static const char *mode_name(enum sampler_mode m)
@@ -73,15 +73,14 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         pti_cache_init(&sv->pti);
         uint64_t floor_ticks = (SAMPLER_ABANDON_MIN_NS + s->period_ns - 1) / s->period_ns;
         sv->abandon_ticks = cfg->abandon_periods > floor_ticks ? cfg->abandon_periods : floor_ticks;
-        if (fxt_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, HVFXT_KOID_VM,
-                          hvfxt_koid_vcpu(i), err) < 0) {
+        if (hvfxt_vcpu_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, err) < 0) {
             sampler_destroy(s);
             return NULL;
         }
     }
     /* Open the output now: an unwritable path is reported before the guest boots. */
-    if (fxt_writer_open(&s->w, cfg->out_path, 1000000000ull, cfg->nvcpus,
-                        cfg->vm_name ? cfg->vm_name : "guest", err) < 0) {
+    if (hvfxt_recording_open(&s->w, cfg->out_path, 1000000000ull, cfg->nvcpus,
+                             cfg->vm_name ? cfg->vm_name : "guest", err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
@@ -104,7 +103,7 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
     s->vm = vm;
     s->start_ns = sampler_now_ns();
     struct fxt_arg args[] = {
-        {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = s->cfg.hz},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_HZ), .v.u64 = s->cfg.hz},
         {.type = FXT_ARG_STRING,
          .name = fxt_str_inline("mode"),
          .v.str = fxt_str_inline(mode_name(s->cfg.mode))},
@@ -119,11 +118,11 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
          .name = fxt_str_inline("guest"),
          .v.str = fxt_str_inline(s->cfg.guest_desc ? s->cfg.guest_desc : "")},
         {.type = FXT_ARG_STRING,
-         .name = fxt_str_inline("symbol_dir"),
+         .name = fxt_str_inline(HVFXT_ARG_SYMBOL_DIR),
          .v.str = fxt_str_inline(s->cfg.symbol_dir ? s->cfg.symbol_dir : "")},
     };
-    if (fxt_writer_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
-                          sizeof(args) / sizeof(args[0]), err) < 0)
+    if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
+                           sizeof(args) / sizeof(args[0]), err) < 0)
         return -1;
     /* The VMM loaded the kernel itself: record it as the kernel half's module, so `report`
      * finds its symbols by build-id like any guest module's. */
@@ -160,10 +159,12 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
             {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
             {.type = FXT_ARG_U64, .name = fxt_str_inline("abandoned"), .v.u64 = t.abandoned},
-            {.type = FXT_ARG_U64, .name = fxt_str_inline("lstar"), .v.u64 = atomic_load(&s->lstar)},
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline(HVFXT_ARG_LSTAR),
+             .v.u64 = atomic_load(&s->lstar)},
         };
-        if (fxt_writer_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
-                              sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {
+        if (hvfxt_write_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
+                               sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {
             atomic_store(&s->write_failed, true);
             rc = -1;
         }

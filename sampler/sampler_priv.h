@@ -7,6 +7,7 @@
 
 #include "fxt/ring.h"
 #include "fxt/writer.h"
+#include "schema/recording.h"
 #include "guestwalk/pti.h"
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"

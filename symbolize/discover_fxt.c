@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fxt/hvprof_format.h"
+#include "schema/recording.h"
 #include "symbolize/elf_symbols.h"
 
 void discover_registry_init(struct discover_registry *r)
@@ -62,12 +62,12 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
     m->header_va = header_va;
     snprintf(m->name, sizeof(m->name), "%s", name);
     m->id = r->next_id;
-    struct fxt_module rec = {.id = m->id,
-                             .name = m->name,
-                             .name_len = (uint16_t)strlen(m->name),
-                             .build_id = m->build_id,
-                             .build_id_len = (uint16_t)id_len};
-    if (fxt_writer_module(w, &rec, err) < 0)
+    struct hvfxt_module rec = {.id = m->id,
+                               .name = m->name,
+                               .name_len = (uint16_t)strlen(m->name),
+                               .build_id = m->build_id,
+                               .build_id_len = (uint16_t)id_len};
+    if (hvfxt_write_module(w, &rec, err) < 0)
         return -1;
     r->nmods++;
     r->next_id++;
@@ -91,14 +91,14 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
         r->maps = v;
         r->maps_cap = cap;
     }
-    struct fxt_mapping rec = {.pid = pid,
-                              .module_id = mod,
-                              .start = start,
-                              .size = size,
-                              .vaddr = vaddr,
-                              .flags = flags,
-                              .ts = ts};
-    if (fxt_writer_mapping(w, &rec, err) < 0)
+    struct hvfxt_mapping rec = {.pid = pid,
+                                .module_id = mod,
+                                .start = start,
+                                .size = size,
+                                .vaddr = vaddr,
+                                .flags = flags,
+                                .ts = ts};
+    if (hvfxt_write_mapping(w, &rec, err) < 0)
         return -1;
     r->maps[r->nmaps++] = (struct discover_registry_mapping){pid, start, mod};
     (*written)++;

@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fxt/reader.h"
-
-#define GUEST_PROC_LO 0x10000000ull /* docs/fxt-samples.md section 4 */
-#define GUEST_THR_LO  0x40000000ull
+#include "schema/decode.h"
 
 struct pending {
     uint32_t provider;
@@ -77,11 +74,6 @@ static int reserve(struct loader *l, size_t n)
     return 0;
 }
 
-static bool str_is(struct fxtr_string s, const char *lit)
-{
-    return s.len == strlen(lit) && !memcmp(s.ptr, lit, s.len);
-}
-
 static char *str_dup(struct fxtr_string s)
 {
     char *c = malloc((size_t)s.len + 1);
@@ -92,9 +84,9 @@ static char *str_dup(struct fxtr_string s)
     return c;
 }
 
-static int on_sample(struct loader *l, const struct fxtr_record *rec)
+static int on_sample(struct loader *l, const struct fxtr_record *rec,
+                     const struct hvfxt_sample_view *s)
 {
-    const struct fxtr_sample *s = &rec->u.blob.sample;
     uint32_t n = 0;
     uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
     if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
@@ -134,9 +126,10 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
             struct pending *pd = &l->pend[i];
             if (pd->id != s->completion)
                 continue;
-            int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl,
-                                        pd->addr, pd->flags, pd->n, 1, l->err);
-            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr, l->flags, n, l->err) < 0)
+            int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
+                                        pd->flags, pd->n, 1, l->err);
+            if (si < 0 ||
+                profile_append_frames(l->p, (uint32_t)si, l->addr, l->flags, n, l->err) < 0)
                 return -1;
             l->st->samples++;
             free(pd->addr);
@@ -163,15 +156,15 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
     if (cpl == PROF_CPL_KERNEL && n > user_from)
         l->flags[user_from] &= ~PROF_FRAME_RA; /* user pc saved at kernel entry */
     uint64_t ts = (s->fields & HVFXT_SF_BOOT_TS) ? s->ts : 0;
-    uint32_t vcpu = (s->fields & HVFXT_SF_VCPU) ? (uint32_t)s->vcpu
-                                                : (rec->provider ? rec->provider - 1 : 0);
-    uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : GUEST_PROC_LO;
+    uint32_t vcpu =
+        (s->fields & HVFXT_SF_VCPU) ? (uint32_t)s->vcpu : (rec->provider ? rec->provider - 1 : 0);
+    uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : HVFXT_KOID_KERNEL_PROCESS;
     uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
     if (s->fields & HVFXT_SF_CONTINUATION) {
         const struct done *d = &l->recent[done_slot(s->continuation)];
         if (d->id && d->id == s->continuation) { /* completed already (another vCPU's stream) */
-            int si = profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1,
-                                        l->err);
+            int si =
+                profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
             if (si < 0 ||
                 profile_append_frames(l->p, (uint32_t)si, d->addr, d->flags, d->n, l->err) < 0)
                 return -1;
@@ -186,8 +179,15 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
             l->pend = v;
             l->pend_cap = cap;
         }
-        struct pending pd = {rec->provider, s->continuation, ts, pid, tid, vcpu, cpl,
-                             malloc((n + 1) * sizeof(uint64_t)), malloc((n + 1) * sizeof(uint32_t)),
+        struct pending pd = {rec->provider,
+                             s->continuation,
+                             ts,
+                             pid,
+                             tid,
+                             vcpu,
+                             cpl,
+                             malloc((n + 1) * sizeof(uint64_t)),
+                             malloc((n + 1) * sizeof(uint32_t)),
                              n};
         if (!pd.addr || !pd.flags) {
             free(pd.addr);
@@ -205,7 +205,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec)
     return 0;
 }
 
-static int on_module(struct loader *l, const struct fxtr_module *m)
+static int on_module(struct loader *l, const struct hvfxt_module_view *m)
 {
     char *name = str_dup(m->name);
     if (!name)
@@ -227,7 +227,7 @@ static int on_module(struct loader *l, const struct fxtr_module *m)
     return 0;
 }
 
-static int on_mapping(struct loader *l, const struct fxtr_mapping *m)
+static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
 {
     uint32_t idx = PROF_NONE;
     for (size_t i = 0; i < l->nmods; i++) {
@@ -239,7 +239,7 @@ static int on_mapping(struct loader *l, const struct fxtr_mapping *m)
                        m->module_id);
     /* Guest address space 0 is the guest kernel's (docs/fxt-samples.md section 4): its mappings
      * apply to kernel frames of every process. */
-    bool kernel = m->pid == GUEST_PROC_LO;
+    bool kernel = m->pid == HVFXT_KOID_KERNEL_PROCESS;
     if (kernel)
         l->p->modules.v[idx].kernel = true;
     l->st->mappings++;
@@ -256,12 +256,12 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
     char *name = str_dup(rec->u.kobj.name);
     if (!name)
         return;
-    if (rec->u.kobj.obj_type == 1 && koid >= GUEST_PROC_LO && koid < GUEST_THR_LO) {
+    if (rec->u.kobj.obj_type == 1 && hvfxt_koid_is_guest_process(koid)) {
         profile_set_name(l->p, koid, 0, name, NULL);
-    } else if (rec->u.kobj.obj_type == 2 && koid >= GUEST_THR_LO) {
+    } else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid)) {
         for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
             const struct fxtr_arg *a = &rec->u.kobj.args[i];
-            if (a->type == 8 && str_is(a->name, "process"))
+            if (a->type == FXTR_ARG_KOID && fxtr_str_is(a->name, "process"))
                 profile_set_name(l->p, a->v.u, koid, name, NULL);
         }
     }
@@ -271,33 +271,27 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
 /* Session settings travel as arguments of the session markers. */
 static void on_event(struct loader *l, const struct fxtr_record *rec)
 {
-    uint64_t dropped, vcpu, first, last;
-    if (fxtr_event_is_loss(rec, &dropped, &vcpu, &first, &last)) {
-        l->st->loss_records++;
-        l->st->dropped += dropped;
-        return;
-    }
     /* session_start carries the settings; session_stop what is known only at the end (the
      * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
-    if (!str_is(rec->u.event.name, HVFXT_SESSION_START) &&
-        !str_is(rec->u.event.name, HVFXT_SESSION_STOP))
+    if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&
+        !fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         return;
     for (unsigned i = 0; i < rec->u.event.nargs; i++) {
         const struct fxtr_arg *a = &rec->u.event.args[i];
-        if (a->type == 6 && str_is(a->name, "symbol_dir") && a->v.s.len > 0 &&
-            a->v.s.len < sizeof(l->p->symbol_dir)) {
+        if (a->type == FXTR_ARG_STRING && fxtr_str_is(a->name, HVFXT_ARG_SYMBOL_DIR) &&
+            a->v.s.len > 0 && a->v.s.len < sizeof(l->p->symbol_dir)) {
             memcpy(l->p->symbol_dir, a->v.s.ptr, a->v.s.len);
             l->p->symbol_dir[a->v.s.len] = '\0';
             continue;
         }
-        if (a->type < 1 || a->type > 4) /* integer arguments only */
+        if (a->type < FXTR_ARG_I32 || a->type > FXTR_ARG_U64) /* integer arguments only */
             continue;
-        uint64_t v = a->type == 1 || a->type == 3 ? (uint64_t)a->v.i : a->v.u;
-        if (str_is(a->name, "period_ns"))
+        uint64_t v = a->type == FXTR_ARG_I32 || a->type == FXTR_ARG_I64 ? (uint64_t)a->v.i : a->v.u;
+        if (fxtr_str_is(a->name, HVFXT_ARG_PERIOD_NS))
             l->p->period_ns = v;
-        else if (str_is(a->name, "hz") && v && !l->p->period_ns)
+        else if (fxtr_str_is(a->name, HVFXT_ARG_HZ) && v && !l->p->period_ns)
             l->p->period_ns = 1000000000ull / v; /* the sampler's setting (sampler/sampler.c) */
-        else if ((str_is(a->name, "lstar") || str_is(a->name, "msr_lstar")) && v)
+        else if ((fxtr_str_is(a->name, HVFXT_ARG_LSTAR) || fxtr_str_is(a->name, "msr_lstar")) && v)
             l->p->kernel_lstar = v;
     }
 }
@@ -335,39 +329,56 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         return hv_errf(err, "out of memory");
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
-    struct fxtr_record rec;
+    struct hvfxt_record *x = malloc(sizeof(*x));
+    if (!x) {
+        free(l.recent);
+        return hv_errf(err, "out of memory");
+    }
+    const struct fxtr_record *rec = &x->fxt;
     int rc, out = -1;
     size_t next_progress = 0;
-    while ((rc = fxtr_next(&r, &rec, err)) == 1) {
+    while ((rc = hvfxt_next(&r, x, err)) == 1) {
         st->records++;
-        if (progress && rec.offset >= next_progress) {
-            progress(ctx, rec.offset, len);
-            next_progress = rec.offset + (len / 100 > 1 ? len / 100 : 1);
+        if (progress && rec->offset >= next_progress) {
+            progress(ctx, rec->offset, len);
+            next_progress = rec->offset + (len / 100 > 1 ? len / 100 : 1);
         }
-        if (rec.unknown)
+        if (rec->unknown)
             continue;
-        switch (rec.type) {
+        switch (x->kind) {
+        case HVFXT_REC_SAMPLE:
+            if (on_sample(&l, rec, &x->u.sample) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_MODULE:
+            if (on_module(&l, &x->u.module) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_MAPPING:
+            if (on_mapping(&l, &x->u.mapping) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_LOSS:
+            st->loss_records++;
+            st->dropped += x->u.loss.dropped;
+            continue;
+        default:
+            break;
+        }
+        switch (rec->type) {
         case FXTR_METADATA:
-            if (rec.u.meta.mtype == 1 && rec.u.meta.provider_id == 0 &&
-                str_is(rec.u.meta.name, "hvprof"))
+            if (rec->u.meta.mtype == 1 && rec->u.meta.provider_id == HVFXT_CONTROL_PROVIDER &&
+                fxtr_str_is(rec->u.meta.name, HVFXT_CONTROL_PROVIDER_NAME))
                 l.hvprof_provider = true;
             break;
         case FXTR_INIT:
-            p->ticks_per_sec = rec.u.init.ticks_per_second;
+            p->ticks_per_sec = rec->u.init.ticks_per_second;
             break;
         case FXTR_KOBJ:
-            on_kobj(&l, &rec);
+            on_kobj(&l, rec);
             break;
         case FXTR_EVENT:
-            on_event(&l, &rec);
-            break;
-        case FXTR_BLOB:
-            if (rec.u.blob.btype == HVFXT_BLOB_SAMPLE && on_sample(&l, &rec) < 0)
-                goto done;
-            if (rec.u.blob.btype == HVFXT_BLOB_MODULE && on_module(&l, &rec.u.blob.module) < 0)
-                goto done;
-            if (rec.u.blob.btype == HVFXT_BLOB_MAPPING && on_mapping(&l, &rec.u.blob.mapping) < 0)
-                goto done;
+            on_event(&l, rec);
             break;
         default:
             break;
@@ -392,8 +403,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     }
     fix_file_offsets(p);
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
-    if (!strcmp(profile_process_name(p, GUEST_PROC_LO), "[unknown]") &&
-        profile_set_name(p, GUEST_PROC_LO, 0, "[kernel]", err) < 0)
+    if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
+        profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", err) < 0)
         goto done;
     if (progress)
         progress(ctx, len, len);
@@ -412,6 +423,7 @@ done:
     free(l.mods);
     free(l.addr);
     free(l.flags);
+    free(x);
     fxtr_free(&r);
     return out;
 }

@@ -1,5 +1,5 @@
 /* The timeline: an FXT file for Perfetto's timeline view. Each vCPU is a thread of the VM
- * process (koids as fxt/hvprof_format.h); on it, consecutive samples become nested duration
+ * process (koids as schema/schema.h); on it, consecutive samples become nested duration
  * slices: the guest process at depth 0, then the symbolized stack root to leaf. A frame that
  * stays on the stack from one sample to the next extends its slice; a slice ends when the
  * next sample's stack diverges at or below it, or half-way into a gap of more than two sampling
@@ -12,6 +12,7 @@
 
 #include "fxt/encode.h"
 #include "fxt/intern.h"
+#include "schema/schema.h"
 #include "symbolize/report.h"
 
 #define TL_MAX_DEPTH 512
@@ -58,7 +59,9 @@ static int close_slices(struct tl *t, uint32_t vcpu, struct open_slice *st, unsi
         struct open_slice *s = &st[--*depth];
         struct fxt_arg arg = {.type = FXT_ARG_U64};
         struct fxt_event ev = {
-            .type = FXT_EV_COMPLETE, .ts = s->begin, .extra = end,
+            .type = FXT_EV_COMPLETE,
+            .ts = s->begin,
+            .extra = end,
             .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(vcpu)},
             .category = t->category};
         ev.name = str(t, s->name, &rc);
@@ -68,7 +71,8 @@ static int close_slices(struct tl *t, uint32_t vcpu, struct open_slice *st, unsi
             ev.args = &arg;
             ev.nargs = 1;
         }
-        if (rc < 0 || emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "slice") < 0)
+        if (rc < 0 ||
+            emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "slice") < 0)
             return -1;
     }
     return 0;
@@ -106,7 +110,7 @@ static struct pair *distinct(const struct profile *p, int which, size_t *n)
         return NULL;
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
-        v[i] = which == 0 ? (struct pair){s->vcpu, 0}
+        v[i] = which == 0   ? (struct pair){s->vcpu, 0}
                : which == 1 ? (struct pair){s->pid, 0}
                             : (struct pair){s->pid, s->tid};
     }
@@ -220,8 +224,8 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
         for (uint32_t f = s->nframes; f-- > 0 && n < TL_MAX_DEPTH;) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
-            want[n++] = (struct open_slice){fn, s->ts,
-                                            fn == PROF_NONE ? "?" : p->funcs.v[fn].name, s->pid};
+            want[n++] =
+                (struct open_slice){fn, s->ts, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, s->pid};
         }
         while (keep < depth && keep < n && st[keep].key == want[keep].key)
             keep++;

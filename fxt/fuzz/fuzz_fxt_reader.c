@@ -19,12 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t sink = 0;
     while ((rc = fxtr_next(&r, rec, &err)) == 1) {
         /* Touch what the decoder pointed at, so out-of-bounds pointers fault under ASan. */
-        if (rec->type == FXTR_BLOB && rec->u.blob.btype == HVFXT_BLOB_SAMPLE) {
-            for (uint32_t i = 0; i < rec->u.blob.sample.user_stack.n; i++)
-                sink += fxtr_word(rec->u.blob.sample.user_stack, i);
-            for (uint32_t i = 0; i < rec->u.blob.sample.kernel_stack.n; i++)
-                sink += fxtr_word(rec->u.blob.sample.kernel_stack, i);
-        }
+        if (rec->type == FXTR_BLOB && !rec->unknown)
+            for (uint32_t i = 0; i < rec->u.blob.size; i++)
+                sink += rec->u.blob.payload[i];
         if (rec->type == FXTR_EVENT && !rec->unknown)
             for (unsigned i = 0; i < rec->u.event.nargs; i++)
                 for (uint32_t j = 0; j < rec->u.event.args[i].name.len; j++)

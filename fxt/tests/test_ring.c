@@ -1,5 +1,5 @@
-/* The per-vCPU SPSC ring: framing, wrap-around, drop policy, loss records, and a two-thread
- * run where written + dropped = produced and order is kept. */
+/* The SPSC ring: framing, wrap-around, drop policy, loss records written by the user's encoder,
+ * and a two-thread run where written + dropped = produced and order is kept. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -15,30 +15,48 @@
 #include "fxt/reader.h"
 #include "fxt/ring.h"
 
-/* A 4-word sample carrying its sequence number as timestamp and `pad` extra kernel frames. */
+/* Test records: a blob of type 1 whose first payload word is a sequence number, `words` words in
+ * all; loss records: a blob of type 2 with (ring id, dropped, first ts, last ts). */
+#define LOSS_WORDS 5
+static size_t enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
+{
+    uint64_t payload[4] = {l->ring_id, l->dropped, l->first_ts, l->last_ts};
+    return fxt_enc_blob(buf, cap, fxt_str_inline(NULL), 2, payload, sizeof(payload));
+}
+
+static size_t enc_seq(uint64_t *buf, size_t cap, uint64_t seq, uint32_t words)
+{
+    static const uint64_t zeros[64];
+    assert_true(words >= 2 && words - 2 <= 64);
+    uint64_t payload[65];
+    payload[0] = seq;
+    memcpy(payload + 1, zeros, 8 * (size_t)(words - 2));
+    return fxt_enc_blob(buf, cap, fxt_str_inline(NULL), 1, payload, 8 * (size_t)(words - 1));
+}
+
+static int ring_init(struct fxt_ring *r, uint64_t cap, uint32_t id)
+{
+    struct hv_err err;
+    return fxt_ring_init(r, cap, id, enc_loss, LOSS_WORDS, &err);
+}
+
+/* A record of 4 words, or 5 + pad words when pad > 0 (the sizes the sampler's records vary by). */
 static bool push_seq(struct fxt_ring *r, uint64_t seq, uint32_t pad)
 {
-    static const uint64_t frames[64];
-    struct fxt_sample s = {.fields =
-                               HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | (pad ? HVFXT_SF_KERNEL_STACK : 0),
-                           .ts = seq,
-                           .vcpu = 0,
-                           .kernel_stack = frames,
-                           .n_kernel = pad};
-    uint32_t n = (uint32_t)fxt_sample_words(&s);
+    uint32_t n = 4 + (pad ? 1 + pad : 0);
     uint64_t *p = fxt_ring_reserve(r, n, seq);
     if (!p)
         return false;
-    assert_int_equal(fxt_enc_sample(p, n, &s), n);
+    assert_int_equal(enc_seq(p, n, seq, n), n);
     fxt_ring_commit(r, n);
     return true;
 }
 
 /* Decode one record popped from the ring with the independent reader (prefixed by a minimal
- * valid header so the reader accepts it). Returns 1 sample (seq), 2 loss, 0 other. */
+ * valid header so the reader accepts it). */
 struct popped {
-    int kind;
-    uint64_t seq, dropped, first, last, vcpu;
+    int kind; /* 1 sequence record, 2 loss */
+    uint64_t seq, dropped, first, last, id;
 };
 static struct popped decode(const uint64_t *rec, uint32_t n)
 {
@@ -56,11 +74,14 @@ static struct popped decode(const uint64_t *rec, uint32_t n)
     for (int i = 0; i < 5; i++)
         if (fxtr_next(&rd, &x, &err) != 1)
             fail_msg("%s", err.msg);
-    if (x.type == FXTR_BLOB && x.u.blob.btype == HVFXT_BLOB_SAMPLE) {
+    assert_int_equal(x.type, FXTR_BLOB);
+    uint64_t w[4] = {0};
+    memcpy(w, x.u.blob.payload, x.u.blob.size < 32 ? x.u.blob.size : 32);
+    if (x.u.blob.btype == 1) {
         out.kind = 1;
-        out.seq = x.u.blob.sample.ts;
-    } else if (fxtr_event_is_loss(&x, &out.dropped, &out.vcpu, &out.first, &out.last)) {
-        out.kind = 2;
+        out.seq = w[0];
+    } else if (x.u.blob.btype == 2) {
+        out = (struct popped){.kind = 2, .id = w[0], .dropped = w[1], .first = w[2], .last = w[3]};
     }
     assert_int_equal(fxtr_next(&rd, &x, &err), 0);
     fxtr_free(&rd);
@@ -71,9 +92,11 @@ static void test_init_limits(void **state)
 {
     struct fxt_ring r;
     struct hv_err err;
-    assert_int_equal(fxt_ring_init(&r, 5000, 0, 1, 0x1000, &err), -1);
-    assert_int_equal(fxt_ring_init(&r, 2048, 0, 1, 0x1000, &err), -1);
-    assert_int_equal(fxt_ring_init(&r, 4096, 0, 1, 0x1000, &err), 0);
+    assert_int_equal(ring_init(&r, 5000, 0), -1);
+    assert_int_equal(ring_init(&r, 2048, 0), -1);
+    assert_int_equal(fxt_ring_init(&r, 4096, 0, NULL, LOSS_WORDS, &err), -1);
+    assert_int_equal(fxt_ring_init(&r, 4096, 0, enc_loss, 4096, &err), -1);
+    assert_int_equal(ring_init(&r, 4096, 0), 0);
     assert_null(fxt_ring_reserve(&r, 4096, 1)); /* over the FXT record limit */
     assert_null(fxt_ring_reserve(&r, 0, 2));
     assert_int_equal(fxt_ring_dropped_total(&r), 2);
@@ -84,9 +107,8 @@ static void test_init_limits(void **state)
 static void test_fill_drop_loss_wrap(void **state)
 {
     struct fxt_ring r;
-    struct hv_err err;
     uint64_t out[4096];
-    assert_int_equal(fxt_ring_init(&r, 4096, 3, 1, 0x1003, &err), 0);
+    assert_int_equal(ring_init(&r, 4096, 3), 0);
     /* 6-word records (1 kernel frame) do not divide 4096: the ring must pad at the end. */
     uint64_t seq = 0, accepted = 0;
     while (push_seq(&r, seq, 1)) {
@@ -120,7 +142,7 @@ static void test_fill_drop_loss_wrap(void **state)
         if (expect == 682) {
             assert_int_equal(p.kind, 2);
             assert_int_equal(p.dropped, 3);
-            assert_int_equal(p.vcpu, 3);
+            assert_int_equal(p.id, 3);
             assert_int_equal(p.first, 682);
             assert_int_equal(p.last, 684);
             expect = first_after_loss;
@@ -130,16 +152,15 @@ static void test_fill_drop_loss_wrap(void **state)
         assert_int_equal(p.seq, expect++);
     }
     assert_int_equal(expect, seq); /* the last push failed: it is pending */
-    struct fxt_loss l;
+    struct fxt_ring_loss l;
     assert_true(fxt_ring_take_pending_loss(&r, &l));
-    assert_true(l.dropped == 1 && l.first_ts == seq && l.last_ts == seq && l.vcpu == 3);
+    assert_true(l.dropped == 1 && l.first_ts == seq && l.last_ts == seq && l.ring_id == 3);
     assert_false(fxt_ring_take_pending_loss(&r, &l));
 
     /* A reservation committed shorter than reserved, and pop into a too-small buffer. */
     uint64_t *p = fxt_ring_reserve(&r, 100, 0);
     assert_non_null(p);
-    struct fxt_sample s = {.fields = HVFXT_SF_BOOT_TS, .ts = 77};
-    assert_int_equal(fxt_enc_sample(p, 100, &s), 3);
+    assert_int_equal(enc_seq(p, 100, 77, 3), 3);
     fxt_ring_commit(&r, 3);
     assert_int_equal(fxt_ring_pop(&r, out, 2), -3);
     assert_int_equal(fxt_ring_pop(&r, out, 3), 3);
@@ -153,12 +174,10 @@ static void test_overcommit_never_runs_past_head(void **state)
     /* A producer bug (committing words it did not write) must not send the consumer past the
      * committed words: the zero words look like padding, and the skip is clamped to the head. */
     struct fxt_ring r;
-    struct hv_err err;
     uint64_t out[16];
-    assert_int_equal(fxt_ring_init(&r, 4096, 0, 1, 0x1000, &err), 0);
+    assert_int_equal(ring_init(&r, 4096, 0), 0);
     uint64_t *p = fxt_ring_reserve(&r, 10, 0);
-    struct fxt_sample s = {.fields = HVFXT_SF_BOOT_TS, .ts = 5};
-    assert_int_equal(fxt_enc_sample(p, 10, &s), 3);
+    assert_int_equal(enc_seq(p, 10, 5, 3), 3);
     fxt_ring_commit(&r, 10);
     assert_int_equal(fxt_ring_pop(&r, out, 16), 3);
     assert_int_equal(fxt_ring_pop(&r, out, 16), 0);
@@ -201,10 +220,9 @@ static void *producer(void *arg)
 static void test_two_threads(void **state)
 {
     static struct run run;
-    struct hv_err err;
     memset(&run, 0, sizeof(run));
     run.produced = 2000000;
-    assert_int_equal(fxt_ring_init(&run.ring, 4096, 0, 1, 0x1000, &err), 0);
+    assert_int_equal(ring_init(&run.ring, 4096, 0), 0);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, producer, &run), 0);
     uint64_t got = 0, dropped = 0, loss_records = 0, next = 0, s = 99;
@@ -248,7 +266,7 @@ static void test_two_threads(void **state)
         got++;
     }
     pthread_join(t, NULL);
-    struct fxt_loss l;
+    struct fxt_ring_loss l;
     if (fxt_ring_take_pending_loss(&run.ring, &l)) {
         assert_int_equal(l.first_ts, next);
         assert_int_equal(l.last_ts, run.produced - 1);

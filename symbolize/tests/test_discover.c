@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "guestwalk/tests/guest_image.h"
+#include "schema/recording.h"
 #include "symbolize/discover.h"
 #include "symbolize/discover_fxt.h"
 #include "symbolize/discover_guest.h"
@@ -118,7 +119,7 @@ static void test_record_and_symbolize(void **state)
     snprintf(path, sizeof(path), "%s/rec.fxt", dir);
     struct fxt_writer w;
     struct hv_err err;
-    if (fxt_writer_open(&w, path, 1000000000ull, 1, "test", &err) < 0)
+    if (hvfxt_recording_open(&w, path, 1000000000ull, 1, "test", &err) < 0)
         fail_msg("%s", err.msg);
     struct discover_registry reg;
     discover_registry_init(&reg);
@@ -135,21 +136,26 @@ static void test_record_and_symbolize(void **state)
     uint64_t us[] = {lib_leaf + 4};
     uint64_t kfn = nm_address(fixture("kernel_standin"), "fixture_outer");
     assert_true(kfn >= 0xffffffff80100000ull);
-    struct fxt_sample smp = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
-                                       HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                                       HVFXT_SF_PC,
-                             .pid = pid, .tid = hvfxt_koid_guest_thread(1), .ts = 100,
-                             .user_stack = us, .n_user = 1, .cpl = 3, .pc = leaf + 1};
+    struct hvfxt_sample smp = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                         HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                         HVFXT_SF_PC,
+                               .pid = pid,
+                               .tid = hvfxt_koid_guest_thread(1),
+                               .ts = 100,
+                               .user_stack = us,
+                               .n_user = 1,
+                               .cpl = 3,
+                               .pc = leaf + 1};
     uint64_t words[64];
-    size_t nw = fxt_enc_sample(words, 64, &smp);
+    size_t nw = hvfxt_enc_sample(words, 64, &smp);
     assert_true(nw > 0);
-    assert_int_equal(fxt_writer_emit(&w, fxt_vcpu_provider(0), words, nw, &err), 0);
+    assert_int_equal(fxt_writer_emit(&w, hvfxt_vcpu_provider(0), words, nw, &err), 0);
     /* And a kernel-mode sample in the same process. */
     smp.fields &= ~(uint32_t)HVFXT_SF_USER_STACK;
     smp.cpl = 0;
     smp.pc = kfn + 2;
-    nw = fxt_enc_sample(words, 64, &smp);
-    assert_int_equal(fxt_writer_emit(&w, fxt_vcpu_provider(0), words, nw, &err), 0);
+    nw = hvfxt_enc_sample(words, 64, &smp);
+    assert_int_equal(fxt_writer_emit(&w, hvfxt_vcpu_provider(0), words, nw, &err), 0);
     assert_int_equal(fxt_writer_close(&w, &err), 0);
     discover_registry_free(&reg);
     gimg_free(&g);

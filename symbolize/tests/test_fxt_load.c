@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fxt/encode.h"
+#include "schema/encode.h"
 #include "symbolize/fxt_load.h"
 #include "testutil.h"
 
@@ -26,7 +27,7 @@ static void put(struct buf *b, size_t n)
 }
 #define CAP(b) (sizeof((b)->w) / 8 - (b)->n)
 
-static const uint8_t build_id[20] = {0xaa, 0xbb, 0xcc, 1, 2, 3, 4, 5, 6, 7,
+static const uint8_t build_id[20] = {0xaa, 0xbb, 0xcc, 1,  2,  3,  4,  5,  6,  7,
                                      8,    9,    10,   11, 12, 13, 14, 15, 16, 17};
 
 static void header(struct buf *b, const char *provider0)
@@ -43,51 +44,78 @@ static void build_recording(struct buf *b)
     header(b, "hvprof");
     put(b, fxt_enc_kobj_process(b->w + b->n, CAP(b), 0x10000001, "spin"));
     put(b, fxt_enc_kobj_thread(b->w + b->n, CAP(b), 0x40000001, "spin-main", 0x10000001));
-    struct fxt_module m = {.id = 1, .name = "[elf@0x400000]", .name_len = 14,
-                           .build_id = build_id, .build_id_len = 20};
-    put(b, fxt_enc_module(b->w + b->n, CAP(b), &m));
-    struct fxt_module k = {.id = 2, .name = "guest-kernel", .name_len = 12};
-    put(b, fxt_enc_module(b->w + b->n, CAP(b), &k));
-    struct fxt_mapping mp = {.pid = 0x10000001, .module_id = 1, .start = 0x401000, .size = 0x2000,
-                             .vaddr = 0x401000, .flags = 5, .ts = 1};
-    put(b, fxt_enc_mapping(b->w + b->n, CAP(b), &mp));
-    struct fxt_mapping km = {.pid = 0x10000000, .module_id = 2, .start = 0xffffffff80100000ull,
-                             .size = 0x100000, .vaddr = 0x100000, .flags = 5, .ts = 1};
-    put(b, fxt_enc_mapping(b->w + b->n, CAP(b), &km));
+    struct hvfxt_module m = {.id = 1,
+                             .name = "[elf@0x400000]",
+                             .name_len = 14,
+                             .build_id = build_id,
+                             .build_id_len = 20};
+    put(b, hvfxt_enc_module(b->w + b->n, CAP(b), &m));
+    struct hvfxt_module k = {.id = 2, .name = "guest-kernel", .name_len = 12};
+    put(b, hvfxt_enc_module(b->w + b->n, CAP(b), &k));
+    struct hvfxt_mapping mp = {.pid = 0x10000001,
+                               .module_id = 1,
+                               .start = 0x401000,
+                               .size = 0x2000,
+                               .vaddr = 0x401000,
+                               .flags = 5,
+                               .ts = 1};
+    put(b, hvfxt_enc_mapping(b->w + b->n, CAP(b), &mp));
+    struct hvfxt_mapping km = {.pid = 0x10000000,
+                               .module_id = 2,
+                               .start = 0xffffffff80100000ull,
+                               .size = 0x100000,
+                               .vaddr = 0x100000,
+                               .flags = 5,
+                               .ts = 1};
+    put(b, hvfxt_enc_mapping(b->w + b->n, CAP(b), &km));
     /* The sampler's settings: the rate as "hz" (sampler/sampler.c). */
     struct fxt_arg a = {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = 4000};
-    put(b, fxt_enc_marker(b->w + b->n, CAP(b), "session_start", 5, &a, 1));
+    put(b, hvfxt_enc_marker(b->w + b->n, CAP(b), "session_start", 5, &a, 1));
 
     put(b, fxt_enc_provider_section(b->w + b->n, CAP(b), 1));
     put(b, fxt_enc_init(b->w + b->n, CAP(b), 1000000000ull));
     /* 1: a complete user sample (pc + user stack). */
     uint64_t us[] = {0x401100, 0x401200};
-    struct fxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
-                                     HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                                     HVFXT_SF_PC,
-                           .pid = 0x10000001, .tid = 0x40000001, .ts = 100, .user_stack = us,
-                           .n_user = 2, .vcpu = 0, .cpl = 3, .pc = 0x401050};
-    put(b, fxt_enc_sample(b->w + b->n, CAP(b), &s));
+    struct hvfxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                       HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                       HVFXT_SF_PC,
+                             .pid = 0x10000001,
+                             .tid = 0x40000001,
+                             .ts = 100,
+                             .user_stack = us,
+                             .n_user = 2,
+                             .vcpu = 0,
+                             .cpl = 3,
+                             .pc = 0x401050};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &s));
     /* 2 and 3: two kernel exits sharing one deferred user walk (continuation 9). */
     uint64_t ks[] = {0xffffffff80100200ull};
-    struct fxt_sample k1 = {.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
-                                      HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                                      HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK,
-                            .continuation = 9, .pid = 0x10000001, .tid = 0x40000001, .ts = 200,
-                            .vcpu = 0, .cpl = 0, .pc = 0xffffffff80100100ull,
-                            .kernel_stack = ks, .n_kernel = 1};
-    put(b, fxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    struct hvfxt_sample k1 = {.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
+                                        HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                        HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK,
+                              .continuation = 9,
+                              .pid = 0x10000001,
+                              .tid = 0x40000001,
+                              .ts = 200,
+                              .vcpu = 0,
+                              .cpl = 0,
+                              .pc = 0xffffffff80100100ull,
+                              .kernel_stack = ks,
+                              .n_kernel = 1};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
     k1.ts = 300;
     k1.pc = 0xffffffff80100110ull;
-    put(b, fxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
     /* 4: a partial whose completion never comes (continuation 10). */
     k1.continuation = 10;
     k1.ts = 400;
-    put(b, fxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
     uint64_t cu[] = {0x401060, 0x401200};
-    struct fxt_sample comp = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK,
-                              .completion = 9, .user_stack = cu, .n_user = 2};
-    put(b, fxt_enc_sample(b->w + b->n, CAP(b), &comp));
+    struct hvfxt_sample comp = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK,
+                                .completion = 9,
+                                .user_stack = cu,
+                                .n_user = 2};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &comp));
 }
 
 static void test_load(void **state)
@@ -181,8 +209,7 @@ static void test_not_a_recording(void **state)
 
     /* The file variant names the path. */
     profile_init(&p);
-    assert_int_equal(fxt_load_profile_file("/nonexistent/rec.fxt", &p, NULL, NULL, NULL, &err),
-                     -1);
+    assert_int_equal(fxt_load_profile_file("/nonexistent/rec.fxt", &p, NULL, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent/rec.fxt"));
     profile_free(&p);
 }

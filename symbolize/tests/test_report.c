@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fxt/reader.h"
+#include "schema/decode.h"
 #include "symbolize/report.h"
 #include "synth.h"
 #include "testutil.h"
@@ -69,7 +70,8 @@ static void test_folded(void **state)
         sum += strtoull(sp + 1, NULL, 10);
         lines++;
         *sp = 0;
-        if (!strcmp(line, "prog_static;_start;fixture_main;fixture_outer;fixture_middle;fixture_leaf"))
+        if (!strcmp(line,
+                    "prog_static;_start;fixture_main;fixture_outer;fixture_middle;fixture_leaf"))
             saw_hot = 1;
     }
     assert_int_equal(sum, c->n);
@@ -105,7 +107,8 @@ static void test_pprof(void **state)
     readelf_build_id(fixture("prog_static"), hex, sizeof(hex));
     snprintf(id_json, sizeof(id_json), "[\"prog_static\", \"%s\"]", hex);
     assert_non_null(strstr(out, id_json));
-    assert_non_null(strstr(out, "\"labels\": [\"cpl\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]"));
+    assert_non_null(
+        strstr(out, "\"labels\": [\"cpl\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]"));
     assert_non_null(strstr(out, "[\"cpu\", \"nanoseconds\"]"));
     assert_non_null(strstr(out, "\"period\": 1000000"));
     free(out);
@@ -195,8 +198,10 @@ static void test_top(void **state)
     text[len] = 0;
     /* fixture_middle is on 85 of 100 stacks, leaf of 25; fixture_leaf is leaf of 60. */
     assert_non_null(strstr(text, "# hvprof report: 100 samples, 3 processes, 2 vCPUs"));
-    assert_non_null(strstr(text, "85.00%   25.00%         25  prog_static              [.] fixture_middle"));
-    assert_non_null(strstr(text, "60.00%   60.00%         60  prog_static              [.] fixture_leaf"));
+    assert_non_null(
+        strstr(text, "85.00%   25.00%         25  prog_static              [.] fixture_middle"));
+    assert_non_null(
+        strstr(text, "60.00%   60.00%         60  prog_static              [.] fixture_leaf"));
     assert_non_null(strstr(text, "[k] do_syscall_64"));
     assert_non_null(strstr(text, "prog_static\n"));
     assert_non_null(strstr(text, "# Per vCPU"));
@@ -209,9 +214,9 @@ static void test_timeline(void **state)
     const void *buf;
     size_t len;
     assert_int_equal(fxtr_map_file(write_format(c, REPORT_TIMELINE), &buf, &len, NULL), 0);
-    struct fxtr_stats st;
+    struct hvfxt_stats st;
     struct hv_err err;
-    if (fxtr_stats(buf, len, &st, &err) < 0)
+    if (hvfxt_stats(buf, len, &st, &err) < 0)
         fail_msg("%s", err.msg);
     assert_true(st.by_type[FXTR_EVENT] > 0);
     assert_true(st.by_type[FXTR_KOBJ] >= 1 + 2 + 3);
@@ -250,9 +255,9 @@ static void test_formats(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folded),   cmocka_unit_test(test_pprof),
-        cmocka_unit_test(test_svg),      cmocka_unit_test(test_perf_script),
-        cmocka_unit_test(test_top),      cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_folded),  cmocka_unit_test(test_pprof),
+        cmocka_unit_test(test_svg),     cmocka_unit_test(test_perf_script),
+        cmocka_unit_test(test_top),     cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_formats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "fxt/reader.h"
+#include "schema/decode.h"
 #include "guest_run.h"
 #include "symbolize/elf_symbols.h"
 
@@ -216,28 +217,25 @@ void rm_load(struct rm_trace *t, const char *fxt_path)
     assert_int_equal(fxtr_map_file(fxt_path, &buf, &len, &err), 0);
     struct fxtr_reader rd;
     fxtr_init(&rd, buf, len);
-    struct fxtr_record rec;
+    struct hvfxt_record *rec = malloc(sizeof(*rec));
+    assert_non_null(rec);
     size_t cap = 0;
     int rc;
-    while ((rc = fxtr_next(&rd, &rec, &err)) == 1) {
-        uint64_t dropped, vcpu, first, last;
-        if (rec.type == FXTR_EVENT && fxtr_event_is_loss(&rec, &dropped, &vcpu, &first, &last)) {
+    while ((rc = hvfxt_next(&rd, rec, &err)) == 1) {
+        if (rec->kind == HVFXT_REC_LOSS) {
             t->loss_records++;
-            t->dropped += dropped;
-            continue;
-        }
-        if (rec.type != FXTR_BLOB)
-            continue;
-        if (rec.u.blob.btype == HVFXT_BLOB_MODULE && l->nmods < 64) {
+            t->dropped += rec->u.loss.dropped;
+        } else if (rec->kind == HVFXT_REC_MODULE && l->nmods < 64) {
+            const struct hvfxt_module_view *mv = &rec->u.module;
             struct module_rec *m = &l->mods[l->nmods++];
-            m->id = rec.u.blob.module.id;
-            m->len = rec.u.blob.module.build_id_len > 64 ? 64 : rec.u.blob.module.build_id_len;
-            memcpy(m->build_id, rec.u.blob.module.build_id, m->len);
-        } else if (rec.u.blob.btype == HVFXT_BLOB_MAPPING && l->nmaps < 512) {
-            const struct fxtr_mapping *mp = &rec.u.blob.mapping;
+            m->id = mv->id;
+            m->len = mv->build_id_len > 64 ? 64 : mv->build_id_len;
+            memcpy(m->build_id, mv->build_id, m->len);
+        } else if (rec->kind == HVFXT_REC_MAPPING && l->nmaps < 512) {
+            const struct hvfxt_mapping *mp = &rec->u.mapping;
             l->maps[l->nmaps++] = (struct mapping_rec){mp->pid, mp->module_id, mp->start, mp->size};
-        } else if (rec.u.blob.btype == HVFXT_BLOB_SAMPLE) {
-            const struct fxtr_sample *fs = &rec.u.blob.sample;
+        } else if (rec->kind == HVFXT_REC_SAMPLE) {
+            const struct hvfxt_sample_view *fs = &rec->u.sample;
             if (fs->fields & HVFXT_SF_CONTINUATION_COMPLETION) {
                 if (l->ncomp == l->comp_cap) {
                     l->comp_cap = l->comp_cap ? 2 * l->comp_cap : 256;
@@ -252,8 +250,7 @@ void rm_load(struct rm_trace *t, const char *fxt_path)
                 c->walk = fs->walk;
                 copy_words(c->user, &c->nuser, fs->user_stack);
                 t->completions++;
-                unsigned ustop = (unsigned)((fs->walk >> HVFXT_WALK_USER_SHIFT) & 0xff);
-                if (ustop >= HVFXT_STOP_ABANDONED_TIMEOUT)
+                if (hvfxt_stop_is_abandoned(hvfxt_walk_user_stop(fs->walk)))
                     t->abandoned_completions++;
                 continue;
             }
@@ -278,6 +275,7 @@ void rm_load(struct rm_trace *t, const char *fxt_path)
     }
     if (rc < 0)
         fail_msg("%s: %s", fxt_path, err.msg);
+    free(rec);
     fxtr_free(&rd);
     fxtr_unmap_file(buf, len);
 

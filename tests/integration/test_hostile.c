@@ -110,6 +110,7 @@ static void check_case(const struct hostile_case *hc)
             fc.kstops, (unsigned long)fc.max_user_frames, (unsigned long)fc.max_kernel_frames);
     assert_int_equal(fc.stats_status, 0);
     assert_int_equal(fc.dump_status, 0);
+    assert_int_equal(fc.bad_walk_words, 0);
     assert_true(fc.session_start);
     assert_true(fc.session_stop);
     assert_true(fc.continuations_ok);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "schema/schema.h"
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +176,20 @@ static bool field_u64(const char *line, const char *key, uint64_t *out)
     return true;
 }
 
+/* The stop reason named at *p (hvprof dump prints schema/names.c's names), its number, and the
+ * end of the name in *end; -1 if it is not one. */
+static int parse_stop(const char *p, const char **end)
+{
+    size_t n = strcspn(p, ", \n");
+    *end = p + n;
+    for (unsigned i = 0; i < 32; i++) {
+        const char *name = hvfxt_stop_name(i);
+        if (strcmp(name, "?") != 0 && strlen(name) == n && strncmp(name, p, n) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
 static void parse_sample(struct hv_fxt_check *c, const char *line, struct u64_list *announced,
                          struct u64_list *completed)
 {
@@ -192,14 +207,17 @@ static void parse_sample(struct hv_fxt_check *c, const char *line, struct u64_li
         c->samples++;
     const char *w = strstr(line, " walk=kstop:");
     if (w) {
-        unsigned ks = 0, us = 0;
-        if (sscanf(w, " walk=kstop:%u,ustop:%u", &ks, &us) == 2) {
-            if (ks < 32 && (ks || !is_completion))
+        const char *end;
+        int ks = parse_stop(w + strlen(" walk=kstop:"), &end);
+        int us = strncmp(end, ",ustop:", 7) == 0 ? parse_stop(end + 7, &end) : -1;
+        if (ks >= 0 && us >= 0) {
+            if (ks || !is_completion)
                 c->kstops |= 1u << ks;
-            if (us < 32)
-                c->ustops |= 1u << us;
-            if (is_completion && (us == 9 || us == 10 || us == 11))
+            c->ustops |= 1u << us;
+            if (is_completion && hvfxt_stop_is_abandoned((unsigned)us))
                 c->abandoned++;
+        } else {
+            c->bad_walk_words++;
         }
     }
     if (field_u64(line, " kstack[", &v) && v > c->max_kernel_frames)

@@ -56,6 +56,7 @@ struct hv_fxt_check {
     uint64_t open_ids, double_completions, orphan_completions;
     uint32_t kstops, ustops; /* bit r set: some sample's kernel/user walk stopped with reason r */
     uint64_t max_user_frames, max_kernel_frames;
+    uint64_t bad_walk_words; /* walk= fields whose stop names are not hvprof's */
 };
 
 /* Run dump --stats and dump on `path`; fill *c. Returns 0 when both ran. */

@@ -89,6 +89,7 @@ static void expect_complete(const char *path)
             fc.stats_status, fc.stats_err);
     assert_int_equal(fc.stats_status, 0);
     assert_int_equal(fc.dump_status, 0);
+    assert_int_equal(fc.bad_walk_words, 0);
     assert_true(fc.session_start);
     assert_true(fc.session_stop);
     assert_true(fc.continuations_ok);

@@ -1,9 +1,12 @@
-/* hvprof's own numbers inside FXT: private blob types, the sample record's field bits (RFC-0274
- * layout plus VM extensions), walk stop reasons, and the koid naming convention.
- * docs/fxt-samples.md is the normative description; this header only spells its numbers, so the
- * writer, the reader and their users agree on them. */
+/* The recording schema: hvprof's own numbers inside FXT. Private blob types, the sample record's
+ * field bits (RFC-0274 layout plus VM extensions), walk stop reasons, the koid naming convention,
+ * and the names of hvprof's events and markers. docs/fxt-samples.md is the normative
+ * description; this header is the one place its numbers are spelled, for the recorder
+ * (schema/encode.h, schema/recording.h), the decoder (schema/decode.h), report and dump.
+ * The generic FXT codec (fxt/) knows none of it. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Blob types (FXT blob record [48..55]). The spec assigns 0x01..0x03; hvprof takes 0x80..0x83,
@@ -59,6 +62,18 @@ static inline uint64_t hvfxt_walk_word(unsigned kstop, unsigned ustop, int ktrun
            ((uint64_t)(ustop & 0xff) << HVFXT_WALK_USER_SHIFT) |
            (ktrunc ? HVFXT_WALK_KERNEL_TRUNC : 0) | (utrunc ? HVFXT_WALK_USER_TRUNC : 0);
 }
+static inline unsigned hvfxt_walk_kernel_stop(uint64_t walk)
+{
+    return (unsigned)(walk >> HVFXT_WALK_KERNEL_SHIFT) & 0xff;
+}
+static inline unsigned hvfxt_walk_user_stop(uint64_t walk)
+{
+    return (unsigned)(walk >> HVFXT_WALK_USER_SHIFT) & 0xff;
+}
+static inline bool hvfxt_stop_is_abandoned(unsigned stop)
+{
+    return stop >= HVFXT_STOP_ABANDONED_TIMEOUT && stop <= HVFXT_STOP_ABANDONED_FULL;
+}
 
 /* Mapping flags (mapping blob, flags word). */
 enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
@@ -71,26 +86,61 @@ enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
  *   0x10000000 + n             guest address space n (a process), n < 0x30000000
  *   0x40000000 + n             guest thread n (a thread; its process arg names its address space)
  * Guest address space 0 is by convention the guest kernel's. */
-#define HVFXT_KOID_VM      1u
-#define HVFXT_KOID_CONTROL 2u
+#define HVFXT_KOID_VM             1u
+#define HVFXT_KOID_CONTROL        2u
+#define HVFXT_KOID_VCPU_BASE      0x1000u
+#define HVFXT_KOID_PROCESS_BASE   0x10000000ull
+#define HVFXT_KOID_THREAD_BASE    0x40000000ull
+#define HVFXT_KOID_KERNEL_PROCESS HVFXT_KOID_PROCESS_BASE /* guest address space 0 */
+#define HVFXT_MAX_VCPUS           0xefffu /* vCPU koids stay below the guest ranges */
 static inline uint64_t hvfxt_koid_vcpu(uint32_t i)
 {
-    return 0x1000u + (i & 0xefffu);
+    return HVFXT_KOID_VCPU_BASE + (i & 0xefffu);
 }
 static inline uint64_t hvfxt_koid_guest_process(uint32_t n)
 {
-    return 0x10000000u + (n % 0x30000000u);
+    return HVFXT_KOID_PROCESS_BASE + (n % 0x30000000u);
 }
 static inline uint64_t hvfxt_koid_guest_thread(uint32_t n)
 {
-    return 0x40000000ull + (n % 0xc0000000u);
+    return HVFXT_KOID_THREAD_BASE + (n % 0xc0000000u);
+}
+static inline int hvfxt_koid_is_guest_process(uint64_t koid)
+{
+    return koid >= HVFXT_KOID_PROCESS_BASE && koid < HVFXT_KOID_THREAD_BASE;
+}
+static inline int hvfxt_koid_is_guest_thread(uint64_t koid)
+{
+    return koid >= HVFXT_KOID_THREAD_BASE && koid < HVFXT_KOID_THREAD_BASE + 0xc0000000ull;
+}
+
+/* Names of the providers: provider 0 carries what is not per vCPU, provider i + 1 is vCPU i. */
+#define HVFXT_CONTROL_PROVIDER      0u
+#define HVFXT_CONTROL_PROVIDER_NAME "hvprof"
+static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
+{
+    return vcpu + 1;
 }
 
 /* The loss record is an instant event (so Perfetto shows it) on the vCPU's thread, category
  * "hvprof", name "records_dropped", args dropped:uint64, vcpu:uint32, first_ts:uint64,
  * last_ts:uint64; its timestamp is first_ts. Session markers are instant events "session_start"
  * and "session_stop" in category "hvprof" on the control thread, settings as arguments. */
-#define HVFXT_CATEGORY      "hvprof"
-#define HVFXT_LOSS_NAME     "records_dropped"
-#define HVFXT_SESSION_START "session_start"
-#define HVFXT_SESSION_STOP  "session_stop"
+#define HVFXT_CATEGORY          "hvprof"
+#define HVFXT_LOSS_NAME         "records_dropped"
+#define HVFXT_SESSION_START     "session_start"
+#define HVFXT_SESSION_STOP      "session_stop"
+#define HVFXT_LOSS_ARG_DROPPED  "dropped"
+#define HVFXT_LOSS_ARG_VCPU     "vcpu"
+#define HVFXT_LOSS_ARG_FIRST_TS "first_ts"
+#define HVFXT_LOSS_ARG_LAST_TS  "last_ts"
+
+/* Session marker arguments that `report` reads (docs/fxt-samples.md, section 5). */
+#define HVFXT_ARG_HZ         "hz"
+#define HVFXT_ARG_PERIOD_NS  "period_ns"
+#define HVFXT_ARG_LSTAR      "lstar"
+#define HVFXT_ARG_SYMBOL_DIR "symbol_dir"
+
+/* A short name per hvfxt_walk_stop ("end", "max-depth", "unmapped", ..., "abandoned-timeout")
+ * for dump and report; "?" for a value outside the enum. */
+const char *hvfxt_stop_name(unsigned stop);

@@ -1,0 +1,230 @@
+/* hvprof's records from FXT records (decode.h), written from docs/fxt-samples.md. */
+#include "schema/decode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A cursor over the payload words of one blob. */
+struct words {
+    const uint8_t *p;
+    uint64_t n, i;
+};
+
+static bool take(struct words *k, uint64_t *out)
+{
+    if (k->i >= k->n)
+        return false;
+    memcpy(out, k->p + 8 * k->i++, 8);
+    return true;
+}
+
+/* A byte stream of len bytes, padded to whole words. */
+static bool take_bytes(struct words *k, uint64_t len, const uint8_t **out)
+{
+    uint64_t w = (len + 7) / 8;
+    if (w > k->n - k->i)
+        return false;
+    *out = k->p + 8 * k->i;
+    k->i += w;
+    return true;
+}
+
+/* Present fields follow the flags word in bit order (docs/fxt-samples.md, "Sample record"). */
+static int decode_sample(const struct fxtr_record *rec, struct words *k,
+                         struct hvfxt_sample_view *s, struct hv_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (!take(k, &s->fields))
+        return fxtr_record_error(rec, err, "sample: no fields_bitflags word");
+    if (s->fields & ~(uint64_t)HVFXT_SF_KNOWN)
+        return fxtr_record_error(rec, err, "sample: unknown fields_bitflags bits 0x%llx",
+                                 (unsigned long long)(s->fields & ~(uint64_t)HVFXT_SF_KNOWN));
+    const struct {
+        uint32_t bit;
+        uint64_t *value;
+        struct fxtr_words *stack;
+        const char *name;
+    } order[] = {
+        {HVFXT_SF_CONTINUATION, &s->continuation, NULL, "continuation"},
+        {HVFXT_SF_CONTINUATION_COMPLETION, &s->completion, NULL, "continuation_completion"},
+        {HVFXT_SF_PID, &s->pid, NULL, "pid"},
+        {HVFXT_SF_TID, &s->tid, NULL, "tid"},
+        {HVFXT_SF_BOOT_TS, &s->ts, NULL, "boot_ts"},
+        {HVFXT_SF_USER_STACK, NULL, &s->user_stack, "user_fp_call_stack"},
+        {HVFXT_SF_VCPU, &s->vcpu, NULL, "vcpu"},
+        {HVFXT_SF_CPL, &s->cpl, NULL, "cpl"},
+        {HVFXT_SF_PC, &s->pc, NULL, "pc"},
+        {HVFXT_SF_KERNEL_STACK, NULL, &s->kernel_stack, "kernel_call_stack"},
+        {HVFXT_SF_WALK, &s->walk, NULL, "walk"},
+    };
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        if (!(s->fields & order[i].bit))
+            continue;
+        uint64_t v;
+        if (!take(k, &v))
+            return fxtr_record_error(rec, err, "sample: %s runs past the end of the payload",
+                                     order[i].name);
+        if (order[i].value) {
+            *order[i].value = v;
+            continue;
+        }
+        if (v > k->n - k->i)
+            return fxtr_record_error(rec, err,
+                                     "sample: %s has %llu frames, past the end of the payload",
+                                     order[i].name, (unsigned long long)v);
+        order[i].stack->ptr = k->p + 8 * k->i;
+        order[i].stack->n = (uint32_t)v;
+        k->i += v;
+    }
+    return 0;
+}
+
+/* id, lengths word (name length [0..15], build-id length [16..31], the rest reserved), name,
+ * build id. */
+static int decode_module(const struct fxtr_record *rec, struct words *k,
+                         struct hvfxt_module_view *m, struct hv_err *err)
+{
+    memset(m, 0, sizeof(*m));
+    uint64_t lens;
+    const uint8_t *name;
+    if (!take(k, &m->id) || !take(k, &lens))
+        return fxtr_record_error(rec, err, "module: payload shorter than its two fixed words");
+    if (lens >> 32)
+        return fxtr_record_error(rec, err, "module: reserved bits set in the lengths word");
+    uint64_t nl = lens & 0xffff, bl = (lens >> 16) & 0xffff;
+    if (!take_bytes(k, nl, &name) || !take_bytes(k, bl, &m->build_id))
+        return fxtr_record_error(rec, err, "module: name or build id runs past the payload");
+    m->name = (struct fxtr_string){(const char *)name, (uint32_t)nl};
+    m->build_id_len = (uint32_t)bl;
+    return 0;
+}
+
+static int decode_mapping(const struct fxtr_record *rec, struct words *k, struct hvfxt_mapping *m,
+                          struct hv_err *err)
+{
+    uint64_t *f[] = {&m->pid, &m->module_id, &m->start, &m->size, &m->vaddr, &m->flags, &m->ts};
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+        if (!take(k, f[i]))
+            return fxtr_record_error(rec, err, "mapping: payload shorter than its 7 words");
+    return 0;
+}
+
+static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, struct hv_err *err)
+{
+    unsigned bt = rec->u.blob.btype;
+    if (bt != HVFXT_BLOB_SAMPLE && bt != HVFXT_BLOB_MODULE && bt != HVFXT_BLOB_MAPPING)
+        return 0; /* spec blob types (data, LBR, Perfetto) and others: not ours */
+    if (rec->u.blob.size % 8)
+        return fxtr_record_error(rec, err,
+                                 "hvprof blob type 0x%x: payload of %u bytes is not whole words",
+                                 bt, rec->u.blob.size);
+    struct words k = {.p = rec->u.blob.payload, .n = rec->u.blob.size / 8};
+    int rc;
+    if (bt == HVFXT_BLOB_SAMPLE) {
+        x->kind = HVFXT_REC_SAMPLE;
+        rc = decode_sample(rec, &k, &x->u.sample, err);
+    } else if (bt == HVFXT_BLOB_MODULE) {
+        x->kind = HVFXT_REC_MODULE;
+        rc = decode_module(rec, &k, &x->u.module, err);
+    } else {
+        x->kind = HVFXT_REC_MAPPING;
+        rc = decode_mapping(rec, &k, &x->u.mapping, err);
+    }
+    if (rc)
+        return -1;
+    if (k.i != k.n)
+        return fxtr_record_error(
+            rec, err, "hvprof blob type 0x%x: payload has %llu words, its fields use %llu", bt,
+            (unsigned long long)k.n, (unsigned long long)k.i);
+    return 0;
+}
+
+/* The loss event: an instant event "records_dropped" in category "hvprof" with its four
+ * arguments. An event that merely shares the name is not one. */
+static bool decode_loss(const struct fxtr_record *rec, struct hvfxt_loss_view *l)
+{
+    if (rec->unknown || rec->u.event.etype != 0 ||
+        !fxtr_str_is(rec->u.event.category, HVFXT_CATEGORY) ||
+        !fxtr_str_is(rec->u.event.name, HVFXT_LOSS_NAME))
+        return false;
+    const struct {
+        const char *name;
+        uint64_t *dst;
+    } want[] = {{HVFXT_LOSS_ARG_DROPPED, &l->dropped},
+                {HVFXT_LOSS_ARG_VCPU, &l->vcpu},
+                {HVFXT_LOSS_ARG_FIRST_TS, &l->first_ts},
+                {HVFXT_LOSS_ARG_LAST_TS, &l->last_ts}};
+    unsigned found = 0;
+    for (unsigned i = 0; i < rec->u.event.nargs; i++) {
+        const struct fxtr_arg *a = &rec->u.event.args[i];
+        for (unsigned j = 0; j < 4; j++) {
+            if (fxtr_str_is(a->name, want[j].name)) {
+                *want[j].dst = a->v.u;
+                found |= 1u << j;
+            }
+        }
+    }
+    return found == 15;
+}
+
+int hvfxt_decode(const struct fxtr_record *rec, struct hvfxt_record *x, struct hv_err *err)
+{
+    x->kind = HVFXT_REC_OTHER;
+    if (rec->unknown)
+        return 0;
+    if (rec->type == FXTR_BLOB)
+        return decode_blob(rec, x, err);
+    if (rec->type == FXTR_EVENT && decode_loss(rec, &x->u.loss))
+        x->kind = HVFXT_REC_LOSS;
+    return 0;
+}
+
+int hvfxt_next(struct fxtr_reader *r, struct hvfxt_record *x, struct hv_err *err)
+{
+    int rc = fxtr_next(r, &x->fxt, err);
+    if (rc != 1) {
+        x->kind = HVFXT_REC_OTHER;
+        return rc;
+    }
+    return hvfxt_decode(&x->fxt, x, err) < 0 ? -1 : 1;
+}
+
+int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_err *err)
+{
+    memset(st, 0, sizeof(*st));
+    struct fxtr_reader r;
+    struct hvfxt_record *x = malloc(sizeof(*x));
+    if (!x)
+        return hv_errf(err, "out of memory");
+    fxtr_init(&r, buf, len);
+    int rc;
+    while ((rc = hvfxt_next(&r, x, err)) == 1) {
+        st->records++;
+        st->bytes += 8 * x->fxt.nwords;
+        st->by_type[x->fxt.type & 15]++;
+        st->unknown += x->fxt.unknown;
+        switch (x->kind) {
+        case HVFXT_REC_SAMPLE:
+            if (x->u.sample.fields & HVFXT_SF_CONTINUATION_COMPLETION)
+                st->completions++;
+            else
+                st->samples++;
+            break;
+        case HVFXT_REC_MODULE:
+            st->modules++;
+            break;
+        case HVFXT_REC_MAPPING:
+            st->mappings++;
+            break;
+        case HVFXT_REC_LOSS:
+            st->loss_records++;
+            st->dropped += x->u.loss.dropped;
+            break;
+        default:
+            break;
+        }
+    }
+    free(x);
+    fxtr_free(&r);
+    return rc < 0 ? -1 : 0;
+}

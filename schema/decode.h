@@ -1,0 +1,72 @@
+/* Decoding hvprof's records (docs/fxt-samples.md) on top of the generic FXT reader: sample,
+ * module and mapping blobs, and the records_dropped loss event. Written from the format
+ * description, independently of schema/encode.c, and as strict as fxt/reader.h: a malformed
+ * hvprof record is an error naming its offset, never a guess.
+ *
+ *   struct fxtr_reader r; fxtr_init(&r, buf, len);
+ *   struct hvfxt_record *x = malloc(sizeof(*x));
+ *   while ((rc = hvfxt_next(&r, x, &err)) == 1)
+ *       switch (x->kind) { case HVFXT_REC_SAMPLE: ... x->u.sample ...; default: ... x->fxt ... }
+ *
+ * Decoded strings and stacks point into the caller's buffer (fxt/reader.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "fxt/reader.h"
+#include "schema/encode.h"
+#include "schema/schema.h"
+
+/* A sample record: which fields were present (HVFXT_SF_*) and their values (0 if absent). */
+struct hvfxt_sample_view {
+    uint64_t fields;
+    uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk;
+    struct fxtr_words user_stack, kernel_stack;
+};
+struct hvfxt_module_view {
+    uint64_t id;
+    struct fxtr_string name;
+    const uint8_t *build_id;
+    uint32_t build_id_len;
+};
+/* The mapping record has the encoder's fields exactly (struct hvfxt_mapping). */
+struct hvfxt_loss_view {
+    uint64_t dropped, vcpu, first_ts, last_ts;
+};
+
+enum hvfxt_rec_kind {
+    HVFXT_REC_OTHER = 0, /* any other FXT record: see x->fxt */
+    HVFXT_REC_SAMPLE,
+    HVFXT_REC_MODULE,
+    HVFXT_REC_MAPPING,
+    HVFXT_REC_LOSS,
+};
+
+struct hvfxt_record {
+    struct fxtr_record fxt; /* the FXT record, always filled */
+    enum hvfxt_rec_kind kind;
+    union {
+        struct hvfxt_sample_view sample;
+        struct hvfxt_module_view module;
+        struct hvfxt_mapping mapping;
+        struct hvfxt_loss_view loss;
+    } u;
+};
+
+/* fxtr_next, then hvprof's decoding of the record. Same returns: 1 a record, 0 the end, -1 a
+ * malformed record (err "offset 0x...: reason"). */
+int hvfxt_next(struct fxtr_reader *r, struct hvfxt_record *x, struct hv_err *err);
+
+/* Decode one FXT record already read: sets x->kind and x->u (x->fxt is not touched, rec may be
+ * &x->fxt). 0, or -1 with err for a malformed hvprof record. */
+int hvfxt_decode(const struct fxtr_record *rec, struct hvfxt_record *x, struct hv_err *err);
+
+struct hvfxt_stats {
+    uint64_t by_type[FXTR_NTYPES];
+    uint64_t unknown, records, bytes;
+    uint64_t samples, completions, modules, mappings, loss_records, dropped;
+};
+/* Read a whole recording. Returns 0, or -1 with err (stats hold what was read before). */
+int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_err *err);

@@ -1,0 +1,165 @@
+/* hvprof's records (schema/encode.h); layouts in docs/fxt-samples.md. */
+#include "schema/encode.h"
+
+#include <string.h>
+
+struct sample_plan {
+    uint32_t fields;
+    uint32_t n_user, n_kernel;
+    uint64_t walk;
+    size_t words;
+};
+
+static unsigned popcount_single_word_fields(uint32_t f)
+{
+    /* Every present field is one word, the stacks one count word plus their frames. */
+    return (unsigned)__builtin_popcount(f & HVFXT_SF_KNOWN);
+}
+
+/* Decide which fields and how many frames go into the record so it stays under 4095 words. */
+static void sample_plan(const struct hvfxt_sample *s, struct sample_plan *pl)
+{
+    pl->fields = s->fields & HVFXT_SF_KNOWN;
+    pl->walk = s->walk;
+    uint32_t nk = (pl->fields & HVFXT_SF_KERNEL_STACK) ? s->n_kernel : 0;
+    uint32_t nu = (pl->fields & HVFXT_SF_USER_STACK) ? s->n_user : 0;
+    size_t fixed = 2 + popcount_single_word_fields(pl->fields);
+    if (fixed + nk + nu > FXT_MAX_RECORD_WORDS) {
+        if (!(pl->fields & HVFXT_SF_WALK)) {
+            pl->fields |= HVFXT_SF_WALK;
+            pl->walk = 0;
+            fixed++;
+        }
+        size_t budget = FXT_MAX_RECORD_WORDS - fixed;
+        if (nk > budget) {
+            nk = (uint32_t)budget;
+            pl->walk |= HVFXT_WALK_KERNEL_TRUNC;
+        }
+        if (nu > budget - nk) {
+            nu = (uint32_t)(budget - nk);
+            pl->walk |= HVFXT_WALK_USER_TRUNC;
+        }
+    }
+    pl->n_kernel = nk;
+    pl->n_user = nu;
+    pl->words = fixed + nk + nu;
+}
+
+size_t hvfxt_sample_words(const struct hvfxt_sample *s)
+{
+    struct sample_plan pl;
+    sample_plan(s, &pl);
+    return pl.words;
+}
+
+size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s)
+{
+    struct sample_plan pl;
+    sample_plan(s, &pl);
+    if (pl.words > cap)
+        return 0;
+    uint64_t *p = buf;
+    *p++ = fxt_blob_header_words(HVFXT_BLOB_SAMPLE, pl.words - 1);
+    *p++ = pl.fields;
+    /* RFC-0274 order, then hvprof's extensions in bit order (docs/fxt-samples.md). */
+    if (pl.fields & HVFXT_SF_CONTINUATION)
+        *p++ = s->continuation;
+    if (pl.fields & HVFXT_SF_CONTINUATION_COMPLETION)
+        *p++ = s->completion;
+    if (pl.fields & HVFXT_SF_PID)
+        *p++ = s->pid;
+    if (pl.fields & HVFXT_SF_TID)
+        *p++ = s->tid;
+    if (pl.fields & HVFXT_SF_BOOT_TS)
+        *p++ = s->ts;
+    if (pl.fields & HVFXT_SF_USER_STACK) {
+        *p++ = pl.n_user;
+        if (pl.n_user)
+            memcpy(p, s->user_stack, 8 * (size_t)pl.n_user);
+        p += pl.n_user;
+    }
+    if (pl.fields & HVFXT_SF_VCPU)
+        *p++ = s->vcpu;
+    if (pl.fields & HVFXT_SF_CPL)
+        *p++ = s->cpl;
+    if (pl.fields & HVFXT_SF_PC)
+        *p++ = s->pc;
+    if (pl.fields & HVFXT_SF_KERNEL_STACK) {
+        *p++ = pl.n_kernel;
+        if (pl.n_kernel)
+            memcpy(p, s->kernel_stack, 8 * (size_t)pl.n_kernel);
+        p += pl.n_kernel;
+    }
+    if (pl.fields & HVFXT_SF_WALK)
+        *p++ = pl.walk;
+    return (size_t)(p - buf);
+}
+
+size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)
+{
+    if (m->build_id_len > 0xff || (m->name_len && !m->name) || (m->build_id_len && !m->build_id))
+        return 0;
+    size_t payload = 2 + fxt_stream_words(m->name_len) + fxt_stream_words(m->build_id_len);
+    size_t n = 1 + payload;
+    if (n > cap || n > FXT_MAX_RECORD_WORDS)
+        return 0;
+    buf[0] = fxt_blob_header_words(HVFXT_BLOB_MODULE, payload);
+    buf[1] = m->id;
+    buf[2] = (uint64_t)m->name_len | ((uint64_t)m->build_id_len << 16);
+    fxt_put_stream(buf + 3, m->name, m->name_len);
+    fxt_put_stream(buf + 3 + fxt_stream_words(m->name_len), m->build_id, m->build_id_len);
+    return n;
+}
+
+size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m)
+{
+    if (cap < 8)
+        return 0;
+    buf[0] = fxt_blob_header_words(HVFXT_BLOB_MAPPING, 7);
+    buf[1] = m->pid;
+    buf[2] = m->module_id;
+    buf[3] = m->start;
+    buf[4] = m->size;
+    buf[5] = m->vaddr;
+    buf[6] = m->flags;
+    buf[7] = m->ts;
+    return 8;
+}
+
+size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
+{
+    uint32_t vcpu = l->ring_id; /* hvprof gives each vCPU's ring its index */
+    struct fxt_arg args[4] = {
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_LOSS_ARG_DROPPED), .v.u64 = l->dropped},
+        {.type = FXT_ARG_U32, .name = fxt_str_inline(HVFXT_LOSS_ARG_VCPU), .v.u32 = vcpu},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_LOSS_ARG_FIRST_TS),
+         .v.u64 = l->first_ts},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_LOSS_ARG_LAST_TS), .v.u64 = l->last_ts},
+    };
+    struct fxt_event ev = {
+        .type = FXT_EV_INSTANT,
+        .ts = l->first_ts,
+        .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(vcpu)},
+        .category = fxt_str_inline(HVFXT_CATEGORY),
+        .name = fxt_str_inline(HVFXT_LOSS_NAME),
+        .args = args,
+        .nargs = 4,
+    };
+    return fxt_enc_event(buf, cap, &ev);
+}
+
+size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,
+                        const struct fxt_arg *args, unsigned nargs)
+{
+    struct fxt_event ev = {
+        .type = FXT_EV_INSTANT,
+        .ts = ts,
+        .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = HVFXT_KOID_CONTROL},
+        .category = fxt_str_inline(HVFXT_CATEGORY),
+        .name = fxt_str_inline(name),
+        .args = args,
+        .nargs = nargs,
+    };
+    return fxt_enc_event(buf, cap, &ev);
+}

@@ -1,0 +1,57 @@
+/* Encoders of hvprof's own records (docs/fxt-samples.md), on top of the generic FXT codec
+ * (fxt/encode.h): the RFC-0274 sample record and its VM extensions, module and mapping records,
+ * the loss event, session markers. Same contract as the generic encoders: one complete record
+ * into the caller's buffer, its size in words or 0; no allocation, no locks, no system calls (the
+ * vCPU thread encodes samples straight into its ring slot). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fxt/encode.h"
+#include "fxt/ring.h"
+#include "schema/schema.h"
+
+/* The sample record (docs/fxt-samples.md). `fields` says which optional fields are present
+ * (HVFXT_SF_*); the stacks are read only when their bit is set. Frames that would push the record
+ * past 4095 words are cut (kernel stack first kept, user stack cut first) and the walk word gets
+ * the TRUNC bit; hvfxt_sample_words() tells the size in advance. */
+struct hvfxt_sample {
+    uint32_t fields;
+    uint64_t continuation, completion;
+    uint64_t pid, tid, ts;
+    const uint64_t *user_stack;
+    uint32_t n_user;
+    uint32_t vcpu;
+    uint8_t cpl;
+    uint64_t pc;
+    const uint64_t *kernel_stack;
+    uint32_t n_kernel;
+    uint64_t walk; /* hvfxt_walk_word() */
+};
+/* Most frames a sample can hold in total (both stacks together). */
+#define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - 11)
+
+struct hvfxt_module {
+    uint64_t id;
+    const char *name;
+    uint16_t name_len;
+    const uint8_t *build_id;
+    uint16_t build_id_len; /* bytes, <= 255 */
+};
+struct hvfxt_mapping {
+    uint64_t pid, module_id, start, size, vaddr, flags, ts;
+};
+
+size_t hvfxt_sample_words(const struct hvfxt_sample *s);
+size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s);
+size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m);
+size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m);
+/* The loss event of vCPU l->ring_id's ring, on that vCPU's thread; the vCPU rings' encoder
+ * (fxt/ring.h). */
+#define HVFXT_LOSS_WORDS 18 /* the loss event's fixed size */
+size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l);
+/* Session markers on the control thread; settings as arguments (at most 15). */
+size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,
+                        const struct fxt_arg *args, unsigned nargs);

@@ -1,0 +1,21 @@
+/* Names of the walk stop reasons (schema.h). */
+#include "schema/schema.h"
+
+const char *hvfxt_stop_name(unsigned stop)
+{
+    static const char *const names[] = {
+        [HVFXT_STOP_NONE] = "none",
+        [HVFXT_STOP_END] = "end",
+        [HVFXT_STOP_MAX_DEPTH] = "max-depth",
+        [HVFXT_STOP_UNMAPPED] = "unmapped",
+        [HVFXT_STOP_BAD_FP] = "bad-fp",
+        [HVFXT_STOP_NOT_UPWARD] = "not-upward",
+        [HVFXT_STOP_DEFERRED] = "deferred",
+        [HVFXT_STOP_RECORD_LIMIT] = "record-limit",
+        [HVFXT_STOP_ERROR] = "error",
+        [HVFXT_STOP_ABANDONED_TIMEOUT] = "abandoned-timeout",
+        [HVFXT_STOP_ABANDONED_END] = "abandoned-end",
+        [HVFXT_STOP_ABANDONED_FULL] = "abandoned-full",
+    };
+    return stop < sizeof(names) / sizeof(names[0]) ? names[stop] : "?";
+}

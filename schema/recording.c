@@ -1,0 +1,95 @@
+/* An hvprof recording on the generic FXT writer (recording.h). */
+#include "schema/recording.h"
+
+#include <stdio.h>
+
+static int emit_control(struct fxt_writer *w, size_t n, struct hv_err *err)
+{
+    return fxt_writer_emit(w, HVFXT_CONTROL_PROVIDER, w->scratch, n, err);
+}
+
+int hvfxt_recording_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
+                         uint32_t nvcpus, const char *vm_name, struct hv_err *err)
+{
+    if (nvcpus == 0 || nvcpus > HVFXT_MAX_VCPUS)
+        return hv_errf(err, "recording: %u vCPUs out of range 1..%u", nvcpus, HVFXT_MAX_VCPUS);
+    if (fxt_writer_open(w, path, ticks_per_second, nvcpus + 1, err) < 0)
+        return -1;
+    uint64_t *s = w->scratch;
+    const size_t cap = FXT_MAX_RECORD_WORDS;
+    if (fxt_writer_provider(w, HVFXT_CONTROL_PROVIDER, HVFXT_CONTROL_PROVIDER_NAME, err) < 0)
+        goto fail;
+    for (uint32_t i = 0; i < nvcpus; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "vcpu%u", i);
+        if (fxt_writer_provider(w, hvfxt_vcpu_provider(i), name, err) < 0)
+            goto fail;
+    }
+    if (emit_control(w, fxt_enc_kobj_process(s, cap, HVFXT_KOID_VM, vm_name ? vm_name : "vm"),
+                     err) ||
+        emit_control(w, fxt_enc_kobj_thread(s, cap, HVFXT_KOID_CONTROL, "hvprof", HVFXT_KOID_VM),
+                     err))
+        goto fail;
+    for (uint32_t i = 0; i < nvcpus; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "vcpu %u", i);
+        if (emit_control(w, fxt_enc_kobj_thread(s, cap, hvfxt_koid_vcpu(i), name, HVFXT_KOID_VM),
+                         err))
+            goto fail;
+    }
+    /* On disk now: a recording that exists is a valid (empty) one. */
+    if (fxt_writer_flush(w, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    fxt_writer_close(w, NULL);
+    return -1;
+}
+
+int hvfxt_vcpu_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t vcpu,
+                         struct hv_err *err)
+{
+    return fxt_ring_init(r, capacity_words, vcpu, hvfxt_enc_loss, HVFXT_LOSS_WORDS, err);
+}
+
+long hvfxt_drain_vcpu(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring *r, bool final,
+                      struct hv_err *err)
+{
+    return fxt_writer_drain_ring(w, hvfxt_vcpu_provider(vcpu), r, final, err);
+}
+
+int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *name,
+                              struct hv_err *err)
+{
+    return emit_control(
+        w,
+        fxt_enc_kobj_process(w->scratch, FXT_MAX_RECORD_WORDS, hvfxt_koid_guest_process(as), name),
+        err);
+}
+
+int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
+                             struct hv_err *err)
+{
+    return emit_control(w,
+                        fxt_enc_kobj_thread(w->scratch, FXT_MAX_RECORD_WORDS,
+                                            hvfxt_koid_guest_thread(thread), name,
+                                            hvfxt_koid_guest_process(as)),
+                        err);
+}
+
+int hvfxt_write_marker(struct fxt_writer *w, const char *name, uint64_t ts,
+                       const struct fxt_arg *args, unsigned nargs, struct hv_err *err)
+{
+    return emit_control(
+        w, hvfxt_enc_marker(w->scratch, FXT_MAX_RECORD_WORDS, name, ts, args, nargs), err);
+}
+
+int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struct hv_err *err)
+{
+    return emit_control(w, hvfxt_enc_module(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
+}
+
+int hvfxt_write_mapping(struct fxt_writer *w, const struct hvfxt_mapping *m, struct hv_err *err)
+{
+    return emit_control(w, hvfxt_enc_mapping(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
+}

@@ -95,14 +95,14 @@ static void evict_caches(struct bench *b)
     b->sink += s;
 }
 
-static struct gw_cpu cpu_for(struct bench *b, unsigned d)
+static struct gw_snapshot cpu_for(struct bench *b, unsigned d)
 {
     uint64_t fp0 = b->stack_of[d];
     return gimg_cpu(&b->g, CODE_VA + 0x10, fp0 - 0x40, fp0, 3);
 }
 
 /* One sampler-style walk: begin (cache flush, MMU mode) + unwind. */
-static unsigned walk_once(struct bench *b, const struct gw_cpu *c, uint64_t *pcs)
+static unsigned walk_once(struct bench *b, const struct gw_snapshot *c, uint64_t *pcs)
 {
     struct gw_stack st = GW_STACK_INIT(pcs, GW_DEFAULT_MAX_DEPTH);
     gw_walker_begin(&b->w, c);
@@ -114,7 +114,7 @@ static double bench_walk_warm(struct bench *b, unsigned d, bool at_push)
     enum { PER_BATCH = 200 };
     double *v = calloc(b->batches, sizeof(double));
     uint64_t pcs[GW_DEFAULT_MAX_DEPTH];
-    struct gw_cpu c = cpu_for(b, d);
+    struct gw_snapshot c = cpu_for(b, d);
     if (at_push) {
         c.rip = CODE_VA + 0x800;
         gimg_write_u64(&b->g, c.rsp, CODE_VA + 0x20); /* the return address at [rsp] */
@@ -151,7 +151,7 @@ static double bench_walk_cold(struct bench *b, unsigned d)
 {
     double *v = calloc(b->batches, sizeof(double));
     uint64_t pcs[GW_DEFAULT_MAX_DEPTH];
-    struct gw_cpu c = cpu_for(b, d);
+    struct gw_snapshot c = cpu_for(b, d);
     for (unsigned i = 0; i < b->batches; i++) {
         evict_caches(b);
         uint64_t t0 = now_ns();
@@ -168,7 +168,7 @@ static void bench_translate(struct bench *b, double *uncached, double *cached)
 {
     enum { PER_BATCH = 2000 };
     double *v = calloc(b->batches, sizeof(double)), *w = calloc(b->batches, sizeof(double));
-    struct gw_cpu c = cpu_for(b, 0);
+    struct gw_snapshot c = cpu_for(b, 0);
     gw_walker_begin(&b->w, &c);
     uint64_t gpa;
     for (unsigned i = 0; i < b->batches; i++) {

@@ -5,7 +5,7 @@
  *   bench_mkrecording -o FILE -n SAMPLES --workload PROG.elf --kernel KERNEL.elf [--vcpus N]
  *
  * Same writer, record encoder and module records as the sampler (fxt_writer, fxt_enc_sample,
- * discover_record / discover_record_kernel_elf). Each vCPU runs its own `workload` process; the
+ * discover_record). Each vCPU runs its own `workload` process; the
  * stacks are the test guest's real ones, addresses taken from the ELF symbols:
  *   90 % user samples, split 60/30/10 over _start;main;alpha;hot_leaf, ...;beta;warm_leaf,
  *        ...;gamma, the pc anywhere in the leaf function (many distinct addresses, as sampled);
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "schema/recording.h"
-#include "symbolize/discover_fxt.h"
+#include "sampler/module_registry.h"
 #include "symbolize/elf_symbols.h"
 
 #define MAX_VCPUS 8
@@ -204,8 +204,22 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     struct discover_registry reg;
     discover_registry_init(&reg);
     int rc = -1;
+    /* The kernel as hvprof record writes an ELF kernel the VMM loaded: address space 0, at its
+     * link addresses (one span here: the bench only needs its symbols found). */
+    struct elf_symbols kes;
+    if (elf_symbols_load_file(&kes, kernel, err) < 0)
+        goto out;
+    struct discover_module k = {.header_va = kes.load_lo & ~0xfffull, .e_type = 2};
+    k.start = k.header_va;
+    k.end = (kes.load_hi + 0xfff) & ~0xfffull;
+    k.seg[0] = (struct discover_seg){.start = k.start, .size = k.end - k.start, .flags = 5};
+    k.nseg = 1;
+    memcpy(k.build_id, kes.build_id, kes.build_id_len);
+    k.build_id_len = kes.build_id_len;
+    snprintf(k.name, sizeof(k.name), "%s", kernel);
+    elf_symbols_free(&kes);
     if (hvfxt_write_marker(&g->w, HVFXT_SESSION_START, 1, args, 3, err) < 0 ||
-        discover_record_kernel_elf(&g->w, &reg, kernel, 1, err) < 0)
+        discover_record(&g->w, &reg, hvfxt_koid_guest_process(0), &k, 1, 1, err) < 0)
         goto out;
     struct discover_module m = {
         .header_va = 0x400000, .bias = 0, .start = 0x400000, .end = 0x410000, .e_type = 2};

@@ -134,7 +134,7 @@ static int kvm_setup(struct bench *b)
     struct kvm_sregs sr;
     if (ioctl(k->vcpu, KVM_GET_SREGS, &sr) < 0)
         return fail("KVM_GET_SREGS");
-    struct gw_cpu c = gimg_cpu(&b->g, 0, 0, 0, 3);
+    struct gw_snapshot c = gimg_cpu(&b->g, 0, 0, 0, 3);
     sr.cr0 = c.cr0;
     sr.cr3 = c.cr3;
     sr.cr4 = c.cr4;
@@ -237,13 +237,13 @@ static int build(struct bench *b)
     return kvm_setup(b);
 }
 
-static struct gw_cpu cpu_for(struct bench *b, unsigned d, bool at_push)
+static struct gw_snapshot cpu_for(struct bench *b, unsigned d, bool at_push)
 {
     uint64_t fp0 = b->fp0[d];
     return gimg_cpu(&b->g, CODE_VA + (at_push ? 0x800 : 0x10), fp0 - 0x40, fp0, 3);
 }
 
-static unsigned walk(struct gw_walker *w, const struct gw_cpu *c, uint64_t *pcs)
+static unsigned walk(struct gw_walker *w, const struct gw_snapshot *c, uint64_t *pcs)
 {
     struct gw_stack st = GW_STACK_INIT(pcs, GW_DEFAULT_MAX_DEPTH);
     gw_walker_begin(w, c);
@@ -271,7 +271,7 @@ static struct hvfxt_sample user_sample(struct bench *b, unsigned n, uint64_t ts)
 static double run_batch(struct bench *b, enum stage st, unsigned d)
 {
     unsigned n = depths[d];
-    struct gw_cpu c = cpu_for(b, d, st == ST_UNWIND_PUSH);
+    struct gw_snapshot c = cpu_for(b, d, st == ST_UNWIND_PUSH);
     uint64_t sink = 0;
     uint64_t t0 = 0, t1 = 0;
     switch (st) {
@@ -398,7 +398,7 @@ int main(int argc, char **argv)
     /* KVM_TRANSLATE must agree with hvprof's own walker before anything is timed. */
     for (unsigned d = 0; d < NDEPTHS; d++) {
         uint64_t gk, gh = 0;
-        struct gw_cpu c = cpu_for(&b, d, false);
+        struct gw_snapshot c = cpu_for(&b, d, false);
         gw_walker_begin(&b.w_plain, &c);
         if (kvm_translate(&b, b.fp0[d], &gk) != 0 ||
             gw_translate(&b.w_plain, b.fp0[d], true, &gh, NULL) != 0 || gk != gh) {

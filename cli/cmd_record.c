@@ -251,7 +251,7 @@ int cmd_record(int argc, char **argv)
         return 1;
     }
     run_session_catch_signals(&rs);
-    if (sampler_attach(s, rs.vm, &err) < 0) {
+    if (sampler_attach(s, rs.vm, &rs.boot.image, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         run_session_close(&rs);
         sampler_destroy(s);

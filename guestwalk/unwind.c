@@ -1,4 +1,5 @@
 #include "guestwalk/unwind.h"
+#include "guestwalk/unwinder.h"
 
 #include <string.h>
 
@@ -214,7 +215,7 @@ unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_
 unsigned gw_unwind(struct gw_walker *w, struct gw_stack *st)
 {
     struct gw_regs r = {
-        .rip = w->cpu.rip, .rsp = w->cpu.rsp, .rbp = w->cpu.rbp, .user = w->cpu.cpl == 3};
+        .rip = w->snap.rip, .rsp = w->snap.rsp, .rbp = w->snap.rbp, .user = w->snap.cpl == 3};
     return gw_unwind_regs(w, &r, st);
 }
 
@@ -255,3 +256,12 @@ const char *gw_bad_frame_str(enum gw_bad_frame b)
     }
     return "unknown";
 }
+
+static unsigned fp_unwind(const struct gw_unwinder *u, struct gw_walker *w, const struct gw_regs *r,
+                          struct gw_stack *st)
+{
+    (void)u;
+    return gw_unwind_regs(w, r, st);
+}
+
+const struct gw_unwinder gw_fp_unwinder = {.name = "fp", .unwind = fp_unwind};

@@ -28,11 +28,11 @@ void gw_walker_fini(struct gw_walker *w)
     gw_leaf_close(&w->dec);
 }
 
-enum pt_fault_reason gw_walker_begin(struct gw_walker *w, const struct gw_cpu *cpu)
+enum pt_fault_reason gw_walker_begin(struct gw_walker *w, const struct gw_snapshot *snap)
 {
-    w->cpu = *cpu;
+    w->snap = *snap;
     gw_tlb_flush(&w->tlb);
-    return pt_mmu_init(&w->mmu, cpu->cr0, cpu->cr3, cpu->cr4, cpu->efer, cpu->kernel_cr3,
+    return pt_mmu_init(&w->mmu, snap->cr0, snap->cr3, snap->cr4, snap->efer, snap->kernel_cr3,
                        w->cfg.phys_bits);
 }
 

@@ -3,7 +3,7 @@
  *   struct gw_walker w;
  *   gw_walker_init(&w, &vm->mem, NULL, &err);        // once per vCPU thread: opens capstone
  *   ...at every sampling exit, on the vCPU thread:
- *   gw_walker_begin(&w, &cpu);                       // flush cache, derive MMU mode
+ *   gw_walker_begin(&w, &snap);                      // flush cache, derive MMU mode
  *   struct gw_stack st = GW_STACK_INIT(pcs, 128);
  *   gw_unwind(&w, &st);                              // see unwind.h
  *   gw_walker_fini(&w);
@@ -20,15 +20,8 @@
 #include "guestwalk/gmem.h"
 #include "guestwalk/leaf.h"
 #include "guestwalk/paging.h"
+#include "guestwalk/snapshot.h"
 #include "guestwalk/tlb.h"
-
-/* Register state of a stopped vCPU (KVM_GET_REGS / KVM_GET_SREGS). */
-struct gw_cpu {
-    uint64_t rip, rsp, rbp;
-    uint64_t cr0, cr3, cr4, efer;
-    uint64_t kernel_cr3; /* optional: the guest kernel's CR3 (KPTI), 0 = unknown */
-    uint8_t cpl;         /* CS.DPL / SS.DPL: 3 = user, 0 = kernel */
-};
 
 #define GW_DEFAULT_MAX_DEPTH    128
 #define GW_DEFAULT_STACK_WINDOW (8ull << 20)   /* frames must lie within RSP .. RSP + 8 MiB */
@@ -49,7 +42,7 @@ struct gw_walker {
     struct gw_leaf_decoder dec;
     struct pt_mmu mmu;
     struct gw_tlb tlb;
-    struct gw_cpu cpu; /* state given to the last gw_walker_begin */
+    struct gw_snapshot snap; /* state given to the last gw_walker_begin */
 };
 
 /* `cfg` may be NULL for defaults. Fails only if capstone cannot be opened. */
@@ -60,7 +53,7 @@ void gw_walker_fini(struct gw_walker *w);
 /* Start a new stop of the vCPU: invalidate the translation cache and derive the MMU mode.
  * Returns PT_OK, or PT_NOT_LONG_MODE (w->mmu.mode_why says why; gw_unwind then reports
  * GW_STOP_UNSUPPORTED_MODE). */
-enum pt_fault_reason gw_walker_begin(struct gw_walker *w, const struct gw_cpu *cpu);
+enum pt_fault_reason gw_walker_begin(struct gw_walker *w, const struct gw_snapshot *snap);
 
 /* Translate through the cache. `user` selects a user-mode access (U/S checked at every level).
  * Returns 0 and *gpa, or -1 with *fault. */

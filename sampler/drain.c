@@ -40,7 +40,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
         if (!t)
             continue;
         char name[64];
-        snprintf(name, sizeof(name), "t%u fs=0x%" PRIx64, id, t->fs_base);
+        snprintf(name, sizeof(name), "t%u fs=0x%" PRIx64, id, t->thread_key);
         if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;

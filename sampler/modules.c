@@ -1,24 +1,21 @@
-/* Module discovery for guest address spaces, on the drain thread (issue "symbolize"): the
- * executable user mappings come from the guest's own page tables, the ELF images from guest
- * memory (symbolize/discover.c), and the result goes into the trace as module and mapping
- * records so `hvprof report` can symbolize later from the file plus symbol files.
+/* Module discovery for guest address spaces, on the drain thread: the OS layer finds the ELF
+ * images of an address space (guestos/), and the result goes into the trace as module and
+ * mapping records (module_registry.c) so `hvprof report` can symbolize later from the file plus
+ * symbol files.
  *
  * This reads guest memory while the guest runs: page tables may change under us, so everything
  * is bounded and validated (as on the exit path), and a process found mid-change simply yields
  * fewer modules. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/schema.h"
-#include "guestwalk/paging.h"
+#include "sampler/module_registry.h"
 #include "sampler/sampler_priv.h"
-#include "symbolize/discover.h"
-#include "symbolize/discover_fxt.h"
-#include "symbolize/discover_guest.h"
 
 #define MOD_MAX_PER_PROC 32 /* modules kept per address space */
 
-/* Modules and mappings already written (symbolize/discover_fxt.h dedupes by build-id). */
+/* Modules and mappings already written (sampler/module_registry.h dedupes by build-id). */
 struct sampler_modules {
     struct discover_registry reg;
 };
@@ -39,24 +36,42 @@ void sampler_modules_destroy(struct sampler_modules *m)
     free(m);
 }
 
-int sampler_modules_kernel_elf(struct sampler *s, const char *path, struct hv_err *err)
+int sampler_modules_kernel_image(struct sampler *s, const char *name,
+                                 const struct boot_kernel_image *img, struct hv_err *err)
 {
-    return discover_record_kernel_elf(&s->w, &s->mods->reg, path, s->start_ns, err);
+    struct discover_module m = {.start = UINT64_MAX, .e_type = 2 /* ET_EXEC */};
+    for (unsigned i = 0; i < img->nseg && m.nseg < DISCOVER_MAX_SEGS; i++) {
+        /* One mapping per PT_LOAD segment, at its link address: a higher-half kernel with a
+         * low boot stub has two disjoint ranges, not one span between them. */
+        uint64_t lo = img->seg[i].vaddr & ~0xfffull;
+        uint64_t hi = (img->seg[i].vaddr + img->seg[i].memsz + 0xfff) & ~0xfffull;
+        if (hi <= lo)
+            continue;
+        m.seg[m.nseg++] =
+            (struct discover_seg){.start = lo, .size = hi - lo, .flags = img->seg[i].flags};
+        if (lo < m.start)
+            m.start = lo;
+        if (hi > m.end)
+            m.end = hi;
+    }
+    if (m.nseg == 0)
+        return hv_errf(err, "%s: no PT_LOAD segments to record", name);
+    m.header_va = m.start;
+    memcpy(m.build_id, img->build_id, img->build_id_len);
+    m.build_id_len = img->build_id_len;
+    snprintf(m.name, sizeof(m.name), "%s", name);
+    return discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(0), &m, 1, s->start_ns,
+                           err) < 0
+               ? -1
+               : 0;
 }
 
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err)
 {
-    /* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the
-     * user half is read through the user PGD, 4 KiB above. */
-    uint64_t root = info->cr3;
-    if (pti_is_user_root(vm_gmem(s->vm), root | PTI_USER_BIT, ID_CR3_ADDR_MASK))
-        root |= PTI_USER_BIT;
-    struct pt_mmu mmu;
-    if (pt_mmu_init(&mmu, info->cr0, root, info->cr4, info->efer, 0, 0) != PT_OK)
-        return 0; /* not long mode: nothing to discover, not an error */
     struct discover_module found[MOD_MAX_PER_PROC];
-    size_t n = discover_guest_modules(vm_gmem(s->vm), &mmu, found, MOD_MAX_PER_PROC, NULL);
+    struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer};
+    size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
     return discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(proc), found, n,
                            info->first_ts, err);
 }

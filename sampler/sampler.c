@@ -65,12 +65,16 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         return NULL;
     }
     id_table_init(s->ids);
+    if (guestos_open(&s->os, "generic", err) < 0) {
+        sampler_destroy(s);
+        return NULL;
+    }
     for (unsigned i = 0; i < cfg->nvcpus; i++) {
         struct sampler_vcpu *sv = &s->v[i];
         sv->s = s;
         sv->index = i;
         sv->period_ns = s->period_ns;
-        pti_cache_init(&sv->pti);
+        guestos_vcpu_init(&s->os, &sv->os);
         uint64_t floor_ticks = (SAMPLER_ABANDON_MIN_NS + s->period_ns - 1) / s->period_ns;
         sv->abandon_ticks = cfg->abandon_periods > floor_ticks ? cfg->abandon_periods : floor_ticks;
         if (hvfxt_vcpu_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, err) < 0) {
@@ -98,9 +102,26 @@ void sampler_hooks(struct sampler *s, struct vm_hooks *out)
     };
 }
 
-int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
+int sampler_vcpu_prepare(struct sampler_vcpu *sv, struct hv_err *err)
+{
+    struct sampler *s = sv->s;
+    if (s->cfg.mode == SAMPLER_MODE_EXITS || sv->walker_ok)
+        return 0;
+    struct gw_config gc = {
+        .max_depth = s->cfg.max_depth,
+        .no_leaf_repair = s->cfg.no_leaf_repair,
+    };
+    if (gw_walker_init(&sv->walker, s->mem, &gc, err) < 0)
+        return -1;
+    sv->walker_ok = true;
+    return 0;
+}
+
+int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_image *kernel,
+                   struct hv_err *err)
 {
     s->vm = vm;
+    s->mem = vm_gmem(vm);
     s->start_ns = sampler_now_ns();
     struct fxt_arg args[] = {
         {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_HZ), .v.u64 = s->cfg.hz},
@@ -126,7 +147,8 @@ int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err)
         return -1;
     /* The VMM loaded the kernel itself: record it as the kernel half's module, so `report`
      * finds its symbols by build-id like any guest module's. */
-    if (s->cfg.kernel_elf && sampler_modules_kernel_elf(s, s->cfg.kernel_elf, err) < 0)
+    if (s->cfg.kernel_elf && kernel && kernel->nseg &&
+        sampler_modules_kernel_image(s, s->cfg.kernel_elf, kernel, err) < 0)
         return -1;
     return sampler_drain_start(s, err);
 }

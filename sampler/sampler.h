@@ -5,7 +5,7 @@
  *
  *   struct sampler *s = sampler_create(&cfg, &err);    // opens the output: fails before boot
  *   struct vm_hooks h; sampler_hooks(s, &h);           // give them to vm_create (run_session_open)
- *   sampler_attach(s, vm, &err);                       // guest memory + drain thread
+ *   sampler_attach(s, vm, &boot.image, &err);          // guest memory + drain thread
  *   vm_run(vm, &res, &err);
  *   sampler_finish(s, &err);                           // drain, loss records, close the file
  *   sampler_print_summary(s, stderr);
@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "vmm/boot/boot.h"
 #include "vmm/vm.h"
 
 enum sampler_mode {
@@ -54,7 +55,9 @@ struct sampler;
 
 struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *err);
 void sampler_hooks(struct sampler *s, struct vm_hooks *out);
-int sampler_attach(struct sampler *s, struct vm *vm, struct hv_err *err);
+/* `kernel`: the ELF64 kernel the VMM loaded (cfg.kernel_elf names it), or NULL. */
+int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_image *kernel,
+                   struct hv_err *err);
 /* After vm_run returned: stop the drain thread, move what is left (with loss records), write
  * the session_stop marker and close the file. Returns -1 if the recording could not be written
  * completely (err says why; what was written before the failure is a valid prefix). */

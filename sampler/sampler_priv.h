@@ -7,12 +7,14 @@
 
 #include "fxt/ring.h"
 #include "fxt/writer.h"
-#include "schema/recording.h"
-#include "guestwalk/pti.h"
+#include "guestos/guestos.h"
+#include "guestwalk/snapshot.h"
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
-#include "sampler/identity.h"
+#include "sampler/id_table.h"
 #include "sampler/sampler.h"
+#include "schema/encode.h"
+#include "schema/recording.h"
 
 #define SAMPLER_MAX_PENDING 8 /* open continuations per vCPU (distinct guest threads) */
 #define SAMPLER_MAX_FRAMES  1000
@@ -59,7 +61,7 @@ struct sampler_vcpu {
     uint64_t ticks_taken;   /* due ticks this vCPU handled: the clock continuations age by */
     uint64_t abandon_ticks; /* max(--abandon-periods, SAMPLER_ABANDON_MIN_NS worth of ticks) */
     bool recheck_paused;    /* a re-check found another thread in user mode here */
-    struct pti_cache pti;   /* Linux PTI pairs seen by this vCPU (guestwalk/pti.h) */
+    struct guestos_vcpu os; /* the OS layer's state for this vCPU (PTI pairs seen, ...) */
     struct pending pend[SAMPLER_MAX_PENDING];
     unsigned npend;
     struct vcpu_stats st;
@@ -71,6 +73,8 @@ struct sampler_vcpu {
 struct sampler {
     struct sampler_config cfg;
     struct vm *vm;
+    const struct gmem *mem; /* the guest's memory (the VM's, or a test's) */
+    struct guestos os;      /* what the guest's OS tells (guestos/guestos.h) */
     struct fxt_writer w;
     bool writer_open;
     uint64_t period_ns;
@@ -102,10 +106,33 @@ static inline uint64_t sampler_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* exit.c */
+/* exit.c: the VMM's hooks */
 int sampler_vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err);
 void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks);
 void sampler_vcpu_stop(void *ctx, struct vcpu *v);
+
+/* sample.c: one stop turned into records (tests drive these with saved snapshots) */
+enum sampler_tick {
+    SAMPLER_TICK_NONE,    /* nothing to do: a re-check signal already in flight */
+    SAMPLER_TICK_DUE,     /* the sampling timer's period: take a sample */
+    SAMPLER_TICK_RECHECK, /* between ticks: only look for threads back in user mode */
+};
+enum sampler_tick sampler_tick(struct sampler_vcpu *sv, uint64_t now);
+/* Identity, continuation completion, walks and records for `snap` at time `now` (a sample
+ * only if `due`). May complete snap (kernel_cr3). Returns the time the user-side work ended. */
+uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due);
+void sampler_emit(struct sampler_vcpu *sv, const struct hvfxt_sample *smp);
+
+/* continuation.c: RFC-0274 continuations of guest threads */
+uint64_t sampler_continuation_for(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
+                                  uint64_t now);
+uint64_t sampler_continuation_take(struct sampler_vcpu *sv, uint32_t thread);
+void sampler_continuation_completed(struct sampler_vcpu *sv, uint64_t id);
+void sampler_continuations_expire(struct sampler_vcpu *sv, uint64_t now);
+void sampler_continuations_end(struct sampler_vcpu *sv, uint64_t now);
+
+/* sampler.c: the walker of one vCPU (sampler_vcpu_start; tests call it directly) */
+int sampler_vcpu_prepare(struct sampler_vcpu *sv, struct hv_err *err);
 
 /* timer.c */
 int sampler_timers_create(struct sampler_vcpu *sv, pid_t tid, struct hv_err *err);
@@ -122,5 +149,7 @@ struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err);
-/* A guest kernel ELF the VMM loaded: module + mapping into guest address space 0. */
-int sampler_modules_kernel_elf(struct sampler *s, const char *path, struct hv_err *err);
+/* A guest kernel ELF the VMM loaded (`name`, its image): module + mappings into guest address
+ * space 0 at its link addresses. */
+int sampler_modules_kernel_image(struct sampler *s, const char *name,
+                                 const struct boot_kernel_image *img, struct hv_err *err);

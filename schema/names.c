@@ -1,4 +1,6 @@
 /* Names of the walk stop reasons (schema.h). */
+#include <string.h>
+
 #include "schema/schema.h"
 
 const char *hvfxt_stop_name(unsigned stop)
@@ -18,4 +20,9 @@ const char *hvfxt_stop_name(unsigned stop)
         [HVFXT_STOP_ABANDONED_FULL] = "abandoned-full",
     };
     return stop < sizeof(names) / sizeof(names[0]) ? names[stop] : "?";
+}
+
+bool hvfxt_module_name_is_placeholder(const char *name)
+{
+    return name && !strncmp(name, "[elf@0x", 7);
 }

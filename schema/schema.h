@@ -6,6 +6,7 @@
  * The generic FXT codec (fxt/) knows none of it. */
 #pragma once
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -144,3 +145,8 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 /* A short name per hvfxt_walk_stop ("end", "max-depth", "unmapped", ..., "abandoned-timeout")
  * for dump and report; "?" for a value outside the enum. */
 const char *hvfxt_stop_name(unsigned stop);
+
+/* The name of a module found in guest memory without a DT_SONAME: "[elf@0x<header address>]".
+ * A report replaces it with its symbol file's name once the build-id finds one. */
+#define HVFXT_MODULE_PLACEHOLDER_FMT "[elf@0x%" PRIx64 "]"
+bool hvfxt_module_name_is_placeholder(const char *name);

@@ -12,48 +12,6 @@
 #define MAX_PHDRS    4096 /* more than any linker emits; bounds a hostile e_phnum */
 #define MAX_SECTIONS 65536
 
-static uint32_t align4(uint32_t v)
-{
-    return (v + 3u) & ~3u;
-}
-
-uint32_t elf_notes_find_build_id(const uint8_t *notes, size_t len, uint8_t out[ELF_BUILD_ID_MAX])
-{
-    /* Elf64_Nhdr = Elf32_Nhdr: namesz, descsz, type; name and desc each padded to 4 bytes
-     * (ELF gABI "Note Section"; GNU uses 4-byte alignment for NT_GNU_BUILD_ID in ELF64 too). */
-    size_t off = 0;
-    while (off <= len && len - off >= 12) {
-        uint32_t namesz, descsz, type;
-        memcpy(&namesz, notes + off, 4);
-        memcpy(&descsz, notes + off + 4, 4);
-        memcpy(&type, notes + off + 8, 4);
-        off += 12;
-        uint64_t name_pad = align4(namesz > UINT32_MAX - 3 ? 0 : namesz);
-        uint64_t desc_pad = align4(descsz > UINT32_MAX - 3 ? 0 : descsz);
-        if (namesz > UINT32_MAX - 3 || descsz > UINT32_MAX - 3 || name_pad > len - off ||
-            desc_pad > len - off - name_pad)
-            return 0;
-        const uint8_t *name = notes + off, *desc = notes + off + name_pad;
-        off += name_pad + desc_pad;
-        if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(name, "GNU", 4) && descsz > 0) {
-            uint32_t n = descsz < ELF_BUILD_ID_MAX ? descsz : ELF_BUILD_ID_MAX;
-            memcpy(out, desc, n);
-            return n;
-        }
-    }
-    return 0;
-}
-
-void elf_build_id_hex(const uint8_t *id, uint32_t len, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (uint32_t i = 0; i < len; i++) {
-        out[2 * i] = hex[id[i] >> 4];
-        out[2 * i + 1] = hex[id[i] & 15];
-    }
-    out[2 * len] = 0;
-}
-
 static void find_build_id_in_data(Elf_Data *d, struct elf_symbols *es)
 {
     if (es->build_id_len || !d || !d->d_buf)
@@ -84,9 +42,8 @@ static int read_phdrs(Elf *e, struct elf_symbols *es, bool notes_only)
             if (b < base)
                 base = b;
         } else if (ph.p_type == PT_NOTE && ph.p_filesz > 0 && ph.p_filesz < (1u << 20)) {
-            find_build_id_in_data(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
-                                                       ELF_T_BYTE),
-                                  es);
+            find_build_id_in_data(
+                elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE), es);
         }
     }
     if (!notes_only)
@@ -127,8 +84,8 @@ static int read_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_sy
         if (!name || !*name)
             continue;
         uint8_t strength = code_label ? 0 : bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
-        if (symtab_add(&es->syms, s.st_value, s.st_size, name,
-                       strnlen(name, SYMTAB_MAX_NAME_LEN), strength, err) < 0)
+        if (symtab_add(&es->syms, s.st_value, s.st_size, name, strnlen(name, SYMTAB_MAX_NAME_LEN),
+                       strength, err) < 0)
             return -1;
     }
     return 0;
@@ -189,8 +146,7 @@ void elf_symbols_free(struct elf_symbols *es)
     memset(es, 0, sizeof(*es));
 }
 
-static int load_path(struct elf_symbols *es, const char *path, bool notes_only,
-                     struct hv_err *err)
+static int load_path(struct elf_symbols *es, const char *path, bool notes_only, struct hv_err *err)
 {
     es_init(es);
     if (elf_version(EV_CURRENT) == EV_NONE)

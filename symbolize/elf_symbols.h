@@ -7,24 +7,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/elfnote.h"
 #include "common/err.h"
 #include "symbolize/symtab.h"
 
-#define ELF_BUILD_ID_MAX 64 /* GNU build-ids are 20 bytes (sha1) or 16 (md5/uuid); room for more */
 #define ELF_MAX_FILE_SIZE (2ull << 30)
 
 struct elf_symbols {
-    struct symtab syms;           /* STT_FUNC (+ STT_GNU_IFUNC) from .symtab, else .dynsym */
+    struct symtab syms; /* STT_FUNC (+ STT_GNU_IFUNC) from .symtab, else .dynsym */
     uint8_t build_id[ELF_BUILD_ID_MAX];
-    uint32_t build_id_len;        /* 0 if the file has no NT_GNU_BUILD_ID note */
-    uint16_t e_type;              /* ET_EXEC, ET_DYN, ... */
+    uint32_t build_id_len; /* 0 if the file has no NT_GNU_BUILD_ID note */
+    uint16_t e_type;       /* ET_EXEC, ET_DYN, ... */
     uint64_t e_entry;
     /* Link-time address of file offset 0 (the ELF header) = lowest PT_LOAD (p_vaddr - p_offset),
      * page-floored. A module whose ELF header is found at runtime address A has load bias
      * A - link_base; every runtime address r maps to link address r - bias. */
     uint64_t link_base;
     uint64_t load_lo, load_hi; /* link-time extent of the PT_LOAD segments (0, 0 if none) */
-    bool has_symtab; /* .symtab was present (else only .dynsym, e.g. a stripped binary) */
+    bool has_symtab;           /* .symtab was present (else only .dynsym, e.g. a stripped binary) */
 };
 
 /* Load from a file. `err` names the path on failure. */
@@ -38,10 +38,3 @@ int elf_symbols_load_mem(struct elf_symbols *es, const void *buf, size_t len, st
 int elf_read_build_id_file(const char *path, uint8_t out[ELF_BUILD_ID_MAX], struct hv_err *err);
 
 void elf_symbols_free(struct elf_symbols *es);
-
-/* Parse an ELF note area (Elf64_Nhdr sequence, 4-byte aligned) for NT_GNU_BUILD_ID.
- * Bounded by `len`; returns the id length copied to `out` (<= ELF_BUILD_ID_MAX), 0 if none. */
-uint32_t elf_notes_find_build_id(const uint8_t *notes, size_t len, uint8_t out[ELF_BUILD_ID_MAX]);
-
-/* Lower-case hex of a build-id into `out` (2*len+1 bytes). */
-void elf_build_id_hex(const uint8_t *id, uint32_t len, char *out);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/discover.h"
+#include "schema/schema.h"
 #include "symbolize/hashidx.h"
 #include "symbolize/kallsyms.h"
 
@@ -15,20 +15,20 @@ struct prof_index {
 };
 
 /* Grow a PROF_VEC to hold one more element. */
-#define VEC_RESERVE(vec, err)                                                                    \
-    ({                                                                                           \
-        int rc_ = 0;                                                                             \
-        if ((vec).n == (vec).cap) {                                                              \
-            size_t cap_ = (vec).cap ? (vec).cap * 2 : 16;                                        \
-            void *v_ = realloc((vec).v, cap_ * sizeof(*(vec).v));                                \
-            if (!v_)                                                                             \
-                rc_ = hv_errf(err, "profile: out of memory");                                    \
-            else {                                                                               \
-                (vec).v = v_;                                                                    \
-                (vec).cap = cap_;                                                                \
-            }                                                                                    \
-        }                                                                                        \
-        rc_;                                                                                     \
+#define VEC_RESERVE(vec, err)                                                                      \
+    ({                                                                                             \
+        int rc_ = 0;                                                                               \
+        if ((vec).n == (vec).cap) {                                                                \
+            size_t cap_ = (vec).cap ? (vec).cap * 2 : 16;                                          \
+            void *v_ = realloc((vec).v, cap_ * sizeof(*(vec).v));                                  \
+            if (!v_)                                                                               \
+                rc_ = hv_errf(err, "profile: out of memory");                                      \
+            else {                                                                                 \
+                (vec).v = v_;                                                                      \
+                (vec).cap = cap_;                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        rc_;                                                                                       \
     })
 
 void profile_init(struct profile *p)
@@ -86,8 +86,7 @@ void profile_free(struct profile *p)
 }
 
 static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
-                      uint32_t default_flags_first, uint32_t default_flags_rest,
-                      struct hv_err *err)
+                      uint32_t default_flags_first, uint32_t default_flags_rest, struct hv_err *err)
 {
     if (p->frames.n + n > UINT32_MAX - 1)
         return hv_errf(err, "profile: too many frames");
@@ -112,9 +111,14 @@ int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t p
     uint32_t first = (uint32_t)p->frames.n;
     if (add_frames(p, addrs, flags, n, k, k | PROF_FRAME_RA, err) < 0)
         return -1;
-    p->samples.v[p->samples.n] = (struct prof_sample){
-        .ts = ts, .pid = pid, .tid = tid, .weight = weight, .vcpu = vcpu, .cpl = cpl,
-        .first = first, .nframes = n};
+    p->samples.v[p->samples.n] = (struct prof_sample){.ts = ts,
+                                                      .pid = pid,
+                                                      .tid = tid,
+                                                      .weight = weight,
+                                                      .vcpu = vcpu,
+                                                      .cpl = cpl,
+                                                      .first = first,
+                                                      .nframes = n};
     return (int)p->samples.n++;
 }
 
@@ -174,8 +178,8 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
     }
     if (VEC_RESERVE(p->mappings, err) < 0)
         return -1;
-    p->mappings.v[p->mappings.n] = (struct prof_mapping){pid, start, size, bias, file_offset,
-                                                         module};
+    p->mappings.v[p->mappings.n] =
+        (struct prof_mapping){pid, start, size, bias, file_offset, module};
     return (int)p->mappings.n++;
 }
 
@@ -247,7 +251,7 @@ uint64_t profile_total_weight(const struct profile *p)
  * .build-id/ entries are usually symlinks to the real file, so resolve them first. */
 static void rename_from_symbol_file(struct prof_module *m)
 {
-    if (!discover_name_is_placeholder(m->name) || !m->sym_file)
+    if (!hvfxt_module_name_is_placeholder(m->name) || !m->sym_file)
         return;
     char *real = realpath(m->sym_file, NULL);
     const char *b = base_name(real ? real : m->sym_file);
@@ -336,7 +340,8 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
     }
     const struct symtab *st = es ? &es->syms : ks;
     int64_t slide = 0;
-    bool have_slide = p->kernel_lstar && kallsyms_kaslr_slide(st, p->kernel_lstar, &slide, NULL) == 0;
+    bool have_slide =
+        p->kernel_lstar && kallsyms_kaslr_slide(st, p->kernel_lstar, &slide, NULL) == 0;
 
     int mod = -1;
     for (size_t i = 0; i < p->modules.n; i++) {
@@ -547,12 +552,13 @@ void profile_name_processes_from_modules(struct profile *p)
         const struct prof_mapping *best = NULL;
         for (size_t i = 0; i < p->mappings.n; i++) {
             const struct prof_mapping *m = &p->mappings.v[i];
-            if (m->pid == pid && !p->modules.v[m->module].kernel && (!best || m->start < best->start))
+            if (m->pid == pid && !p->modules.v[m->module].kernel &&
+                (!best || m->start < best->start))
                 best = m;
         }
         char buf[64];
         const char *name = buf;
-        if (known && (!best || discover_name_is_placeholder(p->modules.v[best->module].name)))
+        if (known && (!best || hvfxt_module_name_is_placeholder(p->modules.v[best->module].name)))
             continue; /* the recorded name, synthetic or not, beats a placeholder */
         if (best)
             name = base_name(p->modules.v[best->module].name);

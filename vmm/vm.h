@@ -35,6 +35,7 @@
 
 #include "common/err.h"
 #include "guestwalk/gmem.h"
+#include "guestwalk/snapshot.h"
 #include "vmm/devices.h"
 #include "vmm/kvm_sys.h"
 
@@ -56,7 +57,7 @@ struct vm_hooks {
     int (*vcpu_start)(void *ctx, struct vcpu *v, struct hv_err *err);
     /* After KVM_RUN returned -1/EINTR (timer tick or kick). `ticks` = HV_SIG_TICK signals
      * received since the previous call (0 for a plain kick or a tick already counted). Guest
-     * registers: vcpu_get_regs(). Must not block: the guest is stopped while it runs. */
+     * state: vcpu_snapshot(). Must not block: the guest is stopped while it runs. */
     void (*vcpu_interrupted)(void *ctx, struct vcpu *v, uint64_t ticks);
     /* Leaving the run loop (the VM is stopping); the vCPU fd is still open. */
     void (*vcpu_stop)(void *ctx, struct vcpu *v);
@@ -187,6 +188,13 @@ void vcpu_kick(struct vcpu *v);
  * KVM_GET_REGS / KVM_GET_SREGS. Call only on v's own thread (e.g. from vcpu_interrupted).
  * Either pointer may be NULL. Returns 0, or -1 if an ioctl failed. */
 int vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs, struct kvm_sregs *sregs);
+
+/* The profiler's view of v after an exit (guestwalk/snapshot.h), on v's own thread. `want`
+ * (enum gw_snap_have) adds the optional parts: GW_SNAP_HALTED reads KVM_GET_MP_STATE, and only
+ * when the vCPU is at CPL 0 (at CPL 3 it is running); GW_SNAP_MSRS reads LSTAR and
+ * KERNEL_GS_BASE with one KVM_GET_MSRS. s->have says what was filled. Returns 0, or -1 if the
+ * registers could not be read (an optional part that fails is just left out of s->have). */
+int vcpu_snapshot(struct vcpu *v, struct gw_snapshot *s, unsigned want);
 
 /* Close every fd, unmap RAM, free. Safe on a VM that never ran. NULL is a no-op. */
 void vm_destroy(struct vm *vm);

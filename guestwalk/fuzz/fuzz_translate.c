@@ -67,12 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ready = 1;
     }
     w.mem = &mem;
-    struct gw_cpu cpu = {.cr0 = r.cr0,
-                         .cr3 = r.cr3,
-                         .cr4 = r.cr4,
-                         .efer = r.efer,
-                         .kernel_cr3 = r.kernel_cr3,
-                         .cpl = r.cpl};
+    struct gw_snapshot cpu = {.cr0 = r.cr0,
+                              .cr3 = r.cr3,
+                              .cr4 = r.cr4,
+                              .efer = r.efer,
+                              .kernel_cr3 = r.kernel_cr3,
+                              .cpl = r.cpl};
     gw_walker_begin(&w, &cpu);
     static uint8_t buf[GW_READ_VIRT_MAX];
     size_t n = (size_t)(r.va_len % (sizeof(buf) + 1));

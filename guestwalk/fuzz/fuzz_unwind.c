@@ -38,15 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     w.mem = &mem;
     w.cfg.no_leaf_repair = (r.flags & 1) != 0;
     w.cfg.phys_bits = r.phys_bits;
-    struct gw_cpu cpu = {.rip = r.rip,
-                         .rsp = r.rsp,
-                         .rbp = r.rbp,
-                         .cr0 = r.cr0,
-                         .cr3 = r.cr3,
-                         .cr4 = r.cr4,
-                         .efer = r.efer,
-                         .kernel_cr3 = r.kernel_cr3,
-                         .cpl = r.cpl};
+    struct gw_snapshot cpu = {.rip = r.rip,
+                              .rsp = r.rsp,
+                              .rbp = r.rbp,
+                              .cr0 = r.cr0,
+                              .cr3 = r.cr3,
+                              .cr4 = r.cr4,
+                              .efer = r.efer,
+                              .kernel_cr3 = r.kernel_cr3,
+                              .cpl = r.cpl};
     gw_walker_begin(&w, &cpu);
 
     uint64_t pcs[GW_DEFAULT_MAX_DEPTH];

@@ -136,7 +136,7 @@ int gimg_map_fresh(struct gimg *g, uint64_t va, uint64_t len, uint64_t flags)
 
 static int mmu_of(const struct gimg *g, struct pt_mmu *mmu)
 {
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     return pt_mmu_init(mmu, c.cr0, c.cr3, c.cr4, c.efer, 0, 0) == PT_OK ? 0 : -1;
 }
 
@@ -169,9 +169,10 @@ int gimg_write_u64(struct gimg *g, uint64_t va, uint64_t v)
     return gimg_write(g, va, &v, sizeof(v));
 }
 
-struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp, uint8_t cpl)
+struct gw_snapshot gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp,
+                            uint8_t cpl)
 {
-    return (struct gw_cpu){
+    return (struct gw_snapshot){
         .rip = rip,
         .rsp = rsp,
         .rbp = rbp,

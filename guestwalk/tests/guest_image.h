@@ -68,7 +68,8 @@ int gimg_write(struct gimg *g, uint64_t va, const void *src, uint64_t len);
 int gimg_write_u64(struct gimg *g, uint64_t va, uint64_t v);
 
 /* Control registers for a long-mode vCPU using the default root (LA57 if the image is). */
-struct gw_cpu gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp, uint8_t cpl);
+struct gw_snapshot gimg_cpu(const struct gimg *g, uint64_t rip, uint64_t rsp, uint64_t rbp,
+                            uint8_t cpl);
 
 /* Build a frame-pointer chain of `n` records upwards from `fp0` (8-aligned), `gap` bytes apart
  * (>= 16): record i holds [next fp, ret[i]]; the last record's next fp is 0. */

@@ -156,7 +156,7 @@ static void walk_at(struct fixture *f, uint64_t rip, enum state s, bool repair, 
     }
     struct gw_config cfg = {.no_leaf_repair = !repair};
     f->w.cfg.no_leaf_repair = cfg.no_leaf_repair;
-    struct gw_cpu c = gimg_cpu(g, rip, rsp, rbp, 3);
+    struct gw_snapshot c = gimg_cpu(g, rip, rsp, rbp, 3);
     gw_walker_begin(&f->w, &c);
     gw_unwind(&f->w, st);
 }
@@ -224,7 +224,7 @@ static void test_implausible_repair_dropped(void **state)
     struct gw_stack st = GW_STACK_INIT(pcs, 16);
     walk_at(f, f->plain_va + f->plain.push, AT_ENTRY, true, &st);
     gimg_write_u64(&f->g, STACK_LO + 0x800, 0xffffffff81000000ull); /* kernel address */
-    struct gw_cpu c = gimg_cpu(&f->g, f->plain_va + f->plain.push, STACK_LO + 0x800, FP1, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, f->plain_va + f->plain.push, STACK_LO + 0x800, FP1, 3);
     gw_walker_begin(&f->w, &c);
     gw_unwind(&f->w, &st);
     assert_int_equal(st.leaf, GW_LEAF_NONE);
@@ -239,7 +239,7 @@ static void test_code_unmapped(void **state)
     uint64_t pcs[16];
     struct gw_stack st = GW_STACK_INIT(pcs, 16);
     write_caller_chain(&f->g);
-    struct gw_cpu c = gimg_cpu(&f->g, 0x900000, STACK_LO + 0x800, FP1, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, 0x900000, STACK_LO + 0x800, FP1, 3);
     f->w.cfg.no_leaf_repair = false;
     gw_walker_begin(&f->w, &c);
     gw_unwind(&f->w, &st);
@@ -258,7 +258,7 @@ static void test_code_at_page_end(void **state)
     gimg_write(&f->g, CODE_VA + 4095, &push, 1);
     write_caller_chain(&f->g);
     gimg_write_u64(&f->g, STACK_LO + 0x800, R1);
-    struct gw_cpu c = gimg_cpu(&f->g, CODE_VA + 4095, STACK_LO + 0x800, FP1, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, CODE_VA + 4095, STACK_LO + 0x800, FP1, 3);
     f->w.cfg.no_leaf_repair = false;
     gw_walker_begin(&f->w, &c);
     gw_unwind(&f->w, &st);

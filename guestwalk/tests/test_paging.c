@@ -47,7 +47,7 @@ static int teardown(void **state)
 
 static void mmu_for(struct gimg *g, struct pt_mmu *mmu)
 {
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     assert_int_equal(pt_mmu_init(mmu, c.cr0, c.cr3, c.cr4, c.efer, 0, 0), PT_OK);
 }
 
@@ -120,7 +120,7 @@ static void test_la57_wide_addresses(void **state)
     assert_int_equal(f.level, 0);
 
     /* The same tables read as 4-level (CR4.LA57 clear) must not translate wide addresses. */
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu four;
     pt_mmu_init(&four, c.cr0, c.cr3, c.cr4 & ~PT_CR4_LA57, c.efer, 0, 0);
     assert_int_equal(pt_translate(&four, &g->mem, wide_user, PT_ACC_USER, &x, &f), -1);
@@ -178,7 +178,7 @@ static void expect_reserved(struct gimg *g, const struct pt_mmu *mmu, uint64_t v
 static void test_reserved_bits(void **state)
 {
     struct gimg *g = *state;
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu mmu40, nonx, mmu;
     pt_mmu_init(&mmu40, c.cr0, c.cr3, c.cr4, c.efer, 0, 40);
     pt_mmu_init(&nonx, c.cr0, c.cr3, c.cr4, c.efer & ~PT_EFER_NXE, 0, 0);
@@ -300,7 +300,7 @@ static void test_outside_ram(void **state)
     assert_int_equal(f.gpa, GIMG_PAST_RAM);
 
     /* CR3 itself outside RAM. */
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu bad;
     pt_mmu_init(&bad, c.cr0, GIMG_HOLE_GPA + 0x3000, c.cr4, c.efer, 0, 0);
     assert_int_equal(pt_translate(&bad, &g->mem, va, PT_ACC_USER, NULL, &f), -1);
@@ -314,7 +314,7 @@ static void test_cr3_pcid_masked(void **state)
     struct gimg *g = *state;
     uint64_t page = gimg_alloc_page(g);
     assert_non_null(gimg_map(g, 0x60000000, page, 4096, GIMG_USER_RW));
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu mmu;
     pt_mmu_init(&mmu, c.cr0, c.cr3 | 0x7ab | (1ull << 63), c.cr4 | PT_CR4_PCIDE, c.efer, 0, 0);
     assert_int_equal(mmu.root_user, g->root);
@@ -339,7 +339,7 @@ static void test_kpti_pair(void **state)
     assert_non_null(gimg_map_in(g, upgd, USER_VA, upage, 4096, GIMG_USER_RW));
     assert_non_null(gimg_map_in(g, kpgd, KERNEL_VA, kpage, 4096, GIMG_KERN_RW));
 
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 3);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 3);
     uint64_t user_cr3 = upgd | (1ull << 11) | 5; /* PTI user PCID bit 11, PCID 5 */
     struct pt_mmu mmu;
     struct pt_xlate x;
@@ -371,7 +371,7 @@ static void test_kpti_pair(void **state)
 static void test_not_long_mode(void **state)
 {
     struct gimg *g = *state;
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu mmu;
     assert_int_equal(pt_mmu_init(&mmu, c.cr0 & ~PT_CR0_PG, c.cr3, c.cr4, c.efer, 0, 0),
                      PT_NOT_LONG_MODE);
@@ -420,7 +420,7 @@ static void test_iterator(void **state)
     assert_non_null(gimg_map(g, base + (1ull << 30), 0, 1ull << 30, GIMG_KERN_RW));
     assert_non_null(gimg_map(g, base + (3ull << 30), 0, 4096, GIMG_USER_RW)); /* out of range */
 
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 0);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 0);
     struct pt_mmu mmu;
     pt_mmu_init(&mmu, c.cr0, c.cr3, c.cr4, c.efer, 0, 40);
     struct collected col = {0};

@@ -73,7 +73,7 @@ static int teardown(void **state)
 static unsigned walk(struct fixture *f, uint64_t rip, uint64_t rsp, uint64_t rbp, uint8_t cpl,
                      struct gw_stack *st)
 {
-    struct gw_cpu c = gimg_cpu(&f->g, rip, rsp, rbp, cpl);
+    struct gw_snapshot c = gimg_cpu(&f->g, rip, rsp, rbp, cpl);
     gw_walker_begin(&f->w, &c);
     return gw_unwind(&f->w, st);
 }
@@ -247,7 +247,7 @@ static void test_ten_thousand_frames(void **state)
     struct gw_walker deep;
     struct gw_config cfg = {.max_depth = N + 1};
     assert_int_equal(gw_walker_init(&deep, &f->g.mem, &cfg, NULL), 0);
-    struct gw_cpu c = gimg_cpu(&f->g, CODE_VA, rsp, fp0, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, CODE_VA, rsp, fp0, 3);
     gw_walker_begin(&deep, &c);
     gw_unwind(&deep, &st);
     assert_pcs(&st, CODE_VA, ret, N);
@@ -304,7 +304,7 @@ static void test_window(void **state)
     struct gw_config cfg = {.stack_window = 0x1000};
     gw_walker_init(&w, &f->g.mem, &cfg, NULL);
     gimg_write_chain(&f->g, fp0, 200, 0x40, (uint64_t[200]){[0 ... 199] = CODE_VA + 1});
-    struct gw_cpu c = gimg_cpu(&f->g, CODE_VA, rsp, fp0, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, CODE_VA, rsp, fp0, 3);
     gw_walker_begin(&w, &c);
     gw_unwind(&w, &st);
     assert_int_equal(st.bad, GW_BAD_OUTSIDE_WINDOW);
@@ -339,7 +339,7 @@ static void test_not_long_mode_and_capacity(void **state)
     struct fixture *f = *state;
     uint64_t pcs[4];
     struct gw_stack st = GW_STACK_INIT(pcs, 4);
-    struct gw_cpu c = gimg_cpu(&f->g, CODE_VA, USTACK_LO, USTACK_LO + 0x10, 3);
+    struct gw_snapshot c = gimg_cpu(&f->g, CODE_VA, USTACK_LO, USTACK_LO + 0x10, 3);
     c.efer &= ~PT_EFER_LMA;
     assert_int_equal(gw_walker_begin(&f->w, &c), PT_NOT_LONG_MODE);
     assert_int_equal(gw_unwind(&f->w, &st), 0);
@@ -378,7 +378,7 @@ static void test_kpti_kernel_walk(void **state)
 
     uint64_t rsp = KSTACK_LO + 0x2000, fp0 = rsp + 0x20;
     gimg_write_chain(g, fp0, 5, 0x40, f->kret);
-    struct gw_cpu c = gimg_cpu(g, KCODE_VA, rsp, fp0, 0);
+    struct gw_snapshot c = gimg_cpu(g, KCODE_VA, rsp, fp0, 0);
     c.cr3 = u2 | (1ull << 11) | 1;
     c.cr4 |= PT_CR4_PCIDE;
     uint64_t pcs[32];
@@ -415,7 +415,7 @@ static void test_read_virt_and_cache(void **state)
         pattern[i] = (uint8_t)(i * 7 + 3);
     gimg_write(g, va, pattern, sizeof(pattern));
 
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 3);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 3);
     gw_walker_begin(&f->w, &c);
     struct pt_fault fault;
     assert_int_equal(gw_read_virt(&f->w, va + 100, out, 8000, true, &fault), 0);
@@ -469,7 +469,7 @@ static void test_page_straddling_slot_end(void **state)
     memset(gimg_host(g, page), 0x5a, 4096);
     struct gw_walker w;
     assert_int_equal(gw_walker_init(&w, &short_mem, NULL, NULL), 0);
-    struct gw_cpu c = gimg_cpu(g, 0, 0, 0, 3);
+    struct gw_snapshot c = gimg_cpu(g, 0, 0, 0, 3);
     gw_walker_begin(&w, &c);
     uint8_t buf[128];
     struct pt_fault fault;

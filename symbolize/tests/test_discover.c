@@ -13,9 +13,9 @@
 
 #include "guestwalk/tests/guest_image.h"
 #include "schema/recording.h"
-#include "symbolize/discover.h"
-#include "symbolize/discover_fxt.h"
-#include "symbolize/discover_guest.h"
+#include "guestos/module.h"
+#include "sampler/module_registry.h"
+#include "guestos/generic/user_modules.h"
 #include "symbolize/fxt_load.h"
 #include "symbolize/elf_symbols.h"
 #include "testutil.h"
@@ -63,7 +63,7 @@ static void test_discover_through_page_tables(void **state)
     assert_int_equal(gimg_map_fresh(&g, 0x10000000, PAGE, GIMG_KERN_RW), 0);
     assert_int_equal(gimg_write(&g, 0x10000000, "\177ELF", 4), 0);
 
-    struct gw_cpu cpu = gimg_cpu(&g, 0x401000, 0x7ffff000, 0, 3);
+    struct gw_snapshot cpu = gimg_cpu(&g, 0x401000, 0x7ffff000, 0, 3);
     cpu.efer |= PT_EFER_NXE;
     struct pt_mmu mmu;
     assert_int_equal(pt_mmu_init(&mmu, cpu.cr0, cpu.cr3, cpu.cr4, cpu.efer, 0, 0), PT_OK);
@@ -82,8 +82,7 @@ static void test_discover_through_page_tables(void **state)
     assert_int_equal(m->e_type, ET_EXEC);
     assert_int_equal(m->build_id_len, 20);
     assert_memory_equal(m->build_id, prog.build_id, 20);
-    assert_string_equal(m->name, "[elf@0x400000]");
-    assert_true(discover_name_is_placeholder(m->name));
+    assert_string_equal(m->name, ""); /* no DT_SONAME: the recording names it by address */
     assert_true(m->nseg >= 2);
     m = find(mods, n, lib_bias);
     assert_non_null(m);
@@ -107,7 +106,7 @@ static void test_record_and_symbolize(void **state)
     const uint64_t lib_bias = 0x7f1234560000ull;
     load_elf(&g, fixture("prog_static"), 0);
     load_elf(&g, fixture("libfix_stripped.so"), lib_bias);
-    struct gw_cpu cpu = gimg_cpu(&g, 0x401000, 0x7ffff000, 0, 3);
+    struct gw_snapshot cpu = gimg_cpu(&g, 0x401000, 0x7ffff000, 0, 3);
     struct pt_mmu mmu;
     assert_int_equal(pt_mmu_init(&mmu, cpu.cr0, cpu.cr3, cpu.cr4, cpu.efer, 0, 0), PT_OK);
     struct discover_module mods[8];
@@ -127,8 +126,21 @@ static void test_record_and_symbolize(void **state)
     int rc = discover_record(&w, &reg, pid, mods, n, 10, &err);
     assert_true(rc >= 4); /* 2 modules + their segments */
     assert_int_equal(discover_record(&w, &reg, pid, mods, n, 20, &err), 0); /* nothing new */
-    /* A kernel ELF at its (higher-half) link address. */
-    if (discover_record_kernel_elf(&w, &reg, fixture("kernel_standin"), 10, &err) < 0)
+    /* A kernel ELF at its (higher-half) link address, in address space 0, as the sampler
+     * records a kernel the VMM loaded. */
+    struct elf_symbols kes;
+    if (elf_symbols_load_file(&kes, fixture("kernel_standin"), &err) < 0)
+        fail_msg("%s", err.msg);
+    struct discover_module k = {.header_va = kes.load_lo & ~0xfffull, .e_type = ET_EXEC};
+    k.start = k.header_va;
+    k.end = (kes.load_hi + 0xfff) & ~0xfffull;
+    k.seg[0] = (struct discover_seg){.start = k.start, .size = k.end - k.start, .flags = 5};
+    k.nseg = 1;
+    memcpy(k.build_id, kes.build_id, kes.build_id_len);
+    k.build_id_len = kes.build_id_len;
+    snprintf(k.name, sizeof(k.name), "%s", fixture("kernel_standin"));
+    elf_symbols_free(&kes);
+    if (discover_record(&w, &reg, hvfxt_koid_guest_process(0), &k, 1, 10, &err) < 0)
         fail_msg("%s", err.msg);
 
     uint64_t leaf = nm_address(fixture("prog_static"), "fixture_leaf");

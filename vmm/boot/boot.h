@@ -37,6 +37,18 @@ struct boot_config {
 enum boot_kind { BOOT_ELF64, BOOT_BZIMAGE };
 
 /* The BSP's entry state. APs are not given one: the guest starts them with INIT-SIPI-SIPI. */
+/* A loaded ELF64 kernel as the profiler names it: its PT_LOAD segments at their link addresses
+ * and its build-id (module and mapping records of the recording). */
+struct boot_kernel_image {
+    unsigned nseg;
+    struct {
+        uint64_t vaddr, memsz;
+        uint32_t flags; /* PF_R | PF_W | PF_X */
+    } seg[16];
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+};
+
 struct boot_entry {
     struct kvm_regs regs;   /* RIP, RSP, RSI (and RDI for ELF), RFLAGS = 0x2 */
     struct kvm_sregs sregs; /* cs/ds/es/fs/gs/ss/tr/ldt, gdt, idt, cr0/cr3/cr4/efer. apic_base,
@@ -47,7 +59,8 @@ struct boot_entry {
     uint64_t kernel_end; /* ELF: kernel_end_gpa; bzImage: end of [load, load + init_size) */
     uint64_t initrd_gpa; /* 0 if none */
     uint64_t initrd_size;
-    uint64_t params_gpa; /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
+    uint64_t params_gpa;            /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
+    struct boot_kernel_image image; /* ELF64 kernels; nseg = 0 for a bzImage */
 };
 
 struct ram_region {

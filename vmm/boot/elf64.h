@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/elfnote.h"
 #include "common/err.h"
 #include "vmm/boot/boot_ctx.h"
 
@@ -13,14 +14,18 @@
 
 struct elf64_segment {
     uint64_t paddr, memsz, filesz, offset;
+    uint64_t vaddr; /* link address: where the kernel's own page tables will map it */
+    uint32_t flags; /* PF_R | PF_W | PF_X */
 };
 
 struct elf64_info {
     uint64_t entry;
     unsigned nseg; /* PT_LOAD segments with p_memsz > 0 */
     struct elf64_segment seg[ELF64_MAX_SEGMENTS];
-    uint64_t lowest; /* lowest p_paddr */
-    uint64_t end;    /* highest p_paddr + p_memsz */
+    uint64_t lowest;                    /* lowest p_paddr */
+    uint64_t end;                       /* highest p_paddr + p_memsz */
+    uint8_t build_id[ELF_BUILD_ID_MAX]; /* from the first PT_NOTE with NT_GNU_BUILD_ID */
+    uint32_t build_id_len;              /* 0 without one */
 };
 
 /* Structural checks (no file name in messages): ELF64, little-endian, x86-64, ET_EXEC, program

@@ -84,5 +84,14 @@ int elf64_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
     out->initrd_gpa = bi.initrd_gpa;
     out->initrd_size = bi.initrd_size;
     out->params_gpa = HVPROF_LOW_BOOTINFO;
+    _Static_assert(ELF64_MAX_SEGMENTS == 16 && ELF_BUILD_ID_MAX == 64, "boot_kernel_image size");
+    out->image.nseg = elf.nseg;
+    for (unsigned i = 0; i < elf.nseg; i++) {
+        out->image.seg[i].vaddr = elf.seg[i].vaddr;
+        out->image.seg[i].memsz = elf.seg[i].memsz;
+        out->image.seg[i].flags = elf.seg[i].flags;
+    }
+    memcpy(out->image.build_id, elf.build_id, elf.build_id_len);
+    out->image.build_id_len = elf.build_id_len;
     return 0;
 }

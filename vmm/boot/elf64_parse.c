@@ -30,6 +30,20 @@ static int check_segment(const Elf64_Phdr *ph, unsigned idx, size_t len, struct 
     return 0;
 }
 
+/* The build-id identifies the kernel in a recording, so `report` finds its symbol file. A note
+ * outside the file is ignored, not an error: the kernel still boots without one. */
+static void find_build_id(const uint8_t *img, size_t len, const Elf64_Ehdr *eh,
+                          struct elf64_info *out)
+{
+    for (unsigned i = 0; i < eh->e_phnum && !out->build_id_len; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, img + eh->e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+        if (ph.p_type == PT_NOTE && ph.p_offset <= len && ph.p_filesz <= len - ph.p_offset)
+            out->build_id_len =
+                elf_notes_find_build_id(img + ph.p_offset, ph.p_filesz, out->build_id);
+    }
+}
+
 int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct hv_err *err)
 {
     Elf64_Ehdr eh;
@@ -68,8 +82,12 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
             return -1;
         if (out->nseg == ELF64_MAX_SEGMENTS)
             return hv_errf(err, "more than %u PT_LOAD segments", ELF64_MAX_SEGMENTS);
-        struct elf64_segment s = {
-            .paddr = ph.p_paddr, .memsz = ph.p_memsz, .filesz = ph.p_filesz, .offset = ph.p_offset};
+        struct elf64_segment s = {.paddr = ph.p_paddr,
+                                  .memsz = ph.p_memsz,
+                                  .filesz = ph.p_filesz,
+                                  .offset = ph.p_offset,
+                                  .vaddr = ph.p_vaddr,
+                                  .flags = ph.p_flags & (PF_R | PF_W | PF_X)};
         for (unsigned j = 0; j < out->nseg; j++)
             if (overlaps(&s, &out->seg[j]))
                 return hv_errf(err,
@@ -84,6 +102,7 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
     }
     if (out->nseg == 0)
         return hv_errf(err, "no loadable (PT_LOAD) segments");
+    find_build_id(img, len, &eh, out);
 
     for (unsigned j = 0; j < out->nseg; j++) {
         const struct elf64_segment *s = &out->seg[j];

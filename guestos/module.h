@@ -15,27 +15,27 @@
  * Returns false if any byte is not mapped (nothing is then assumed about dst). */
 typedef bool (*discover_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
 
-#define DISCOVER_MAX_SEGS     16  /* PT_LOAD segments kept per module */
-#define DISCOVER_MAX_PHDRS    64  /* program headers examined */
-#define DISCOVER_SCAN_PAGES   16  /* pages scanned below an executable range for the ELF header */
-#define DISCOVER_MAX_NOTE     4096
-#define DISCOVER_NAME_MAX     128
+#define DISCOVER_MAX_SEGS   16 /* PT_LOAD segments kept per module */
+#define DISCOVER_MAX_PHDRS  64 /* program headers examined */
+#define DISCOVER_SCAN_PAGES 16 /* pages scanned below an executable range for the ELF header */
+#define DISCOVER_MAX_NOTE   4096
+#define DISCOVER_NAME_MAX   128
 
 struct discover_seg {
-    uint64_t start, size;  /* runtime, page-rounded (as symbolizer markup mmap elements) */
-    uint64_t file_offset;  /* page-floored p_offset */
-    uint32_t flags;        /* PF_R | PF_W | PF_X */
+    uint64_t start, size; /* runtime, page-rounded (as symbolizer markup mmap elements) */
+    uint64_t file_offset; /* page-floored p_offset */
+    uint32_t flags;       /* PF_R | PF_W | PF_X */
 };
 
 struct discover_module {
-    uint64_t header_va;    /* runtime address of the ELF header */
-    uint64_t bias;         /* runtime - link address */
-    uint64_t start, end;   /* runtime extent of all PT_LOAD segments, page-rounded */
-    uint16_t e_type;       /* ET_EXEC / ET_DYN */
+    uint64_t header_va;  /* runtime address of the ELF header */
+    uint64_t bias;       /* runtime - link address */
+    uint64_t start, end; /* runtime extent of all PT_LOAD segments, page-rounded */
+    uint16_t e_type;     /* ET_EXEC / ET_DYN */
     uint8_t build_id[64];
     uint32_t build_id_len; /* 0 if no note was readable */
-    /* DT_SONAME when the image has one, else a placeholder "[elf@0x400000]" that the report
-     * replaces with the symbol file's name once it is found by build-id. */
+    /* DT_SONAME when the image has one, else "" (the recording then names it after its
+     * header address, HVFXT_MODULE_PLACEHOLDER_FMT). */
     char name[DISCOVER_NAME_MAX];
     struct discover_seg seg[DISCOVER_MAX_SEGS];
     unsigned nseg;
@@ -56,6 +56,3 @@ struct discover_range {
  * deduplicated by header address. Returns the number found (<= max). */
 size_t discover_modules(discover_read_fn read, void *ctx, const struct discover_range *ranges,
                         size_t nranges, struct discover_module *out, size_t max);
-
-/* True if `name` is a placeholder from discover_elf_at (to be replaced by a symbol file name). */
-bool discover_name_is_placeholder(const char *name);

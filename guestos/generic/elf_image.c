@@ -1,11 +1,11 @@
-#include "symbolize/discover.h"
+#include "guestos/module.h"
 
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "symbolize/elf_symbols.h"
+#include "common/elfnote.h"
 
 #define PAGE           4096ull
 #define MAX_PHOFF      (64ull * 1024) /* program headers sit right after the ELF header */
@@ -15,11 +15,6 @@
 static uint64_t page_floor(uint64_t v)
 {
     return v & ~(PAGE - 1);
-}
-
-bool discover_name_is_placeholder(const char *name)
-{
-    return name && !strncmp(name, "[elf@0x", 7);
 }
 
 static bool printable_name(const char *s)
@@ -139,8 +134,6 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
             break;
         }
     }
-    if (!m->name[0])
-        snprintf(m->name, sizeof(m->name), "[elf@0x%" PRIx64 "]", va);
     return 0;
 }
 

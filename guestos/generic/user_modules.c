@@ -1,4 +1,4 @@
-#include "symbolize/discover_guest.h"
+#include "guestos/generic/user_modules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +61,8 @@ size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
     if (!c.r)
         return 0;
     uint64_t last = mmu->va_bits == 57 ? 0x00ffffffffffffffull : 0x00007fffffffffffull;
-    int res = (int)pt_for_each_mapping(mmu, mem, 0, last, DISCOVER_GUEST_MAX_ENTRIES, on_mapping,
-                                       &c);
+    int res =
+        (int)pt_for_each_mapping(mmu, mem, 0, last, DISCOVER_GUEST_MAX_ENTRIES, on_mapping, &c);
     struct reader r = {mem, mmu};
     size_t n = discover_modules(read_virt, &r, c.r, c.n, out, max);
     if (st) {

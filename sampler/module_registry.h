@@ -1,9 +1,10 @@
 /* Writing discovered modules into a recording (record time): module records once per module
  * (by build-id, or by name and header address without one) and mapping records once per
  * (address space, start), with the koids and layouts of docs/fxt-samples.md section 3. The
- * sampler calls this after discover_guest_modules() for each address space it has seen, and
- * discover_record_kernel_elf() once for a guest kernel ELF the VMM loaded. Not for the vCPU exit
- * path (allocates, writes the file): the drain/control thread owns the writer. */
+ * sampler calls this after the OS layer discovered the modules of an address space it has seen,
+ * and once for a guest kernel ELF the VMM loaded (address space 0, bias 0). Not for the vCPU
+ * exit path (allocates, writes the file): the drain/control thread owns the writer. A module
+ * without a name is recorded as "[elf@0x<header>]" (HVFXT_MODULE_PLACEHOLDER_FMT). */
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +12,7 @@
 
 #include "common/err.h"
 #include "fxt/writer.h"
-#include "symbolize/discover.h"
+#include "guestos/module.h"
 
 struct discover_registry_module {
     uint8_t build_id[64];
@@ -40,9 +41,3 @@ void discover_registry_free(struct discover_registry *r);
  * Returns the number of records written, or -1. */
 int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_t pid_koid,
                     const struct discover_module *m, size_t n, uint64_t ts, struct hv_err *err);
-
-/* A guest kernel ELF loaded at its link addresses (the test guest): one module named `path`
- * with the file's build-id, mapped into guest address space 0 (the kernel's, which applies to
- * kernel frames of every process) over its PT_LOAD extent. Returns 0 or -1. */
-int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *reg,
-                               const char *path, uint64_t ts, struct hv_err *err);

@@ -1,15 +1,11 @@
-#include "symbolize/discover_fxt.h"
+#include "sampler/module_registry.h"
 
 #include <elf.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema/recording.h"
-#include "symbolize/elf_symbols.h"
 
 void discover_registry_init(struct discover_registry *r)
 {
@@ -31,7 +27,8 @@ static struct discover_registry_module *find_module(struct discover_registry *r,
     for (size_t i = 0; i < r->nmods; i++) {
         struct discover_registry_module *m = &r->mods[i];
         if (id_len ? m->build_id_len == id_len && !memcmp(m->build_id, id, id_len)
-                   : !m->build_id_len && m->header_va == header_va && !strcmp(m->name, name))
+                   : !m->build_id_len && m->header_va == header_va &&
+                         (!name[0] || !strcmp(m->name, name)))
             return m;
     }
     return NULL;
@@ -60,7 +57,10 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
     memcpy(m->build_id, id, id_len);
     m->build_id_len = id_len;
     m->header_va = header_va;
-    snprintf(m->name, sizeof(m->name), "%s", name);
+    if (name[0])
+        snprintf(m->name, sizeof(m->name), "%s", name);
+    else
+        snprintf(m->name, sizeof(m->name), HVFXT_MODULE_PLACEHOLDER_FMT, header_va);
     m->id = r->next_id;
     struct hvfxt_module rec = {.id = m->id,
                                .name = m->name,
@@ -129,67 +129,4 @@ int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_
         }
     }
     return written;
-}
-
-/* One mapping per PT_LOAD segment, at its link address (the VMM loaded the kernel there): a
- * higher-half kernel with a low boot stub has two disjoint ranges, not one span between them. */
-static int kernel_segments(const char *path, int64_t mod, struct fxt_writer *w,
-                           struct discover_registry *reg, uint64_t ts, int *written,
-                           struct hv_err *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hv_errf_errno(err, "%s", path);
-    int rc = -1;
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    size_t n = 0;
-    if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0) {
-        hv_errf(err, "%s: not an ELF file", path);
-        goto out;
-    }
-    unsigned loads = 0;
-    for (size_t i = 0; i < n && i < DISCOVER_MAX_PHDRS; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_memsz == 0)
-            continue;
-        uint64_t lo = ph.p_vaddr & ~0xfffull;
-        uint64_t hi = (ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
-        if (hi <= lo)
-            continue;
-        uint64_t flags = ((ph.p_flags & PF_R) ? HVFXT_MAP_READ : 0) |
-                         ((ph.p_flags & PF_W) ? HVFXT_MAP_WRITE : 0) |
-                         ((ph.p_flags & PF_X) ? HVFXT_MAP_EXEC : 0);
-        if (mapping(w, reg, hvfxt_koid_guest_process(0), (uint64_t)mod, lo, hi - lo, lo, flags, ts,
-                    written, err) < 0)
-            goto out;
-        loads++;
-    }
-    if (loads == 0) {
-        hv_errf(err, "%s: no PT_LOAD segments", path);
-        goto out;
-    }
-    rc = 0;
-out:
-    if (e)
-        elf_end(e);
-    close(fd);
-    return rc;
-}
-
-int discover_record_kernel_elf(struct fxt_writer *w, struct discover_registry *reg,
-                               const char *path, uint64_t ts, struct hv_err *err)
-{
-    struct elf_symbols es;
-    uint8_t id[ELF_BUILD_ID_MAX];
-    if (elf_symbols_load_file(&es, path, err) < 0)
-        return -1;
-    memcpy(id, es.build_id, es.build_id_len);
-    uint32_t id_len = es.build_id_len;
-    uint64_t lo = es.load_lo & ~0xfffull;
-    elf_symbols_free(&es);
-    int written = 0;
-    int64_t mod = module_id(w, reg, id, id_len, path, lo, &written, err);
-    if (mod < 0)
-        return -1;
-    return kernel_segments(path, mod, w, reg, ts, &written, err);
 }

@@ -1,7 +1,5 @@
-/* Guest identities, recognised from CPU state alone (no guest help):
- *   process = address space = CR3 with its flag/PCID bits masked, the two halves of a Linux PTI
- *             pair folded into one (guestwalk/pti.h; the caller passes the canonical root),
- *   thread  = (address space, FS base).
+/* Guest identities as the OS layer recognised them (guestos_identify: generic = canonical CR3
+ * root and FS base): process = address space root, thread = (address space, thread key).
  * Each gets a small stable id: its slot in a fixed-size open-addressing table shared by every
  * vCPU thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
  * they are safe on the vCPU exit path. Ids are 1-based; 0 means "table full" (counted).
@@ -31,15 +29,15 @@ struct id_proc {
 };
 
 struct id_thread {
-    _Atomic uint64_t key; /* proc id << 54 | FS base[53:0]; 0 = empty */
+    _Atomic uint64_t key; /* proc id << 54 | thread_key[53:0]; 0 = empty */
     _Atomic int ready;
     _Atomic bool seen_user; /* sampled at CPL 3 at least once: a user thread */
     /* The open RFC-0274 continuation of this thread (0 = none). Shared by every vCPU, so a
      * thread that migrates while in the kernel is completed wherever it returns to user mode;
      * whoever clears it (CAS) writes the one completion record. */
     _Atomic uint64_t cont;
-    uint32_t proc; /* id of its address space */
-    uint64_t fs_base;
+    uint32_t proc;       /* id of its address space */
+    uint64_t thread_key; /* generic OS layer: the FS base */
     uint64_t first_ts;
 };
 
@@ -51,20 +49,12 @@ struct id_table {
 
 void id_table_init(struct id_table *t);
 
-/* CR3 bits [51:12]: the top-level table's guest-physical address (SDM Vol. 3A §4.5.2: bits
- * 11:0 are the PCID or PWT/PCD, bits 63:52 the no-flush and LAM controls). */
-#define ID_CR3_ADDR_MASK 0x000ffffffffff000ull
-static inline uint64_t id_cr3_root(uint64_t cr3)
-{
-    return cr3 & ID_CR3_ADDR_MASK;
-}
-
 /* Id of the address space with this root (inserting it, with `info`, on first sight), 0 if the
  * table is full. */
 uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_info *info);
 
-/* Id of the thread (address space `proc`, FS base), inserting it on first sight; 0 if full. */
-uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint64_t ts);
+/* Id of the thread (address space `proc`, thread key), inserting it on first sight; 0 if full. */
+uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, uint64_t ts);
 
 /* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never
  * seen in user mode is treated as a kernel thread: its kernel samples open no continuation. */

@@ -1,4 +1,4 @@
-#include "sampler/identity.h"
+#include "sampler/id_table.h"
 
 #include <string.h>
 
@@ -44,13 +44,13 @@ uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_inf
     return 0;
 }
 
-uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint64_t ts)
+uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, uint64_t ts)
 {
     /* One word of key, so that claiming a slot is a single CAS: the address-space id (1..1024,
      * 10 bits) above the low 54 bits of the FS base. User FS bases are canonical lower-half
      * addresses (< 2^47, or 2^56 with LA57), so two distinct real threads never share a key;
      * only FS bases that differ above bit 53 fold together. */
-    uint64_t key = ((uint64_t)proc << 54) | (fs_base & ((1ull << 54) - 1));
+    uint64_t key = ((uint64_t)proc << 54) | (thread_key & ((1ull << 54) - 1));
     uint64_t h = mix64(key);
     for (unsigned i = 0; i < ID_PROBES; i++) {
         uint32_t slot = (uint32_t)((h + i) & (ID_MAX_THREADS - 1));
@@ -63,7 +63,7 @@ uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t fs_base, uint
             if (atomic_compare_exchange_strong_explicit(
                     &th->key, &expected, key, memory_order_acq_rel, memory_order_acquire)) {
                 th->proc = proc;
-                th->fs_base = fs_base;
+                th->thread_key = thread_key;
                 th->first_ts = ts;
                 atomic_store_explicit(&th->ready, 1, memory_order_release);
                 return slot + 1;

@@ -8,14 +8,14 @@
 
 #include "guestwalk/gmem.h"
 #include "guestwalk/paging.h"
-#include "symbolize/discover.h"
+#include "guestos/module.h"
 
 #define DISCOVER_GUEST_MAX_ENTRIES (1u << 20) /* page-table entries read per address space */
 #define DISCOVER_GUEST_MAX_RANGES  1024
 
 struct discover_guest_stats {
-    size_t ranges;      /* executable user ranges found */
-    int iter_result;    /* enum pt_iter_result */
+    size_t ranges;   /* executable user ranges found */
+    int iter_result; /* enum pt_iter_result */
 };
 
 /* Modules of the address space `mmu` describes (its lower half). Returns how many were written

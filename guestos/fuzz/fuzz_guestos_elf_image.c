@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "symbolize/discover.h"
+#include "guestos/module.h"
 
 struct flat {
     const uint8_t *b;

@@ -1,0 +1,41 @@
+#include "guestos/generic/generic.h"
+
+#include "guestos/generic/user_modules.h"
+#include "guestwalk/paging.h"
+
+/* One address space per process, whichever half of a PTI pair CR3 holds now; the kernel half
+ * of a pair is then what kernel-stack reads go through. */
+static void generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
+                             const struct gmem *mem, struct gw_snapshot *snap,
+                             struct guestos_ident *out)
+{
+    (void)os;
+    uint64_t cr3 = snap->cr3 & GUESTOS_CR3_ADDR_MASK;
+    uint64_t root = pti_canonical_root(&vc->pti, mem, cr3, GUESTOS_CR3_ADDR_MASK);
+    if (root != cr3 && !snap->kernel_cr3)
+        snap->kernel_cr3 = root;
+    out->as_root = root;
+    out->thread_key = snap->fs_base;
+}
+
+/* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the user
+ * half is read through the user PGD, 4 KiB above. */
+static size_t generic_discover_modules(const struct guestos *os, const struct gmem *mem,
+                                       const struct guestos_as *as, struct discover_module *out,
+                                       size_t max)
+{
+    (void)os;
+    uint64_t root = as->root;
+    if (pti_is_user_root(mem, root | PTI_USER_BIT, GUESTOS_CR3_ADDR_MASK))
+        root |= PTI_USER_BIT;
+    struct pt_mmu mmu;
+    if (pt_mmu_init(&mmu, as->cr0, root, as->cr4, as->efer, 0, 0) != PT_OK)
+        return 0; /* not long mode: nothing to discover */
+    return discover_guest_modules(mem, &mmu, out, max, NULL);
+}
+
+const struct guestos_ops guestos_generic_ops = {
+    .name = "generic",
+    .identify = generic_identify,
+    .discover_modules = generic_discover_modules,
+};

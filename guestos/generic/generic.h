@@ -1,0 +1,13 @@
+/* The OS-agnostic layer: what any x86-64 guest's CPU state and memory tell without knowing its
+ * kernel. Identity: address space = CR3 bits [51:12], with the two halves of a Linux PTI pair
+ * folded into one; thread = (address space, FS base). Modules: ELF images under the executable
+ * user mappings of the guest's own page tables. Stacks: frame pointers. */
+#pragma once
+
+#include "guestos/guestos.h"
+
+extern const struct guestos_ops guestos_generic_ops;
+
+/* CR3 bits [51:12]: the top-level table's guest-physical address (SDM Vol. 3A §4.5.2: bits
+ * 11:0 are the PCID or PWT/PCD, bits 63:52 the no-flush and LAM controls). */
+#define GUESTOS_CR3_ADDR_MASK 0x000ffffffffff000ull

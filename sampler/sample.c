@@ -1,0 +1,187 @@
+/* One stop of one vCPU turned into records: tick accounting, identity, continuation
+ * completion, the user and kernel walks, the sample record. Everything here reads only the
+ * vCPU snapshot and guest memory (through the walker), so tests drive it with saved snapshots
+ * and a synthetic guest (sampler/tests/). Exit-path rules: no allocation, no locks, no system
+ * calls but clock_gettime (vDSO). */
+#include "sampler/sampler_priv.h"
+
+static unsigned stop_code(const struct gw_stack *st)
+{
+    switch (st->stop) {
+    case GW_STOP_CHAIN_END:
+        return HVFXT_STOP_END;
+    case GW_STOP_DEPTH_CAP:
+        return HVFXT_STOP_MAX_DEPTH;
+    case GW_STOP_UNMAPPED:
+        return HVFXT_STOP_UNMAPPED;
+    case GW_STOP_INVALID_FRAME:
+        return st->bad == GW_BAD_NOT_INCREASING ? HVFXT_STOP_NOT_UPWARD : HVFXT_STOP_BAD_FP;
+    case GW_STOP_NONE:
+        return HVFXT_STOP_NONE;
+    default:
+        return HVFXT_STOP_ERROR;
+    }
+}
+
+void sampler_emit(struct sampler_vcpu *sv, const struct hvfxt_sample *smp)
+{
+    size_t n = hvfxt_sample_words(smp);
+    uint64_t *slot = fxt_ring_reserve(&sv->ring, (uint32_t)n, smp->ts);
+    if (!slot)
+        return; /* dropped and counted by the ring; a loss record will say so */
+    size_t w = hvfxt_enc_sample(slot, n, smp);
+    fxt_ring_commit(&sv->ring, (uint32_t)w);
+    sv->st.records++;
+}
+
+/* Regular tick or re-check? The sampling timer expires at next_due + k * period exactly
+ * (absolute CLOCK_MONOTONIC), so time alone tells, whichever timer's signal woke us. */
+enum sampler_tick sampler_tick(struct sampler_vcpu *sv, uint64_t now)
+{
+    if (now >= sv->next_due_ns) {
+        uint64_t late = (now - sv->next_due_ns) / sv->period_ns;
+        sv->st.missed += late;
+        sv->next_due_ns += (late + 1) * sv->period_ns;
+        sv->ticks_taken++;
+        return SAMPLER_TICK_DUE;
+    }
+    if (sv->npend == 0)
+        return SAMPLER_TICK_NONE; /* a re-check signal that was already in flight */
+    sv->st.rechecks++;
+    return SAMPLER_TICK_RECHECK;
+}
+
+static void walk(struct sampler_vcpu *sv, struct gw_stack *st)
+{
+    guestos_unwind(&sv->s->os, &sv->walker, st);
+    if (st->stop != GW_STOP_CHAIN_END && st->stop != GW_STOP_DEPTH_CAP)
+        sv->st.walk_fail++;
+}
+
+/* A user-mode stop: complete the thread's open continuation with this user stack, and on a
+ * due tick write the sample (one walk for both records). Returns the time the walk and the
+ * completion were done (the stage times' walk/push split). */
+static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint32_t thread,
+                          uint64_t pid, uint64_t tid)
+{
+    struct sampler *s = sv->s;
+    id_thread_mark_user(s->ids, thread);
+    uint64_t cont = sampler_continuation_take(sv, thread);
+    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    if (cont || due)
+        walk(sv, &ustack);
+    if (cont) {
+        /* RFC-0274 continuation_completion: this user stack completes every partial record
+         * that carried `cont`, on whichever vCPU they were taken. */
+        struct hvfxt_sample c = {
+            .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
+                      HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                      HVFXT_SF_WALK,
+            .completion = cont,
+            .pid = pid,
+            .tid = tid,
+            .ts = now,
+            .user_stack = ustack.pc,
+            .n_user = ustack.count,
+            .vcpu = sv->index,
+            .cpl = 3,
+            .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0),
+        };
+        sampler_emit(sv, &c);
+        sampler_continuation_completed(sv, cont);
+    }
+    if (sv->npend)
+        sampler_continuations_expire(sv, now);
+    uint64_t walked = sampler_now_ns();
+    if (!due)
+        return walked;
+    struct hvfxt_sample smp = {
+        .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                  HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_USER_STACK,
+        .pid = pid,
+        .tid = tid,
+        .ts = now,
+        .vcpu = sv->index,
+        .cpl = 3,
+        .pc = sv->walker.snap.rip,
+        .user_stack = ustack.pc,
+        .n_user = ustack.count,
+        .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0),
+    };
+    sv->st.user++;
+    sampler_emit(sv, &smp);
+    return walked;
+}
+
+/* A kernel-mode tick: the kernel half is always mapped, so walk it now; the user stack waits
+ * for the return to user mode (a continuation). An idle (halted) vCPU never returns to a user
+ * thread from here, so it opens none; in cpu mode it is not sampled at all. */
+static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
+                        uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid)
+{
+    struct sampler *s = sv->s;
+    bool halted = (snap->have & GW_SNAP_HALTED) && snap->halted;
+    if (halted && s->cfg.mode == SAMPLER_MODE_CPU) {
+        sv->st.idle++;
+        return;
+    }
+    struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
+    walk(sv, &kstack);
+    struct hvfxt_sample smp = {
+        .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                  HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_KERNEL_STACK,
+        .pid = pid,
+        .tid = tid,
+        .ts = now,
+        .vcpu = sv->index,
+        .cpl = snap->cpl,
+        .pc = snap->rip,
+        .kernel_stack = kstack.pc,
+        .n_kernel = kstack.count,
+    };
+    /* Only a thread known to run in user mode will come back there: kernel threads (and a
+     * thread's very first sample, if it is in the kernel) carry the kernel stack alone. */
+    unsigned ustop = HVFXT_STOP_NONE;
+    if (!halted && id_thread_is_user(s->ids, thread)) {
+        smp.continuation = sampler_continuation_for(sv, proc, thread, now);
+        if (smp.continuation) {
+            smp.fields |= HVFXT_SF_CONTINUATION;
+            ustop = HVFXT_STOP_DEFERRED;
+        }
+    }
+    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0);
+    if (halted)
+        sv->st.idle++;
+    else
+        sv->st.kernel++;
+    sampler_emit(sv, &smp);
+}
+
+uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
+{
+    struct sampler *s = sv->s;
+    struct guestos_ident who;
+    guestos_identify(&s->os, &sv->os, s->mem, snap, &who);
+    struct id_proc_info info = {snap->cr0, who.as_root, snap->cr4, snap->efer, now};
+    uint32_t proc = id_proc_get(s->ids, who.as_root, &info);
+    uint32_t thread = id_thread_get(s->ids, proc, who.thread_key, now);
+    uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
+    gw_walker_begin(&sv->walker, snap);
+
+    uint64_t walked;
+    if (snap->cpl == 3) {
+        walked = take_user(sv, now, due, thread, pid, tid);
+    } else {
+        if (sv->npend)
+            sampler_continuations_expire(sv, now);
+        walked = sampler_now_ns();
+        if (due)
+            take_kernel(sv, snap, now, proc, thread, pid, tid);
+    }
+    /* A re-check that finds another thread in user mode means ours is not on this vCPU (it
+     * waits in the guest's run queue, or migrated): stop re-checking until a tick sees one of
+     * our threads in the kernel again, instead of paying an exit every re-check period. */
+    if (!due && snap->cpl == 3 && sv->npend > 0)
+        sv->recheck_paused = true;
+    return walked;
+}

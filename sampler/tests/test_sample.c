@@ -1,0 +1,485 @@
+/* The sampler's exit path without KVM: saved vCPU snapshots and a synthetic guest (page tables,
+ * code, user and kernel frame-pointer chains built by guestwalk's test image) go through
+ * sampler_tick/sampler_take exactly as a timer exit would, and each test reads the vCPU rings
+ * back with the schema decoder and compares whole records: identity, stacks, continuation ids,
+ * stop reasons. Covers every continuation path (opened, reused, completed here or on another
+ * vCPU, abandoned on timeout, at the end and when the table is full), PTI CR3 pairs, idle vCPUs
+ * and ring drops. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guestwalk/tests/guest_image.h"
+#include "sampler/sampler_priv.h"
+#include "fxt/encode.h"
+#include "schema/decode.h"
+
+#define UCODE    0x400000ull
+#define USTACK   0x7ffe00000000ull
+#define KCODE    0xffffffff81000000ull
+#define KSTACK   0xffffc90000000000ull
+#define PERIOD   1000000ull /* 1 kHz */
+#define NFRAMES  4
+#define MAXREC   1024
+#define FS_BASE0 0x7f0000001000ull
+
+static const uint64_t uret[NFRAMES] = {UCODE + 0x110, UCODE + 0x220, UCODE + 0x330, 0};
+static const uint64_t kret[NFRAMES] = {KCODE + 0x110, KCODE + 0x220, KCODE + 0x330, 0};
+
+struct fx {
+    struct gimg g;
+    struct sampler *s;
+    char path[64];
+    uint64_t now; /* the test's clock: every tick() advances it by one period */
+    struct hvfxt_record rec[MAXREC];
+    unsigned nrec;
+};
+
+static int setup_with(void **state, uint64_t buffer_bytes)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    assert_int_equal(gimg_init(&f->g, false), 0);
+    assert_int_equal(gimg_map_fresh(&f->g, UCODE, 0x1000, GIMG_USER_RW), 0);
+    assert_int_equal(gimg_map_fresh(&f->g, USTACK, 0x4000, GIMG_USER_RW | GIMG_XD), 0);
+    assert_int_equal(gimg_map_fresh(&f->g, KCODE, 0x1000, GIMG_KERN_RW), 0);
+    assert_int_equal(gimg_map_fresh(&f->g, KSTACK, 0x4000, GIMG_KERN_RW | GIMG_XD), 0);
+    /* Three-record chains ending in a zero return address: [next fp, ret] each. */
+    assert_int_equal(gimg_write_chain(&f->g, USTACK + 0x100, NFRAMES, 0x40, uret), 0);
+    assert_int_equal(gimg_write_chain(&f->g, KSTACK + 0x100, NFRAMES, 0x40, kret), 0);
+
+    snprintf(f->path, sizeof(f->path), "/tmp/hvprof-sample-XXXXXX");
+    int fd = mkstemp(f->path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct sampler_config cfg = {
+        .out_path = f->path,
+        .nvcpus = 2,
+        .hz = 1000000000ull / PERIOD,
+        .mode = SAMPLER_MODE_CPU,
+        .max_depth = 32,
+        .buffer_bytes = buffer_bytes,
+        .recheck_ns = 200000,
+        .abandon_periods = 3, /* raised to SAMPLER_ABANDON_MIN_NS = 10 ticks at 1 kHz */
+        .quiet = true,
+    };
+    struct hv_err err;
+    f->s = sampler_create(&cfg, &err);
+    if (!f->s)
+        fail_msg("%s", err.msg);
+    f->s->mem = &f->g.mem;
+    for (unsigned i = 0; i < cfg.nvcpus; i++) {
+        if (sampler_vcpu_prepare(&f->s->v[i], &err) < 0)
+            fail_msg("%s", err.msg);
+        f->s->v[i].next_due_ns = PERIOD;
+    }
+    f->now = PERIOD;
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, 1u << 20);
+}
+
+static int setup_small_ring(void **state)
+{
+    return setup_with(state, 4096 * 8); /* the smallest ring: 4096 words */
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    for (unsigned i = 0; i < f->s->cfg.nvcpus; i++)
+        if (f->s->v[i].walker_ok)
+            gw_walker_fini(&f->s->v[i].walker);
+    sampler_destroy(f->s);
+    unlink(f->path);
+    gimg_free(&f->g);
+    free(f);
+    return 0;
+}
+
+/* A stop in user mode (the chain at USTACK) or in the kernel (KSTACK) of thread `fs`. */
+static struct gw_snapshot user_at(struct fx *f, uint64_t fs)
+{
+    struct gw_snapshot s = gimg_cpu(&f->g, UCODE + 8, USTACK + 0x80, USTACK + 0x100, 3);
+    s.fs_base = fs;
+    return s;
+}
+
+static struct gw_snapshot kernel_at(struct fx *f, uint64_t fs)
+{
+    struct gw_snapshot s = gimg_cpu(&f->g, KCODE + 8, KSTACK + 0x80, KSTACK + 0x100, 0);
+    s.fs_base = fs;
+    s.have = GW_SNAP_HALTED;
+    return s;
+}
+
+/* A due tick on vCPU v one period after the last one. */
+static void tick(struct fx *f, unsigned v, struct gw_snapshot snap)
+{
+    struct sampler_vcpu *sv = &f->s->v[v];
+    f->now = sv->next_due_ns;
+    assert_int_equal(sampler_tick(sv, f->now), SAMPLER_TICK_DUE);
+    sampler_take(sv, &snap, f->now, true);
+}
+
+/* A re-check exit between ticks: only allowed while continuations are pending. */
+static void recheck(struct fx *f, unsigned v, struct gw_snapshot snap)
+{
+    struct sampler_vcpu *sv = &f->s->v[v];
+    uint64_t t = sv->next_due_ns - PERIOD / 2;
+    assert_int_equal(sampler_tick(sv, t), SAMPLER_TICK_RECHECK);
+    sampler_take(sv, &snap, t, false);
+}
+
+/* Move vCPU v's ring into f->rec (decoded; the words stay in a static buffer). */
+static unsigned drain(struct fx *f, unsigned v)
+{
+    static uint64_t buf[1 << 16];
+    size_t n = fxt_enc_magic(buf, 1 << 16);
+    /* What the recording writer puts before a vCPU's records: its provider and tick rate. */
+    n += fxt_enc_provider_info(buf + n, 16, 1, "vcpu", 4);
+    n += fxt_enc_provider_section(buf + n, 16, 1);
+    n += fxt_enc_init(buf + n, 16, 1000000000ull);
+    struct fxt_ring *r = &f->s->v[v].ring;
+    const uint64_t *w;
+    uint32_t nw;
+    while ((w = fxt_ring_peek(r, &nw))) {
+        assert_true(n + nw <= (1u << 16));
+        memcpy(buf + n, w, nw * 8);
+        n += nw;
+        fxt_ring_release(r, nw);
+    }
+    struct fxtr_reader rd;
+    fxtr_init(&rd, buf, n * 8);
+    struct hv_err err;
+    int rc;
+    f->nrec = 0;
+    struct hvfxt_record x;
+    while ((rc = hvfxt_next(&rd, &x, &err)) == 1) {
+        if (x.kind == HVFXT_REC_OTHER)
+            continue; /* the magic record */
+        assert_true(f->nrec < MAXREC);
+        f->rec[f->nrec++] = x;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    fxtr_free(&rd);
+    return f->nrec;
+}
+
+static void assert_stack(struct fxtr_words w, uint64_t pc0, const uint64_t *ret)
+{
+    assert_int_equal(w.n, NFRAMES);
+    assert_int_equal(fxtr_word(w, 0), pc0);
+    for (unsigned i = 1; i < NFRAMES; i++)
+        assert_int_equal(fxtr_word(w, i), ret[i - 1]);
+}
+
+/* A due sample in user mode: the whole record. */
+static void assert_user_sample(const struct hvfxt_record *x, uint32_t proc, uint32_t thread,
+                               uint64_t ts, unsigned vcpu)
+{
+    assert_int_equal(x->kind, HVFXT_REC_SAMPLE);
+    const struct hvfxt_sample_view *s = &x->u.sample;
+    assert_int_equal(s->fields, HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
+                                    HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK |
+                                    HVFXT_SF_USER_STACK);
+    assert_int_equal(s->pid, hvfxt_koid_guest_process(proc));
+    assert_int_equal(s->tid, hvfxt_koid_guest_thread(thread));
+    assert_int_equal(s->ts, ts);
+    assert_int_equal(s->vcpu, vcpu);
+    assert_int_equal(s->cpl, 3);
+    assert_int_equal(s->pc, UCODE + 8);
+    assert_int_equal(s->walk, hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_END, 0, 0));
+    assert_stack(s->user_stack, UCODE + 8, uret);
+}
+
+/* A kernel sample, partial (continuation id) or not (0). */
+static void assert_kernel_sample(const struct hvfxt_record *x, uint32_t thread, uint64_t ts,
+                                 uint64_t cont)
+{
+    assert_int_equal(x->kind, HVFXT_REC_SAMPLE);
+    const struct hvfxt_sample_view *s = &x->u.sample;
+    uint64_t fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
+                      HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_KERNEL_STACK;
+    assert_int_equal(s->fields, cont ? fields | HVFXT_SF_CONTINUATION : fields);
+    assert_int_equal(s->continuation, cont);
+    assert_int_equal(s->tid, hvfxt_koid_guest_thread(thread));
+    assert_int_equal(s->ts, ts);
+    assert_int_equal(s->cpl, 0);
+    assert_int_equal(s->pc, KCODE + 8);
+    assert_int_equal(s->walk, hvfxt_walk_word(HVFXT_STOP_END,
+                                              cont ? HVFXT_STOP_DEFERRED : HVFXT_STOP_NONE, 0, 0));
+    assert_stack(s->kernel_stack, KCODE + 8, kret);
+    assert_int_equal(s->user_stack.n, 0);
+}
+
+/* A completion: with the user stack, or abandoned (`why`) without one. */
+static void assert_completion(const struct hvfxt_record *x, uint64_t id, uint32_t thread,
+                              unsigned vcpu, unsigned why)
+{
+    assert_int_equal(x->kind, HVFXT_REC_SAMPLE);
+    const struct hvfxt_sample_view *s = &x->u.sample;
+    assert_int_equal(s->completion, id);
+    assert_int_equal(s->tid, hvfxt_koid_guest_thread(thread));
+    assert_int_equal(s->vcpu, vcpu);
+    assert_int_equal(s->walk, hvfxt_walk_word(HVFXT_STOP_NONE, why, 0, 0));
+    uint64_t base = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
+                    HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_WALK;
+    if (why == HVFXT_STOP_END) {
+        assert_int_equal(s->fields, base | HVFXT_SF_USER_STACK | HVFXT_SF_CPL);
+        assert_stack(s->user_stack, UCODE + 8, uret);
+    } else {
+        assert_int_equal(s->fields, base);
+        assert_int_equal(s->user_stack.n, 0);
+    }
+}
+
+#define CONT(vcpu, n) (((uint64_t)(vcpu) << 56) | (n))
+
+/* The ids the sampler gave (slots of the lock-free tables, not a sequence): looked up after the
+ * fact, which finds the existing entries. */
+static uint32_t proc_of(struct fx *f)
+{
+    return id_proc_get(f->s->ids, f->g.root, NULL);
+}
+
+static uint32_t thread_of(struct fx *f, uint64_t fs)
+{
+    return id_thread_get(f->s->ids, proc_of(f), fs, 0);
+}
+
+static void test_user_sample(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1);
+    assert_user_sample(&f->rec[0], proc_of(f), thread_of(f, FS_BASE0), PERIOD, 0);
+    assert_int_equal(f->s->v[0].st.user, 1);
+}
+
+/* A thread never seen in user mode is a kernel thread: no continuation. */
+static void test_kernel_thread(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, kernel_at(f, 0));
+    assert_int_equal(drain(f, 0), 1);
+    assert_kernel_sample(&f->rec[0], thread_of(f, 0), PERIOD, 0);
+    assert_int_equal(f->s->v[0].npend, 0);
+}
+
+/* Opened by a kernel tick, reused by the next, completed by the re-check that finds the thread
+ * back in user mode: one completion closes both partial records. */
+static void test_continuation_opened_reused_completed(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    uint64_t t1 = PERIOD;
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    uint64_t t2 = f->now;
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    uint64_t t3 = f->now;
+    assert_int_equal(f->s->v[0].npend, 1);
+    assert_int_equal(f->s->v[0].pend[0].samples, 2);
+    recheck(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(drain(f, 0), 4);
+    assert_user_sample(&f->rec[0], proc_of(f), thread_of(f, FS_BASE0), t1, 0);
+    assert_kernel_sample(&f->rec[1], thread_of(f, FS_BASE0), t2, CONT(0, 1));
+    assert_kernel_sample(&f->rec[2], thread_of(f, FS_BASE0), t3, CONT(0, 1));
+    assert_completion(&f->rec[3], CONT(0, 1), thread_of(f, FS_BASE0), 0, HVFXT_STOP_END);
+    assert_int_equal(f->s->v[0].st.completed, 1);
+    assert_int_equal(f->s->v[0].st.rechecks, 1);
+    /* The next kernel tick opens a new continuation. */
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1);
+    assert_kernel_sample(&f->rec[0], thread_of(f, FS_BASE0), f->now, CONT(0, 2));
+}
+
+/* The thread returns to user mode on the other vCPU: the completion is written there, and the
+ * first vCPU forgets its local entry without abandoning anything. */
+static void test_continuation_completed_elsewhere(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    tick(f, 1, user_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 1), 2);
+    assert_completion(&f->rec[0], CONT(0, 1), thread_of(f, FS_BASE0), 1, HVFXT_STOP_END);
+    assert_user_sample(&f->rec[1], proc_of(f), thread_of(f, FS_BASE0), f->now, 1);
+    tick(f, 0, kernel_at(f, 0x1234000)); /* another (kernel) thread: expiry runs */
+    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(drain(f, 0), 3); /* user, partial, the kernel thread's sample */
+    assert_int_equal(f->s->v[0].st.abandoned, 0);
+}
+
+/* Still in the kernel after abandon_ticks (10 ticks at 1 kHz): abandoned with the reason, and
+ * the next kernel tick of the thread opens a fresh continuation. */
+static void test_continuation_abandoned_timeout(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    for (unsigned i = 0; i < 12; i++)
+        tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1 + 12 + 1);
+    for (unsigned i = 1; i <= 11; i++)
+        assert_int_equal(f->rec[i].u.sample.continuation, CONT(0, 1));
+    assert_completion(&f->rec[12], CONT(0, 1), thread_of(f, FS_BASE0), 0,
+                      HVFXT_STOP_ABANDONED_TIMEOUT);
+    assert_kernel_sample(&f->rec[13], thread_of(f, FS_BASE0), f->now, CONT(0, 2));
+    assert_int_equal(f->s->v[0].st.abandoned_timeout, 1);
+}
+
+/* The session ends with the thread in the kernel. */
+static void test_continuation_abandoned_end(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    sampler_continuations_end(&f->s->v[0], f->now + 5);
+    assert_int_equal(drain(f, 0), 3);
+    assert_completion(&f->rec[2], CONT(0, 1), thread_of(f, FS_BASE0), 0, HVFXT_STOP_ABANDONED_END);
+    assert_int_equal(f->rec[2].u.sample.ts, f->now + 5);
+    assert_int_equal(f->s->v[0].npend, 0);
+}
+
+/* More threads in the kernel than local slots: the oldest gives way. */
+static void test_continuation_abandoned_full(void **state)
+{
+    struct fx *f = *state;
+    for (unsigned t = 0; t <= SAMPLER_MAX_PENDING; t++)
+        tick(f, 0, user_at(f, FS_BASE0 + 0x1000 * t));
+    for (unsigned t = 0; t <= SAMPLER_MAX_PENDING; t++)
+        tick(f, 0, kernel_at(f, FS_BASE0 + 0x1000 * t));
+    unsigned n = drain(f, 0);
+    assert_int_equal(n, 2 * (SAMPLER_MAX_PENDING + 1) + 1);
+    /* The 9th thread's tick abandons the 1st thread's continuation, then samples. */
+    assert_completion(&f->rec[n - 2], CONT(0, 1), thread_of(f, FS_BASE0), 0,
+                      HVFXT_STOP_ABANDONED_FULL);
+    assert_kernel_sample(&f->rec[n - 1], thread_of(f, FS_BASE0 + 0x1000 * SAMPLER_MAX_PENDING),
+                         f->now, CONT(0, SAMPLER_MAX_PENDING + 1));
+    assert_int_equal(f->s->v[0].st.abandoned_full, 1);
+    assert_int_equal(f->s->v[0].npend, SAMPLER_MAX_PENDING);
+}
+
+/* Linux PTI: a process switches between the user PGD (kernel PGD + 4 KiB, with PCID bits) and
+ * its kernel PGD. Both are one process, and a kernel stop on the user PGD walks the kernel
+ * stack through the kernel PGD. */
+static void test_pti_pair_identity(void **state)
+{
+    struct fx *f = *state;
+    struct gimg *g = &f->g;
+    uint64_t k2 = gimg_alloc_page(g);
+    if (k2 & 0x1000)
+        k2 = gimg_alloc_page(g);
+    uint64_t u2 = gimg_alloc_page(g);
+    assert_int_equal(u2, k2 + 0x1000);
+    memcpy(gimg_host(g, k2), gimg_host(g, g->root), 4096);
+    uint64_t *upgd = gimg_host(g, u2), *kp = gimg_host(g, k2);
+    for (unsigned i = 0; i < 256; i++) /* the user PGD maps the lower half only */
+        upgd[i] = kp[i];
+
+    struct gw_snapshot u = user_at(f, FS_BASE0);
+    u.cr3 = u2 | 0x801; /* PCID 1 plus the user-PCID bit 11 */
+    u.cr4 |= PT_CR4_PCIDE;
+    struct gw_snapshot k = kernel_at(f, FS_BASE0);
+    k.cr3 = k2 | 1;
+    k.cr4 |= PT_CR4_PCIDE;
+    struct gw_snapshot k_on_user = kernel_at(f, FS_BASE0);
+    k_on_user.cr3 = u.cr3;
+    k_on_user.cr4 = u.cr4;
+    tick(f, 0, u);
+    tick(f, 0, k);
+    tick(f, 0, k_on_user);
+    assert_int_equal(drain(f, 0), 3);
+    /* One process, keyed by the kernel PGD (the canonical root of the pair). */
+    uint32_t proc = id_proc_get(f->s->ids, k2, NULL);
+    uint32_t thread = id_thread_get(f->s->ids, proc, FS_BASE0, 0);
+    assert_user_sample(&f->rec[0], proc, thread, PERIOD, 0);
+    assert_kernel_sample(&f->rec[1], thread, 2 * PERIOD, CONT(0, 1));
+    assert_kernel_sample(&f->rec[2], thread, 3 * PERIOD, CONT(0, 1));
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(f->rec[i].u.sample.pid, hvfxt_koid_guest_process(proc));
+}
+
+/* A halted vCPU in cpu mode is idle: counted, not recorded, and it opens no continuation. */
+static void test_idle(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    struct gw_snapshot h = kernel_at(f, FS_BASE0);
+    h.halted = true;
+    tick(f, 0, h);
+    assert_int_equal(drain(f, 0), 1);
+    assert_int_equal(f->s->v[0].st.idle, 1);
+    assert_int_equal(f->s->v[0].npend, 0);
+    /* Without MP state (have = 0) the same stop is a kernel sample. */
+    h.have = 0;
+    tick(f, 0, h);
+    assert_int_equal(drain(f, 0), 1);
+    assert_kernel_sample(&f->rec[0], thread_of(f, FS_BASE0), f->now, CONT(0, 1));
+}
+
+/* A full ring drops samples and counts them; the next record that fits is preceded by one loss
+ * record with the count and the time range. A missed period is counted too. */
+static void test_drops(void **state)
+{
+    struct fx *f = *state;
+    struct sampler_vcpu *sv = &f->s->v[0];
+    unsigned ticks = 0;
+    uint64_t first_drop = 0;
+    while (fxt_ring_dropped_total(&sv->ring) < 5) {
+        uint64_t before = fxt_ring_dropped_total(&sv->ring);
+        tick(f, 0, user_at(f, FS_BASE0));
+        if (!first_drop && fxt_ring_dropped_total(&sv->ring) > before)
+            first_drop = f->now;
+        ticks++;
+        assert_true(ticks < 10000);
+    }
+    uint64_t last_drop = f->now;
+    assert_int_equal(sv->st.records, ticks - 5);
+    assert_int_equal(drain(f, 0), ticks - 5);
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 2);
+    assert_int_equal(f->rec[0].kind, HVFXT_REC_LOSS);
+    assert_int_equal(f->rec[0].u.loss.dropped, 5);
+    assert_int_equal(f->rec[0].u.loss.vcpu, 0);
+    assert_int_equal(f->rec[0].u.loss.first_ts, first_drop);
+    assert_int_equal(f->rec[0].u.loss.last_ts, last_drop);
+    assert_user_sample(&f->rec[1], proc_of(f), thread_of(f, FS_BASE0), f->now, 0);
+    /* Three periods late: two missed, the third taken. */
+    uint64_t late = sv->next_due_ns + 2 * PERIOD + 10;
+    assert_int_equal(sampler_tick(sv, late), SAMPLER_TICK_DUE);
+    assert_int_equal(sv->st.missed, 2);
+    assert_int_equal(sv->next_due_ns, late - 10 + PERIOD);
+    /* And a re-check signal with nothing pending is ignored. */
+    assert_int_equal(sampler_tick(sv, late + 1), SAMPLER_TICK_NONE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_user_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_thread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_opened_reused_completed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_completed_elsewhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_abandoned_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_abandoned_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continuation_abandoned_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pti_pair_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbolize/elf_symbols.h"
-#include "symbolize/report.h"
+#include "symbols/elf_symbols.h"
+#include "report/report.h"
 
 static double now(void)
 {

@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "cli/parse.h"
 #include "schema/schema.h"
-#include "symbolize/fxt_load.h"
-#include "symbolize/report.h"
+#include "report/fxt_load.h"
+#include "report/report.h"
 
 #define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
 
@@ -67,7 +67,7 @@ static int write_one(enum report_format f, const struct profile *p, const struct
                      const char *path, bool quiet)
 {
     struct hv_err err;
-    bool binary = f == REPORT_PPROF || f == REPORT_TIMELINE;
+    bool binary = report_format_is_binary(f);
     FILE *out = stdout;
     if (path && strcmp(path, "-")) {
         out = fopen(path, binary ? "wb" : "w");

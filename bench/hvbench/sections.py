@@ -254,7 +254,7 @@ MODULE_BENCHES = [
      "guestwalk"),
     ("fxt", "fxt/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
-    ("symbolize", "symbolize/bench_symbolize", [], [],
+    ("symbolize", "report/bench_symbolize", [], [],
      "symbol lookup, ELF loading, symbolization and report writers (bench/symbolize_bench.c)",
      "symbolize"),
 ]

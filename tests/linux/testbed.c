@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "symbolize/fxt_load.h"
-#include "symbolize/profile.h"
+#include "report/fxt_load.h"
+#include "report/profile.h"
 
 static char *slurp(const char *path)
 {

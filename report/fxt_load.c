@@ -1,0 +1,444 @@
+#include "report/fxt_load.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/decode.h"
+
+struct pending {
+    uint32_t provider;
+    uint64_t id;
+    uint64_t ts, pid, tid;
+    uint32_t vcpu;
+    uint8_t cpl;
+    uint64_t *addr;
+    uint32_t *flags;
+    uint32_t n;
+};
+
+/* Recent completions, for partial records that reach the file after their completion: a thread
+ * can be completed on one vCPU while another vCPU's earlier partial records of it still sit in
+ * that vCPU's ring, and the drain thread writes rings one after the other. Those partial records
+ * are at most one drain round late, so a small direct-mapped table of recent completions covers
+ * them (ids are unique in a recording: vCPU << 56 | counter). */
+#define RECENT_COMPLETIONS 4096
+struct done {
+    uint64_t id; /* 0 = empty */
+    uint64_t *addr;
+    uint32_t *flags;
+    uint32_t n;
+};
+
+static size_t done_slot(uint64_t id)
+{
+    return (size_t)((id ^ (id >> 56) * 0x9e3779b97f4a7c15ull) & (RECENT_COMPLETIONS - 1));
+}
+
+struct modmap {
+    uint64_t id;
+    uint32_t idx;
+};
+
+struct loader {
+    struct profile *p;
+    struct fxt_load_stats *st;
+    struct hv_err *err;
+    struct pending *pend;
+    size_t npend, pend_cap;
+    struct done *recent; /* RECENT_COMPLETIONS entries */
+    struct modmap *mods;
+    size_t nmods, mods_cap;
+    uint64_t *addr; /* scratch frame arrays */
+    uint32_t *flags;
+    size_t cap;
+    bool hvprof_provider;
+};
+
+static int reserve(struct loader *l, size_t n)
+{
+    if (n <= l->cap)
+        return 0;
+    size_t cap = l->cap ? l->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *a = realloc(l->addr, cap * sizeof(*a));
+    if (a)
+        l->addr = a;
+    uint32_t *f = realloc(l->flags, cap * sizeof(*f));
+    if (f)
+        l->flags = f;
+    if (!a || !f)
+        return hv_errf(l->err, "out of memory");
+    l->cap = cap;
+    return 0;
+}
+
+static char *str_dup(struct fxtr_string s)
+{
+    char *c = malloc((size_t)s.len + 1);
+    if (c) {
+        memcpy(c, s.ptr, s.len);
+        c[s.len] = 0;
+    }
+    return c;
+}
+
+static int on_sample(struct loader *l, const struct fxtr_record *rec,
+                     const struct hvfxt_sample_view *s)
+{
+    uint32_t n = 0;
+    uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
+    if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
+        return -1;
+    if (s->fields & HVFXT_SF_PC) {
+        l->addr[n] = s->pc;
+        l->flags[n++] = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
+    }
+    if (s->fields & HVFXT_SF_KERNEL_STACK) {
+        for (uint32_t i = 0; i < s->kernel_stack.n; i++) {
+            uint64_t a = fxtr_word(s->kernel_stack, i);
+            /* The sampler stores guestwalk's whole array, whose entry 0 is the exact pc. */
+            if (i == 0 && (s->fields & HVFXT_SF_PC) && a == s->pc)
+                continue;
+            l->addr[n] = a;
+            l->flags[n++] = PROF_FRAME_KERNEL | PROF_FRAME_RA;
+        }
+    }
+    uint32_t user_from = n;
+    if (s->fields & HVFXT_SF_USER_STACK) {
+        for (uint32_t i = 0; i < s->user_stack.n; i++) {
+            uint64_t a = fxtr_word(s->user_stack, i);
+            if (i == 0 && cpl != PROF_CPL_KERNEL && (s->fields & HVFXT_SF_PC) && a == s->pc)
+                continue;
+            l->addr[n] = a;
+            l->flags[n++] = PROF_FRAME_RA;
+        }
+    }
+    bool completion = (s->fields & HVFXT_SF_CONTINUATION_COMPLETION) != 0;
+    if (completion) {
+        l->st->completions++;
+        /* Append the user frames to every earlier record of this vCPU stream announcing the id;
+         * the first is the interrupted user pc, since those partial records are at CPL 0. */
+        if (n > 0)
+            l->flags[0] &= ~PROF_FRAME_RA;
+        for (size_t i = 0; i < l->npend; i++) {
+            struct pending *pd = &l->pend[i];
+            if (pd->id != s->completion)
+                continue;
+            int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
+                                        pd->flags, pd->n, 1, l->err);
+            if (si < 0 ||
+                profile_append_frames(l->p, (uint32_t)si, l->addr, l->flags, n, l->err) < 0)
+                return -1;
+            l->st->samples++;
+            free(pd->addr);
+            free(pd->flags);
+            l->pend[i--] = l->pend[--l->npend];
+        }
+        /* Keep it for partial records of other vCPU streams that come later in the file. */
+        struct done *d = &l->recent[done_slot(s->completion)];
+        free(d->addr);
+        free(d->flags);
+        *d = (struct done){s->completion, malloc((n + 1) * sizeof(uint64_t)),
+                           malloc((n + 1) * sizeof(uint32_t)), n};
+        if (!d->addr || !d->flags) {
+            free(d->addr);
+            free(d->flags);
+            memset(d, 0, sizeof(*d));
+            return hv_errf(l->err, "out of memory");
+        }
+        memcpy(d->addr, l->addr, n * sizeof(uint64_t));
+        memcpy(d->flags, l->flags, n * sizeof(uint32_t));
+        /* A completion that is also a full sample (pc present) is not expected; ignore it. */
+        return 0;
+    }
+    if (cpl == PROF_CPL_KERNEL && n > user_from)
+        l->flags[user_from] &= ~PROF_FRAME_RA; /* user pc saved at kernel entry */
+    uint64_t ts = (s->fields & HVFXT_SF_BOOT_TS) ? s->ts : 0;
+    uint32_t vcpu =
+        (s->fields & HVFXT_SF_VCPU) ? (uint32_t)s->vcpu : (rec->provider ? rec->provider - 1 : 0);
+    uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : HVFXT_KOID_KERNEL_PROCESS;
+    uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
+    if (s->fields & HVFXT_SF_CONTINUATION) {
+        const struct done *d = &l->recent[done_slot(s->continuation)];
+        if (d->id && d->id == s->continuation) { /* completed already (another vCPU's stream) */
+            int si =
+                profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
+            if (si < 0 ||
+                profile_append_frames(l->p, (uint32_t)si, d->addr, d->flags, d->n, l->err) < 0)
+                return -1;
+            l->st->samples++;
+            return 0;
+        }
+        if (l->npend == l->pend_cap) {
+            size_t cap = l->pend_cap ? l->pend_cap * 2 : 64;
+            struct pending *v = realloc(l->pend, cap * sizeof(*v));
+            if (!v)
+                return hv_errf(l->err, "out of memory");
+            l->pend = v;
+            l->pend_cap = cap;
+        }
+        struct pending pd = {rec->provider,
+                             s->continuation,
+                             ts,
+                             pid,
+                             tid,
+                             vcpu,
+                             cpl,
+                             malloc((n + 1) * sizeof(uint64_t)),
+                             malloc((n + 1) * sizeof(uint32_t)),
+                             n};
+        if (!pd.addr || !pd.flags) {
+            free(pd.addr);
+            free(pd.flags);
+            return hv_errf(l->err, "out of memory");
+        }
+        memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
+        memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
+        l->pend[l->npend++] = pd;
+        return 0;
+    }
+    if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)
+        return -1;
+    l->st->samples++;
+    return 0;
+}
+
+static int on_module(struct loader *l, const struct hvfxt_module_view *m)
+{
+    char *name = str_dup(m->name);
+    if (!name)
+        return hv_errf(l->err, "out of memory");
+    int idx = profile_add_module(l->p, name, m->build_id, m->build_id_len, false, l->err);
+    free(name);
+    if (idx < 0)
+        return -1;
+    if (l->nmods == l->mods_cap) {
+        size_t cap = l->mods_cap ? l->mods_cap * 2 : 32;
+        struct modmap *v = realloc(l->mods, cap * sizeof(*v));
+        if (!v)
+            return hv_errf(l->err, "out of memory");
+        l->mods = v;
+        l->mods_cap = cap;
+    }
+    l->mods[l->nmods++] = (struct modmap){m->id, (uint32_t)idx};
+    l->st->modules++;
+    return 0;
+}
+
+static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
+{
+    uint32_t idx = PROF_NONE;
+    for (size_t i = 0; i < l->nmods; i++) {
+        if (l->mods[i].id == m->module_id)
+            idx = l->mods[i].idx;
+    }
+    if (idx == PROF_NONE)
+        return hv_errf(l->err, "mapping at 0x%" PRIx64 " names unknown module %" PRIu64, m->start,
+                       m->module_id);
+    /* Guest address space 0 is the guest kernel's (docs/fxt-samples.md section 4): its mappings
+     * apply to kernel frames of every process. */
+    bool kernel = m->pid == HVFXT_KOID_KERNEL_PROCESS;
+    if (kernel)
+        l->p->modules.v[idx].kernel = true;
+    l->st->mappings++;
+    /* file_offset is fixed up once all mappings of the module are known. */
+    return profile_add_mapping(l->p, kernel ? PROF_PID_ANY : m->pid, m->start, m->size,
+                               m->start - m->vaddr, m->vaddr, idx, l->err) < 0
+               ? -1
+               : 0;
+}
+
+static void on_kobj(struct loader *l, const struct fxtr_record *rec)
+{
+    uint64_t koid = rec->u.kobj.koid;
+    char *name = str_dup(rec->u.kobj.name);
+    if (!name)
+        return;
+    if (rec->u.kobj.obj_type == 1 && hvfxt_koid_is_guest_process(koid)) {
+        profile_set_name(l->p, koid, 0, name, NULL);
+    } else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid)) {
+        for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
+            const struct fxtr_arg *a = &rec->u.kobj.args[i];
+            if (a->type == FXTR_ARG_KOID && fxtr_str_is(a->name, "process"))
+                profile_set_name(l->p, a->v.u, koid, name, NULL);
+        }
+    }
+    free(name);
+}
+
+/* Session settings travel as arguments of the session markers. */
+static void on_event(struct loader *l, const struct fxtr_record *rec)
+{
+    /* session_start carries the settings; session_stop what is known only at the end (the
+     * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
+    if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&
+        !fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
+        return;
+    for (unsigned i = 0; i < rec->u.event.nargs; i++) {
+        const struct fxtr_arg *a = &rec->u.event.args[i];
+        if (a->type == FXTR_ARG_STRING && fxtr_str_is(a->name, HVFXT_ARG_SYMBOL_DIR) &&
+            a->v.s.len > 0 && a->v.s.len < sizeof(l->p->symbol_dir)) {
+            memcpy(l->p->symbol_dir, a->v.s.ptr, a->v.s.len);
+            l->p->symbol_dir[a->v.s.len] = '\0';
+            continue;
+        }
+        if (a->type < FXTR_ARG_I32 || a->type > FXTR_ARG_U64) /* integer arguments only */
+            continue;
+        uint64_t v = a->type == FXTR_ARG_I32 || a->type == FXTR_ARG_I64 ? (uint64_t)a->v.i : a->v.u;
+        if (fxtr_str_is(a->name, HVFXT_ARG_PERIOD_NS))
+            l->p->period_ns = v;
+        else if (fxtr_str_is(a->name, HVFXT_ARG_HZ) && v && !l->p->period_ns)
+            l->p->period_ns = 1000000000ull / v; /* the sampler's setting (sampler/sampler.c) */
+        else if ((fxtr_str_is(a->name, HVFXT_ARG_LSTAR) || fxtr_str_is(a->name, "msr_lstar")) && v)
+            l->p->kernel_lstar = v;
+    }
+}
+
+/* pprof wants the file offset of each mapping's start: the module's lowest mapped vaddr is its
+ * ELF header (file offset 0), so offset = vaddr - that. */
+static void fix_file_offsets(struct profile *p)
+{
+    for (size_t i = 0; i < p->mappings.n; i++) {
+        uint64_t lo = UINT64_MAX;
+        for (size_t j = 0; j < p->mappings.n; j++) {
+            if (p->mappings.v[j].module == p->mappings.v[i].module &&
+                p->mappings.v[j].start - p->mappings.v[j].bias < lo)
+                lo = p->mappings.v[j].start - p->mappings.v[j].bias;
+        }
+        p->mappings.v[i].file_offset = p->mappings.v[i].file_offset - lo;
+    }
+}
+
+int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_load_stats *st,
+                     void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                     struct hv_err *err)
+{
+    static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
+    struct fxt_load_stats dummy;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof(*st));
+    if (len < 8 || memcmp(buf, magic, 8))
+        return hv_errf(err, "not an hvprof recording: no FXT magic record at the start "
+                            "(hvprof record writes Fuchsia Trace Format files)");
+    struct loader l = {.p = p, .st = st, .err = err};
+    l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
+    if (!l.recent)
+        return hv_errf(err, "out of memory");
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct hvfxt_record *x = malloc(sizeof(*x));
+    if (!x) {
+        free(l.recent);
+        return hv_errf(err, "out of memory");
+    }
+    const struct fxtr_record *rec = &x->fxt;
+    int rc, out = -1;
+    size_t next_progress = 0;
+    while ((rc = hvfxt_next(&r, x, err)) == 1) {
+        st->records++;
+        if (progress && rec->offset >= next_progress) {
+            progress(ctx, rec->offset, len);
+            next_progress = rec->offset + (len / 100 > 1 ? len / 100 : 1);
+        }
+        if (rec->unknown)
+            continue;
+        switch (x->kind) {
+        case HVFXT_REC_SAMPLE:
+            if (on_sample(&l, rec, &x->u.sample) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_MODULE:
+            if (on_module(&l, &x->u.module) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_MAPPING:
+            if (on_mapping(&l, &x->u.mapping) < 0)
+                goto done;
+            continue;
+        case HVFXT_REC_LOSS:
+            st->loss_records++;
+            st->dropped += x->u.loss.dropped;
+            continue;
+        default:
+            break;
+        }
+        switch (rec->type) {
+        case FXTR_METADATA:
+            if (rec->u.meta.mtype == 1 && rec->u.meta.provider_id == HVFXT_CONTROL_PROVIDER &&
+                fxtr_str_is(rec->u.meta.name, HVFXT_CONTROL_PROVIDER_NAME))
+                l.hvprof_provider = true;
+            break;
+        case FXTR_INIT:
+            p->ticks_per_sec = rec->u.init.ticks_per_second;
+            break;
+        case FXTR_KOBJ:
+            on_kobj(&l, rec);
+            break;
+        case FXTR_EVENT:
+            on_event(&l, rec);
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc < 0) {
+        hv_err_prefix(err, "malformed recording");
+        goto done;
+    }
+    if (!l.hvprof_provider) {
+        hv_errf(err, "not an hvprof recording: an FXT file without hvprof's provider 0 'hvprof'");
+        goto done;
+    }
+    /* Partial records whose completion never came keep their kernel part. */
+    for (size_t i = 0; i < l.npend; i++) {
+        struct pending *pd = &l.pend[i];
+        if (profile_add_sample(p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr, pd->flags,
+                               pd->n, 1, err) < 0)
+            goto done;
+        st->samples++;
+        st->partial_without_completion++;
+    }
+    fix_file_offsets(p);
+    /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
+    if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
+        profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", err) < 0)
+        goto done;
+    if (progress)
+        progress(ctx, len, len);
+    out = 0;
+done:
+    for (size_t i = 0; i < l.npend; i++) {
+        free(l.pend[i].addr);
+        free(l.pend[i].flags);
+    }
+    free(l.pend);
+    for (size_t i = 0; i < RECENT_COMPLETIONS; i++) {
+        free(l.recent[i].addr);
+        free(l.recent[i].flags);
+    }
+    free(l.recent);
+    free(l.mods);
+    free(l.addr);
+    free(l.flags);
+    free(x);
+    fxtr_free(&r);
+    return out;
+}
+
+int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_stats *st,
+                          void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                          struct hv_err *err)
+{
+    const void *buf;
+    size_t len;
+    if (fxtr_map_file(path, &buf, &len, err) < 0)
+        return -1;
+    int rc = fxt_load_profile(buf, len, p, st, progress, ctx, err);
+    fxtr_unmap_file(buf, len);
+    if (rc < 0)
+        hv_err_prefix(err, "%s", path);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* Loading an hvprof recording (docs/fxt-samples.md) into a profile: sample records (partial
+ * records joined with their completion by continuation id, per vCPU stream, RFC-0274), module
+ * and mapping records, guest process/thread names (kernel object records), and the session
+ * settings (sampling period, MSR_LSTAR) from the session_start marker. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "report/profile.h"
+
+struct fxt_load_stats {
+    uint64_t records, samples, completions, partial_without_completion;
+    uint64_t modules, mappings, loss_records, dropped;
+};
+
+/* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;
+ * a first entry equal to pc is dropped: guestwalk's arrays start with the exact pc), then the
+ * user stack. The user stack's first entry is the interrupted user pc (exact) when the
+ * sample was taken at CPL 0 (it was walked from the user registers saved at kernel entry); at
+ * CPL 3 every entry is a return address, and a first entry equal to pc is dropped as a
+ * duplicate. */
+int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_load_stats *st,
+                     void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                     struct hv_err *err);
+
+/* Same from a file (mapped read-only). A file that is not FXT, or FXT without hvprof's
+ * provider, is rejected with a message that says so. */
+int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_stats *st,
+                          void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
+                          struct hv_err *err);

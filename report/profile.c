@@ -1,0 +1,586 @@
+#include "report/profile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/schema.h"
+#include "symbols/hashidx.h"
+#include "symbols/kallsyms.h"
+
+struct prof_index {
+    struct hashidx locs;  /* key (space, addr, flags & RA) */
+    struct hashidx funcs; /* key (name, module) */
+};
+
+/* Grow a PROF_VEC to hold one more element. */
+#define VEC_RESERVE(vec, err)                                                                      \
+    ({                                                                                             \
+        int rc_ = 0;                                                                               \
+        if ((vec).n == (vec).cap) {                                                                \
+            size_t cap_ = (vec).cap ? (vec).cap * 2 : 16;                                          \
+            void *v_ = realloc((vec).v, cap_ * sizeof(*(vec).v));                                  \
+            if (!v_)                                                                               \
+                rc_ = hv_errf(err, "profile: out of memory");                                      \
+            else {                                                                                 \
+                (vec).v = v_;                                                                      \
+                (vec).cap = cap_;                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        rc_;                                                                                       \
+    })
+
+void profile_init(struct profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->ticks_per_sec = 1000000000ull;
+}
+
+static void free_module_syms(struct prof_module *m)
+{
+    if (m->elf) {
+        elf_symbols_free(m->elf);
+        free(m->elf);
+        m->elf = NULL;
+    }
+    if (m->ksyms) {
+        symtab_free(m->ksyms);
+        free(m->ksyms);
+        m->ksyms = NULL;
+    }
+    free(m->sym_file);
+    m->sym_file = NULL;
+}
+
+static void drop_index(struct profile *p)
+{
+    struct prof_index *ix = p->index;
+    if (!ix)
+        return;
+    hashidx_free(&ix->locs);
+    hashidx_free(&ix->funcs);
+    free(ix);
+    p->index = NULL;
+}
+
+void profile_free(struct profile *p)
+{
+    for (size_t i = 0; i < p->modules.n; i++) {
+        free_module_syms(&p->modules.v[i]);
+        free(p->modules.v[i].name);
+    }
+    for (size_t i = 0; i < p->names.n; i++)
+        free(p->names.v[i].name);
+    for (size_t i = 0; i < p->funcs.n; i++)
+        free(p->funcs.v[i].name);
+    free(p->samples.v);
+    free(p->frames.v);
+    free(p->modules.v);
+    free(p->mappings.v);
+    free(p->names.v);
+    free(p->locs.v);
+    free(p->funcs.v);
+    drop_index(p);
+    memset(p, 0, sizeof(*p));
+}
+
+static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
+                      uint32_t default_flags_first, uint32_t default_flags_rest, struct hv_err *err)
+{
+    if (p->frames.n + n > UINT32_MAX - 1)
+        return hv_errf(err, "profile: too many frames");
+    for (uint32_t i = 0; i < n; i++) {
+        if (VEC_RESERVE(p->frames, err) < 0)
+            return -1;
+        uint32_t fl = flags ? flags[i] : i == 0 ? default_flags_first : default_flags_rest;
+        p->frames.v[p->frames.n++] = (struct prof_frame){addrs[i], PROF_NONE, fl};
+    }
+    return 0;
+}
+
+int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t pid, uint64_t tid,
+                       uint8_t cpl, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
+                       uint64_t weight, struct hv_err *err)
+{
+    if (p->samples.n >= UINT32_MAX - 1)
+        return hv_errf(err, "profile: too many samples");
+    if (VEC_RESERVE(p->samples, err) < 0)
+        return -1;
+    uint32_t k = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
+    uint32_t first = (uint32_t)p->frames.n;
+    if (add_frames(p, addrs, flags, n, k, k | PROF_FRAME_RA, err) < 0)
+        return -1;
+    p->samples.v[p->samples.n] = (struct prof_sample){.ts = ts,
+                                                      .pid = pid,
+                                                      .tid = tid,
+                                                      .weight = weight,
+                                                      .vcpu = vcpu,
+                                                      .cpl = cpl,
+                                                      .first = first,
+                                                      .nframes = n};
+    return (int)p->samples.n++;
+}
+
+int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
+                          const uint32_t *flags, uint32_t n, struct hv_err *err)
+{
+    if (s >= p->samples.n)
+        return hv_errf(err, "profile: no sample %u", s);
+    struct prof_sample *sm = &p->samples.v[s];
+    if (sm->first + sm->nframes != p->frames.n)
+        return hv_errf(err, "profile: frames can only be appended to the newest sample");
+    if (add_frames(p, addrs, flags, n, PROF_FRAME_RA, PROF_FRAME_RA, err) < 0)
+        return -1;
+    p->samples.v[s].nframes += n;
+    return 0;
+}
+
+int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,
+                       uint32_t build_id_len, bool kernel, struct hv_err *err)
+{
+    if (build_id_len > ELF_BUILD_ID_MAX)
+        build_id_len = ELF_BUILD_ID_MAX;
+    if (!name || !*name)
+        name = kernel ? "[kernel]" : "[unknown]";
+    for (size_t i = 0; i < p->modules.n; i++) {
+        const struct prof_module *m = &p->modules.v[i];
+        bool same = build_id_len ? m->build_id_len == build_id_len &&
+                                       !memcmp(m->build_id, build_id, build_id_len)
+                                 : !m->build_id_len && !strcmp(m->name, name);
+        if (same && m->kernel == kernel)
+            return (int)i;
+    }
+    if (VEC_RESERVE(p->modules, err) < 0)
+        return -1;
+    struct prof_module *m = &p->modules.v[p->modules.n];
+    memset(m, 0, sizeof(*m));
+    if (!(m->name = strdup(name)))
+        return hv_errf(err, "profile: out of memory");
+    if (build_id_len)
+        memcpy(m->build_id, build_id, build_id_len);
+    m->build_id_len = build_id_len;
+    m->kernel = kernel;
+    return (int)p->modules.n++;
+}
+
+int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_t size,
+                        uint64_t bias, uint64_t file_offset, uint32_t module, struct hv_err *err)
+{
+    if (module >= p->modules.n)
+        return hv_errf(err, "profile: mapping names unknown module %u", module);
+    if (size == 0)
+        return hv_errf(err, "profile: empty mapping at 0x%" PRIx64, start);
+    for (size_t i = 0; i < p->mappings.n; i++) {
+        const struct prof_mapping *m = &p->mappings.v[i];
+        if (m->pid == pid && m->start == start && m->size == size && m->module == module)
+            return (int)i; /* re-announced (e.g. discovery at every snapshot) */
+    }
+    if (VEC_RESERVE(p->mappings, err) < 0)
+        return -1;
+    p->mappings.v[p->mappings.n] =
+        (struct prof_mapping){pid, start, size, bias, file_offset, module};
+    return (int)p->mappings.n++;
+}
+
+static struct prof_name *find_name(const struct profile *p, uint64_t pid, uint64_t tid)
+{
+    for (size_t i = 0; i < p->names.n; i++) {
+        if (p->names.v[i].pid == pid && p->names.v[i].tid == tid)
+            return &p->names.v[i];
+    }
+    return NULL;
+}
+
+int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
+                     struct hv_err *err)
+{
+    char *copy = strdup(name ? name : "");
+    if (!copy)
+        return hv_errf(err, "profile: out of memory");
+    struct prof_name *n = find_name(p, pid, tid);
+    if (n) {
+        free(n->name);
+        n->name = copy;
+        return 0;
+    }
+    if (VEC_RESERVE(p->names, err) < 0) {
+        free(copy);
+        return -1;
+    }
+    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy};
+    return 0;
+}
+
+const char *profile_process_name(const struct profile *p, uint64_t pid)
+{
+    const struct prof_name *n = find_name(p, pid, 0);
+    return n && n->name[0] ? n->name : "[unknown]";
+}
+
+const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t tid)
+{
+    const struct prof_name *n = find_name(p, pid, tid);
+    return n && n->name[0] ? n->name : profile_process_name(p, pid);
+}
+
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+    return slash && slash[1] ? slash + 1 : s;
+}
+
+const char *profile_module_basename(const struct profile *p, uint32_t module)
+{
+    if (module >= p->modules.n)
+        return "[unknown]";
+    return base_name(p->modules.v[module].name);
+}
+
+uint64_t profile_total_weight(const struct profile *p)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < p->samples.n; i++)
+        t += p->samples.v[i].weight;
+    return t;
+}
+
+/* ---- symbols ---------------------------------------------------------------------------- */
+
+/* Name a placeholder module ("[elf@0x400000]") after the file its symbols came from. The
+ * .build-id/ entries are usually symlinks to the real file, so resolve them first. */
+static void rename_from_symbol_file(struct prof_module *m)
+{
+    if (!hvfxt_module_name_is_placeholder(m->name) || !m->sym_file)
+        return;
+    char *real = realpath(m->sym_file, NULL);
+    const char *b = base_name(real ? real : m->sym_file);
+    size_t len = strlen(b);
+    if (len > 6 && !strcmp(b + len - 6, ".debug"))
+        len -= 6;
+    /* A bare .build-id/xx/<hex> name says nothing; keep the placeholder then. */
+    if (!strstr(real ? real : m->sym_file, "/.build-id/") && len > 0) {
+        char *name = strndup(b, len);
+        if (name) {
+            free(m->name);
+            m->name = name;
+        }
+    }
+    free(real);
+}
+
+int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *loaded,
+                         struct hv_err *err)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < p->modules.n; i++) {
+        struct prof_module *m = &p->modules.v[i];
+        if (m->elf || m->ksyms)
+            continue;
+        char *path = symbol_path_find(sp, m->build_id, m->build_id_len, m->name);
+        if (!path)
+            continue;
+        struct elf_symbols *es = calloc(1, sizeof(*es));
+        if (!es) {
+            free(path);
+            return hv_errf(err, "out of memory");
+        }
+        struct hv_err e2;
+        if (elf_symbols_load_file(es, path, &e2) < 0 ||
+            (m->build_id_len && (es->build_id_len != m->build_id_len ||
+                                 memcmp(es->build_id, m->build_id, m->build_id_len)))) {
+            elf_symbols_free(es); /* idempotent: a failed load already freed it */
+            free(es);
+            free(path);
+            continue; /* an unusable candidate is not an error: the module stays unresolved */
+        }
+        m->elf = es;
+        m->sym_file = path;
+        rename_from_symbol_file(m);
+        count++;
+    }
+    if (loaded)
+        *loaded = count;
+    return 0;
+}
+
+static const struct symtab *module_symtab(const struct prof_module *m)
+{
+    return m->elf ? &m->elf->syms : m->ksyms;
+}
+
+int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return hv_errf_errno(err, "%s", path);
+    char magic[4] = {0};
+    size_t got = fread(magic, 1, 4, f);
+    fclose(f);
+    struct elf_symbols *es = NULL;
+    struct symtab *ks = NULL;
+    if (got == 4 && !memcmp(magic, "\177ELF", 4)) {
+        es = calloc(1, sizeof(*es));
+        if (!es)
+            return hv_errf(err, "out of memory");
+        if (elf_symbols_load_file(es, path, err) < 0) {
+            free(es);
+            return -1;
+        }
+    } else {
+        ks = calloc(1, sizeof(*ks));
+        if (!ks)
+            return hv_errf(err, "out of memory");
+        symtab_init(ks);
+        if (kallsyms_load_file(ks, path, err) < 0) {
+            symtab_free(ks);
+            free(ks);
+            return -1;
+        }
+    }
+    const struct symtab *st = es ? &es->syms : ks;
+    int64_t slide = 0;
+    bool have_slide =
+        p->kernel_lstar && kallsyms_kaslr_slide(st, p->kernel_lstar, &slide, NULL) == 0;
+
+    int mod = -1;
+    for (size_t i = 0; i < p->modules.n; i++) {
+        if (p->modules.v[i].kernel) {
+            mod = (int)i;
+            break;
+        }
+    }
+    if (mod >= 0 && es && p->modules.v[mod].build_id_len && es->build_id_len &&
+        (es->build_id_len != p->modules.v[mod].build_id_len ||
+         memcmp(es->build_id, p->modules.v[mod].build_id, es->build_id_len))) {
+        elf_symbols_free(es);
+        free(es);
+        return hv_errf(err, "%s: build-id differs from the recorded guest kernel's", path);
+    }
+    if (mod < 0) {
+        mod = profile_add_module(p, es ? base_name(path) : "[kernel.kallsyms]", NULL, 0, true, err);
+        /* No recorded layout: the symbols cover every kernel frame. */
+        if (mod < 0 || profile_add_mapping(p, PROF_PID_ANY, 0, UINT64_MAX, (uint64_t)slide, 0,
+                                           (uint32_t)mod, err) < 0)
+            goto fail;
+    } else if (have_slide) {
+        for (size_t i = 0; i < p->mappings.n; i++) {
+            if (p->mappings.v[i].module == (uint32_t)mod)
+                p->mappings.v[i].bias = (uint64_t)slide;
+        }
+    }
+    struct prof_module *m = &p->modules.v[mod];
+    free_module_syms(m);
+    m->elf = es;
+    m->ksyms = ks;
+    m->sym_file = strdup(path);
+    return 0;
+fail:
+    if (es) {
+        elf_symbols_free(es);
+        free(es);
+    }
+    if (ks) {
+        symtab_free(ks);
+        free(ks);
+    }
+    return -1;
+}
+
+/* ---- symbolization ---------------------------------------------------------------------- */
+
+struct loc_key {
+    const struct profile *p;
+    uint64_t space, addr;
+    uint32_t ra;
+};
+
+static bool loc_eq(const void *ctx, uint32_t idx)
+{
+    const struct loc_key *k = ctx;
+    const struct prof_loc *l = &k->p->locs.v[idx];
+    return l->space == k->space && l->addr == k->addr && (l->flags & PROF_FRAME_RA) == k->ra;
+}
+
+struct func_key {
+    const struct profile *p;
+    const char *name;
+    uint32_t module;
+};
+
+static bool func_eq(const void *ctx, uint32_t idx)
+{
+    const struct func_key *k = ctx;
+    const struct prof_func *f = &k->p->funcs.v[idx];
+    return f->module == k->module && !strcmp(f->name, k->name);
+}
+
+static int intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
+{
+    struct prof_index *ix = p->index;
+    struct func_key k = {p, name, module};
+    uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, name, strlen(name)), module);
+    uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
+    if (f != HASHIDX_NONE)
+        return (int)f;
+    if (VEC_RESERVE(p->funcs, err) < 0)
+        return -1;
+    char *copy = strdup(name);
+    if (!copy)
+        return hv_errf(err, "profile: out of memory");
+    p->funcs.v[p->funcs.n] = (struct prof_func){copy, module};
+    if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
+        return hv_errf(err, "profile: out of memory");
+    return (int)p->funcs.n++;
+}
+
+static uint32_t find_mapping(const struct profile *p, uint64_t space, uint64_t addr)
+{
+    for (size_t i = 0; i < p->mappings.n; i++) {
+        const struct prof_mapping *m = &p->mappings.v[i];
+        if (m->pid == space && addr >= m->start && addr - m->start < m->size)
+            return (uint32_t)i;
+    }
+    return PROF_NONE;
+}
+
+static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
+{
+    char buf[SYMTAB_MAX_NAME_LEN + 64];
+    l->mapping = find_mapping(p, l->space, l->addr);
+    l->resolved = false;
+    l->func_off = 0;
+    int f;
+    if (l->mapping == PROF_NONE) {
+        snprintf(buf, sizeof(buf), "0x%" PRIx64, l->addr);
+        f = intern_func(p, buf, PROF_NONE, err);
+    } else {
+        const struct prof_mapping *mp = &p->mappings.v[l->mapping];
+        struct prof_module *mod = &p->modules.v[mp->module];
+        uint64_t link = l->addr - mp->bias;
+        const struct symtab *st = module_symtab(mod);
+        /* A return address points after the call; the call itself is at ra - 1. */
+        const struct sym *s =
+            st ? symtab_lookup(st, link - ((l->flags & PROF_FRAME_RA) ? 1 : 0)) : NULL;
+        if (s) {
+            f = intern_func(p, symtab_name(st, s), mp->module, err);
+            l->func_off = link - s->addr;
+            l->resolved = true;
+            mod->has_functions = true;
+        } else {
+            snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->name), link);
+            f = intern_func(p, buf, mp->module, err);
+        }
+    }
+    if (f < 0)
+        return -1;
+    l->func = (uint32_t)f;
+    return 0;
+}
+
+static int ensure_index(struct profile *p, struct hv_err *err)
+{
+    if (p->index)
+        return 0;
+    struct prof_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        return hv_errf(err, "out of memory");
+    hashidx_init(&ix->locs);
+    hashidx_init(&ix->funcs);
+    p->index = ix;
+    return 0;
+}
+
+int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done, size_t total),
+                      void *ctx, struct hv_err *err)
+{
+    /* Start over so that symbols loaded since the last call are used. */
+    drop_index(p);
+    for (size_t i = 0; i < p->funcs.n; i++)
+        free(p->funcs.v[i].name);
+    p->funcs.n = 0;
+    p->locs.n = 0;
+    if (ensure_index(p, err) < 0)
+        return -1;
+    struct prof_index *ix = p->index;
+    for (size_t s = 0; s < p->samples.n; s++) {
+        const struct prof_sample *sm = &p->samples.v[s];
+        if (progress && s % 4096 == 0)
+            progress(ctx, s, p->samples.n);
+        for (uint32_t i = 0; i < sm->nframes; i++) {
+            struct prof_frame *fr = &p->frames.v[sm->first + i];
+            struct loc_key k = {p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : sm->pid,
+                                fr->addr, fr->flags & PROF_FRAME_RA};
+            uint64_t h = hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, k.space), k.addr), k.ra);
+            uint32_t l = hashidx_find(&ix->locs, h, loc_eq, &k);
+            if (l == HASHIDX_NONE) {
+                if (VEC_RESERVE(p->locs, err) < 0)
+                    return -1;
+                struct prof_loc *loc = &p->locs.v[p->locs.n];
+                *loc = (struct prof_loc){.space = k.space, .addr = k.addr, .flags = k.ra};
+                if (resolve_loc(p, loc, err) < 0)
+                    return -1;
+                l = (uint32_t)p->locs.n++;
+                if (hashidx_insert(&ix->locs, h, l) < 0)
+                    return hv_errf(err, "profile: out of memory");
+            }
+            fr->loc = l;
+        }
+    }
+    if (progress)
+        progress(ctx, p->samples.n, p->samples.n);
+    profile_name_processes_from_modules(p);
+    return 0;
+}
+
+/* The recorder names address spaces it knows nothing about "as<n> cr3=0x..." (sampler/); a main
+ * module is a better name than that. */
+static bool synthetic_process_name(const char *name)
+{
+    unsigned n;
+    char c;
+    return sscanf(name, "as%u cr3=0x%c", &n, &c) == 2;
+}
+
+void profile_name_processes_from_modules(struct profile *p)
+{
+    for (size_t s = 0; s < p->samples.n; s++) {
+        uint64_t pid = p->samples.v[s].pid;
+        const struct prof_name *known = find_name(p, pid, 0);
+        if (known && !synthetic_process_name(known->name))
+            continue;
+        const struct prof_mapping *best = NULL;
+        for (size_t i = 0; i < p->mappings.n; i++) {
+            const struct prof_mapping *m = &p->mappings.v[i];
+            if (m->pid == pid && !p->modules.v[m->module].kernel &&
+                (!best || m->start < best->start))
+                best = m;
+        }
+        char buf[64];
+        const char *name = buf;
+        if (known && (!best || hvfxt_module_name_is_placeholder(p->modules.v[best->module].name)))
+            continue; /* the recorded name, synthetic or not, beats a placeholder */
+        if (best)
+            name = base_name(p->modules.v[best->module].name);
+        else if (p->samples.v[s].cpl == PROF_CPL_KERNEL && pid == 0)
+            name = "[kernel]";
+        else
+            snprintf(buf, sizeof(buf), "pid %" PRIu64, pid);
+        if (profile_set_name(p, pid, 0, name, NULL) < 0)
+            return;
+    }
+}
+
+void profile_filter(struct profile *p, const struct prof_filter *f)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < p->samples.n; r++) {
+        const struct prof_sample *s = &p->samples.v[r];
+        if ((f->has_vcpu && s->vcpu != f->vcpu) || (f->has_pid && s->pid != f->pid) ||
+            (f->has_tid && s->tid != f->tid) || (f->user_only && s->cpl == PROF_CPL_KERNEL) ||
+            (f->kernel_only && s->cpl != PROF_CPL_KERNEL))
+            continue;
+        p->samples.v[w++] = *s;
+    }
+    p->samples.n = w;
+}

@@ -1,0 +1,159 @@
+/* The profile model every report format is written from: samples with leaf-first stacks, guest
+ * processes/threads, modules (ELF images, by build-id) and their mappings per address space, and
+ * after profile_symbolize() one location per distinct (address space, address) and one function
+ * per distinct (module, name). Unresolved frames keep `module+0xoff` or the raw address: nothing
+ * is dropped. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "symbols/elf_symbols.h"
+#include "symbols/symbol_path.h"
+#include "symbols/symtab.h"
+
+#define PROF_NONE       UINT32_MAX
+#define PROF_PID_ANY    UINT64_MAX /* mapping valid in every address space (the guest kernel) */
+#define PROF_CPL_KERNEL 0
+#define PROF_CPL_USER   3
+
+/* Frame flags. */
+#define PROF_FRAME_RA     1u /* a return address: symbolized at addr - 1 (the call instruction) */
+#define PROF_FRAME_KERNEL 2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the
+                              * test guest's kernel and its programs share low addresses, so the
+                              * address alone cannot tell) */
+
+struct prof_frame {
+    uint64_t addr;
+    uint32_t loc;  /* location index after profile_symbolize(), else PROF_NONE */
+    uint32_t flags;
+};
+
+struct prof_sample {
+    uint64_t ts;     /* ticks (profile.ticks_per_sec) */
+    uint64_t pid, tid;
+    uint64_t weight; /* number of samples this entry stands for (1 from the recorder) */
+    uint32_t vcpu;
+    uint8_t cpl;     /* 0 kernel, 3 user */
+    uint32_t first;  /* index of the leaf frame in profile.frames */
+    uint32_t nframes;
+};
+
+struct prof_module {
+    char *name;                 /* as recorded (path or soname), never NULL */
+    uint8_t build_id[ELF_BUILD_ID_MAX];
+    uint32_t build_id_len;
+    bool kernel;
+    char *sym_file;             /* file symbols came from, NULL if none was found */
+    struct elf_symbols *elf;    /* owned; NULL if no ELF symbol file */
+    struct symtab *ksyms;       /* owned; kallsyms/System.map for a kernel module */
+    bool has_functions;         /* at least one frame resolved to a function */
+};
+
+struct prof_mapping {
+    uint64_t pid;               /* address space, PROF_PID_ANY for the kernel */
+    uint64_t start, size;       /* runtime range */
+    uint64_t bias;              /* runtime - link address (KASLR slide for a kernel) */
+    uint64_t file_offset;       /* file offset of `start` (pprof Mapping.file_offset) */
+    uint32_t module;
+};
+
+struct prof_name {
+    uint64_t pid, tid;          /* tid = 0 for a process */
+    char *name;
+};
+
+struct prof_loc {
+    uint64_t space;             /* pid whose address space the address is in (PROF_PID_ANY: kernel) */
+    uint64_t addr;              /* runtime address as sampled */
+    uint32_t flags;             /* PROF_FRAME_RA of the first frame seen here (part of the key) */
+    uint32_t mapping;           /* PROF_NONE if no mapping covers the address */
+    uint32_t func;              /* always valid: a real function or a fallback name */
+    uint64_t func_off;          /* addr - bias - function start; 0 for fallbacks */
+    bool resolved;              /* func is a symbol (not a module+0xoff / raw fallback) */
+};
+
+struct prof_func {
+    char *name;                 /* "main", "hello+0x1136", "0xffffffff81000000" */
+    uint32_t module;            /* PROF_NONE for raw addresses */
+};
+
+#define PROF_VEC(T) struct { T *v; size_t n, cap; }
+
+struct profile {
+    PROF_VEC(struct prof_sample) samples;
+    PROF_VEC(struct prof_frame) frames;
+    PROF_VEC(struct prof_module) modules;
+    PROF_VEC(struct prof_mapping) mappings;
+    PROF_VEC(struct prof_name) names;   /* processes and threads */
+    PROF_VEC(struct prof_loc) locs;
+    PROF_VEC(struct prof_func) funcs;
+    uint64_t ticks_per_sec;             /* 1e9 if unknown */
+    uint64_t period_ns;                 /* sampling period; 0 if unknown */
+    uint64_t kernel_lstar;              /* guest MSR_LSTAR at record time, 0 if unknown */
+    char symbol_dir[512];               /* recorder's hint: where the guest's symbol files are */
+    void *index;                        /* private lookup state (hash tables) */
+};
+
+void profile_init(struct profile *p);
+void profile_free(struct profile *p);
+
+/* Building. Frames are leaf first; flags may be NULL: frame 0 is then an exact pc, the rest
+ * return addresses, and all are kernel frames iff cpl == 0. Returns the index, or -1. */
+int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t pid, uint64_t tid,
+                       uint8_t cpl, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
+                       uint64_t weight, struct hv_err *err);
+/* Append frames to sample `s` (a completion record's user stack after a partial kernel one);
+ * flags NULL = user-space return addresses.
+ * `s` must be the last sample whose frames were added. */
+int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
+                          const uint32_t *flags, uint32_t n, struct hv_err *err);
+/* Returns the module index; an existing module with the same build-id (or, without one, the same
+ * name) is reused. */
+int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,
+                       uint32_t build_id_len, bool kernel, struct hv_err *err);
+int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_t size,
+                        uint64_t bias, uint64_t file_offset, uint32_t module, struct hv_err *err);
+/* Set the name of a process (tid == 0) or thread; a later name replaces an earlier one. */
+int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
+                     struct hv_err *err);
+
+/* Lookups. */
+const char *profile_process_name(const struct profile *p, uint64_t pid); /* never NULL */
+const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t tid);
+const char *profile_module_basename(const struct profile *p, uint32_t module);
+
+/* Symbol loading: for each module without symbols, look for a file (symbol_path_find), load it
+ * and keep it if its build-id matches (or the module has none). Never fails for missing files;
+ * `loaded` receives how many modules got symbols. */
+int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *loaded,
+                         struct hv_err *err);
+
+/* Kernel symbols from a file given on the command line: a vmlinux ELF, or kallsyms/System.map
+ * text (detected by content). Attaches them to the recorded kernel module, or creates a
+ * "[kernel]" module mapped over the upper canonical half. The KASLR slide comes from
+ * profile.kernel_lstar against entry_SYSCALL_64 when both are known, else 0. */
+int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_err *err);
+
+/* Resolve every frame to a location/function. Idempotent; call after the symbols are loaded.
+ * `progress` (may be NULL) is called every few thousand samples with (done, total). */
+int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done, size_t total),
+                      void *ctx, struct hv_err *err);
+
+/* Keep only samples matching the filter (in place). Frames are left in the frame array. */
+struct prof_filter {
+    bool has_vcpu, has_pid, has_tid;
+    uint32_t vcpu;
+    uint64_t pid, tid;
+    bool user_only, kernel_only;
+};
+void profile_filter(struct profile *p, const struct prof_filter *f);
+
+uint64_t profile_total_weight(const struct profile *p);
+
+/* Processes without a recorded name, or with the recorder's synthetic "as<n> cr3=0x..." one, are
+ * named after their main module (the lowest user mapping of that address space) once it has a
+ * real name; called by profile_symbolize(). */
+void profile_name_processes_from_modules(struct profile *p);

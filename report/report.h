@@ -1,0 +1,54 @@
+/* Report formats, one writer per file (report_<format>.c). Each takes a symbolized profile
+ * (profile_symbolize) and writes to a stdio stream. */
+#pragma once
+
+#include <stdio.h>
+
+#include "common/err.h"
+#include "report/profile.h"
+
+enum report_format {
+    REPORT_TOP,         /* perf-report-like table: self/total per function, per process, per vCPU */
+    REPORT_FOLDED,      /* "frame;frame;leaf count" lines (FlameGraph, inferno, speedscope) */
+    REPORT_PPROF,       /* gzip-compressed profile.proto */
+    REPORT_PERF_SCRIPT, /* `perf script` text (Firefox Profiler, speedscope, Perfetto) */
+    REPORT_SVG,         /* self-contained interactive flame graph */
+    REPORT_TIMELINE,    /* FXT with per-vCPU nested slices (Perfetto timeline) */
+    REPORT_NFORMATS
+};
+
+/* "top" -> REPORT_TOP ...; -1 if unknown. */
+int report_format_parse(const char *name);
+const char *report_format_name(enum report_format f);
+/* File name used for the format in `--format all -o DIR` ("top.txt", "profile.pb.gz", ...). */
+const char *report_format_filename(enum report_format f);
+/* pprof and timeline are binary: written to a file, never to a terminal. */
+bool report_format_is_binary(enum report_format f);
+
+struct report_opts {
+    const char *title;      /* SVG title / pprof comment; NULL = "hvprof" */
+    const char *event_name; /* perf-script event name; NULL = "cpu-clock" */
+    unsigned top_limit;     /* rows in the top table; 0 = 50 */
+};
+
+int report_write(enum report_format f, const struct profile *p, const struct report_opts *o,
+                 FILE *out, struct hv_err *err);
+
+int report_write_top(const struct profile *p, const struct report_opts *o, FILE *out,
+                     struct hv_err *err);
+int report_write_folded(const struct profile *p, const struct report_opts *o, FILE *out,
+                        struct hv_err *err);
+int report_write_pprof(const struct profile *p, const struct report_opts *o, FILE *out,
+                       struct hv_err *err);
+int report_write_perf_script(const struct profile *p, const struct report_opts *o, FILE *out,
+                             struct hv_err *err);
+int report_write_svg(const struct profile *p, const struct report_opts *o, FILE *out,
+                     struct hv_err *err);
+int report_write_timeline(const struct profile *p, const struct report_opts *o, FILE *out,
+                          struct hv_err *err);
+
+/* Helpers shared by the writers (report_common.c). */
+/* Frame display name with the characters a format cannot carry replaced (';' and newlines for
+ * folded, control characters everywhere). Returns `buf`. */
+const char *report_frame_name(const struct profile *p, const struct prof_frame *fr, char *buf,
+                              size_t len);

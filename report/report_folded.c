@@ -1,0 +1,19 @@
+/* Folded stacks: "proc;root;...;leaf count" per distinct stack (brendangregg/FlameGraph
+ * stackcollapse output, read by flamegraph.pl, inferno and speedscope; guest-profiling.md 6.2). */
+#include <inttypes.h>
+
+#include "report/report.h"
+#include "report/report_stacks.h"
+
+int report_write_folded(const struct profile *p, const struct report_opts *o, FILE *out,
+                        struct hv_err *err)
+{
+    (void)o;
+    struct report_stacks st;
+    if (report_stacks_build(p, &st, err) < 0)
+        return -1;
+    for (size_t i = 0; i < st.n; i++)
+        fprintf(out, "%s %" PRIu64 "\n", st.v[i].text, st.v[i].weight);
+    report_stacks_free(&st);
+    return 0;
+}

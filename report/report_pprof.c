@@ -1,0 +1,270 @@
+/* pprof: a perftools.profiles.Profile (report/profile.proto, field numbers from
+ * guest-profiling.md 6.1) encoded by protobuf-c and gzip-compressed with zlib ("On-disk, the
+ * serialized proto must be gzip-compressed"). One Mapping per module mapping (with its build-id),
+ * one Location per (address space, address), one Function per (module, name); samples carry
+ * labels vcpu, pid, tid, process, thread and cpl. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "symbols/hashidx.h"
+#include "report/profile.pb-c.h"
+#include "report/report.h"
+
+struct strtab {
+    char **v;
+    size_t n, cap;
+    struct hashidx h;
+    bool failed; /* out of memory at some point: checked once before packing */
+};
+
+static bool str_eq(const void *ctx, uint32_t idx)
+{
+    const void *const *c = ctx;
+    const struct strtab *t = c[0];
+    return !strcmp(t->v[idx], c[1]);
+}
+
+/* Index of `s` in the string table, adding it; 0 and t->failed when out of memory. */
+static int64_t str_id(struct strtab *t, const char *s)
+{
+    uint64_t h = hashidx_bytes(HASHIDX_SEED, s, strlen(s));
+    const void *ctx[2] = {t, s};
+    uint32_t i = hashidx_find(&t->h, h, str_eq, ctx);
+    if (i != HASHIDX_NONE)
+        return i;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        char **v = realloc(t->v, cap * sizeof(*v));
+        if (!v) {
+            t->failed = true;
+            return 0;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    char *copy = strdup(s);
+    if (!copy || hashidx_insert(&t->h, h, (uint32_t)t->n) < 0) {
+        free(copy);
+        t->failed = true;
+        return 0;
+    }
+    t->v[t->n] = copy;
+    return (int64_t)t->n++;
+}
+
+static void strtab_free(struct strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i]);
+    free(t->v);
+    hashidx_free(&t->h);
+}
+
+static int gzip_write(const uint8_t *data, size_t len, FILE *out, struct hv_err *err)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    /* windowBits 15 + 16 selects the gzip wrapper (zlib.h, deflateInit2). */
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
+        return hv_errf(err, "pprof: deflateInit2 failed");
+    uint8_t buf[1 << 16];
+    zs.next_in = (Bytef *)data;
+    int rc = 0;
+    for (;;) {
+        size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+        zs.avail_in = (uInt)chunk;
+        len -= chunk;
+        int flush = len == 0 ? Z_FINISH : Z_NO_FLUSH;
+        int z;
+        do {
+            zs.next_out = buf;
+            zs.avail_out = sizeof(buf);
+            z = deflate(&zs, flush);
+            size_t have = sizeof(buf) - zs.avail_out;
+            if (have && fwrite(buf, 1, have, out) != have) {
+                rc = hv_errf_errno(err, "pprof: write");
+                goto out;
+            }
+        } while (zs.avail_out == 0);
+        if (flush == Z_FINISH) {
+            if (z != Z_STREAM_END)
+                rc = hv_errf(err, "pprof: deflate did not finish (%d)", z);
+            break;
+        }
+    }
+out:
+    deflateEnd(&zs);
+    return rc;
+}
+
+enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
+
+int report_write_pprof(const struct profile *p, const struct report_opts *o, FILE *out,
+                       struct hv_err *err)
+{
+    struct strtab st = {0};
+    hashidx_init(&st.h);
+    Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+    Perftools__Profiles__ValueType vt[2] = {PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+                                            PERFTOOLS__PROFILES__VALUE_TYPE__INIT};
+    Perftools__Profiles__ValueType *vtp[2] = {&vt[0], &vt[1]};
+    Perftools__Profiles__ValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    size_t nm = p->mappings.n, nl = p->locs.n, nfn = p->funcs.n, ns = p->samples.n;
+    Perftools__Profiles__Mapping *maps = calloc(nm + 1, sizeof(*maps));
+    Perftools__Profiles__Mapping **mapp = calloc(nm + 1, sizeof(*mapp));
+    Perftools__Profiles__Location *locs = calloc(nl + 1, sizeof(*locs));
+    Perftools__Profiles__Location **locp = calloc(nl + 1, sizeof(*locp));
+    Perftools__Profiles__Line *lines = calloc(nl + 1, sizeof(*lines));
+    Perftools__Profiles__Line **linep = calloc(nl + 1, sizeof(*linep));
+    Perftools__Profiles__Function *fns = calloc(nfn + 1, sizeof(*fns));
+    Perftools__Profiles__Function **fnp = calloc(nfn + 1, sizeof(*fnp));
+    Perftools__Profiles__Sample *smp = calloc(ns + 1, sizeof(*smp));
+    Perftools__Profiles__Sample **smpp = calloc(ns + 1, sizeof(*smpp));
+    Perftools__Profiles__Label *labels = calloc(ns * NLABELS + 1, sizeof(*labels));
+    Perftools__Profiles__Label **labelp = calloc(ns * NLABELS + 1, sizeof(*labelp));
+    uint64_t *loc_ids = calloc(p->frames.n + 1, sizeof(*loc_ids));
+    int64_t *values = calloc(ns * 2 + 1, sizeof(*values));
+    int64_t comment_id = 0;
+    uint8_t *packed = NULL;
+    int rc = -1;
+    if (!maps || !mapp || !locs || !locp || !lines || !linep || !fns || !fnp || !smp || !smpp ||
+        !labels || !labelp || !loc_ids || !values)
+        goto oom;
+    str_id(&st, ""); /* string_table[0] must be "" */
+
+    bool timed = p->period_ns != 0;
+    vt[0].type = str_id(&st, "samples");
+    vt[0].unit = str_id(&st, "count");
+    vt[1].type = str_id(&st, "cpu");
+    vt[1].unit = str_id(&st, "nanoseconds");
+    period_type = vt[1];
+    prof.n_sample_type = timed ? 2 : 1;
+    prof.sample_type = vtp;
+    if (timed) {
+        prof.period_type = &period_type;
+        prof.period = (int64_t)p->period_ns;
+    }
+    comment_id = str_id(&st, o->title ? o->title : "hvprof guest profile");
+    prof.n_comment = 1;
+    prof.comment = &comment_id;
+
+    for (size_t i = 0; i < nm; i++) {
+        const struct prof_mapping *m = &p->mappings.v[i];
+        const struct prof_module *mod = &p->modules.v[m->module];
+        Perftools__Profiles__Mapping *pm = &maps[i];
+        perftools__profiles__mapping__init(pm);
+        char hex[2 * ELF_BUILD_ID_MAX + 1];
+        elf_build_id_hex(mod->build_id, mod->build_id_len, hex);
+        pm->id = i + 1;
+        pm->memory_start = m->start;
+        pm->memory_limit = m->size > UINT64_MAX - m->start ? UINT64_MAX : m->start + m->size;
+        pm->file_offset = m->file_offset;
+        pm->filename = str_id(&st, mod->name);
+        pm->build_id = str_id(&st, hex);
+        pm->has_functions = mod->has_functions;
+        mapp[i] = pm;
+    }
+    for (size_t i = 0; i < nfn; i++) {
+        Perftools__Profiles__Function *f = &fns[i];
+        perftools__profiles__function__init(f);
+        f->id = i + 1;
+        f->name = f->system_name = str_id(&st, p->funcs.v[i].name);
+        fnp[i] = f;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const struct prof_loc *l = &p->locs.v[i];
+        perftools__profiles__location__init(&locs[i]);
+        perftools__profiles__line__init(&lines[i]);
+        lines[i].function_id = l->func + 1;
+        linep[i] = &lines[i];
+        locs[i].id = i + 1;
+        locs[i].mapping_id = l->mapping == PROF_NONE ? 0 : l->mapping + 1;
+        locs[i].address = l->addr;
+        locs[i].n_line = 1;
+        locs[i].line = &linep[i];
+        locp[i] = &locs[i];
+    }
+    int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),
+                             str_id(&st, "tid"),     str_id(&st, "process"),
+                             str_id(&st, "thread"),  str_id(&st, "cpl")};
+    for (size_t i = 0; i < ns; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        Perftools__Profiles__Sample *ps = &smp[i];
+        perftools__profiles__sample__init(ps);
+        for (uint32_t f = 0; f < s->nframes; f++)
+            loc_ids[s->first + f] = (uint64_t)p->frames.v[s->first + f].loc + 1;
+        ps->n_location_id = s->nframes;
+        ps->location_id = &loc_ids[s->first];
+        values[2 * i] = (int64_t)s->weight;
+        values[2 * i + 1] = (int64_t)(s->weight * p->period_ns);
+        ps->n_value = timed ? 2 : 1;
+        ps->value = &values[2 * i];
+        Perftools__Profiles__Label *lb = &labels[i * NLABELS];
+        for (int k = 0; k < NLABELS; k++) {
+            perftools__profiles__label__init(&lb[k]);
+            lb[k].key = keys[k];
+            labelp[i * NLABELS + k] = &lb[k];
+        }
+        lb[L_VCPU].num = s->vcpu;
+        lb[L_PID].num = (int64_t)s->pid;
+        lb[L_TID].num = (int64_t)s->tid;
+        lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
+        lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
+        lb[L_CPL].num = s->cpl;
+        ps->n_label = NLABELS;
+        ps->label = &labelp[i * NLABELS];
+        smpp[i] = ps;
+    }
+    if (st.failed)
+        goto oom;
+    if (ns) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < ns; i++) {
+            lo = p->samples.v[i].ts < lo ? p->samples.v[i].ts : lo;
+            hi = p->samples.v[i].ts > hi ? p->samples.v[i].ts : hi;
+        }
+        double ns_per_tick = 1e9 / (double)(p->ticks_per_sec ? p->ticks_per_sec : 1000000000ull);
+        prof.duration_nanos = (int64_t)((double)(hi - lo) * ns_per_tick) + (int64_t)p->period_ns;
+    }
+    prof.n_mapping = nm;
+    prof.mapping = mapp;
+    prof.n_location = nl;
+    prof.location = locp;
+    prof.n_function = nfn;
+    prof.function = fnp;
+    prof.n_sample = ns;
+    prof.sample = smpp;
+    prof.n_string_table = st.n;
+    prof.string_table = st.v;
+
+    size_t len = perftools__profiles__profile__get_packed_size(&prof);
+    packed = malloc(len ? len : 1);
+    if (!packed)
+        goto oom;
+    perftools__profiles__profile__pack(&prof, packed);
+    rc = gzip_write(packed, len, out, err);
+    goto done;
+oom:
+    hv_errf(err, "pprof: out of memory");
+done:
+    free(packed);
+    free(maps);
+    free(mapp);
+    free(locs);
+    free(locp);
+    free(lines);
+    free(linep);
+    free(fns);
+    free(fnp);
+    free(smp);
+    free(smpp);
+    free(labels);
+    free(labelp);
+    free(loc_ids);
+    free(values);
+    strtab_free(&st);
+    return rc;
+}

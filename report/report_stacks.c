@@ -1,0 +1,124 @@
+#include "report/report_stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/hashidx.h"
+#include "report/report.h"
+
+struct sbuf {
+    char *s;
+    size_t len, cap;
+};
+
+static int sbuf_add(struct sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns)
+            return -1;
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+    return 0;
+}
+
+struct key {
+    const struct report_stacks *st;
+    const char *text;
+};
+
+static bool stack_eq(const void *ctx, uint32_t idx)
+{
+    const struct key *k = ctx;
+    return !strcmp(k->st->v[idx].text, k->text);
+}
+
+/* Frame-wise order: ';' sorts below every character a name can hold, so all stacks under one
+ * frame are adjacent (a plain strcmp would put "a;b!" between "a;b" and "a;b;c"). */
+static int cmp_stack(const void *a, const void *b)
+{
+    const unsigned char *x = (const unsigned char *)((const struct report_stack *)a)->text;
+    const unsigned char *y = (const unsigned char *)((const struct report_stack *)b)->text;
+    for (;; x++, y++) {
+        unsigned cx = *x == ';' ? 1 : *x, cy = *y == ';' ? 1 : *y;
+        if (cx != cy)
+            return cx < cy ? -1 : 1;
+        if (!cx)
+            return 0;
+    }
+}
+
+void report_stacks_free(struct report_stacks *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].text);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+int report_stacks_build(const struct profile *p, struct report_stacks *out, struct hv_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct hashidx h;
+    hashidx_init(&h);
+    struct sbuf b = {0};
+    char name[SYMTAB_MAX_NAME_LEN + 64];
+    int rc = -1;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        b.len = 0;
+        /* The process is the root frame, as stackcollapse-perf does with the command name. */
+        const char *pn = profile_process_name(p, s->pid);
+        size_t k = 0;
+        for (; pn[k] && k + 1 < sizeof(name); k++)
+            name[k] = (unsigned char)pn[k] < 0x20 || pn[k] == ';' ? '_' : pn[k];
+        name[k] = 0;
+        if (sbuf_add(&b, name) < 0)
+            goto oom;
+        for (uint32_t f = s->nframes; f-- > 0;) {
+            if (sbuf_add(&b, ";") < 0 ||
+                sbuf_add(&b, report_frame_name(p, &p->frames.v[s->first + f], name,
+                                               sizeof(name))) < 0)
+                goto oom;
+        }
+        struct key key = {out, b.s};
+        uint64_t hv = hashidx_bytes(HASHIDX_SEED, b.s, b.len);
+        uint32_t idx = hashidx_find(&h, hv, stack_eq, &key);
+        if (idx != HASHIDX_NONE) {
+            out->v[idx].weight += s->weight;
+            continue;
+        }
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 64;
+            struct report_stack *v = realloc(out->v, cap * sizeof(*v));
+            if (!v)
+                goto oom;
+            out->v = v;
+            out->cap = cap;
+        }
+        char *text = strdup(b.s);
+        if (!text)
+            goto oom;
+        out->v[out->n] = (struct report_stack){text, s->weight};
+        if (hashidx_insert(&h, hv, (uint32_t)out->n++) < 0)
+            goto oom;
+    }
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_stack);
+    rc = 0;
+    goto done;
+oom:
+    hv_errf(err, "stacks: out of memory");
+    report_stacks_free(out);
+done:
+    free(b.s);
+    hashidx_free(&h);
+    return rc;
+}

@@ -1,0 +1,182 @@
+/* A self-contained flame graph: one SVG with inline CSS and script (report_svg_script.h), no
+ * external references, so it opens offline in any browser. Root ("all") at the bottom, then
+ * the guest process, then the stack root to leaf upwards; widths proportional to samples;
+ * siblings in alphabetical order (the FlameGraph convention). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/report_stacks.h"
+#include "report/report_svg_script.h"
+
+#define SVG_WIDTH  1200
+#define SVG_PAD    10
+#define FRAME_H    16
+#define TOP_SPACE  40
+#define BOT_SPACE  30
+#define MAX_DEPTH  1024
+
+struct node {
+    const char *name;
+    uint32_t depth;
+    uint64_t x, w;
+};
+
+/* XML text/attribute escaping. Bytes outside printable ASCII become '?': symbol names are not
+ * guaranteed UTF-8, and one bad byte would make the whole document ill-formed. */
+static void xml_put(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default: fputc(c < 0x20 || c >= 0x7f ? '?' : c, out);
+        }
+    }
+}
+
+static void color(const char *name, unsigned *r, unsigned *g, unsigned *b)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    /* Warm palette as in FlameGraph: red-orange-yellow, stable per name. */
+    *r = 200 + h % 55;
+    *g = (h >> 8) % 200 + 20;
+    *b = (h >> 16) % 55;
+}
+
+int report_write_svg(const struct profile *p, const struct report_opts *o, FILE *out,
+                     struct hv_err *err)
+{
+    struct report_stacks st;
+    if (report_stacks_build(p, &st, err) < 0)
+        return -1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < st.n; i++)
+        total += st.v[i].weight;
+
+    struct node *nodes = NULL;
+    size_t nn = 0, cap = 0;
+    uint32_t path[MAX_DEPTH]; /* node index per depth on the current path */
+    uint32_t plen = 0, maxdepth = 0;
+    int rc = -1;
+    /* "all" (depth 0) spans everything. */
+    nodes = malloc(sizeof(*nodes) * (cap = 64));
+    if (!nodes)
+        goto oom;
+    nodes[nn++] = (struct node){"all", 0, 0, total};
+    uint64_t cum = 0;
+    for (size_t i = 0; i < st.n; i++) {
+        /* Split the stack text in place into frame names. */
+        const char *frames[MAX_DEPTH];
+        uint32_t nf = 0;
+        char *s = st.v[i].text;
+        while (nf < MAX_DEPTH - 1) {
+            frames[nf++] = s;
+            char *semi = strchr(s, ';');
+            if (!semi)
+                break;
+            *semi = 0;
+            s = semi + 1;
+        }
+        uint32_t common = 0;
+        while (common < plen && common < nf && !strcmp(nodes[path[common]].name, frames[common]))
+            common++;
+        for (uint32_t d = 0; d < common; d++)
+            nodes[path[d]].w += st.v[i].weight;
+        for (uint32_t d = common; d < nf; d++) {
+            if (nn == cap) {
+                struct node *nv = realloc(nodes, sizeof(*nodes) * (cap *= 2));
+                if (!nv)
+                    goto oom;
+                nodes = nv;
+            }
+            nodes[nn] = (struct node){frames[d], d + 1, cum, st.v[i].weight};
+            path[d] = (uint32_t)nn++;
+        }
+        plen = nf;
+        if (nf > maxdepth)
+            maxdepth = nf;
+        cum += st.v[i].weight;
+    }
+
+    unsigned height = TOP_SPACE + BOT_SPACE + (maxdepth + 1) * FRAME_H;
+    const char *title = o->title ? o->title : "hvprof flame graph";
+    fprintf(out,
+            "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+            "<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
+            "data-pad=\"%d\" data-total=\"%" PRIu64 "\" onload=\"init(evt)\" "
+            "xmlns=\"http://www.w3.org/2000/svg\">\n",
+            SVG_WIDTH, height, SVG_WIDTH, height, SVG_PAD, total ? total : 1);
+    fputs("<style type=\"text/css\">\n"
+          "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
+          "#title { font-size: 17px; text-anchor: middle; }\n"
+          "#unzoom, #search { cursor: pointer; fill: #1a4fa0; }\n"
+          ".hide { display: none; }\n"
+          "g.f { cursor: pointer; }\n"
+          "g.f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+          "g.parent { opacity: 0.5; }\n"
+          "g.match rect { fill: rgb(230,0,230); }\n"
+          "</style>\n<script type=\"text/ecmascript\"><![CDATA[\n",
+          out);
+    fputs(report_svg_script, out);
+    fputs("]]></script>\n", out);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"#f6f6f2\"/>\n",
+            SVG_WIDTH, height);
+    fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_WIDTH / 2);
+    xml_put(out, title);
+    fprintf(out, "</text>\n<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
+                 "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n"
+                 "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+                 "<text id=\"matched\" x=\"%d\" y=\"%u\"> </text>\n<g id=\"frames\">\n",
+            SVG_PAD, SVG_WIDTH - 110, SVG_PAD, height - 10, SVG_WIDTH - 200, height - 10);
+    double scale = total ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
+    for (size_t i = 0; i < nn; i++) {
+        const struct node *n = &nodes[i];
+        double x = SVG_PAD + (double)n->x * scale, w = (double)n->w * scale;
+        double y = height - BOT_SPACE - (double)(n->depth + 1) * FRAME_H;
+        unsigned r, g, b;
+        color(n->name, &r, &g, &b);
+        fputs("<g class=\"f\" data-n=\"", out);
+        xml_put(out, n->name);
+        fprintf(out, "\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+                n->x, n->w, n->depth);
+        xml_put(out, n->name);
+        fprintf(out,
+                " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
+                "width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>"
+                "<text x=\"%.2f\" y=\"%.1f\">",
+                n->w, total ? 100.0 * (double)n->w / (double)total : 0.0, x, y, w, FRAME_H - 1, r,
+                g, b, x + 3, y + FRAME_H - 4);
+        /* The same label the script computes (7 px per character), for viewers without JS. */
+        int fit = (int)((w - 6) / 7);
+        if (fit >= 3) {
+            size_t len = strlen(n->name);
+            if (len <= (size_t)fit) {
+                xml_put(out, n->name);
+            } else {
+                char cut[256];
+                size_t k = (size_t)fit - 2 < sizeof(cut) - 3 ? (size_t)fit - 2 : sizeof(cut) - 3;
+                memcpy(cut, n->name, k);
+                strcpy(cut + k, "..");
+                xml_put(out, cut);
+            }
+        }
+        fputs("</text></g>\n", out);
+    }
+    fputs("</g>\n</svg>\n", out);
+    rc = 0;
+    goto done;
+oom:
+    hv_errf(err, "svg: out of memory");
+done:
+    free(nodes);
+    report_stacks_free(&st);
+    return rc;
+}

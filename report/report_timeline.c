@@ -1,0 +1,253 @@
+/* The timeline: an FXT file for Perfetto's timeline view. Each vCPU is a thread of the VM
+ * process (koids as schema/schema.h); on it, consecutive samples become nested duration
+ * slices: the guest process at depth 0, then the symbolized stack root to leaf. A frame that
+ * stays on the stack from one sample to the next extends its slice; a slice ends when the
+ * next sample's stack diverges at or below it, or half-way into a gap of more than two sampling
+ * periods (the vCPU was not sampled: halted, or preempted on the host). Guest processes and
+ * threads are named with kernel object records (fxt.md 2.4). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fxt/encode.h"
+#include "fxt/intern.h"
+#include "schema/schema.h"
+#include "report/report.h"
+
+#define TL_MAX_DEPTH 512
+
+struct tl {
+    FILE *out;
+    struct hv_err *err;
+    struct fxt_intern in;
+    struct fxt_str category;
+    uint64_t buf[FXT_MAX_RECORD_WORDS + 1];
+    uint64_t sbuf[FXT_MAX_RECORD_WORDS + 1];
+};
+
+static int emit(struct tl *t, const uint64_t *w, size_t n, const char *what)
+{
+    if (n == 0)
+        return hv_errf(t->err, "timeline: cannot encode %s", what);
+    if (fwrite(w, 8, n, t->out) != n)
+        return hv_errf_errno(t->err, "timeline: write");
+    return 0;
+}
+
+static struct fxt_str str(struct tl *t, const char *s, int *rc)
+{
+    size_t nw = 0;
+    struct fxt_str r = fxt_intern_str(&t->in, s, strlen(s), t->sbuf, FXT_MAX_RECORD_WORDS, &nw);
+    if (nw && fwrite(t->sbuf, 8, nw, t->out) != nw)
+        *rc = hv_errf_errno(t->err, "timeline: write");
+    return r;
+}
+
+struct open_slice {
+    uint64_t key; /* pid at depth 0, function index below */
+    uint64_t begin;
+    const char *name;
+    uint64_t pid;
+};
+
+static int close_slices(struct tl *t, uint32_t vcpu, struct open_slice *st, unsigned from,
+                        unsigned *depth, uint64_t end)
+{
+    int rc = 0;
+    while (*depth > from) {
+        struct open_slice *s = &st[--*depth];
+        struct fxt_arg arg = {.type = FXT_ARG_U64};
+        struct fxt_event ev = {
+            .type = FXT_EV_COMPLETE,
+            .ts = s->begin,
+            .extra = end,
+            .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(vcpu)},
+            .category = t->category};
+        ev.name = str(t, s->name, &rc);
+        if (*depth == 0) { /* the process slice says which address space it is */
+            arg.name = str(t, "pid", &rc);
+            arg.v.u64 = s->pid;
+            ev.args = &arg;
+            ev.nargs = 1;
+        }
+        if (rc < 0 ||
+            emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "slice") < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int cmp_by_vcpu_ts(const void *a, const void *b, void *ctx)
+{
+    const struct profile *p = ctx;
+    const struct prof_sample *x = &p->samples.v[*(const uint32_t *)a];
+    const struct prof_sample *y = &p->samples.v[*(const uint32_t *)b];
+    if (x->vcpu != y->vcpu)
+        return x->vcpu < y->vcpu ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+struct pair {
+    uint64_t a, b;
+};
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const struct pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Distinct (a, b) pairs of the samples, sorted; *n receives the count. */
+static struct pair *distinct(const struct profile *p, int which, size_t *n)
+{
+    struct pair *v = malloc((p->samples.n + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        v[i] = which == 0   ? (struct pair){s->vcpu, 0}
+               : which == 1 ? (struct pair){s->pid, 0}
+                            : (struct pair){s->pid, s->tid};
+    }
+    qsort(v, p->samples.n, sizeof(*v), cmp_pair);
+    size_t w = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        if (!w || cmp_pair(&v[w - 1], &v[i]))
+            v[w++] = v[i];
+    }
+    *n = w;
+    return v;
+}
+
+static int write_names(struct tl *t, const struct profile *p, const char *vm_name)
+{
+    if (emit(t, t->buf, fxt_enc_kobj_process(t->buf, FXT_MAX_RECORD_WORDS, HVFXT_KOID_VM, vm_name),
+             "VM name") < 0)
+        return -1;
+    int rc = 0;
+    size_t n[3] = {0};
+    struct pair *d[3] = {distinct(p, 0, &n[0]), distinct(p, 1, &n[1]), distinct(p, 2, &n[2])};
+    if (!d[0] || !d[1] || !d[2]) {
+        rc = hv_errf(t->err, "timeline: out of memory");
+        goto out;
+    }
+    char name[64];
+    for (size_t i = 0; i < n[0] && rc == 0; i++) {
+        snprintf(name, sizeof(name), "vcpu %u", (unsigned)d[0][i].a);
+        rc = emit(t, t->buf,
+                  fxt_enc_kobj_thread(t->buf, FXT_MAX_RECORD_WORDS,
+                                      hvfxt_koid_vcpu((uint32_t)d[0][i].a), name, HVFXT_KOID_VM),
+                  "vCPU name");
+    }
+    for (size_t i = 0; i < n[1] && rc == 0; i++)
+        rc = emit(t, t->buf,
+                  fxt_enc_kobj_process(t->buf, FXT_MAX_RECORD_WORDS, d[1][i].a,
+                                       profile_process_name(p, d[1][i].a)),
+                  "process name");
+    for (size_t i = 0; i < n[2] && rc == 0; i++) {
+        if (d[2][i].b == d[2][i].a)
+            continue;
+        rc = emit(t, t->buf,
+                  fxt_enc_kobj_thread(t->buf, FXT_MAX_RECORD_WORDS, d[2][i].b,
+                                      profile_thread_name(p, d[2][i].a, d[2][i].b), d[2][i].a),
+                  "thread name");
+    }
+out:
+    for (int k = 0; k < 3; k++)
+        free(d[k]);
+    return rc;
+}
+
+int report_write_timeline(const struct profile *p, const struct report_opts *o, FILE *out,
+                          struct hv_err *err)
+{
+    struct tl *t = calloc(1, sizeof(*t));
+    uint32_t *order = malloc((p->samples.n + 1) * sizeof(*order));
+    struct open_slice *st = calloc(TL_MAX_DEPTH, sizeof(*st));
+    int rc = -1;
+    if (!t || !order || !st) {
+        hv_errf(err, "timeline: out of memory");
+        goto out;
+    }
+    t->out = out;
+    t->err = err;
+    if (fxt_intern_init(&t->in, 0x7fff, 255, 4u << 20, err) < 0)
+        goto out;
+    uint64_t tps = p->ticks_per_sec ? p->ticks_per_sec : 1000000000ull;
+    static const char provider[] = "hvprof report";
+    if (emit(t, t->buf, fxt_enc_magic(t->buf, 8), "magic") < 0 ||
+        emit(t, t->buf, fxt_enc_provider_info(t->buf, 64, 0, provider, sizeof(provider) - 1),
+             "provider") < 0 ||
+        emit(t, t->buf, fxt_enc_provider_section(t->buf, 8, 0), "section") < 0 ||
+        emit(t, t->buf, fxt_enc_init(t->buf, 8, tps), "init") < 0)
+        goto destroy;
+    rc = 0;
+    t->category = str(t, HVFXT_CATEGORY, &rc);
+    if (rc < 0 || write_names(t, p, o->title ? o->title : "guest VM") < 0)
+        goto fail;
+
+    /* Sampling period in ticks: from the recording, else the smallest gap seen, else 1 ms. */
+    uint64_t period = p->period_ns ? (uint64_t)((double)p->period_ns * (double)tps / 1e9) : 0;
+    for (size_t i = 0; i < p->samples.n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, p->samples.n, sizeof(*order), cmp_by_vcpu_ts, (void *)p);
+    if (!period) {
+        for (size_t i = 1; i < p->samples.n; i++) {
+            const struct prof_sample *a = &p->samples.v[order[i - 1]], *b = &p->samples.v[order[i]];
+            if (a->vcpu == b->vcpu && b->ts > a->ts && (!period || b->ts - a->ts < period))
+                period = b->ts - a->ts;
+        }
+        if (!period)
+            period = tps / 1000 ? tps / 1000 : 1;
+    }
+
+    unsigned depth = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[order[i]];
+        const struct prof_sample *prev = i ? &p->samples.v[order[i - 1]] : NULL;
+        if (prev && prev->vcpu != s->vcpu) {
+            if (close_slices(t, prev->vcpu, st, 0, &depth, prev->ts + period / 2) < 0)
+                goto fail;
+        } else if (prev && s->ts - prev->ts > 2 * period) {
+            if (close_slices(t, prev->vcpu, st, 0, &depth, prev->ts + period / 2) < 0)
+                goto fail;
+        }
+        /* The new stack, root first: process, then frames outermost to leaf. */
+        unsigned n = 0, keep = 0;
+        struct open_slice want[TL_MAX_DEPTH];
+        want[n++] = (struct open_slice){s->pid, s->ts, profile_process_name(p, s->pid), s->pid};
+        for (uint32_t f = s->nframes; f-- > 0 && n < TL_MAX_DEPTH;) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
+            want[n++] =
+                (struct open_slice){fn, s->ts, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, s->pid};
+        }
+        while (keep < depth && keep < n && st[keep].key == want[keep].key)
+            keep++;
+        if (close_slices(t, s->vcpu, st, keep, &depth, s->ts) < 0)
+            goto fail;
+        for (; depth < n; depth++)
+            st[depth] = want[depth];
+    }
+    if (p->samples.n) {
+        const struct prof_sample *last = &p->samples.v[order[p->samples.n - 1]];
+        if (close_slices(t, last->vcpu, st, 0, &depth, last->ts + period / 2) < 0)
+            goto fail;
+    }
+    rc = 0;
+    goto destroy;
+fail:
+    rc = -1;
+destroy:
+    fxt_intern_destroy(&t->in);
+out:
+    free(t);
+    free(order);
+    free(st);
+    return rc;
+}

@@ -1,0 +1,136 @@
+/* The `top` table, like `perf report --children`: per function the share of samples in which it
+ * is on the stack (total) and at the leaf (self), then totals per guest process and per vCPU. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+struct row {
+    uint32_t func;
+    uint64_t self, total;
+    bool kernel;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    if (x->self != y->self)
+        return x->self > y->self ? -1 : 1;
+    return x->func < y->func ? -1 : x->func > y->func;
+}
+
+struct group {
+    uint64_t key, weight, kernel;
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct group *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int add_group(struct group **v, size_t *n, uint64_t key, uint64_t w, bool kernel)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if ((*v)[i].key == key) {
+            (*v)[i].weight += w;
+            (*v)[i].kernel += kernel ? w : 0;
+            return 0;
+        }
+    }
+    struct group *nv = realloc(*v, (*n + 1) * sizeof(**v));
+    if (!nv)
+        return -1;
+    *v = nv;
+    nv[(*n)++] = (struct group){key, w, kernel ? w : 0};
+    return 0;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+int report_write_top(const struct profile *p, const struct report_opts *o, FILE *out,
+                     struct hv_err *err)
+{
+    unsigned limit = o->top_limit ? o->top_limit : 50;
+    uint64_t total = profile_total_weight(p);
+    size_t nf = p->funcs.n;
+    struct row *rows = calloc(nf ? nf : 1, sizeof(*rows));
+    size_t *seen = malloc((nf ? nf : 1) * sizeof(*seen)); /* last sample that counted the func */
+    struct group *procs = NULL, *vcpus = NULL;
+    size_t nprocs = 0, nvcpus = 0;
+    int rc = -1;
+    if (!rows || !seen)
+        goto oom;
+    for (size_t i = 0; i < nf; i++) {
+        rows[i].func = (uint32_t)i;
+        seen[i] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        for (uint32_t f = 0; f < s->nframes; f++) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            if (fr->loc >= p->locs.n)
+                continue;
+            uint32_t fn = p->locs.v[fr->loc].func;
+            if (f == 0)
+                rows[fn].self += s->weight;
+            if (seen[fn] != i) { /* recursion counts once per sample */
+                seen[fn] = i;
+                rows[fn].total += s->weight;
+                rows[fn].kernel = (fr->flags & PROF_FRAME_KERNEL) != 0;
+            }
+        }
+        if (add_group(&procs, &nprocs, s->pid, s->weight, s->cpl == PROF_CPL_KERNEL) < 0 ||
+            add_group(&vcpus, &nvcpus, s->vcpu, s->weight, s->cpl == PROF_CPL_KERNEL) < 0)
+            goto oom;
+    }
+    qsort(rows, nf, sizeof(*rows), cmp_row);
+    qsort(procs, nprocs, sizeof(*procs), cmp_group);
+    qsort(vcpus, nvcpus, sizeof(*vcpus), cmp_group);
+
+    fprintf(out, "# hvprof report: %" PRIu64 " samples, %zu processes, %zu vCPUs", total, nprocs,
+            nvcpus);
+    if (p->period_ns)
+        fprintf(out, ", period %" PRIu64 " ns", p->period_ns);
+    fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples",
+            "Shared Object", "Symbol");
+    for (size_t i = 0; i < nf && i < limit; i++) {
+        const struct row *r = &rows[i];
+        if (!r->total)
+            break;
+        const struct prof_func *fn = &p->funcs.v[r->func];
+        const char *dso = fn->module == PROF_NONE ? "[unknown]"
+                                                  : profile_module_basename(p, fn->module);
+        fprintf(out, "  %7.2f%% %7.2f%% %10" PRIu64 "  %-24s [%c] %s\n", pct(r->total, total),
+                pct(r->self, total), r->self, dso, r->kernel ? 'k' : '.', fn->name);
+    }
+    fprintf(out, "\n# Per process\n# %8s %10s %8s  %-12s %s\n", "Percent", "Samples", "Kernel",
+            "PID", "Command");
+    for (size_t i = 0; i < nprocs; i++)
+        fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-12" PRIu64 " %s\n",
+                pct(procs[i].weight, total), procs[i].weight,
+                pct(procs[i].kernel, procs[i].weight), procs[i].key,
+                profile_process_name(p, procs[i].key));
+    fprintf(out, "\n# Per vCPU\n# %8s %10s %8s  %s\n", "Percent", "Samples", "Kernel", "vCPU");
+    for (size_t i = 0; i < nvcpus; i++)
+        fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %" PRIu64 "\n", pct(vcpus[i].weight, total),
+                vcpus[i].weight, pct(vcpus[i].kernel, vcpus[i].weight), vcpus[i].key);
+    rc = 0;
+    goto done;
+oom:
+    hv_errf(err, "top: out of memory");
+done:
+    free(rows);
+    free(seen);
+    free(procs);
+    free(vcpus);
+    return rc;
+}

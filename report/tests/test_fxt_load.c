@@ -1,0 +1,224 @@
+/* Loading recordings written with fxt/'s encoders (the recorder's own code path): samples,
+ * partial + completion records joined by continuation id, modules, mappings, names, settings;
+ * and the errors for files that are not hvprof recordings. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fxt/encode.h"
+#include "schema/encode.h"
+#include "report/fxt_load.h"
+#include "testutil.h"
+
+struct buf {
+    uint64_t w[1 << 14];
+    size_t n;
+};
+
+static void put(struct buf *b, size_t n)
+{
+    assert_true(n > 0);
+    b->n += n;
+}
+#define CAP(b) (sizeof((b)->w) / 8 - (b)->n)
+
+static const uint8_t build_id[20] = {0xaa, 0xbb, 0xcc, 1,  2,  3,  4,  5,  6,  7,
+                                     8,    9,    10,   11, 12, 13, 14, 15, 16, 17};
+
+static void header(struct buf *b, const char *provider0)
+{
+    put(b, fxt_enc_magic(b->w + b->n, CAP(b)));
+    put(b, fxt_enc_provider_info(b->w + b->n, CAP(b), 0, provider0, strlen(provider0)));
+    put(b, fxt_enc_provider_info(b->w + b->n, CAP(b), 1, "vcpu0", 5));
+    put(b, fxt_enc_provider_section(b->w + b->n, CAP(b), 0));
+    put(b, fxt_enc_init(b->w + b->n, CAP(b), 1000000000ull));
+}
+
+static void build_recording(struct buf *b)
+{
+    header(b, "hvprof");
+    put(b, fxt_enc_kobj_process(b->w + b->n, CAP(b), 0x10000001, "spin"));
+    put(b, fxt_enc_kobj_thread(b->w + b->n, CAP(b), 0x40000001, "spin-main", 0x10000001));
+    struct hvfxt_module m = {.id = 1,
+                             .name = "[elf@0x400000]",
+                             .name_len = 14,
+                             .build_id = build_id,
+                             .build_id_len = 20};
+    put(b, hvfxt_enc_module(b->w + b->n, CAP(b), &m));
+    struct hvfxt_module k = {.id = 2, .name = "guest-kernel", .name_len = 12};
+    put(b, hvfxt_enc_module(b->w + b->n, CAP(b), &k));
+    struct hvfxt_mapping mp = {.pid = 0x10000001,
+                               .module_id = 1,
+                               .start = 0x401000,
+                               .size = 0x2000,
+                               .vaddr = 0x401000,
+                               .flags = 5,
+                               .ts = 1};
+    put(b, hvfxt_enc_mapping(b->w + b->n, CAP(b), &mp));
+    struct hvfxt_mapping km = {.pid = 0x10000000,
+                               .module_id = 2,
+                               .start = 0xffffffff80100000ull,
+                               .size = 0x100000,
+                               .vaddr = 0x100000,
+                               .flags = 5,
+                               .ts = 1};
+    put(b, hvfxt_enc_mapping(b->w + b->n, CAP(b), &km));
+    /* The sampler's settings: the rate as "hz" (sampler/sampler.c). */
+    struct fxt_arg a = {.type = FXT_ARG_U64, .name = fxt_str_inline("hz"), .v.u64 = 4000};
+    put(b, hvfxt_enc_marker(b->w + b->n, CAP(b), "session_start", 5, &a, 1));
+
+    put(b, fxt_enc_provider_section(b->w + b->n, CAP(b), 1));
+    put(b, fxt_enc_init(b->w + b->n, CAP(b), 1000000000ull));
+    /* 1: a complete user sample (pc + user stack). */
+    uint64_t us[] = {0x401100, 0x401200};
+    struct hvfxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                       HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                       HVFXT_SF_PC,
+                             .pid = 0x10000001,
+                             .tid = 0x40000001,
+                             .ts = 100,
+                             .user_stack = us,
+                             .n_user = 2,
+                             .vcpu = 0,
+                             .cpl = 3,
+                             .pc = 0x401050};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &s));
+    /* 2 and 3: two kernel exits sharing one deferred user walk (continuation 9). */
+    uint64_t ks[] = {0xffffffff80100200ull};
+    struct hvfxt_sample k1 = {.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_TID |
+                                        HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                        HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK,
+                              .continuation = 9,
+                              .pid = 0x10000001,
+                              .tid = 0x40000001,
+                              .ts = 200,
+                              .vcpu = 0,
+                              .cpl = 0,
+                              .pc = 0xffffffff80100100ull,
+                              .kernel_stack = ks,
+                              .n_kernel = 1};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    k1.ts = 300;
+    k1.pc = 0xffffffff80100110ull;
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    /* 4: a partial whose completion never comes (continuation 10). */
+    k1.continuation = 10;
+    k1.ts = 400;
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    uint64_t cu[] = {0x401060, 0x401200};
+    struct hvfxt_sample comp = {.fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_USER_STACK,
+                                .completion = 9,
+                                .user_stack = cu,
+                                .n_user = 2};
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &comp));
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    build_recording(&b);
+    struct profile p;
+    profile_init(&p);
+    struct fxt_load_stats st;
+    struct hv_err err;
+    if (fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(st.samples, 4);
+    assert_int_equal(st.completions, 1);
+    assert_int_equal(st.partial_without_completion, 1);
+    assert_int_equal(st.modules, 2);
+    assert_int_equal(st.mappings, 2);
+    assert_int_equal(p.period_ns, 250000);
+    assert_int_equal(p.samples.n, 4);
+    assert_string_equal(profile_process_name(&p, 0x10000001), "spin");
+    assert_string_equal(profile_thread_name(&p, 0x10000001, 0x40000001), "spin-main");
+    assert_string_equal(profile_process_name(&p, 0x10000000), "[kernel]");
+    /* The kernel module's mapping applies to every address space. */
+    assert_true(p.modules.v[1].kernel);
+    assert_int_equal(p.mappings.v[1].pid, PROF_PID_ANY);
+    assert_int_equal(p.mappings.v[1].bias, 0xffffffff80000000ull);
+    assert_int_equal(p.mappings.v[0].bias, 0);
+    assert_int_equal(p.mappings.v[0].file_offset, 0);
+
+    /* Sample order: the complete one first, then the joined pair, then the orphan. */
+    const struct prof_sample *s0 = &p.samples.v[0];
+    assert_int_equal(s0->nframes, 3);
+    assert_int_equal(p.frames.v[s0->first].addr, 0x401050);
+    assert_int_equal(p.frames.v[s0->first].flags, 0);
+    assert_int_equal(p.frames.v[s0->first + 1].flags, PROF_FRAME_RA);
+    for (int i = 1; i <= 2; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        assert_int_equal(s->cpl, 0);
+        assert_int_equal(s->nframes, 4); /* pc, 1 kernel RA, user pc, 1 user RA */
+        const struct prof_frame *f = &p.frames.v[s->first];
+        assert_int_equal(f[0].flags, PROF_FRAME_KERNEL);
+        assert_int_equal(f[1].flags, PROF_FRAME_KERNEL | PROF_FRAME_RA);
+        assert_int_equal(f[2].addr, 0x401060);
+        assert_int_equal(f[2].flags, 0); /* the interrupted user pc is exact */
+        assert_int_equal(f[3].flags, PROF_FRAME_RA);
+    }
+    assert_int_equal(p.samples.v[1].ts + 100, p.samples.v[2].ts);
+    assert_int_equal(p.samples.v[3].nframes, 2);
+    assert_int_equal(p.samples.v[3].ts, 400);
+    /* Symbolizing without symbol files keeps every frame as module+offset / raw. */
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    assert_string_equal(p.funcs.v[p.locs.v[p.frames.v[s0->first].loc].func].name,
+                        "[elf@0x400000]+0x401050");
+    const struct prof_frame *kf = &p.frames.v[p.samples.v[1].first];
+    assert_string_equal(p.funcs.v[p.locs.v[kf->loc].func].name, "guest-kernel+0x100100");
+    profile_free(&p);
+}
+
+static void test_not_a_recording(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct hv_err err;
+    profile_init(&p);
+    static const char text[] = "this is a text file, not a recording\n";
+    assert_int_equal(fxt_load_profile(text, sizeof(text), &p, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "not an hvprof recording"));
+    assert_non_null(strstr(err.msg, "FXT magic"));
+    profile_free(&p);
+
+    /* FXT, but somebody else's. */
+    static struct buf b;
+    b.n = 0;
+    header(&b, "chrome");
+    profile_init(&p);
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "not an hvprof recording"));
+    profile_free(&p);
+
+    /* Truncated recording: a malformed-file error naming the offset, never a crash. */
+    b.n = 0;
+    build_recording(&b);
+    for (size_t cut = 8; cut < b.n * 8; cut += 13) {
+        profile_init(&p);
+        if (fxt_load_profile(b.w, cut, &p, NULL, NULL, NULL, &err) < 0)
+            assert_true(strstr(err.msg, "malformed") || strstr(err.msg, "not an hvprof"));
+        profile_free(&p);
+    }
+
+    /* The file variant names the path. */
+    profile_init(&p);
+    assert_int_equal(fxt_load_profile_file("/nonexistent/rec.fxt", &p, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/rec.fxt"));
+    profile_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_not_a_recording),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

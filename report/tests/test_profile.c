@@ -1,0 +1,129 @@
+/* The profile model: symbolization with return-address semantics, fallbacks that keep every
+ * frame, module renaming from the symbol file, process naming, filters. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report/profile.h"
+#include "synth.h"
+#include "testutil.h"
+
+static const char *frame_func(const struct profile *p, size_t s, uint32_t f)
+{
+    const struct prof_sample *sm = &p->samples.v[s];
+    assert_true(f < sm->nframes);
+    const struct prof_frame *fr = &p->frames.v[sm->first + f];
+    assert_true(fr->loc < p->locs.n);
+    return p->funcs.v[p->locs.v[fr->loc].func].name;
+}
+
+static void test_symbolize(void **state)
+{
+    (void)state;
+    struct profile p;
+    size_t n = synth_profile(&p);
+    assert_int_equal(p.samples.n, n);
+    /* Hot stack: leaf first. */
+    assert_string_equal(frame_func(&p, 0, 0), "fixture_leaf");
+    assert_string_equal(frame_func(&p, 0, 1), "fixture_middle");
+    assert_string_equal(frame_func(&p, 0, 2), "fixture_outer");
+    assert_string_equal(frame_func(&p, 0, 3), "fixture_main");
+    assert_string_equal(frame_func(&p, 0, 4), "_start");
+    /* "warm" leaf is mid+1 as an exact pc. */
+    assert_string_equal(frame_func(&p, 60, 0), "fixture_middle");
+    /* Unresolved but mapped: module+offset, with the module renamed from its symbol file. */
+    assert_string_equal(frame_func(&p, 85, 0), "prog_static+0x40f000");
+    assert_string_equal(p.modules.v[0].name, "prog_static");
+    /* Unmapped: the raw address. */
+    assert_string_equal(frame_func(&p, 90, 0), "0x7fff12340000");
+    /* Kernel frames via kallsyms (no recorded kernel module: covers every kernel frame). */
+    assert_string_equal(frame_func(&p, 94, 0), "do_syscall_64");
+    assert_string_equal(frame_func(&p, 94, 1), "entry_SYSCALL_64");
+    /* Processes without a recorded name are named from their main module. */
+    assert_string_equal(profile_process_name(&p, SYNTH_PID), "prog_static");
+    assert_string_equal(profile_thread_name(&p, SYNTH_PID, SYNTH_TID), "worker-1");
+    assert_string_equal(profile_process_name(&p, 0x10000000), "pid 268435456");
+    /* Locations are shared: the hot stack's 5 frames are 5 locations for 60 samples. */
+    assert_true(p.locs.n < 20);
+    profile_free(&p);
+}
+
+static void test_return_address_boundary_in_profile(void **state)
+{
+    (void)state;
+    struct profile p;
+    profile_init(&p);
+    const char *exe = fixture("prog_static");
+    int mod = profile_add_module(&p, exe, NULL, 0, false, NULL);
+    assert_true(profile_add_mapping(&p, 7, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >= 0);
+    uint64_t next = nm_address(exe, "fixture_next_function");
+    /* Same address twice: as the exact pc it is the next function, as a return address the
+     * caller whose last instruction is the call. */
+    uint64_t a[] = {next, next};
+    assert_true(profile_add_sample(&p, 0, 0, 7, 7, 3, a, NULL, 2, 1, NULL) >= 0);
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    assert_int_equal(profile_load_symbols(&p, &sp, NULL, NULL), 0); /* by its recorded path */
+    symbol_path_free(&sp);
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    assert_string_equal(frame_func(&p, 0, 0), "fixture_next_function");
+    assert_string_equal(frame_func(&p, 0, 1), "fixture_calls_at_end");
+    assert_int_equal(p.locs.n, 2); /* the RA flag is part of the location key */
+    assert_int_equal(p.locs.v[p.frames.v[1].loc].func_off, 5);
+    profile_free(&p);
+}
+
+static void test_kaslr_slide_applied(void **state)
+{
+    (void)state;
+    struct profile p;
+    profile_init(&p);
+    p.kernel_lstar = 0xffffffff81400000ull + 0x2a00000; /* entry_SYSCALL_64 + slide */
+    uint64_t a[] = {0xffffffff81200010ull + 0x2a00000};
+    assert_true(profile_add_sample(&p, 0, 0, 1, 1, 0, a, NULL, 1, 1, NULL) >= 0);
+    char ks[4096];
+    snprintf(ks, sizeof(ks), "%s/kallsyms.txt", FIXTURE_SRC);
+    assert_int_equal(profile_set_kernel_symbols(&p, ks, NULL), 0);
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    assert_string_equal(frame_func(&p, 0, 0), "do_syscall_64");
+    assert_int_equal(p.locs.v[0].func_off, 0x10);
+    profile_free(&p);
+}
+
+static void test_filters(void **state)
+{
+    (void)state;
+    struct profile p;
+    size_t n = synth_profile(&p);
+    struct prof_filter f = {.kernel_only = true};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 6);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.user_only = true, .has_vcpu = true, .vcpu = 1};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 30 + 5 + 4);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.has_pid = true, .pid = SYNTH_PID2};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 9);
+    assert_int_equal(profile_total_weight(&p), 9);
+    profile_free(&p);
+    (void)n;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_symbolize),
+        cmocka_unit_test(test_return_address_boundary_in_profile),
+        cmocka_unit_test(test_kaslr_slide_applied),
+        cmocka_unit_test(test_filters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,264 @@
+/* Each report writer on a synthetic profile, checked with independent tools: folded counts sum
+ * to the samples; pprof decodes with the real protobuf runtime and holds the functions and
+ * build-id; the SVG parses as XML and names the hot function; perf-script has one block per
+ * sample; the timeline FXT passes the strict reader. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fxt/reader.h"
+#include "schema/decode.h"
+#include "report/report.h"
+#include "synth.h"
+#include "testutil.h"
+
+struct ctx {
+    struct profile p;
+    size_t n;
+    char *dir;
+};
+
+static int setup(void **state)
+{
+    struct ctx *c = calloc(1, sizeof(*c));
+    c->n = synth_profile(&c->p);
+    c->dir = make_temp_dir();
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct ctx *c = *state;
+    profile_free(&c->p);
+    remove_temp_dir(c->dir);
+    free(c);
+    return 0;
+}
+
+static char *write_format(struct ctx *c, enum report_format f)
+{
+    static char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", c->dir, report_format_filename(f));
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    struct hv_err err;
+    struct report_opts o = {.title = "test profile"};
+    if (report_write(f, &c->p, &o, out, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(fclose(out), 0);
+    return path;
+}
+
+static void test_folded(void **state)
+{
+    struct ctx *c = *state;
+    size_t len;
+    char *text = read_file(write_format(c, REPORT_FOLDED), &len);
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    unsigned long long sum = 0;
+    int lines = 0, saw_hot = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *sp = strrchr(line, ' ');
+        assert_non_null(sp);
+        sum += strtoull(sp + 1, NULL, 10);
+        lines++;
+        *sp = 0;
+        if (!strcmp(line,
+                    "prog_static;_start;fixture_main;fixture_outer;fixture_middle;fixture_leaf"))
+            saw_hot = 1;
+    }
+    assert_int_equal(sum, c->n);
+    assert_true(saw_hot);
+    assert_int_equal(lines, 5); /* five distinct stacks */
+    free(text);
+}
+
+static void test_pprof(void **state)
+{
+    struct ctx *c = *state;
+    const char *path = write_format(c, REPORT_PPROF);
+    char cmd[8192];
+    /* An independent decoder first: protoc's raw decoding must accept the bytes. */
+    snprintf(cmd, sizeof(cmd), "gzip -dc '%s' | protoc --decode_raw > /dev/null", path);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s' '%s' '%s' '%s'", CHECK_PPROF, path,
+             PROFILE_PROTO_DIR, c->dir);
+    int status;
+    char *out = run_capture(cmd, &status);
+    assert_non_null(out);
+    if (status != 0)
+        fail_msg("check_pprof failed: %s", out);
+    char want[256];
+    snprintf(want, sizeof(want), "\"samples\": %zu", c->n);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "\"fixture_leaf\": 60"));
+    assert_non_null(strstr(out, "\"fixture_outer\""));
+    assert_non_null(strstr(out, "\"do_syscall_64\""));
+    assert_non_null(strstr(out, "\"prog_static+0x40f000\""));
+    assert_non_null(strstr(out, "\"0x7fff12340000\""));
+    char hex[41], id_json[80];
+    readelf_build_id(fixture("prog_static"), hex, sizeof(hex));
+    snprintf(id_json, sizeof(id_json), "[\"prog_static\", \"%s\"]", hex);
+    assert_non_null(strstr(out, id_json));
+    assert_non_null(
+        strstr(out, "\"labels\": [\"cpl\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]"));
+    assert_non_null(strstr(out, "[\"cpu\", \"nanoseconds\"]"));
+    assert_non_null(strstr(out, "\"period\": 1000000"));
+    free(out);
+}
+
+static void test_svg(void **state)
+{
+    struct ctx *c = *state;
+    const char *path = write_format(c, REPORT_SVG);
+    char cmd[8192];
+    snprintf(cmd, sizeof(cmd),
+             "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+             "r = E.parse(sys.argv[1]).getroot(); ns = '{http://www.w3.org/2000/svg}'; "
+             "assert r.tag == ns + 'svg', r.tag; "
+             "t = [x.text for x in r.iter(ns + 'title')]; "
+             "hot = [x for x in t if x.startswith('fixture_leaf ')]; "
+             "assert hot and '60 samples' in hot[0], t; "
+             "assert r.find(ns + 'script') is not None; print('ok')\" '%s'",
+             path);
+    int status;
+    char *out = run_capture(cmd, &status);
+    assert_int_equal(status, 0);
+    assert_string_equal(out, "ok\n");
+    free(out);
+    /* Self-contained: nothing is fetched from elsewhere. */
+    size_t len;
+    char *svg = read_file(path, &len);
+    svg = realloc(svg, len + 1);
+    svg[len] = 0;
+    assert_null(strstr(svg, "href="));
+    assert_null(strstr(svg, "http://www.w3.org/1999/xlink"));
+    free(svg);
+}
+
+static void test_perf_script(void **state)
+{
+    struct ctx *c = *state;
+    size_t len;
+    char *text = read_file(write_format(c, REPORT_PERF_SCRIPT), &len);
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    /* Checked before the line loop below cuts the text into lines. */
+    assert_non_null(strstr(text, " fixture_leaf+0x2 (prog_static)\n"));
+    assert_non_null(strstr(text, "worker-1 268435457/1073741825 [001]"));
+    size_t blocks = 0, frames = 0;
+    int in_block = 0;
+    for (char *s = text; *s;) {
+        char *nl = strchr(s, '\n');
+        assert_non_null(nl);
+        *nl = 0;
+        if (!*s) {
+            assert_true(in_block); /* one blank line ends each block */
+            in_block = 0;
+        } else if (!in_block) {
+            /* "comm pid/tid [cpu] sec.usec: period event:" */
+            char comm[64], ev[64];
+            unsigned long long pid, tid, sec, usec, period;
+            unsigned cpu;
+            assert_int_equal(sscanf(s, "%63s %llu/%llu [%u] %llu.%llu: %llu %63[^:]:", comm, &pid,
+                                    &tid, &cpu, &sec, &usec, &period, ev),
+                             8);
+            assert_string_equal(ev, "cpu-clock");
+            assert_int_equal(period, 1000000);
+            blocks++;
+            in_block = 1;
+        } else {
+            unsigned long long addr;
+            char sym[512], dso[512];
+            assert_int_equal(s[0], '\t');
+            assert_int_equal(sscanf(s, "\t%llx %511s (%511[^)])", &addr, sym, dso), 3);
+            frames++;
+        }
+        s = nl + 1;
+    }
+    assert_false(in_block);
+    assert_int_equal(blocks, c->n);
+    assert_int_equal(frames, 60 * 5 + 25 * 4 + 5 * 2 + 4 + 6 * 2);
+    free(text);
+}
+
+static void test_top(void **state)
+{
+    struct ctx *c = *state;
+    size_t len;
+    char *text = read_file(write_format(c, REPORT_TOP), &len);
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    /* fixture_middle is on 85 of 100 stacks, leaf of 25; fixture_leaf is leaf of 60. */
+    assert_non_null(strstr(text, "# hvprof report: 100 samples, 3 processes, 2 vCPUs"));
+    assert_non_null(
+        strstr(text, "85.00%   25.00%         25  prog_static              [.] fixture_middle"));
+    assert_non_null(
+        strstr(text, "60.00%   60.00%         60  prog_static              [.] fixture_leaf"));
+    assert_non_null(strstr(text, "[k] do_syscall_64"));
+    assert_non_null(strstr(text, "prog_static\n"));
+    assert_non_null(strstr(text, "# Per vCPU"));
+    free(text);
+}
+
+static void test_timeline(void **state)
+{
+    struct ctx *c = *state;
+    const void *buf;
+    size_t len;
+    assert_int_equal(fxtr_map_file(write_format(c, REPORT_TIMELINE), &buf, &len, NULL), 0);
+    struct hvfxt_stats st;
+    struct hv_err err;
+    if (hvfxt_stats(buf, len, &st, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(st.by_type[FXTR_EVENT] > 0);
+    assert_true(st.by_type[FXTR_KOBJ] >= 1 + 2 + 3);
+    /* Nesting: the hot stack runs 60 consecutive samples on alternating vCPUs, so each vCPU
+     * has slices for process + 5 frames that last across several samples. */
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct fxtr_record rec;
+    int leaf_slices = 0, rc;
+    uint64_t longest = 0;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
+        if (rec.type != FXTR_EVENT || rec.u.event.etype != 4)
+            continue;
+        assert_true(rec.u.event.extra >= rec.u.event.ts);
+        if (rec.u.event.name.len == 12 && !memcmp(rec.u.event.name.ptr, "fixture_leaf", 12)) {
+            leaf_slices++;
+            if (rec.u.event.extra - rec.u.event.ts > longest)
+                longest = rec.u.event.extra - rec.u.event.ts;
+        }
+    }
+    assert_int_equal(rc, 0);
+    assert_true(leaf_slices >= 1 && leaf_slices <= 4);
+    assert_true(longest >= 10 * 1000000ull); /* merged across many 1 ms samples */
+    fxtr_free(&r);
+    fxtr_unmap_file(buf, len);
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    assert_int_equal(report_format_parse("perf-script"), REPORT_PERF_SCRIPT);
+    assert_int_equal(report_format_parse("timeline"), REPORT_TIMELINE);
+    assert_int_equal(report_format_parse("nope"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_folded),  cmocka_unit_test(test_pprof),
+        cmocka_unit_test(test_svg),     cmocka_unit_test(test_perf_script),
+        cmocka_unit_test(test_top),     cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_formats),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

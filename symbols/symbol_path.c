@@ -1,0 +1,145 @@
+#include "symbols/symbol_path.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "symbols/elf_symbols.h"
+
+void symbol_path_init(struct symbol_path *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+}
+
+void symbol_path_free(struct symbol_path *sp)
+{
+    for (size_t i = 0; i < sp->ndirs; i++)
+        free(sp->dirs[i]);
+    free(sp->dirs);
+    for (size_t i = 0; i < sp->nscanned; i++)
+        free(sp->scanned[i].path);
+    free(sp->scanned);
+    memset(sp, 0, sizeof(*sp));
+}
+
+int symbol_path_add_dir(struct symbol_path *sp, const char *dir, struct hv_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return hv_errf_errno(err, "--symbols %s", dir);
+    if (!S_ISDIR(st.st_mode))
+        return hv_errf(err, "--symbols %s: not a directory", dir);
+    char **dirs = realloc(sp->dirs, (sp->ndirs + 1) * sizeof(*dirs));
+    if (!dirs)
+        return hv_errf(err, "out of memory");
+    sp->dirs = dirs;
+    if (!(sp->dirs[sp->ndirs] = strdup(dir)))
+        return hv_errf(err, "out of memory");
+    sp->ndirs++;
+    sp->scanned_done = 0;
+    return 0;
+}
+
+static bool is_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool build_id_matches(const char *path, const uint8_t *id, uint32_t len)
+{
+    uint8_t got[ELF_BUILD_ID_MAX];
+    int n = elf_read_build_id_file(path, got, NULL);
+    return n > 0 && (uint32_t)n == len && !memcmp(got, id, len);
+}
+
+static void scan_dirs(struct symbol_path *sp)
+{
+    for (size_t i = 0; i < sp->nscanned; i++)
+        free(sp->scanned[i].path);
+    sp->nscanned = 0;
+    size_t cap = 0;
+    for (size_t d = 0; d < sp->ndirs; d++) {
+        DIR *dir = opendir(sp->dirs[d]);
+        if (!dir)
+            continue;
+        struct dirent *de;
+        size_t seen = 0;
+        while ((de = readdir(dir)) != NULL && seen++ < SYMBOL_PATH_MAX_SCAN) {
+            if (de->d_name[0] == '.')
+                continue;
+            char path[4096];
+            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], de->d_name) >=
+                (int)sizeof(path))
+                continue;
+            if (!is_regular(path))
+                continue;
+            struct symbol_path_entry e = {0};
+            int n = elf_read_build_id_file(path, e.build_id, NULL);
+            if (n <= 0)
+                continue;
+            e.build_id_len = (uint32_t)n;
+            if (sp->nscanned == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                struct symbol_path_entry *v = realloc(sp->scanned, ncap * sizeof(*v));
+                if (!v)
+                    break;
+                sp->scanned = v;
+                cap = ncap;
+            }
+            if (!(e.path = strdup(path)))
+                break;
+            sp->scanned[sp->nscanned++] = e;
+        }
+        closedir(dir);
+    }
+    sp->scanned_done = 1;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t build_id_len,
+                       const char *name)
+{
+    char path[4096];
+    if (build_id && build_id_len >= 2 && build_id_len <= ELF_BUILD_ID_MAX) {
+        char hex[2 * ELF_BUILD_ID_MAX + 1];
+        elf_build_id_hex(build_id, build_id_len, hex);
+        /* .build-id/<first byte>/<rest>[.debug] (GDB "Separate Debug Files"). */
+        static const char *const suffixes[] = {".debug", ""};
+        for (size_t d = 0; d < sp->ndirs; d++) {
+            for (size_t k = 0; k < 2; k++) {
+                snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s", sp->dirs[d], hex, hex + 2,
+                         suffixes[k]);
+                if (is_regular(path) && build_id_matches(path, build_id, build_id_len))
+                    return strdup(path);
+            }
+        }
+        if (!sp->scanned_done)
+            scan_dirs(sp);
+        for (size_t i = 0; i < sp->nscanned; i++) {
+            const struct symbol_path_entry *e = &sp->scanned[i];
+            if (e->build_id_len == build_id_len && !memcmp(e->build_id, build_id, build_id_len))
+                return strdup(e->path);
+        }
+    }
+    if (name && *name && name[0] != '[') {
+        /* Without a build-id match, a file of the same name; with a build-id it must agree. */
+        for (size_t d = 0; d < sp->ndirs; d++) {
+            snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], base_name(name));
+            if (!is_regular(path))
+                continue;
+            if (!build_id_len || build_id_matches(path, build_id, build_id_len))
+                return strdup(path);
+        }
+        if (is_regular(name) && (!build_id_len || build_id_matches(name, build_id, build_id_len)))
+            return strdup(name);
+    }
+    return NULL;
+}

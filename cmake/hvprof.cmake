@@ -11,11 +11,16 @@ endif()
 set(HVPROF_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
     -fno-omit-frame-pointer)
 
-# hvprof_target(<target>): warnings, frame pointers, optional sanitizers.
+# hvprof_target(<target> [LAYERED]): warnings, frame pointers, optional sanitizers. Executables
+# (the CLI, tests, benchmarks, fuzzers) sit above every layer and see the whole source tree;
+# LAYERED targets (hvprof_library) see only their own module and what they link.
 function(hvprof_target t)
+  cmake_parse_arguments(A "LAYERED" "" "" ${ARGN})
   target_compile_options(${t} PRIVATE ${HVPROF_WARNINGS} -fno-omit-frame-pointer)
   target_compile_definitions(${t} PRIVATE _GNU_SOURCE HVPROF_VERSION="${PROJECT_VERSION}")
-  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR})
+  if(NOT A_LAYERED)
+    target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR})
+  endif()
   if(HVPROF_SANITIZE)
     target_compile_options(${t} PRIVATE ${HVPROF_SAN_FLAGS})
     target_link_options(${t} PRIVATE ${HVPROF_SAN_FLAGS})
@@ -26,12 +31,22 @@ function(hvprof_target t)
   endif()
 endfunction()
 
-# hvprof_library(<name> SOURCES ... LIBS ...): a static library of host code.
+# hvprof_library(<name> SOURCES ... LIBS ...): a static library of host code, one module (its
+# directory) of one layer (docs/architecture.md). The layering is enforced by include paths: a
+# library's include directory is a staging directory holding only its own module, as a symlink
+# at its path in the tree (build/include/hvprof_vmm/vmm -> vmm/), and it sees other modules
+# only through the PUBLIC include directories of the libraries it links. Including a header of
+# a layer above (or beside) it is a compile error: "No such file or directory".
 function(hvprof_library name)
   cmake_parse_arguments(A "" "" "SOURCES;LIBS" ${ARGN})
   add_library(${name} STATIC ${A_SOURCES})
-  hvprof_target(${name})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  hvprof_target(${name} LAYERED)
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  set(stage ${PROJECT_BINARY_DIR}/include/${name})
+  get_filename_component(parent ${stage}/${rel} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
+  file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${stage}/${rel} SYMBOLIC)
+  target_include_directories(${name} PUBLIC ${stage})
   target_link_libraries(${name} PUBLIC ${A_LIBS})
 endfunction()
 

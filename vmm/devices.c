@@ -4,7 +4,7 @@
 #include <time.h>
 #include <sys/ioctl.h>
 
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 #include "vmm/vm.h"
 
 static void uart_irq(void *ctx, int level)

@@ -11,7 +11,7 @@
 
 #include "vmm/boot/boot.h"
 #include "vmm/cpu_setup.h"
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 #include "vmm/signals.h"
 #include "vmm/vcpu.h"
 #include "vmm/watchdog.h"

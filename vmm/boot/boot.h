@@ -2,7 +2,7 @@
  * (GDT, identity page tables, command line, e820, MP table, boot info / zero page) into guest
  * memory, and compute the BSP's entry state. Pure "write into guest memory": no KVM fd here.
  *
- * Guest-physical layout: vmm/hvprof_boot.h (numbers) and docs/boot-elf.md / docs/linux.md.
+ * Guest-physical layout: vmm/boot/hvprof_boot.h (numbers) and docs/boot-elf.md / docs/linux.md.
  * The pieces (GDT, page tables, e820, MP table, bzImage/ELF parsers, initrd placement) have their
  * own headers in this directory so tests and fuzzers can use them one at a time. */
 #pragma once

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "vmm/boot/boot.h"
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 
 struct boot_ctx {
     struct gmem *mem;

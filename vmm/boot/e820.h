@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 
 /* Fill `out` for --mem `mem_bytes` (sorted, non-overlapping):
  *   [0, 0x9fc00)            RAM       conventional memory (Linux keeps its AP trampoline here)

@@ -1,4 +1,4 @@
-/* Loading an ELF64 kernel for the hvprof boot ABI (vmm/hvprof_boot.h, docs/boot-elf.md). */
+/* Loading an ELF64 kernel for the hvprof boot ABI (vmm/boot/hvprof_boot.h, docs/boot-elf.md). */
 #include <inttypes.h>
 #include <string.h>
 

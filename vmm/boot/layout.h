@@ -1,8 +1,8 @@
-/* Numbers derived from the fixed low-memory layout in vmm/hvprof_boot.h (one place, so the GDT,
+/* Numbers derived from the fixed low-memory layout in vmm/boot/hvprof_boot.h (one place, so the GDT,
  * page-table, stack and command-line code agree). docs/boot-elf.md has the table. */
 #pragma once
 
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 
 #define BOOT_PAGE_SIZE 0x1000ull
 

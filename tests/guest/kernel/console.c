@@ -1,5 +1,5 @@
 /* Console on COM1 (16550A, polled) and the debug-exit port that ends the VM with a status
- * (vmm/hvprof_boot.h). Every port access is a VM exit, so instead of polling LSR before each
+ * (vmm/boot/hvprof_boot.h). Every port access is a VM exit, so instead of polling LSR before each
  * byte we wait for LSR.THRE (bit 5: transmit FIFO empty) once and then write up to 16 bytes,
  * the 16550A's transmit FIFO depth. */
 #include "kernel.h"

@@ -1,5 +1,5 @@
 /* Boot entry: the VMM enters _start (a physical address) in long mode on its identity map with
- * RDI = bootinfo GPA (vmm/hvprof_boot.h). We switch to our own page tables (static, below) and
+ * RDI = bootinfo GPA (vmm/boot/hvprof_boot.h). We switch to our own page tables (static, below) and
  * jump to the higher half on CPU 0's kernel stack. */
 #include "layout.h"
 

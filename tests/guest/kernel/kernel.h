@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "layout.h"
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 
 typedef uint8_t u8;
 typedef uint16_t u16;

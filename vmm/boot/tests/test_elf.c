@@ -1,4 +1,4 @@
-/* ELF64 loading for the hvprof boot ABI (vmm/hvprof_boot.h): segments, bss, boot info, entry
+/* ELF64 loading for the hvprof boot ABI (vmm/boot/hvprof_boot.h): segments, bss, boot info, entry
  * state, initrd, and the rejected cases. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -19,7 +19,7 @@
 #include <linux/kvm.h>
 
 #include "vmm/boot/tests/fixture.h"
-#include "vmm/hvprof_boot.h"
+#include "vmm/boot/hvprof_boot.h"
 
 #define MiB (1ull << 20)
 

@@ -1,5 +1,5 @@
 /* The smallest ELF64 kernel for the hvprof boot ABI: checks the entry state described in
- * vmm/hvprof_boot.h and docs/boot-elf.md, then writes 0 (or the number of the first failed
+ * vmm/boot/hvprof_boot.h and docs/boot-elf.md, then writes 0 (or the number of the first failed
  * check) to the debug-exit port 0xf4. Linked at 1 MiB by the test build. Offsets into
  * struct hvprof_bootinfo: cmdline_gpa 24, initrd_gpa 40, initrd_size 48, mptable_gpa 64. */
     .text

@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 {
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     int reps = quick ? 3 : 9, seconds = quick ? 1 : 3;
-    if (!guest_have_kvm()) {
+    if (!hv_kvm_available()) {
         printf("bench_guest: no /dev/kvm, nothing measured\n");
         return 0;
     }

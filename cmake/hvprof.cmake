@@ -62,8 +62,9 @@ function(hvprof_add_test name)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${A_TIMEOUT}
-    ENVIRONMENT "HVPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};HVPROF_BINARY_DIR=${PROJECT_BINARY_DIR};HVPROF_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+  # 77: the binary skipped itself for a stated reason (tests/common/need_kvm.h); ctest says so.
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${A_TIMEOUT} SKIP_RETURN_CODE 77
+    ENVIRONMENT "HVPROF_SOURCE_DIR=${PROJECT_SOURCE_DIR};HVPROF_BINARY_DIR=${PROJECT_BINARY_DIR}")
   if(A_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}")
   endif()

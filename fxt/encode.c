@@ -119,7 +119,7 @@ size_t fxt_enc_thread(uint64_t *buf, size_t cap, uint8_t index, uint64_t pid, ui
     return 3;
 }
 
-/* Size in words of one argument (fxt.md 1.8), 0 if it cannot be encoded. */
+/* Size in words of one argument (FXT spec "Arguments"), 0 if it cannot be encoded. */
 static size_t arg_words(const struct fxt_arg *a)
 {
     if (!str_ok(a->name))
@@ -227,8 +227,8 @@ size_t fxt_enc_kobj_process(uint64_t *buf, size_t cap, uint64_t koid, const char
 size_t fxt_enc_kobj_thread(uint64_t *buf, size_t cap, uint64_t koid, const char *name,
                            uint64_t process_koid)
 {
-    /* fxt.md 1.12: threads carry a "process" argument of koid type (8); Perfetto and trace2json
-     * ignore the thread otherwise. */
+    /* FXT spec "Kernel object record": threads carry a "process" argument of koid type (8);
+     * Perfetto and trace2json ignore the thread otherwise. */
     struct fxt_arg a = {
         .type = FXT_ARG_KOID, .name = fxt_str_inline("process"), .v.u64 = process_koid};
     return fxt_enc_kobj(buf, cap, FXT_OBJ_THREAD, koid, fxt_str_inline(name), &a, 1);
@@ -240,7 +240,8 @@ static size_t event_extra_words(enum fxt_event_type t)
     case FXT_EV_INSTANT:
     case FXT_EV_BEGIN:
     case FXT_EV_END:
-        return 0; /* no legacy instant "scope" word: strict readers reject it (fxt.md 1.7) */
+        return 0; /* no legacy instant "scope" word: strict readers reject it (FXT spec "Event
+                     record") */
     default:
         return 1;
     }

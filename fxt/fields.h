@@ -34,7 +34,7 @@ static inline uint64_t fxt_field_get(uint64_t w, unsigned lo, unsigned hi)
 #define FXT_MAX_(lo, hi) fxt_field_mask(lo, hi)
 #define FXT_MAX(f)       FXT_MAX_(f) /* largest value the field holds */
 
-/* Record header, FXT spec "Record header" (fxt.md 1.2). */
+/* Record header, FXT spec "Record header" (FXT spec "Record header"). */
 #define FXT_REC_TYPE         FXT_FIELD(0, 3)
 #define FXT_REC_SIZE         FXT_FIELD(4, 15) /* words, including the header */
 #define FXT_MAX_RECORD_WORDS 4095u            /* 12-bit size; Perfetto frames every record by it */
@@ -63,7 +63,7 @@ static inline uint64_t fxt_record_words(uint64_t h)
                                                     : FXT_GET(FXT_REC_SIZE, h);
 }
 
-/* Metadata record (type 0), fxt.md 1.3. */
+/* Metadata record (type 0), FXT spec "Metadata record". */
 #define FXT_META_TYPE      FXT_FIELD(16, 19)
 #define FXT_META_PROVIDER  FXT_FIELD(20, 51)
 #define FXT_META_NAME_LEN  FXT_FIELD(52, 59) /* provider info */
@@ -76,28 +76,29 @@ enum {
     FXT_META_PROVIDER_EVENT = 3,
     FXT_META_TRACE_INFO = 4
 };
-#define FXT_MAGIC_VALUE       0x16547846u
-#define FXT_MAGIC_RECORD      0x0016547846040010ull /* the whole magic word, fxt.md 1.3 */
+#define FXT_MAGIC_VALUE 0x16547846u
+#define FXT_MAGIC_RECORD                                                                           \
+    0x0016547846040010ull /* the whole magic word, FXT spec "Metadata record" */
 #define FXT_PROVIDER_NAME_MAX 0xffu
 
-/* String record (type 2), fxt.md 1.5. */
+/* String record (type 2), FXT spec "String record". */
 #define FXT_STRING_INDEX     FXT_FIELD(16, 30)
 #define FXT_STRING_LEN       FXT_FIELD(32, 46)
 #define FXT_STRING_INDEX_MAX 0x7fffu
 #define FXT_STRING_LEN_MAX   0x7fffu
 
-/* Thread record (type 3), fxt.md 1.6. */
+/* Thread record (type 3), FXT spec "Thread record". */
 #define FXT_THREAD_INDEX     FXT_FIELD(16, 23)
 #define FXT_THREAD_INDEX_MAX 0xffu
 
-/* Event record (type 4), fxt.md 1.7. */
+/* Event record (type 4), FXT spec "Event record". */
 #define FXT_EVENT_TYPE   FXT_FIELD(16, 19)
 #define FXT_EVENT_NARGS  FXT_FIELD(20, 23)
 #define FXT_EVENT_THREAD FXT_FIELD(24, 31)
 #define FXT_EVENT_CAT    FXT_FIELD(32, 47)
 #define FXT_EVENT_NAME   FXT_FIELD(48, 63)
 
-/* Argument header, fxt.md 1.8. */
+/* Argument header, FXT spec "Arguments". */
 #define FXT_ARGF_TYPE      FXT_FIELD(0, 3)
 #define FXT_ARGF_SIZE      FXT_FIELD(4, 15)
 #define FXT_ARGF_NAME      FXT_FIELD(16, 31)
@@ -105,16 +106,17 @@ enum {
 #define FXT_ARGF_STR_VALUE FXT_FIELD(32, 47)
 #define FXT_ARGF_BOOL      FXT_FIELD(32, 32)
 
-/* Blob record (type 5), fxt.md 1.9. */
+/* Blob record (type 5), FXT spec "Blob record". */
 #define FXT_BLOB_NAME FXT_FIELD(16, 31)
 #define FXT_BLOB_SIZE FXT_FIELD(32, 46) /* payload bytes, 15 bits */
 #define FXT_BLOB_TYPE FXT_FIELD(48, 55)
 
-/* Kernel object record (type 7), fxt.md 1.12. */
+/* Kernel object record (type 7), FXT spec "Kernel object record". */
 #define FXT_KOBJ_TYPE  FXT_FIELD(16, 23)
 #define FXT_KOBJ_NAME  FXT_FIELD(24, 39)
 #define FXT_KOBJ_NARGS FXT_FIELD(40, 43)
 enum { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 }; /* ZX_OBJ_TYPE_* */
 
-/* String ref (16 bits), fxt.md 1.1: 0 empty, MSB clear = index, MSB set = inline length. */
+/* String ref (16 bits), FXT spec "Encoding primitives": 0 empty, MSB clear = index, MSB set =
+ * inline length. */
 #define FXT_STRREF_INLINE 0x8000u

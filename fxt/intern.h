@@ -1,8 +1,8 @@
 /* Per-provider string and thread interning, owned by one producer (one vCPU's encoder state, or
  * the control side for provider 0). Tables are allocated once at init; lookups never allocate.
- * The FXT index spaces are 1..0x7fff for strings and 1..0xff for threads (fxt.md 1.5, 1.6); when
- * a table (or its byte pool) is full the caller gets an inline reference instead, which every
- * reader accepts, so interning can never fail a record. */
+ * The FXT index spaces are 1..0x7fff for strings and 1..0xff for threads (FXT spec "String
+ * record", 1.6); when a table (or its byte pool) is full the caller gets an inline reference
+ * instead, which every reader accepts, so interning can never fail a record. */
 #pragma once
 
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * interrupted function's caller is still only on the stack, not in the RBP chain.
  *
  * A frame-pointer walk from RBP skips the caller when the sample hits before the function has
- * linked its frame or after it has unlinked it (guest-profiling.md §4.1-4.2). The cases:
+ * linked its frame or after it has unlinked it (docs/sources.md §4). The cases:
  *
  *   case               instruction at RIP                 return address   RBP is
  *   GW_LEAF_ENTRY      push rbp                           [rsp]            caller's

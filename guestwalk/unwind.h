@@ -4,7 +4,7 @@
  * such (a symbolizer looks up pc - 1 for them). When leaf repair applied, pc[1] is the return
  * address read from the stack (st->leaf says which case).
  *
- * Validation (guest-profiling.md §4.3): every frame pointer is 8-byte aligned, strictly above
+ * Validation (docs/sources.md §4): every frame pointer is 8-byte aligned, strictly above
  * the previous frame record (so the walk cannot cycle), inside [RSP, RSP + stack_window) and at
  * most max_frame above the previous frame; every return address is canonical and in the half of
  * the address space of the walk (lower for CPL 3, upper for CPL 0); the depth is capped. */

@@ -1,5 +1,5 @@
 /* Folded stacks: "proc;root;...;leaf count" per distinct stack (brendangregg/FlameGraph
- * stackcollapse output, read by flamegraph.pl, inferno and speedscope; guest-profiling.md 6.2). */
+ * stackcollapse output, read by flamegraph.pl, inferno and speedscope; docs/sources.md §5). */
 #include <inttypes.h>
 
 #include "report/report.h"

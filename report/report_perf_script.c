@@ -1,5 +1,5 @@
 /* `perf script` text, the layout `perf script -F +pid` prints for a sample with a callchain
- * (guest-profiling.md 6.3; Firefox Profiler, speedscope and Perfetto's "perf textual format"
+ * (perf-script(1); Firefox Profiler, speedscope and Perfetto's "perf textual format"
  * import it):
  *
  *     comm  pid/tid [cpu] sec.usec:     period event:
@@ -31,8 +31,9 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         uint64_t sec = s->ts / tps;
         uint64_t usec = (uint64_t)((double)(s->ts % tps) * 1e6 / (double)tps);
         uint64_t period = p->period_ns ? p->period_ns * s->weight : s->weight;
-        fprintf(out, "%16s %6" PRIu64 "/%-6" PRIu64 " [%03u] %5" PRIu64 ".%06" PRIu64
-                     ": %10" PRIu64 " %s: \n",
+        fprintf(out,
+                "%16s %6" PRIu64 "/%-6" PRIu64 " [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
+                " %s: \n",
                 comm, s->pid, s->tid, s->vcpu, sec, usec, period, event);
         for (uint32_t f = 0; f < s->nframes; f++) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];

@@ -1,8 +1,8 @@
 /* pprof: a perftools.profiles.Profile (report/profile.proto, field numbers from
- * guest-profiling.md 6.1) encoded by protobuf-c and gzip-compressed with zlib ("On-disk, the
- * serialized proto must be gzip-compressed"). One Mapping per module mapping (with its build-id),
- * one Location per (address space, address), one Function per (module, name); samples carry
- * labels vcpu, pid, tid, process, thread and cpl. */
+ * google/pprof proto/profile.proto) encoded by protobuf-c and gzip-compressed with zlib ("On-disk,
+ * the serialized proto must be gzip-compressed"). One Mapping per module mapping (with its
+ * build-id), one Location per (address space, address), one Function per (module, name); samples
+ * carry labels vcpu, pid, tid, process, thread and cpl. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,9 +187,8 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         locs[i].line = &linep[i];
         locp[i] = &locs[i];
     }
-    int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),
-                             str_id(&st, "tid"),     str_id(&st, "process"),
-                             str_id(&st, "thread"),  str_id(&st, "cpl")};
+    int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),    str_id(&st, "tid"),
+                             str_id(&st, "process"), str_id(&st, "thread"), str_id(&st, "cpl")};
     for (size_t i = 0; i < ns; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         Perftools__Profiles__Sample *ps = &smp[i];

@@ -4,7 +4,7 @@
  * stays on the stack from one sample to the next extends its slice; a slice ends when the
  * next sample's stack diverges at or below it, or half-way into a gap of more than two sampling
  * periods (the vCPU was not sampled: halted, or preempted on the host). Guest processes and
- * threads are named with kernel object records (fxt.md 2.4). */
+ * threads are named with kernel object records (Perfetto's FXT importer, docs/sources.md §5). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Per-vCPU sampling timers. CLOCK_MONOTONIC POSIX timers aimed at one vCPU thread
  * (SIGEV_THREAD_ID, HV_SIG_TICK): per-thread CPU-time timers only tick at the host's 250 Hz
- * here (machine.md, "Timers"). The VMM's handler sets immediate_exit, so a tick that arrives
+ * here (docs/sources.md §1). The VMM's handler sets immediate_exit, so a tick that arrives
  * between two KVM_RUN calls is not lost.
  *
  * Two timers per vCPU: the periodic sampling timer, started at a random offset within one

@@ -1,6 +1,6 @@
 /* Linux kernel symbols from /proc/kallsyms or System.map text ("ffffffff81000000 T _text"), and
  * the KASLR slide from the guest's MSR_LSTAR (the syscall entry point) against the map's
- * entry_SYSCALL_64, as vmi-rs does (guest-profiling.md 3.3/3.4). */
+ * entry_SYSCALL_64, as vmi-rs does (docs/sources.md §3). */
 #pragma once
 
 #include <stddef.h>

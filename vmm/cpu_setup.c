@@ -23,7 +23,8 @@
 #define MTRR_TYPE_WRBACK        6
 
 const struct cpu_msr_init cpu_boot_msrs[] = {
-    /* Without FAST_STRING a CPU with FSRM looks like "FSRM=1, ERMS=0" to Linux (vmm.md 5.6). */
+    /* Without FAST_STRING a CPU with FSRM looks like "FSRM=1, ERMS=0" to Linux (SDM Vol. 4 Table
+       2-2; docs/sources.md §2). */
     {MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING, "MISC_ENABLE"},
     {MSR_IA32_SYSENTER_CS, 0, "SYSENTER_CS"},
     {MSR_IA32_SYSENTER_ESP, 0, "SYSENTER_ESP"},

@@ -13,11 +13,12 @@
  * of nr_vcpus single-threaded cores (APIC ID = index in leaves 1, 0BH, 1FH and 8000001EH; core
  * counts in leaves 1, 4, 0BH, 1FH and 80000008H), HYPERVISOR bit (leaf 1 ECX[31]), no
  * architectural PMU (leaf 0xA zero), leaf 6 ECX[3] (EPB) clear, and the host's brand string
- * where KVM's table has none (api.rst 4.46; vmm.md 5.7). */
+ * where KVM's table has none (api.rst 4.46; docs/sources.md §2). */
 struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned index,
                                       unsigned nr_vcpus, struct hv_err *err);
 
-/* The MSRs hvprof sets, and the values (Firecracker/kvmtool boot-protocol list, vmm.md 1.3). */
+/* The MSRs hvprof sets, and the values (Firecracker/kvmtool boot-protocol list, docs/sources.md
+ * §2). */
 struct cpu_msr_init {
     uint32_t index;
     uint64_t value;

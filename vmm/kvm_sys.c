@@ -38,7 +38,7 @@ static struct kvm_cpuid2 *get_supported_cpuid(int fd, struct hv_err *err)
     return NULL;
 }
 
-/* On a PVM host (software virtualization, module kvm_pvm: machine.md) guest CPL 0 code is
+/* On a PVM host (software virtualization, module kvm_pvm: docs/sources.md §1) guest CPL 0 code is
  * emulated, and the emulator rejects cmpxchg16b and VEX-encoded (AVX) instructions with an
  * emulation failure. A guest kernel that sees CX16 (CPUID.01H:ECX[13]) uses cmpxchg16b (Linux's
  * SLUB does, and stops there); hide it and AVX/AVX2/AVX-512 so guests pick their fallbacks.

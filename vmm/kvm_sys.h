@@ -1,5 +1,5 @@
 /* /dev/kvm: open it, check the API version and probe the capabilities the VMM may use. Nothing
- * is assumed from hardware-KVM documentation: machine.md lists a PVM host that lacks
+ * is assumed from hardware-KVM documentation: docs/sources.md §1 describes a PVM host that lacks
  * VCPU_EVENTS, XSAVE, ONE_REG and others. */
 #pragma once
 

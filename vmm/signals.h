@@ -1,4 +1,4 @@
-/* HV_SIG_KICK / HV_SIG_TICK handlers (vmm.md 6.3): the only state they touch is the calling
+/* HV_SIG_KICK / HV_SIG_TICK handlers (docs/sources.md §2): the only state they touch is the calling
  * thread's vCPU, reached through a thread-local pointer that is set only on vCPU threads. */
 #pragma once
 

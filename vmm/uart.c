@@ -27,7 +27,8 @@ uint8_t uart_iir(const struct uart16550 *u)
 }
 
 /* IRQ 4 is edge-triggered at the PIC/IOAPIC: drive the line from "an interrupt is pending" and
- * let it fall when nothing is, so the next condition makes a fresh 0->1 edge (vmm.md 5.9). */
+ * let it fall when nothing is, so the next condition makes a fresh 0->1 edge (docs/sources.md §2).
+ */
 static void update_irq(struct uart16550 *u)
 {
     bool level = !(uart_iir(u) & UART_IIR_NO_INT);
@@ -104,7 +105,7 @@ void uart_write(struct uart16550 *u, unsigned offset, uint8_t value)
         }
         /* Only the low nibble exists (Linux's autoconfig reads it back); enabling THRI while THR
          * is empty raises it again — the 8250 console masks IER around each message and relies
-         * on that (vmm.md 5.9). */
+         * on that (docs/sources.md §2). */
         if ((value & UART_IER_THRI) && (u->lsr & UART_LSR_THRE))
             u->thri_pending = true;
         u->ier = value & 0x0f;

@@ -1,6 +1,6 @@
 /* 16550A UART model (COM1 at 0x3f8, IRQ 4). Pure state machine: the caller serialises access
  * and supplies the IRQ line and the transmit sink. Register file and interrupt rules follow
- * vmm.md 2.2 (the 8250/16550 data sheet as Linux's 8250 driver uses it). */
+ * docs/sources.md §2 (the 8250/16550 data sheet as Linux's 8250 driver uses it). */
 #pragma once
 
 #include <stdbool.h>

@@ -34,8 +34,8 @@ void vcpu_kick(struct vcpu *v)
 {
     if (!v->thread_started)
         return;
-    /* Firecracker's order (vmm.md 6.2): immediate_exit covers "not in KVM_RUN yet", the signal
-     * covers "inside the guest". The release store orders any request flag before it. */
+    /* Firecracker's order (docs/sources.md §2): immediate_exit covers "not in KVM_RUN yet", the
+     * signal covers "inside the guest". The release store orders any request flag before it. */
     if (v->run)
         __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_RELEASE);
     pthread_kill(v->thread, HV_SIG_KICK);
@@ -117,7 +117,7 @@ static void handle_io(struct vcpu *v)
         return; /* malformed: nothing sane to do, and nothing to write back */
     uint8_t *data = (uint8_t *)run + run->io.data_offset;
     bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
-    /* String I/O (rep outsb/insb) arrives as `count` packed elements (vmm.md 5.13). */
+    /* String I/O (rep outsb/insb) arrives as `count` packed elements (api.rst 5 KVM_EXIT_IO). */
     for (uint32_t i = 0; i < run->io.count; i++)
         iobus_dispatch(&v->vm->dev.bus, run->io.port, is_write, data + (size_t)i * size, size);
 }
@@ -159,7 +159,8 @@ static bool handle_exit(struct vcpu *v)
         return true;
     case KVM_EXIT_SHUTDOWN:
         /* Triple fault. The registers KVM reports now are the reset state on AMD (KVM
-         * re-initialises the VMCB after a shutdown; vmm.md 5.15): the last exit's are kept. */
+         * re-initialises the VMCB after a shutdown; docs/sources.md §2): the last exit's are kept.
+         */
         stop_with_dump(v, VM_STOP_TRIPLE_FAULT,
                        "guest triple fault (KVM_EXIT_SHUTDOWN); registers now (AMD shows the "
                        "reset state):");
@@ -215,7 +216,7 @@ static void run_loop(struct vcpu *v)
                 continue;
             }
             if (e == EAGAIN)
-                continue; /* AP waiting for INIT/SIPI (vmm.md 3) */
+                continue; /* AP waiting for INIT/SIPI (api.rst 4.38) */
             char msg[128];
             snprintf(msg, sizeof(msg), "vcpu%d: KVM_RUN: %s", v->index, strerrordesc_np(e));
             vm_request_stop(vm, VM_STOP_ERROR, 1, v->index, msg);

@@ -8,7 +8,8 @@
  *     vm_run(vm, &result, &err)      start the vCPU threads, wait for a stop, join them
  *     vm_destroy(vm)
  *
- * Threads and signals (api.rst 4.10 KVM_RUN, 5 `immediate_exit`; the race-free kick of vmm.md 6):
+ * Threads and signals (api.rst 4.10 KVM_RUN, 5 `immediate_exit`; the race-free kick of
+ * docs/sources.md §2):
  *   - vCPU N runs on a pthread named "vcpu<N>" that creates and owns its vCPU fd, sets up CPUID,
  *     MSRs, LAPIC and FPU, calls hooks.vcpu_start, waits until every vCPU exists (so the BSP's
  *     INIT/SIPI always finds its APs), then loops on KVM_RUN.

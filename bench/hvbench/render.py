@@ -129,7 +129,7 @@ def _overhead_reading(cfg, d, ratios):
                      f"(clock {fmt(median(rr['ups']), 3)})")
     ok = [k for k, rr in ratios.items() if median(rr["upc"]) <= 1.05]
     return ("Reading: the exit floor is the machine's price (each forced exit costs tens of µs "
-            "of guest time on this PVM host, machine.md) and grows with the rate; hvprof's own "
+            "of guest time on this PVM host, docs/sources.md §1) and grows with the rate; hvprof's own "
             "work per sample is a few µs (section 3), so (c) should sit on (b). Median (c)/(b) "
             "by host CPU: " + "; ".join(parts) + f". {len(ok)} of {len(ratios)} configurations "
             "meet the 1.05 goal by host CPU. The guest-clock figures carry this shared host's "

@@ -138,7 +138,7 @@ def breakdown(r, cfg, tmp):
 # ---- 4: throughput --------------------------------------------------------------------------
 
 def throughput(r, cfg, tmp):
-    fxt = r.run("fxt micro-benchmark", [os.path.join(r.build, "fxt", "bench_fxt")], 600)
+    fxt = r.run("fxt micro-benchmark", [os.path.join(r.build, "schema", "bench_fxt")], 600)
     rec = os.path.join(tmp, "big.fxt")
     mk = r.run("synthetic recording", [os.path.join(r.build, "bench", "bench_mkrecording"),
                                        "-o", rec, "-n", str(cfg.report_samples), "--workload",
@@ -252,7 +252,7 @@ MODULE_BENCHES = [
     ("guestwalk", "guestwalk/bench_guestwalk", ["1001"], ["51"],
      "translation and frame-pointer walks on a synthetic guest image (bench/guestwalk_bench.c)",
      "guestwalk"),
-    ("fxt", "fxt/bench_fxt", [], [],
+    ("fxt", "schema/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
     ("symbolize", "report/bench_symbolize", [], [],
      "symbol lookup, ELF loading, symbolization and report writers (bench/symbolize_bench.c)",

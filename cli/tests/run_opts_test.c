@@ -16,6 +16,7 @@
 
 #include "tests/common/tiny_elf.h"
 #include "cli/run_opts.h"
+#include "tests/common/need_kvm.h"
 
 static const char *hvprof_bin;
 static char tmpdir[64];
@@ -178,8 +179,7 @@ static void test_cli_errors(void **state)
 static void test_cli_runs_tiny_kernel(void **state)
 {
     (void)state;
-    if (access("/dev/kvm", R_OK | W_OK) != 0)
-        skip();
+    hv_need_kvm(__func__);
     char elf[128], con[128], err[1024];
     snprintf(elf, sizeof(elf), "%s/tiny.elf", tmpdir);
     snprintf(con, sizeof(con), "%s/console.txt", tmpdir);
@@ -201,8 +201,7 @@ static void test_cli_runs_tiny_kernel(void **state)
 static void test_cli_sigint(void **state)
 {
     (void)state;
-    if (access("/dev/kvm", R_OK | W_OK) != 0)
-        skip();
+    hv_need_kvm(__func__);
     char elf[128], err[1024];
     snprintf(elf, sizeof(elf), "%s/idle.elf", tmpdir);
     write_tiny_elf(elf, code_idle, sizeof(code_idle));

@@ -20,15 +20,6 @@ const char *guest_build_path(const char *rel)
     return buf;
 }
 
-bool guest_have_kvm(void)
-{
-    int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    close(fd);
-    return true;
-}
-
 char *guest_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -74,10 +65,11 @@ int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, boo
         return -1;
     close(fd);
 
-    char *argv[] = {hvprof,    "run",       "--kernel",  kernel,  "--initrd",
-                    initrd,    "--vcpus",   ncpu,        "--mem", "256M",
-                    "--cmdline", (char *)cmdline, "--console", r->console_path, "--timeout",
-                    "240s",    NULL};
+    char *argv[] = {hvprof,      "run",           "--kernel",  kernel,
+                    "--initrd",  initrd,          "--vcpus",   ncpu,
+                    "--mem",     "256M",          "--cmdline", (char *)cmdline,
+                    "--console", r->console_path, "--timeout", "240s",
+                    NULL};
     if (echo) {
         fprintf(stderr, "running:");
         for (char **a = argv; *a; a++)
@@ -103,7 +95,7 @@ int guest_run_echo(struct guest_run *r, unsigned vcpus, const char *cmdline, boo
     /* Shown by ctest --output-on-failure: the whole console helps when an assertion fails. */
     if (echo)
         fprintf(stderr, "---- guest console (%u vCPUs, \"%s\"), hvprof status %d ----\n%s----\n",
-            vcpus, cmdline, r->status, r->console);
+                vcpus, cmdline, r->status, r->console);
     return 0;
 }
 

@@ -2,12 +2,14 @@
  * `hvprof run` and check its console. */
 #pragma once
 
+#include "tests/common/need_kvm.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 struct guest_run {
-    int status;      /* hvprof's exit status (the guest's debug-exit status), -1 if it died */
-    char *console;   /* NUL-terminated console output (malloc'd) */
+    int status;    /* hvprof's exit status (the guest's debug-exit status), -1 if it died */
+    char *console; /* NUL-terminated console output (malloc'd) */
     size_t console_len;
     char console_path[256];
 };
@@ -18,7 +20,6 @@ struct guest_run {
 const char *guest_build_path(const char *rel);
 
 /* True when /dev/kvm can be opened (tests skip otherwise). */
-bool guest_have_kvm(void);
 
 /* Boot the test guest: hvprof run --kernel ... --initrd ... --vcpus N --mem 256M
  * --cmdline CMDLINE --console FILE --timeout 240s. Returns 0 when hvprof ran and exited (any

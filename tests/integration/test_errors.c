@@ -15,6 +15,7 @@
 
 #include "tests/integration/guest_run.h"
 #include "tests/integration/test_hostile_util.h"
+#include "tests/common/need_kvm.h"
 
 #define MAX_ROWS 128
 
@@ -126,8 +127,8 @@ static int make_fixtures(void)
 static void run_row(void **state)
 {
     const struct error_row *r = *state;
-    if (r->kvm && !guest_have_kvm())
-        skip();
+    if (r->kvm)
+        hv_need_kvm(r->id);
     char script[2048], out[1024];
     snprintf(script, sizeof(script), "cd '%s' && exec '%s'%s </dev/null 2>&1", scratch, hv_exe(),
              r->command + 6);

@@ -9,12 +9,12 @@
 #include <cmocka.h>
 
 #include "tests/integration/guest_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_guest_user_fault(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct guest_run r;
     char line[512];
     assert_int_equal(guest_run(&r, 2, "progs=segv,workload procs=1 seconds=1"), 0);

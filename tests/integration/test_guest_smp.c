@@ -9,12 +9,12 @@
 
 #include "tests/integration/guest_expect.h"
 #include "tests/integration/guest_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_guest_two_vcpus_hugepages(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct guest_run r;
     assert_int_equal(guest_run(&r, 2, "seconds=1 hugepages=1 procs=3"), 0);
     guest_expect_default_programs(&r, 2, 3);

@@ -9,12 +9,12 @@
 
 #include "tests/integration/guest_expect.h"
 #include "tests/integration/guest_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_guest_one_vcpu(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct guest_run r;
     assert_int_equal(guest_run(&r, 1, "seconds=1"), 0);
     guest_expect_default_programs(&r, 1, 2);

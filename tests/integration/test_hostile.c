@@ -17,6 +17,7 @@
 
 #include "tests/integration/guest_run.h"
 #include "tests/integration/test_hostile_util.h"
+#include "tests/common/need_kvm.h"
 
 #define STOP(r) (1u << (r)) /* HVFXT_STOP_* (fxt/hvprof_format.h) */
 enum {
@@ -58,8 +59,7 @@ static const struct hostile_case cases[] = {
 
 static void check_case(const struct hostile_case *hc)
 {
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     const char *secs = getenv("HVPROF_HOSTILE_SECONDS");
     char cmdline[256], out[512], con[512], err[512], vcpus[8], label[64];
     snprintf(label, sizeof(label), "hostile-%s", hc->prog);

@@ -12,6 +12,7 @@
 
 #include "guest_run.h"
 #include "record_run.h"
+#include "tests/common/need_kvm.h"
 
 static const char *const chains[] = {
     "_start;main;alpha;hot_leaf",
@@ -22,8 +23,7 @@ static const double truth[] = {0.60, 0.30, 0.10};
 
 static void check_rate(const char *hz)
 {
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", hz, "--cmdline",
                                 "progs=workload procs=2 seconds=2", NULL),

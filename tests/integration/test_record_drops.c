@@ -13,6 +13,7 @@
 
 #include "guest_run.h"
 #include "record_run.h"
+#include "tests/common/need_kvm.h"
 
 /* The "total" row of the summary: user kernel idle missed complete abandon dropped us. */
 static unsigned long long summary_dropped(const char *summary)
@@ -29,8 +30,7 @@ static unsigned long long summary_dropped(const char *summary)
 static void test_tiny_buffer_drops_counted(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "1", "--hz", "10000", "--buffer", "32K",
                                 "--max-depth", "1000", "--cmdline",
@@ -53,8 +53,7 @@ static void test_tiny_buffer_drops_counted(void **state)
 static void test_default_buffer_4khz_no_drops(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "4000", "--cmdline",
                                 "progs=recurse,workload procs=1 seconds=2", NULL),

@@ -12,12 +12,12 @@
 
 #include "guest_run.h"
 #include "record_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_kernel_samples_completed(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
                                 "progs=syscall,workload procs=1 seconds=2", NULL),

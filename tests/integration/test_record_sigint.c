@@ -12,12 +12,12 @@
 
 #include "guest_run.h"
 #include "record_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_sigint_leaves_complete_file(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     assert_int_equal(record_run(&r, 1500, SIGINT, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
                                 "progs=workload,syscall procs=1 seconds=60", NULL),

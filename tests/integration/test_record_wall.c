@@ -11,12 +11,12 @@
 
 #include "guest_run.h"
 #include "record_run.h"
+#include "tests/common/need_kvm.h"
 
 static void test_wall_rate(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct record_result r;
     /* One workload process on 2 vCPUs: one vCPU busy in user mode, the other mostly idle (HLT),
      * and wall mode must sample both at the full rate. */

@@ -19,6 +19,7 @@
 
 #include "tests/integration/guest_run.h"
 #include "tests/integration/test_hostile_util.h"
+#include "tests/common/need_kvm.h"
 
 #define USER_MODE_LINE "hvprof-guest: entering user mode"
 
@@ -122,8 +123,7 @@ static void expect_readable_prefix(const char *path, uint64_t min_samples)
 
 static void one_signal(int sig, const char *tag)
 {
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct rec_run rr;
     record(&rr, tag, &sig, 1, 1500, 0, 0);
     assert_int_equal(rr.r.status, 128 + sig);
@@ -159,8 +159,7 @@ static void test_sighup(void **state)
 static void test_second_sigint(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct rec_run rr;
     int sigs[2] = {SIGINT, SIGINT};
     record(&rr, "stop-int2", sigs, 2, 2000, 1, 0);
@@ -175,8 +174,7 @@ static void test_second_sigint(void **state)
 static void test_fsize_limit(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     struct rec_run rr;
     const uint64_t limit = 96 << 10;
     record(&rr, "stop-fsize", NULL, 0, 0, 0, limit);
@@ -203,8 +201,7 @@ static void test_fsize_limit(void **state)
 static void test_tmpfs_full(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     assert_non_null(hv_tmp_dir("stop-tmpfs"));
     char mnt[512], out[512], con[512], err[512], script[4096];
     hv_tmp_path(mnt, sizeof(mnt), "mnt");
@@ -221,7 +218,7 @@ static void test_tmpfs_full(void **state)
     const char *argv[] = {
         "/usr/bin/unshare", geteuid() == 0 ? "-m" : "-rm", "/bin/sh", "-c", script, NULL};
     if (access(argv[0], X_OK) != 0)
-        skip();
+        hv_skip_binary(__func__, "no /usr/bin/unshare to mount a small tmpfs");
     struct hv_cmd cmd = {.argv = argv, .stderr_path = err, .timeout_s = 120};
     struct hv_cmd_result r;
     assert_int_equal(hv_cmd_run(&cmd, &r), 0);
@@ -230,7 +227,8 @@ static void test_tmpfs_full(void **state)
     if (r.status == 77 || (e && strstr(e, "unshare:"))) {
         free(e);
         hv_tmp_cleanup();
-        skip(); /* no permission to mount here */
+        /* The last test of this binary: exiting reports it skipped after the others ran. */
+        hv_skip_binary(__func__, "no permission to mount a tmpfs here");
     }
     assert_int_equal(r.status, 1);
     assert_true(r.elapsed_s < 25);
@@ -246,8 +244,7 @@ static void test_tmpfs_full(void **state)
 static void test_unwritable_output(void **state)
 {
     (void)state;
-    if (!guest_have_kvm())
-        skip();
+    hv_need_kvm(__func__);
     assert_non_null(hv_tmp_dir("stop-unwritable"));
     char out[512], con[512], err[512];
     hv_tmp_path(out, sizeof(out), "no-such-dir/rec.fxt");

@@ -23,7 +23,7 @@
  * vmm/boot/mptable.h). 1024 is KVM's own KVM_MAX_VCPUS on x86 (6.1). */
 #define BOOT_MAX_CPUS 1024u
 
-/* Used for a bzImage when boot_config.cmdline is NULL (vmm.md 2.4; docs/linux.md). */
+/* Used for a bzImage when boot_config.cmdline is NULL (boot.rst; docs/linux.md). */
 #define BOOT_LINUX_DEFAULT_CMDLINE "console=ttyS0 earlyprintk=serial reboot=k panic=-1 pci=off"
 
 struct boot_config {

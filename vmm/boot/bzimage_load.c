@@ -1,6 +1,6 @@
 /* Loading a bzImage for the 64-bit boot protocol (boot.rst "64-bit Boot Protocol"): payload at the
  * load address, a clean zero page holding only the image's setup header plus the fields a boot
- * loader writes, the command line and the initrd. vmm.md 1.2 and pitfalls 5.1-5.4. */
+ * loader writes, the command line and the initrd. boot.rst; docs/sources.md §2. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -64,7 +64,7 @@ int bzimage_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
 
     /* The kernel's footprint: the loaded image plus the init_size window it decompresses into
      * before it has read the memory map (boot.rst init_size). All of it must be RAM, and the
-     * initrd must stay out of it (vmm.md pitfall 5.2). */
+     * initrd must stay out of it (boot.rst; docs/sources.md §2). */
     uint64_t load = bzimage_load_address(&bz, ctx->low_ram_end);
     uint64_t runtime = bzimage_runtime_start(&bz, load);
     if (runtime < HVPROF_KERNEL_MIN)
@@ -91,7 +91,8 @@ int bzimage_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
         return hv_err_prefix(err, "%s", kernel->name);
 
     /* "A bootloader is supposed to only take setup_header and put it into a clean boot_params
-     * buffer" (bootparam.h): copy exactly [0x1f1, 0x202 + byte[0x201]) (vmm.md pitfall 5.1). */
+     * buffer" (bootparam.h): copy exactly [0x1f1, 0x202 + byte[0x201]) (bootparam.h;
+     * docs/sources.md §2). */
     uint8_t zp[ZP_SIZE];
     memset(zp, 0, sizeof(zp));
     memcpy(zp + SH_START, kernel->data + SH_START, bz.header_end - SH_START);

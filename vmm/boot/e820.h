@@ -8,7 +8,7 @@
 
 /* Fill `out` for --mem `mem_bytes` (sorted, non-overlapping):
  *   [0, 0x9fc00)            RAM       conventional memory (Linux keeps its AP trampoline here)
- *   [0x9fc00, 0xa0000)      reserved  MP table (vmm.md 1.2 step 6, as Firecracker)
+ *   [0x9fc00, 0xa0000)      reserved  MP table (MP spec §4, as Firecracker)
  *   [0xe0000, 0x100000)     reserved  ACPI tables (vmm/boot/acpi.h), MP table beyond 40 vCPUs
  *   [0x100000, low end)     RAM       low end = min(mem, 3 GiB)
  *   [4 GiB, 4 GiB + rest)   RAM       only when mem > 3 GiB

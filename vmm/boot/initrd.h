@@ -1,5 +1,5 @@
 /* Where the initrd goes: as high as allowed (boot.rst "Details of Header Fields",
- * initrd_addr_max; vmm.md 1.2 step 7), page aligned, clear of the kernel. */
+ * initrd_addr_max; boot.rst `initrd_addr_max`), page aligned, clear of the kernel. */
 #pragma once
 
 #include <stdint.h>

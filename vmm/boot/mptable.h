@@ -1,6 +1,6 @@
 /* Intel MultiProcessor Specification 1.4 tables (chapter 4) describing the vCPUs, the ISA bus,
  * the in-kernel IOAPIC and the legacy interrupt wiring. Linux finds the floating pointer by
- * scanning the last KiB of conventional memory (0x9fc00), see vmm.md section 3. */
+ * scanning the last KiB of conventional memory (0x9fc00), see docs/sources.md §2. */
 #pragma once
 
 #include <stddef.h>

@@ -107,12 +107,3 @@ size_t tiny_read_console(int fd, char *buf, size_t cap)
     buf[n] = 0;
     return (size_t)n;
 }
-
-int tiny_have_kvm(void)
-{
-    int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    close(fd);
-    return 1;
-}

@@ -24,4 +24,3 @@ size_t tiny_read_console(int fd, char *buf, size_t cap);
 int tiny_console_fd(void);
 
 /* 1 if /dev/kvm can be opened; tests skip (cmocka skip()) otherwise. */
-int tiny_have_kvm(void);

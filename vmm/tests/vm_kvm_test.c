@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "vmm/tests/tiny_guest.h"
+#include "tests/common/need_kvm.h"
 
 /* mov $0x3f8,%dx; mov $'h',%al; out %al,%dx; mov $'i',%al; out; mov $'\n',%al; out;
  * mov $0xf4,%dx; mov $0x12a,%eax; out %eax,%dx; 1: hlt; jmp 1b */
@@ -40,8 +41,7 @@ static const uint8_t g_inports[] = {0x66, 0xba, 0xf8, 0x02, 0xec, 0x88, 0xc3, 0x
 static int skip_without_kvm(void **state)
 {
     (void)state;
-    if (!tiny_have_kvm())
-        skip();
+    hv_need_kvm("vm_kvm_test");
     return 0;
 }
 

@@ -43,8 +43,11 @@ static int setup(void **state)
     (void)state;
     if (!mkdtemp(dir))
         return -1;
-    write_file("one", "x", 1);                 /* 1 byte: data padding 3 */
-    write_file("prog", "\x7f" "ELF-body-12345", 15);
+    write_file("one", "x", 1); /* 1 byte: data padding 3 */
+    write_file("prog",
+               "\x7f"
+               "ELF-body-12345",
+               15);
     char cmd[2048];
     snprintf(archive_path, sizeof(archive_path), "%s/out.cpio", dir);
     snprintf(cmd, sizeof(cmd), "%s %s one=%s/one workload=%s/prog", GUEST_MKARCHIVE, archive_path,
@@ -70,12 +73,15 @@ static void test_reader_finds_what_writer_wrote(void **state)
     const uint8_t *p = archive_find("workload", &size);
     assert_non_null(p);
     assert_int_equal(size, 15);
-    assert_memory_equal(p, "\x7f" "ELF-body-12345", 15);
+    assert_memory_equal(p,
+                        "\x7f"
+                        "ELF-body-12345",
+                        15);
     p = archive_find("one", &size);
     assert_non_null(p);
     assert_int_equal(size, 1);
     assert_int_equal(p[0], 'x');
-    assert_null(archive_find("work", &size));     /* prefixes do not match */
+    assert_null(archive_find("work", &size)); /* prefixes do not match */
     assert_null(archive_find("missing", &size));
     assert_null(archive_find("TRAILER!!!", &size)); /* the end marker is not a file */
     free(a);
@@ -85,7 +91,7 @@ static void test_gnu_cpio_reads_it(void **state)
 {
     (void)state;
     if (system("command -v cpio >/dev/null 2>&1") != 0)
-        skip();
+        fail_msg("GNU cpio is not installed (scripts/deps.sh installs it)");
     char cmd[700];
     snprintf(cmd, sizeof(cmd), "cpio -it --quiet < %s", archive_path);
     FILE *p = popen(cmd, "r");

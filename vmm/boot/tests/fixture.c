@@ -87,7 +87,7 @@ uint8_t *bz_build(const struct bz_spec *s, size_t *len)
     uint8_t *img = calloc(1, *len);
     assert_non_null(img);
     /* Fill the boot sector with 0xff as modern kernels do (PE header area): the loader must not
-     * copy it into the zero page (vmm.md pitfall 5.1). */
+     * copy it into the zero page (bootparam.h; docs/sources.md §2). */
     memset(img, 0xff, SH_START);
     img[SH_SETUP_SECTS] = s->setup_sects;
     put32(img + SH_SYSSIZE, (uint32_t)(s->payload_size / 16));

@@ -15,7 +15,7 @@
 
 static void test_gdt_quadwords(void **state)
 {
-    /* The values every 64-bit-entry VMM uses (vmm.md appendix). */
+    /* The values every 64-bit-entry VMM uses (boot.rst "64-bit Boot Protocol"). */
     assert_int_equal(gdt_entry(GDT_FLAGS_CODE64, 0, 0xfffff), 0x00af9b000000ffffull);
     assert_int_equal(gdt_entry(GDT_FLAGS_DATA, 0, 0xfffff), 0x00cf93000000ffffull);
     /* Base and limit bits land in their split fields. */

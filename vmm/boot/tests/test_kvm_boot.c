@@ -20,6 +20,7 @@
 
 #include "vmm/boot/tests/fixture.h"
 #include "vmm/boot/hvprof_boot.h"
+#include "tests/common/need_kvm.h"
 
 #define MiB (1ull << 20)
 
@@ -38,10 +39,8 @@ static const char *tiny_kernel_path;
 static int run_guest(struct test_ram *r, const struct boot_entry *b)
 {
     int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (kvm < 0) {
-        print_message("no /dev/kvm (%s): skipped\n", strerror(errno));
-        skip();
-    }
+    if (kvm < 0)
+        hv_need_kvm("test_kvm_boot");
     int vm;
     do
         vm = ioctl(kvm, KVM_CREATE_VM, 0);

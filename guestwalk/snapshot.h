@@ -12,7 +12,7 @@
 
 enum gw_snap_have {
     GW_SNAP_HALTED = 1u << 0, /* `halted` is valid (KVM_GET_MP_STATE) */
-    GW_SNAP_MSRS = 1u << 1,   /* `lstar` and `kernel_gs_base` are valid (KVM_GET_MSRS) */
+    GW_SNAP_MSRS = 1u << 1,   /* `lstar` is valid, and `kernel_gs_base` (0 if unreadable) */
 };
 
 struct gw_snapshot {

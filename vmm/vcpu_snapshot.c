@@ -29,10 +29,13 @@ static int read_msrs(struct vcpu *v, uint64_t *lstar, uint64_t *kernel_gs_base)
     u.m.nmsrs = 2;
     u.m.entries[0].index = MSR_LSTAR;
     u.m.entries[1].index = MSR_KERNEL_GS_BASE;
-    if (ioctl(v->fd, KVM_GET_MSRS, &u.m) != 2) /* returns the number of MSRs read */
+    /* It returns how many MSRs it read, stopping at the first it cannot: LSTAR alone is still
+     * worth having (the KASLR slide). */
+    int n = ioctl(v->fd, KVM_GET_MSRS, &u.m);
+    if (n < 1)
         return -1;
     *lstar = u.m.entries[0].data;
-    *kernel_gs_base = u.m.entries[1].data;
+    *kernel_gs_base = n >= 2 ? u.m.entries[1].data : 0;
     return 0;
 }
 

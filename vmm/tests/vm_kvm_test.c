@@ -164,7 +164,7 @@ static void test_request_stop(void **state)
 struct hook_state {
     timer_t timer[2];
     atomic_uint starts, stops;
-    atomic_ulong ticks, calls, bad_rip;
+    atomic_ulong ticks, calls, bad_rip, bad_snap;
 };
 
 static int h_start(void *ctx, struct vcpu *v, struct hv_err *err)
@@ -195,6 +195,14 @@ static void h_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
     if (vcpu_get_regs(v, &regs, &sregs) < 0 || regs.rip != TINY_CODE_GPA ||
         sregs.cs.selector != 0x10)
         atomic_fetch_add(&h->bad_rip, 1);
+    /* The profiler's view of the same stop: the spinning tiny guest at CPL 0 is running (not
+     * halted), and its LSTAR is the reset value cpu_setup wrote (0). */
+    struct gw_snapshot s;
+    if (vcpu_snapshot(v, &s, GW_SNAP_HALTED | GW_SNAP_MSRS) < 0 || s.rip != regs.rip ||
+        s.rsp != regs.rsp || s.cr3 != sregs.cr3 || s.efer != sregs.efer || s.cpl != 0 ||
+        s.fs_base != sregs.fs.base || s.gs_base != sregs.gs.base ||
+        s.have != (GW_SNAP_HALTED | GW_SNAP_MSRS) || s.halted || s.lstar != 0)
+        atomic_fetch_add(&h->bad_snap, 1);
 }
 
 static void h_stop(void *ctx, struct vcpu *v)
@@ -224,6 +232,7 @@ static void run_hooks(bool sync_regs)
     assert_true(h.ticks > 10); /* ~300 per vCPU expected; any real delivery passes */
     assert_true(h.calls > 0);
     assert_int_equal(h.bad_rip, 0);
+    assert_int_equal(h.bad_snap, 0);
     if (sync_regs)
         assert_true(vm->vcpus[0].use_sync_regs == ((vm->kvm.sync_regs & 3) == 3));
     vm_destroy(vm);

@@ -91,6 +91,26 @@ static void redirect(int fd, const char *path)
     }
 }
 
+/* Is `sig` pending for the whole process (ShdPnd in /proc/<pid>/status, proc(5))? */
+static bool signal_pending(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool pending = false;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long mask;
+        if (sscanf(line, "ShdPnd: %llx", &mask) == 1) {
+            pending = (mask >> (sig - 1)) & 1;
+            break;
+        }
+    }
+    fclose(f);
+    return pending;
+}
+
 int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -129,7 +149,11 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
                 ready_at = t;
                 next_sig = t + c->delay_ms / 1000.0;
             }
-            if (ready_at >= 0 && t >= next_sig) {
+            /* Two signals of one kind sent while the first is still pending merge into one
+             * (POSIX): under load the target may not run for milliseconds, so the next signal
+             * waits until the previous one has been taken. */
+            if (ready_at >= 0 && t >= next_sig &&
+                !(sent > 0 && signal_pending(pid, c->sigs[sent - 1]))) {
                 kill(pid, c->sigs[sent++]);
                 next_sig = t + c->gap_ms / 1000.0;
             }

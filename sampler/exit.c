@@ -19,8 +19,9 @@ void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
     if (tick == SAMPLER_TICK_NONE)
         return;
 
+    /* Halted or not matters only to a due kernel-mode sample: a re-check skips the ioctl. */
     struct gw_snapshot snap;
-    if (vcpu_snapshot(v, &snap, GW_SNAP_HALTED) < 0)
+    if (vcpu_snapshot(v, &snap, tick == SAMPLER_TICK_DUE ? GW_SNAP_HALTED : 0) < 0)
         return;
     uint64_t t1 = sampler_now_ns();
     uint64_t t2 = sampler_take(sv, &snap, t0, tick == SAMPLER_TICK_DUE);

@@ -66,8 +66,9 @@ void sampler_print_summary(const struct sampler *s, FILE *out);
 /* One line per vCPU with the exit hook's mean time per stage (`hvprof record --stage-times`):
  *   stage-times vcpu=I samples=N user=.. kernel=.. idle=.. missed=.. dropped=.. exits=..
  *               rechecks=.. walk_fail=.. regs_ns=.. walk_ns=.. push_ns=.. total_ns=.. max_ns=..
- * regs = reading registers; walk = identity lookup, user walk, completion records; push = the
- * sample's kernel walk and ring record, and re-check timer bookkeeping (sampler/exit.c). */
+ * regs = the vCPU snapshot (registers; the MP state at kernel-mode ticks); walk = identity, user
+ * walk, completion records; push = the sample's kernel walk and ring record, and re-check timer
+ * bookkeeping (sampler/exit.c, sampler/sample.c). */
 void sampler_print_stage_times(const struct sampler *s, FILE *out);
 void sampler_destroy(struct sampler *s);
 

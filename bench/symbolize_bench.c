@@ -72,7 +72,8 @@ int main(int argc, char **argv)
         /* Zipf-ish: a few hot stacks, a long tail. */
         uint64_t stack = next_rand() % (s % 10 ? 50 : 5000);
         for (int d = 0; d < DEPTH; d++)
-            addrs[d] = 0xffffffff81000000ull + ((stack * 7919 + (uint64_t)d * 104729) % NSYMS) * 0x100 + 8;
+            addrs[d] =
+                0xffffffff81000000ull + ((stack * 7919 + (uint64_t)d * 104729) % NSYMS) * 0x100 + 8;
         profile_add_sample(&p, (uint64_t)s * 1000000, (uint32_t)(s & 3), 0x10000000, 0, 0, addrs,
                            NULL, DEPTH, 1, NULL);
     }

@@ -4,8 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ELF_BUILD_ID_MAX 64 /* GNU build-ids are 20 bytes (sha1) or 16 (md5/uuid); room for more   \
-                             */
+#define ELF_BUILD_ID_MAX                                                                           \
+    64 /* GNU build-ids are 20 bytes (sha1) or 16 (md5/uuid); room for more                        \
+        */
 
 /* Parse an ELF note area (Elf64_Nhdr sequence, 4-byte aligned) for NT_GNU_BUILD_ID.
  * Bounded by `len`; returns the id length copied to `out` (<= ELF_BUILD_ID_MAX), 0 if none. */

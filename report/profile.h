@@ -20,81 +20,86 @@
 #define PROF_CPL_USER   3
 
 /* Frame flags. */
-#define PROF_FRAME_RA     1u /* a return address: symbolized at addr - 1 (the call instruction) */
-#define PROF_FRAME_KERNEL 2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the
-                              * test guest's kernel and its programs share low addresses, so the
-                              * address alone cannot tell) */
+#define PROF_FRAME_RA 1u /* a return address: symbolized at addr - 1 (the call instruction) */
+#define PROF_FRAME_KERNEL                                                                          \
+    2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the                          \
+        * test guest's kernel and its programs share low addresses, so the                         \
+        * address alone cannot tell) */
 
 struct prof_frame {
     uint64_t addr;
-    uint32_t loc;  /* location index after profile_symbolize(), else PROF_NONE */
+    uint32_t loc; /* location index after profile_symbolize(), else PROF_NONE */
     uint32_t flags;
 };
 
 struct prof_sample {
-    uint64_t ts;     /* ticks (profile.ticks_per_sec) */
+    uint64_t ts; /* ticks (profile.ticks_per_sec) */
     uint64_t pid, tid;
     uint64_t weight; /* number of samples this entry stands for (1 from the recorder) */
     uint32_t vcpu;
-    uint8_t cpl;     /* 0 kernel, 3 user */
-    uint32_t first;  /* index of the leaf frame in profile.frames */
+    uint8_t cpl;    /* 0 kernel, 3 user */
+    uint32_t first; /* index of the leaf frame in profile.frames */
     uint32_t nframes;
 };
 
 struct prof_module {
-    char *name;                 /* as recorded (path or soname), never NULL */
+    char *name; /* as recorded (path or soname), never NULL */
     uint8_t build_id[ELF_BUILD_ID_MAX];
     uint32_t build_id_len;
     bool kernel;
-    char *sym_file;             /* file symbols came from, NULL if none was found */
-    struct elf_symbols *elf;    /* owned; NULL if no ELF symbol file */
-    struct symtab *ksyms;       /* owned; kallsyms/System.map for a kernel module */
-    bool has_functions;         /* at least one frame resolved to a function */
+    char *sym_file;          /* file symbols came from, NULL if none was found */
+    struct elf_symbols *elf; /* owned; NULL if no ELF symbol file */
+    struct symtab *ksyms;    /* owned; kallsyms/System.map for a kernel module */
+    bool has_functions;      /* at least one frame resolved to a function */
 };
 
 struct prof_mapping {
-    uint64_t pid;               /* address space, PROF_PID_ANY for the kernel */
-    uint64_t start, size;       /* runtime range */
-    uint64_t bias;              /* runtime - link address (KASLR slide for a kernel) */
-    uint64_t file_offset;       /* file offset of `start` (pprof Mapping.file_offset) */
+    uint64_t pid;         /* address space, PROF_PID_ANY for the kernel */
+    uint64_t start, size; /* runtime range */
+    uint64_t bias;        /* runtime - link address (KASLR slide for a kernel) */
+    uint64_t file_offset; /* file offset of `start` (pprof Mapping.file_offset) */
     uint32_t module;
 };
 
 struct prof_name {
-    uint64_t pid, tid;          /* tid = 0 for a process */
+    uint64_t pid, tid; /* tid = 0 for a process */
     char *name;
 };
 
 struct prof_loc {
-    uint64_t space;             /* pid whose address space the address is in (PROF_PID_ANY: kernel) */
-    uint64_t addr;              /* runtime address as sampled */
-    uint32_t flags;             /* PROF_FRAME_RA of the first frame seen here (part of the key) */
-    uint32_t mapping;           /* PROF_NONE if no mapping covers the address */
-    uint32_t func;              /* always valid: a real function or a fallback name */
-    uint64_t func_off;          /* addr - bias - function start; 0 for fallbacks */
-    bool resolved;              /* func is a symbol (not a module+0xoff / raw fallback) */
+    uint64_t space;    /* pid whose address space the address is in (PROF_PID_ANY: kernel) */
+    uint64_t addr;     /* runtime address as sampled */
+    uint32_t flags;    /* PROF_FRAME_RA of the first frame seen here (part of the key) */
+    uint32_t mapping;  /* PROF_NONE if no mapping covers the address */
+    uint32_t func;     /* always valid: a real function or a fallback name */
+    uint64_t func_off; /* addr - bias - function start; 0 for fallbacks */
+    bool resolved;     /* func is a symbol (not a module+0xoff / raw fallback) */
 };
 
 struct prof_func {
-    char *name;                 /* "main", "hello+0x1136", "0xffffffff81000000" */
-    uint32_t module;            /* PROF_NONE for raw addresses */
+    char *name;      /* "main", "hello+0x1136", "0xffffffff81000000" */
+    uint32_t module; /* PROF_NONE for raw addresses */
 };
 
-#define PROF_VEC(T) struct { T *v; size_t n, cap; }
+#define PROF_VEC(T)                                                                                \
+    struct {                                                                                       \
+        T *v;                                                                                      \
+        size_t n, cap;                                                                             \
+    }
 
 struct profile {
     PROF_VEC(struct prof_sample) samples;
     PROF_VEC(struct prof_frame) frames;
     PROF_VEC(struct prof_module) modules;
     PROF_VEC(struct prof_mapping) mappings;
-    PROF_VEC(struct prof_name) names;   /* processes and threads */
+    PROF_VEC(struct prof_name) names; /* processes and threads */
     PROF_VEC(struct prof_loc) locs;
     PROF_VEC(struct prof_func) funcs;
-    uint64_t ticks_per_sec;             /* 1e9 if unknown */
-    uint64_t period_ns;                 /* sampling period; 0 if unknown */
-    uint64_t kernel_lstar;              /* guest MSR_LSTAR at record time, 0 if unknown */
-    char symbol_dir[512];               /* recorder's hint: where the guest's symbol files are */
-    void *index;                        /* private lookup state (hash tables) */
+    uint64_t ticks_per_sec; /* 1e9 if unknown */
+    uint64_t period_ns;     /* sampling period; 0 if unknown */
+    uint64_t kernel_lstar;  /* guest MSR_LSTAR at record time, 0 if unknown */
+    char symbol_dir[512];   /* recorder's hint: where the guest's symbol files are */
+    void *index;            /* private lookup state (hash tables) */
 };
 
 void profile_init(struct profile *p);

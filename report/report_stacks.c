@@ -84,8 +84,8 @@ int report_stacks_build(const struct profile *p, struct report_stacks *out, stru
             goto oom;
         for (uint32_t f = s->nframes; f-- > 0;) {
             if (sbuf_add(&b, ";") < 0 ||
-                sbuf_add(&b, report_frame_name(p, &p->frames.v[s->first + f], name,
-                                               sizeof(name))) < 0)
+                sbuf_add(&b, report_frame_name(p, &p->frames.v[s->first + f], name, sizeof(name))) <
+                    0)
                 goto oom;
         }
         struct key key = {out, b.s};

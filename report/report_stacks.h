@@ -9,7 +9,7 @@
 #include "report/profile.h"
 
 struct report_stack {
-    char *text;      /* "proc;root;...;leaf" with ';' and control characters removed from names */
+    char *text; /* "proc;root;...;leaf" with ';' and control characters removed from names */
     uint64_t weight;
 };
 

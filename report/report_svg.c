@@ -10,12 +10,12 @@
 #include "report/report_stacks.h"
 #include "report/report_svg_script.h"
 
-#define SVG_WIDTH  1200
-#define SVG_PAD    10
-#define FRAME_H    16
-#define TOP_SPACE  40
-#define BOT_SPACE  30
-#define MAX_DEPTH  1024
+#define SVG_WIDTH 1200
+#define SVG_PAD   10
+#define FRAME_H   16
+#define TOP_SPACE 40
+#define BOT_SPACE 30
+#define MAX_DEPTH 1024
 
 struct node {
     const char *name;
@@ -30,12 +30,23 @@ static void xml_put(FILE *out, const char *s)
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         switch (c) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        default: fputc(c < 0x20 || c >= 0x7f ? '?' : c, out);
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
+        default:
+            fputc(c < 0x20 || c >= 0x7f ? '?' : c, out);
         }
     }
 }
@@ -127,14 +138,15 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
           out);
     fputs(report_svg_script, out);
     fputs("]]></script>\n", out);
-    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"#f6f6f2\"/>\n",
-            SVG_WIDTH, height);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%u\" fill=\"#f6f6f2\"/>\n", SVG_WIDTH,
+            height);
     fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_WIDTH / 2);
     xml_put(out, title);
-    fprintf(out, "</text>\n<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
-                 "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n"
-                 "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
-                 "<text id=\"matched\" x=\"%d\" y=\"%u\"> </text>\n<g id=\"frames\">\n",
+    fprintf(out,
+            "</text>\n<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
+            "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n"
+            "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+            "<text id=\"matched\" x=\"%d\" y=\"%u\"> </text>\n<g id=\"frames\">\n",
             SVG_PAD, SVG_WIDTH - 110, SVG_PAD, height - 10, SVG_WIDTH - 200, height - 10);
     double scale = total ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
     for (size_t i = 0; i < nn; i++) {
@@ -145,8 +157,8 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
         color(n->name, &r, &g, &b);
         fputs("<g class=\"f\" data-n=\"", out);
         xml_put(out, n->name);
-        fprintf(out, "\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
-                n->x, n->w, n->depth);
+        fprintf(out, "\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>", n->x,
+                n->w, n->depth);
         xml_put(out, n->name);
         fprintf(out,
                 " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "

@@ -100,15 +100,15 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
             nvcpus);
     if (p->period_ns)
         fprintf(out, ", period %" PRIu64 " ns", p->period_ns);
-    fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples",
-            "Shared Object", "Symbol");
+    fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples", "Shared Object",
+            "Symbol");
     for (size_t i = 0; i < nf && i < limit; i++) {
         const struct row *r = &rows[i];
         if (!r->total)
             break;
         const struct prof_func *fn = &p->funcs.v[r->func];
-        const char *dso = fn->module == PROF_NONE ? "[unknown]"
-                                                  : profile_module_basename(p, fn->module);
+        const char *dso =
+            fn->module == PROF_NONE ? "[unknown]" : profile_module_basename(p, fn->module);
         fprintf(out, "  %7.2f%% %7.2f%% %10" PRIu64 "  %-24s [%c] %s\n", pct(r->total, total),
                 pct(r->self, total), r->self, dso, r->kernel ? 'k' : '.', fn->name);
     }
@@ -116,9 +116,8 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
             "PID", "Command");
     for (size_t i = 0; i < nprocs; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-12" PRIu64 " %s\n",
-                pct(procs[i].weight, total), procs[i].weight,
-                pct(procs[i].kernel, procs[i].weight), procs[i].key,
-                profile_process_name(p, procs[i].key));
+                pct(procs[i].weight, total), procs[i].weight, pct(procs[i].kernel, procs[i].weight),
+                procs[i].key, profile_process_name(p, procs[i].key));
     fprintf(out, "\n# Per vCPU\n# %8s %10s %8s  %s\n", "Percent", "Samples", "Kernel", "vCPU");
     for (size_t i = 0; i < nvcpus; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %" PRIu64 "\n", pct(vcpus[i].weight, total),

@@ -110,8 +110,7 @@ out:
     return rc;
 }
 
-int kallsyms_kaslr_slide(const struct symtab *t, uint64_t lstar, int64_t *slide,
-                         struct hv_err *err)
+int kallsyms_kaslr_slide(const struct symtab *t, uint64_t lstar, int64_t *slide, struct hv_err *err)
 {
     /* Linux x86-64 points MSR_LSTAR at entry_SYSCALL_64 (arch/x86/kernel/cpu/common.c
      * syscall_init), so their difference is the KASLR displacement of the whole image. */

@@ -71,8 +71,7 @@ static void scan_dirs(struct symbol_path *sp)
             if (de->d_name[0] == '.')
                 continue;
             char path[4096];
-            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], de->d_name) >=
-                (int)sizeof(path))
+            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], de->d_name) >= (int)sizeof(path))
                 continue;
             if (!is_regular(path))
                 continue;

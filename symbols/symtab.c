@@ -42,8 +42,8 @@ int symtab_add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
     }
     memcpy(t->names + t->names_len, name, name_len);
     t->names[t->names_len + name_len] = 0;
-    t->v[t->n++] = (struct sym){.addr = addr, .size = size, .name = (uint32_t)t->names_len,
-                                .strength = strength};
+    t->v[t->n++] = (struct sym){
+        .addr = addr, .size = size, .name = (uint32_t)t->names_len, .strength = strength};
     t->names_len += name_len + 1;
     t->sorted = 0;
     return 0;

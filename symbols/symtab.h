@@ -40,9 +40,10 @@ void symtab_finish(struct symtab *t);
 
 /* The function containing `addr`, or NULL. A sized symbol contains [addr, addr+size); an unsized
  * one contains everything up to the next symbol. A symbol with an empty name is an end marker
- * (the end of an ELF code section): addresses it covers resolve to NULL. Callers that symbolize a *return address* pass
- * ra - 1, so a call as the last instruction of a function still resolves to its caller
- * (symbolizer markup "ra" frames, LLVM SymbolizerMarkupFormat.rst). Needs symtab_finish(). */
+ * (the end of an ELF code section): addresses it covers resolve to NULL. Callers that symbolize a
+ * *return address* pass ra - 1, so a call as the last instruction of a function still resolves to
+ * its caller (symbolizer markup "ra" frames, LLVM SymbolizerMarkupFormat.rst). Needs
+ * symtab_finish(). */
 const struct sym *symtab_lookup(const struct symtab *t, uint64_t addr);
 
 /* Exact-name search (linear; for anchors such as entry_SYSCALL_64). NULL if absent. */

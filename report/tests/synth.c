@@ -19,8 +19,10 @@ size_t synth_profile(struct profile *p)
     assert_int_equal(elf_read_build_id_file(exe, id, NULL), 20);
     int mod = profile_add_module(p, "[elf@0x400000]", id, 20, false, NULL);
     assert_true(mod >= 0);
-    assert_true(profile_add_mapping(p, SYNTH_PID, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >= 0);
-    assert_true(profile_add_mapping(p, SYNTH_PID2, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >= 0);
+    assert_true(profile_add_mapping(p, SYNTH_PID, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >=
+                0);
+    assert_true(profile_add_mapping(p, SYNTH_PID2, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >=
+                0);
     profile_set_name(p, SYNTH_PID, SYNTH_TID, "worker-1", NULL);
 
     uint64_t leaf = nm_address(exe, "fixture_leaf"), mid = nm_address(exe, "fixture_middle");
@@ -29,13 +31,13 @@ size_t synth_profile(struct profile *p)
     /* Return addresses: a few bytes into each caller (inside the function, as after a call). */
     uint64_t hot[] = {leaf + 2, mid + 9, outer + 9, main_ + 9, start + 5};
     uint64_t warm[] = {mid + 1, outer + 9, main_ + 9, start + 5};
-    uint64_t nosym[] = {0x40f000, start + 5};      /* mapped, no symbol: prog_static+0x40f000 */
-    uint64_t raw[] = {0x7fff12340000ull};          /* unmapped: raw address */
+    uint64_t nosym[] = {0x40f000, start + 5}; /* mapped, no symbol: prog_static+0x40f000 */
+    uint64_t raw[] = {0x7fff12340000ull};     /* unmapped: raw address */
     uint64_t kern[] = {0xffffffff81200010ull, 0xffffffff81400020ull};
     size_t n = 0;
     for (int i = 0; i < 60; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, (uint32_t)(i & 1),
-                                       SYNTH_PID, SYNTH_TID, 3, hot, NULL, 5, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, (uint32_t)(i & 1), SYNTH_PID,
+                                       SYNTH_TID, 3, hot, NULL, 5, 1, NULL) >= 0);
     for (int i = 0; i < 25; i++, n++)
         assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, 0, SYNTH_PID, SYNTH_TID, 3,
                                        warm, NULL, 4, 1, NULL) >= 0);

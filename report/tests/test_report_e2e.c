@@ -41,8 +41,8 @@ static int setup(void **state)
     snprintf(e->rec, sizeof(e->rec), "%s/rec.fxt", e->dir);
     snprintf(e->syms, sizeof(e->syms), "--symbols '%s' --vmlinux '%s'", e->progs, e->kernel);
     int st;
-    char *out = sh(&st, "'%s' record -o '%s' --guest demo --duration 3 --quiet 2>&1", e->hvprof,
-                   e->rec);
+    char *out =
+        sh(&st, "'%s' record -o '%s' --guest demo --duration 3 --quiet 2>&1", e->hvprof, e->rec);
     if (st != 0) {
         fprintf(stderr, "record failed: %s\n", out ? out : "");
         free(out);
@@ -88,11 +88,11 @@ static void test_pprof(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out = sh(&st,
-                   "'%s' report '%s' %s -q --format pprof -o '%s/p.pb.gz' && "
-                   "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
-                   e->hvprof, e->rec, e->syms, e->dir, CHECK_PPROF, e->dir, PROFILE_PROTO_DIR,
-                   e->dir);
+    char *out =
+        sh(&st,
+           "'%s' report '%s' %s -q --format pprof -o '%s/p.pb.gz' && "
+           "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
+           e->hvprof, e->rec, e->syms, e->dir, CHECK_PPROF, e->dir, PROFILE_PROTO_DIR, e->dir);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"hot_leaf\""));
     assert_non_null(strstr(out, "\"kbusy_spin\""));
@@ -108,16 +108,17 @@ static void test_svg_perf_script_timeline(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out = sh(&st,
-                   "'%s' report '%s' %s -q --format svg -o '%s/f.svg' && xmllint --noout '%s/f.svg' "
-                   "&& grep -c 'data-n=\"hot_leaf\"' '%s/f.svg'",
-                   e->hvprof, e->rec, e->syms, e->dir, e->dir, e->dir);
+    char *out =
+        sh(&st,
+           "'%s' report '%s' %s -q --format svg -o '%s/f.svg' && xmllint --noout '%s/f.svg' "
+           "&& grep -c 'data-n=\"hot_leaf\"' '%s/f.svg'",
+           e->hvprof, e->rec, e->syms, e->dir, e->dir, e->dir);
     assert_int_equal(st, 0);
     assert_true(atoi(out) >= 1);
     free(out);
     /* perf script: one header line (no leading tab) per sample, blocks separated by blank lines. */
-    out = sh(&st, "'%s' report '%s' %s -q --format perf-script | grep -c 'cpu-clock: $'",
-             e->hvprof, e->rec, e->syms);
+    out = sh(&st, "'%s' report '%s' %s -q --format perf-script | grep -c 'cpu-clock: $'", e->hvprof,
+             e->rec, e->syms);
     assert_int_equal(strtoull(out, NULL, 10), e->samples);
     free(out);
     out = sh(&st, "'%s' report '%s' %s -q --format perf-script | grep -c '^$'", e->hvprof, e->rec,

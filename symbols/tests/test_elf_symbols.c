@@ -37,9 +37,9 @@ static void test_static_program(void **state)
     elf_build_id_hex(es.build_id, es.build_id_len, got);
     assert_string_equal(got, want);
 
-    static const char *const funcs[] = {"fixture_leaf", "fixture_middle", "fixture_outer",
-                                        "fixture_local_static", "fixture_main", "_start",
-                                        "fixture_calls_at_end", "fixture_next_function"};
+    static const char *const funcs[] = {
+        "fixture_leaf", "fixture_middle", "fixture_outer",        "fixture_local_static",
+        "fixture_main", "_start",         "fixture_calls_at_end", "fixture_next_function"};
     for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
         uint64_t a = nm_address(path, funcs[i]);
         assert_true(a >= 0x400000);

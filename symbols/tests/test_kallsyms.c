@@ -69,7 +69,8 @@ static void test_rejects_non_symbol_text(void **state)
     (void)state;
     struct symtab t;
     symtab_init(&t);
-    static const char text[] = "hello world\n\x7f" "ELF\x02\x01\n12345678901234567 T too_long\n";
+    static const char text[] = "hello world\n\x7f"
+                               "ELF\x02\x01\n12345678901234567 T too_long\n";
     struct hv_err err;
     assert_int_equal(kallsyms_parse(&t, text, sizeof(text) - 1, &err), -1);
     assert_non_null(strstr(err.msg, "no text symbols"));

@@ -71,7 +71,8 @@ size_t readelf_build_id(const char *path, char *out, size_t cap)
     const char *p = text ? strstr(text, "Build ID: ") : NULL;
     if (p) {
         p += 10;
-        while (len + 1 < cap && ((p[len] >= '0' && p[len] <= '9') || (p[len] >= 'a' && p[len] <= 'f'))) {
+        while (len + 1 < cap &&
+               ((p[len] >= '0' && p[len] <= '9') || (p[len] >= 'a' && p[len] <= 'f'))) {
             out[len] = p[len];
             len++;
         }

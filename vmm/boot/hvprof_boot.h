@@ -17,24 +17,25 @@
 /* Low-memory layout the VMM uses at boot (guest-physical). The guest may reuse all of it once it
  * has copied what it needs from the boot info and switched to its own page tables; the ranges
  * marked free are never touched by the VMM. (vmm/boot/layout.h uses these same numbers.) */
-#define HVPROF_LOW_GDT        0x00500ull /* GDT: null, null, code 0x10, data 0x18, TSS 0x20 */
-#define HVPROF_LOW_PML4       0x01000ull /* PML4; PDPT at 0x2000; 4 PDs at 0x3000-0x6fff */
-#define HVPROF_LOW_BOOTINFO   0x07000ull /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
-#define HVPROF_LOW_STACK      0x08000ull /* 16 KiB boot stack [0x8000, 0xc000), RSP = 0xc000 */
-#define HVPROF_LOW_FREE0      0x0c000ull /* free for the guest: [0xc000, 0x20000) */
-#define HVPROF_LOW_CMDLINE    0x20000ull /* command line, up to 4 KiB */
-#define HVPROF_LOW_FREE1      0x21000ull /* free for the guest: [0x21000, 0x9fc00) */
-#define HVPROF_LOW_MPTABLE    0x9fc00ull /* MP floating pointer + table; e820-reserved to 0xa0000 */
-#define HVPROF_LOW_FIRMWARE   0xe0000ull /* ACPI tables; 0xf0000: the MP table for more than 40
-                                          * vCPUs; 0xf8000: SMBIOS. e820-reserved to 1 MiB */
-#define HVPROF_KERNEL_MIN     0x100000ull /* ELF PT_LOAD segments must start at or above 1 MiB */
+#define HVPROF_LOW_GDT      0x00500ull /* GDT: null, null, code 0x10, data 0x18, TSS 0x20 */
+#define HVPROF_LOW_PML4     0x01000ull /* PML4; PDPT at 0x2000; 4 PDs at 0x3000-0x6fff */
+#define HVPROF_LOW_BOOTINFO 0x07000ull /* struct hvprof_bootinfo (ELF) or zero page (bzImage) */
+#define HVPROF_LOW_STACK    0x08000ull /* 16 KiB boot stack [0x8000, 0xc000), RSP = 0xc000 */
+#define HVPROF_LOW_FREE0    0x0c000ull /* free for the guest: [0xc000, 0x20000) */
+#define HVPROF_LOW_CMDLINE  0x20000ull /* command line, up to 4 KiB */
+#define HVPROF_LOW_FREE1    0x21000ull /* free for the guest: [0x21000, 0x9fc00) */
+#define HVPROF_LOW_MPTABLE  0x9fc00ull /* MP floating pointer + table; e820-reserved to 0xa0000 */
+#define HVPROF_LOW_FIRMWARE                                                                        \
+    0xe0000ull                              /* ACPI tables; 0xf0000: the MP table for more than 40 \
+                                             * vCPUs; 0xf8000: SMBIOS. e820-reserved to 1 MiB */
+#define HVPROF_KERNEL_MIN     0x100000ull   /* ELF PT_LOAD segments must start at or above 1 MiB */
 #define HVPROF_MMIO_GAP_START 0xc0000000ull /* RAM above 3 GiB continues at 4 GiB */
 #define HVPROF_MMIO_GAP_END   0x100000000ull
 
 #define HVPROF_BOOT_MAGIC   0x42505648u /* "HVPB" little-endian */
 #define HVPROF_BOOT_VERSION 1u
 
-#define HVPROF_E820_MAX 16
+#define HVPROF_E820_MAX      16
 #define HVPROF_E820_RAM      1u
 #define HVPROF_E820_RESERVED 2u
 
@@ -51,17 +52,17 @@ struct hvprof_e820 {
 };
 
 struct hvprof_bootinfo {
-    uint32_t magic;   /* HVPROF_BOOT_MAGIC */
-    uint32_t version; /* HVPROF_BOOT_VERSION */
-    uint32_t size;    /* sizeof(struct hvprof_bootinfo) as the VMM knows it */
-    uint32_t nr_cpus; /* vCPUs created; the MP table lists the same */
-    uint64_t mem_bytes;        /* guest RAM size (--mem) */
-    uint64_t cmdline_gpa;      /* NUL-terminated command line, 0 if none */
-    uint32_t cmdline_len;      /* bytes, without the NUL */
+    uint32_t magic;       /* HVPROF_BOOT_MAGIC */
+    uint32_t version;     /* HVPROF_BOOT_VERSION */
+    uint32_t size;        /* sizeof(struct hvprof_bootinfo) as the VMM knows it */
+    uint32_t nr_cpus;     /* vCPUs created; the MP table lists the same */
+    uint64_t mem_bytes;   /* guest RAM size (--mem) */
+    uint64_t cmdline_gpa; /* NUL-terminated command line, 0 if none */
+    uint32_t cmdline_len; /* bytes, without the NUL */
     uint32_t e820_entries;
-    uint64_t initrd_gpa;       /* boot archive (--initrd), 0 if none */
+    uint64_t initrd_gpa; /* boot archive (--initrd), 0 if none */
     uint64_t initrd_size;
-    uint64_t kernel_end_gpa;   /* first byte after the highest loaded PT_LOAD segment */
-    uint64_t mptable_gpa;      /* MP floating pointer structure ("_MP_"), 0 if none */
+    uint64_t kernel_end_gpa; /* first byte after the highest loaded PT_LOAD segment */
+    uint64_t mptable_gpa;    /* MP floating pointer structure ("_MP_"), 0 if none */
     struct hvprof_e820 e820[HVPROF_E820_MAX];
 };

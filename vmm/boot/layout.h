@@ -1,5 +1,5 @@
-/* Numbers derived from the fixed low-memory layout in vmm/boot/hvprof_boot.h (one place, so the GDT,
- * page-table, stack and command-line code agree). docs/boot-elf.md has the table. */
+/* Numbers derived from the fixed low-memory layout in vmm/boot/hvprof_boot.h (one place, so the
+ * GDT, page-table, stack and command-line code agree). docs/boot-elf.md has the table. */
 #pragma once
 
 #include "vmm/boot/hvprof_boot.h"

@@ -49,8 +49,9 @@
 #define BZ_ENTRY64_OFFSET      0x200u /* "the start address of loaded 64-bit kernel plus 0x200" */
 #define BZ_LOADER_UNKNOWN      0xffu  /* type_of_loader: "Otherwise, enter 0xFF here" */
 #define BZ_VID_MODE_NORMAL     0xffffu
-#define BZ_DEFAULT_LOAD        0x100000ull /* code32_start's default: the protected-mode kernel at 1 MiB \
-                                            */
+#define BZ_DEFAULT_LOAD                                                                            \
+    0x100000ull /* code32_start's default: the protected-mode kernel at 1 MiB                      \
+                 */
 
 #define XLF_KERNEL_64              0x1u
 #define XLF_CAN_BE_LOADED_ABOVE_4G 0x2u

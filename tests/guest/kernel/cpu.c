@@ -53,8 +53,8 @@ void cpu_init_tables(struct cpu *c)
     c->gdt[4] = 0x00affa000000ffffull; /* 0x20 user code, DPL 3, L=1 */
     u64 tss = (u64)&c->tss;
     u64 lim = sizeof(c->tss) - 1;
-    c->gdt[5] = (lim & 0xffff) | ((tss & 0xffffff) << 16) | (0x89ull << 40) |
-                ((tss >> 24 & 0xff) << 56);
+    c->gdt[5] =
+        (lim & 0xffff) | ((tss & 0xffffff) << 16) | (0x89ull << 40) | ((tss >> 24 & 0xff) << 56);
     c->gdt[6] = tss >> 32;
     memset(&c->tss, 0, sizeof(c->tss));
     /* Every entry from CPL 3 starts at the top of this CPU's kernel stack. */

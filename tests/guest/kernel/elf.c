@@ -18,16 +18,20 @@ struct elf64_phdr {
     u64 offset, vaddr, paddr, filesz, memsz, align;
 };
 
-#define PT_LOAD 1
-#define PF_W 2
-#define ET_EXEC 2
+#define PT_LOAD   1
+#define PF_W      2
+#define ET_EXEC   2
 #define EM_X86_64 62
 
 int elf_load(u64 pml4, const u8 *img, u64 size, u64 *entry, const char **why)
 {
     const struct elf64_ehdr *eh = (const void *)img;
-    if (size < sizeof(*eh) || memcmp(eh->ident, "\x7f" "ELF", 4) || eh->ident[4] != 2 ||
-        eh->ident[5] != 1 || eh->type != ET_EXEC || eh->machine != EM_X86_64)
+    if (size < sizeof(*eh) ||
+        memcmp(eh->ident,
+               "\x7f"
+               "ELF",
+               4) ||
+        eh->ident[4] != 2 || eh->ident[5] != 1 || eh->type != ET_EXEC || eh->machine != EM_X86_64)
         return *why = "not a static ELF64 x86-64 executable", -1;
     if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum > 16 || eh->phoff > size ||
         (u64)eh->phnum * sizeof(struct elf64_phdr) > size - eh->phoff)
@@ -43,7 +47,8 @@ int elf_load(u64 pml4, const u8 *img, u64 size, u64 *entry, const char **why)
             p->memsz > USER_IMAGE_MAX - p->vaddr || (p->vaddr & 0xfff) != (p->offset & 0xfff))
             return *why = "bad PT_LOAD segment", -1;
         u64 flags = PTE_U | ((p->flags & PF_W) ? PTE_W : 0);
-        u64 file_start = p->offset & ~0xfffull; /* the page-aligned file range backing the VA range */
+        u64 file_start =
+            p->offset & ~0xfffull; /* the page-aligned file range backing the VA range */
         u64 file_end = p->offset + p->filesz;
         for (u64 va = p->vaddr & ~0xfffull; va < p->vaddr + p->memsz; va += 4096) {
             /* Pages shared by two segments (same page, different flags) are mapped once, with

@@ -69,8 +69,8 @@ static inline struct cpu *this_cpu(void)
 }
 
 /* ---- processes and threads ---- */
-#define MAX_PROCS   64
-#define MAX_THREADS 256
+#define MAX_PROCS     64
+#define MAX_THREADS   256
 #define PROC_NAME_MAX 32
 
 enum thread_state { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
@@ -84,13 +84,13 @@ struct thread {
     struct process *proc;
     struct trapframe tf;
     u64 fs_base;
-    int join_tid; /* while T_BLOCKED */
+    int join_tid;        /* while T_BLOCKED */
     struct thread *next; /* run queue */
 };
 
 struct process {
     enum proc_state state;
-    int pid; /* 1-based */
+    int pid;      /* 1-based */
     int instance; /* copy number among processes of the same program */
     char name[PROC_NAME_MAX];
     u64 cr3; /* physical address of the PML4 */
@@ -218,10 +218,10 @@ u64 phys_alloc(u64 size); /* 4 KiB or 2 MiB, aligned, zero; panics when out of m
 u64 mem_free_bytes(void);
 
 /* vm.c: user address spaces */
-#define PTE_P  0x1ull
-#define PTE_W  0x2ull
-#define PTE_U  0x4ull
-#define PTE_PS 0x80ull
+#define PTE_P    0x1ull
+#define PTE_W    0x2ull
+#define PTE_U    0x4ull
+#define PTE_PS   0x80ull
 #define PTE_ADDR 0x000ffffffffff000ull
 u64 vm_new_pml4(void);
 void vm_map(u64 pml4, u64 va, u64 pa, u64 flags, bool huge);
@@ -266,7 +266,7 @@ struct process *proc_spawn(const char *name, int instance);
 struct thread *thread_new(struct process *p, u64 rip, u64 rdi, u64 rsi, u64 fs_base);
 int thread_create_user(struct thread *cur, u64 fn, u64 arg, u64 fs_base, u64 entry);
 void proc_exit(struct thread *cur, int status); /* caller holds sched_lock */
-void thread_die(struct thread *t); /* caller holds sched_lock */
+void thread_die(struct thread *t);              /* caller holds sched_lock */
 struct thread *thread_by_tid(int tid);
 void proc_start_all(void);
 extern spinlock_t sched_lock;

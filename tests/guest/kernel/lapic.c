@@ -2,15 +2,15 @@
  * of the direct map. Register offsets: SDM Vol. 3A table 10-1. */
 #include "kernel.h"
 
-#define LAPIC_ID     0x020
-#define LAPIC_TPR    0x080
-#define LAPIC_EOI    0x0b0
-#define LAPIC_SVR    0x0f0
-#define LAPIC_ICR_LO 0x300
-#define LAPIC_ICR_HI 0x310
-#define LAPIC_LVT_TIMER 0x320
-#define LAPIC_LVT_LINT0 0x350
-#define LAPIC_LVT_LINT1 0x360
+#define LAPIC_ID         0x020
+#define LAPIC_TPR        0x080
+#define LAPIC_EOI        0x0b0
+#define LAPIC_SVR        0x0f0
+#define LAPIC_ICR_LO     0x300
+#define LAPIC_ICR_HI     0x310
+#define LAPIC_LVT_TIMER  0x320
+#define LAPIC_LVT_LINT0  0x350
+#define LAPIC_LVT_LINT1  0x360
 #define LAPIC_TIMER_INIT 0x380
 #define LAPIC_TIMER_CUR  0x390
 #define LAPIC_TIMER_DIV  0x3e0
@@ -21,7 +21,7 @@
 
 /* KVM's in-kernel LAPIC timer counts at 1 GHz (APIC_BUS_CYCLE_NS = 1, the default unless the
  * VMM uses KVM_CAP_X86_APIC_BUS_CYCLES_NS); divided by 16 that is 62.5 MHz. */
-#define LAPIC_BUS_HZ 1000000000ull
+#define LAPIC_BUS_HZ   1000000000ull
 #define LAPIC_TIMER_HZ (LAPIC_BUS_HZ / 16)
 
 u64 tsc_hz;

@@ -46,8 +46,7 @@ void mem_init(const struct hvprof_bootinfo *bi)
     next = (best_lo + 0xfff) & ~0xfffull;
     limit = best_hi & ~0xfffull;
     if (limit <= next)
-        panic("no free RAM (kernel end %#lx, archive %#lx+%#lx)", kend, ird_lo,
-              bi->initrd_size);
+        panic("no free RAM (kernel end %#lx, archive %#lx+%#lx)", kend, ird_lo, bi->initrd_size);
 }
 
 u64 phys_alloc(u64 size)
@@ -58,7 +57,8 @@ u64 phys_alloc(u64 size)
         spin_unlock(&mem_lock);
         panic("out of memory allocating %#lx bytes", size);
     }
-    /* A 2 MiB allocation leaves the 4 KiB pages before it unused: fine for a short-lived test OS. */
+    /* A 2 MiB allocation leaves the 4 KiB pages before it unused: fine for a short-lived test OS.
+     */
     next = pa + size;
     spin_unlock(&mem_lock);
     /* Memory handed out here was never used since boot, and guest RAM starts zero-filled (the

@@ -2,8 +2,7 @@
  * real-mode trampoline copied to TRAMP_BASE, one AP at a time (the mailbox is shared). */
 #include "kernel.h"
 
-extern const u8 tramp_start[], tramp_end[], tramp_cr3[], tramp_stack[], tramp_entry[],
-    tramp_arg[];
+extern const u8 tramp_start[], tramp_end[], tramp_cr3[], tramp_stack[], tramp_entry[], tramp_arg[];
 extern u64 kernel_pml4[];
 
 u32 nr_cpus_online = 1;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int write_entry(FILE *out, unsigned ino, const char *name, unsigned mode,
-                       const void *data, size_t size)
+static int write_entry(FILE *out, unsigned ino, const char *name, unsigned mode, const void *data,
+                       size_t size)
 {
     size_t namesize = strlen(name) + 1;
     if (size > 0xffffffffu || namesize > 4096) {

@@ -247,12 +247,11 @@ void run_session_catch_signals(struct run_session *s)
 
 void run_session_close(struct run_session *s)
 {
-    if (signal_vm == s->vm) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
+    /* The handlers stay: a stop signal from here on has no VM to stop (the caller only prints
+     * its summary now), but a second one still leaves at once with its message, instead of the
+     * default action killing the process silently halfway through the summary. */
+    if (signal_vm == s->vm)
         signal_vm = NULL;
-    }
     vm_destroy(s->vm);
     s->vm = NULL;
     if (s->own_console && s->console_fd >= 0)

@@ -15,6 +15,8 @@
 #      HVPROF_TB_SMP      L1 CPUs (default: the host's, at most 4)
 #      HVPROF_TB_TCG_THREAD  multi (default: one host thread per L1 CPU) or single
 #      HVPROF_TB_STALL    seconds without a finished scenario before L1 is stopped (default 400)
+#      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1";
+#                         drop quiet to see L1's kernel messages in l1-console.N.log)
 set -euo pipefail
 cache=$(cd "${1:?usage: run.sh CACHE HVPROF SCENARIOS OUT}" && pwd)
 hvprof=${2:?}
@@ -25,6 +27,7 @@ cpu=${HVPROF_TB_CPU:-EPYC,+svm}
 smp=${HVPROF_TB_SMP:-$(nproc)}
 tcg_thread=${HVPROF_TB_TCG_THREAD:-multi}
 stall=${HVPROF_TB_STALL:-400}
+l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
 [ "$smp" -gt 4 ] && smp=4
 log() { echo "linux-testbed: $*" >&2; }
 
@@ -73,7 +76,7 @@ boot_l1() {
   timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel "tcg,thread=$tcg_thread" -cpu "$cpu" \
     -smp "$smp" -m 3G -display none -no-reboot -serial "file:$console" \
     -kernel "$cache/kernel-generic/vmlinuz" -initrd "$cache/l1.cpio.gz" \
-    -append "console=ttyS0 quiet panic=-1" \
+    -append "$l1_append" \
     -drive "file=$work/in.tar,if=virtio,format=raw,readonly=on" \
     -drive "file=$work/out.img,if=virtio,format=raw" 2>"$out/qemu.$attempt.log" &
   local qpid=$! done_before=-1 last_progress=$start

@@ -71,9 +71,11 @@ void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned r
  * what is tolerated. */
 bool tb_triple_fault(const struct tb_result *r);
 
-/* Load every run of scenario s and call check() on each run that did not triple-fault. A run
- * that triple-faulted is reported (with the registers of its last exit) and skipped; the test
- * fails if every run of the scenario did. Returns the number of runs checked. */
+/* Load every run of scenario s and call check() on each run that did not triple-fault. L1 boots
+ * a guest that triple-faulted again, three attempts at most (tests/linux/l1_init.sh); every
+ * faulted attempt is reported with the registers of its last exit. A run whose three attempts
+ * all faulted is skipped; the test fails if that happened to every run of the scenario. Returns
+ * the number of runs checked. */
 unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repeat,
                      void (*check)(const struct tb_result *r, const struct tb_scenario *s,
                                    void *ctx),

@@ -2,7 +2,7 @@
 # Run scenarios of the Linux test bed (docs/linux.md "Test bed"): boot the outer VM (L1) under
 # QEMU's TCG with emulated AMD SVM, where hvprof runs each scenario against an unmodified Debian
 # kernel (L2), and unpack what L1 wrote into OUT/<scenario>/ (rec.fxt, console.log, summary.txt,
-# status, time). A scenario missing from OUT did not finish in three L1 boots.
+# status, time). A scenario missing from OUT did not finish in four L1 boots.
 #
 # L1's log of the scenarios is OUT/l1.log; each L1 boot's console OUT/l1-console.N.log.
 #
@@ -120,13 +120,13 @@ boot_l1() {
 
 # An emulated machine can reset under the load of nested virtualization (docs/linux.md, "The
 # triple fault"): L1 then dies with no message, in the middle of a scenario. The scenarios that
-# did not finish get a fresh L1, twice at most; one that kills L1 every time stays missing, and
+# did not finish get a fresh L1, three times at most; one that kills L1 every time stays missing, and
 # its test fails on that.
 todo=$work/todo
 grep -v '^\s*\(#\|$\)' "$scenarios" >"$todo"
 : >"$out/l1.log"
 rc=0
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4; do
   boot_l1 "$todo" "$attempt" || rc=$?
   left=$work/left
   : >"$left"

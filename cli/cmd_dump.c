@@ -181,6 +181,19 @@ static void dump_record(const struct hvfxt_record *x)
                    (m->flags & HVFXT_MAP_READ) ? 'r' : '-',
                    (m->flags & HVFXT_MAP_WRITE) ? 'w' : '-',
                    (m->flags & HVFXT_MAP_EXEC) ? 'x' : '-', m->ts);
+        } else if (x->kind == HVFXT_REC_SYMBOLS) {
+            /* The count and the first and last symbol: a record holds up to ~1000. */
+            const struct hvfxt_symbols_view *v = &x->u.symbols;
+            printf(" symbols module=%" PRIu64 " count=%" PRIu32, v->module_id, v->count);
+            uint32_t i = 0, pos = 0;
+            uint64_t a;
+            char t;
+            const char *n;
+            size_t len;
+            while (hvfxt_symbols_next(v, &i, &pos, &a, &t, &n, &len))
+                if (i == 1 || i == v->count)
+                    printf(" %s0x%" PRIx64 " %c %.*s", i == 1 ? "" : ".. ", a, t ? t : '-',
+                           (int)len, n);
         }
         break;
     case FXTR_KOBJ:
@@ -223,6 +236,9 @@ static int dump_stats(const char *path, const void *buf, size_t len)
         printf("samples   %10" PRIu64 "\ncompletions %8" PRIu64 "\nmodules   %10" PRIu64
                "\nmappings  %10" PRIu64 "\nloss-records %7" PRIu64 "\ndropped   %10" PRIu64 "\n",
                st.samples, st.completions, st.modules, st.mappings, st.loss_records, st.dropped);
+    if (st.symbol_records)
+        printf("symbols   %10" PRIu64 " (in %" PRIu64 " records)\n", st.symbols,
+               st.symbol_records);
     if (rc) {
         fflush(stdout);
         fprintf(stderr, "hvprof dump: %s: %s\n", path, err.msg);

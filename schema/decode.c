@@ -99,6 +99,71 @@ static int decode_module(const struct fxtr_record *rec, struct words *k,
     return 0;
 }
 
+/* module id; count [0..31], name bytes [32..63]; count addresses; the names (encode.c). */
+static int decode_symbols(const struct fxtr_record *rec, struct words *k,
+                          struct hvfxt_symbols_view *v, struct hv_err *err)
+{
+    memset(v, 0, sizeof(*v));
+    uint64_t lens;
+    if (!take(k, &v->module_id) || !take(k, &lens))
+        return fxtr_record_error(rec, err, "symbols: payload shorter than its two fixed words");
+    uint64_t count = lens & 0xffffffffu, bytes = lens >> 32;
+    if (count > k->n - k->i)
+        return fxtr_record_error(rec, err, "symbols: %llu addresses run past the payload",
+                                 (unsigned long long)count);
+    v->count = (uint32_t)count;
+    v->addrs = k->p + 8 * k->i;
+    k->i += count;
+    const uint8_t *names;
+    if (!take_bytes(k, bytes, &names))
+        return fxtr_record_error(rec, err, "symbols: names run past the payload");
+    v->names = (const char *)names;
+    v->names_len = (uint32_t)bytes;
+    /* Exactly `count` strings, each empty (an end marker) or a type letter and a name of
+     * printable bytes; nothing after the last. */
+    uint64_t n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        unsigned char c = names[i];
+        if (c == 0) {
+            if (i - start == 1 || i - start > 1 + HVFXT_SYMBOL_NAME_MAX)
+                return fxtr_record_error(rec, err, "symbols: name %llu has a bad length",
+                                         (unsigned long long)n);
+            n++;
+            start = i + 1;
+        } else if (c <= 0x20 || c >= 0x7f) {
+            return fxtr_record_error(rec, err, "symbols: byte 0x%02x in name %llu", c,
+                                     (unsigned long long)n);
+        }
+    }
+    if (n != count || start != bytes)
+        return fxtr_record_error(rec, err, "symbols: %llu names for %llu addresses",
+                                 (unsigned long long)n, (unsigned long long)count);
+    return 0;
+}
+
+bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uint32_t *pos,
+                        uint64_t *addr, char *type, const char **name, size_t *name_len)
+{
+    if (*index >= v->count || *pos >= v->names_len)
+        return false;
+    memcpy(addr, v->addrs + 8 * (size_t)*index, 8);
+    const char *s = v->names + *pos;
+    size_t len = strnlen(s, v->names_len - *pos);
+    if (len == 0) {
+        *type = 0;
+        *name = s;
+        *name_len = 0;
+    } else {
+        *type = s[0];
+        *name = s + 1;
+        *name_len = len - 1;
+    }
+    *pos += (uint32_t)len + 1;
+    (*index)++;
+    return true;
+}
+
 static int decode_mapping(const struct fxtr_record *rec, struct words *k, struct hvfxt_mapping *m,
                           struct hv_err *err)
 {
@@ -112,7 +177,8 @@ static int decode_mapping(const struct fxtr_record *rec, struct words *k, struct
 static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, struct hv_err *err)
 {
     unsigned bt = rec->u.blob.btype;
-    if (bt != HVFXT_BLOB_SAMPLE && bt != HVFXT_BLOB_MODULE && bt != HVFXT_BLOB_MAPPING)
+    if (bt != HVFXT_BLOB_SAMPLE && bt != HVFXT_BLOB_MODULE && bt != HVFXT_BLOB_MAPPING &&
+        bt != HVFXT_BLOB_SYMBOLS)
         return 0; /* spec blob types (data, LBR, Perfetto) and others: not ours */
     if (rec->u.blob.size % 8)
         return fxtr_record_error(rec, err,
@@ -126,6 +192,9 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
     } else if (bt == HVFXT_BLOB_MODULE) {
         x->kind = HVFXT_REC_MODULE;
         rc = decode_module(rec, &k, &x->u.module, err);
+    } else if (bt == HVFXT_BLOB_SYMBOLS) {
+        x->kind = HVFXT_REC_SYMBOLS;
+        rc = decode_symbols(rec, &k, &x->u.symbols, err);
     } else {
         x->kind = HVFXT_REC_MAPPING;
         rc = decode_mapping(rec, &k, &x->u.mapping, err);
@@ -219,6 +288,10 @@ int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_e
         case HVFXT_REC_LOSS:
             st->loss_records++;
             st->dropped += x->u.loss.dropped;
+            break;
+        case HVFXT_REC_SYMBOLS:
+            st->symbol_records++;
+            st->symbols += x->u.symbols.count;
             break;
         default:
             break;

@@ -32,6 +32,18 @@ struct hvfxt_module_view {
     uint32_t build_id_len;
 };
 /* The mapping record has the encoder's fields exactly (struct hvfxt_mapping). */
+/* A symbols record, validated: `count` addresses and as many names (hvfxt_symbols_next). */
+struct hvfxt_symbols_view {
+    uint64_t module_id;
+    uint32_t count;
+    const uint8_t *addrs; /* count little-endian words */
+    const char *names;    /* names_len bytes: count NUL-terminated "<type><name>" strings */
+    uint32_t names_len;
+};
+/* Walk a validated symbols record: *pos starts at 0; returns false after the last symbol.
+ * *type is 0 and *name "" for an end marker. */
+bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uint32_t *pos,
+                        uint64_t *addr, char *type, const char **name, size_t *name_len);
 struct hvfxt_loss_view {
     uint64_t dropped, vcpu, first_ts, last_ts;
 };
@@ -42,6 +54,7 @@ enum hvfxt_rec_kind {
     HVFXT_REC_MODULE,
     HVFXT_REC_MAPPING,
     HVFXT_REC_LOSS,
+    HVFXT_REC_SYMBOLS,
 };
 
 struct hvfxt_record {
@@ -52,6 +65,7 @@ struct hvfxt_record {
         struct hvfxt_module_view module;
         struct hvfxt_mapping mapping;
         struct hvfxt_loss_view loss;
+        struct hvfxt_symbols_view symbols;
     } u;
 };
 
@@ -67,6 +81,7 @@ struct hvfxt_stats {
     uint64_t by_type[FXTR_NTYPES];
     uint64_t unknown, records, bytes;
     uint64_t samples, completions, modules, mappings, loss_records, dropped;
+    uint64_t symbol_records, symbols;
 };
 /* Read a whole recording. Returns 0, or -1 with err (stats hold what was read before). */
 int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_err *err);

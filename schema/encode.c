@@ -126,6 +126,61 @@ size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *
     return 8;
 }
 
+static bool symbol_ok(const struct hvfxt_symbol *s)
+{
+    if (s->name_len > HVFXT_SYMBOL_NAME_MAX || (s->name_len && !s->name))
+        return false;
+    if (s->name_len == 0)
+        return s->type == 0; /* an end marker */
+    if ((unsigned char)s->type <= 0x20 || (unsigned char)s->type >= 0x7f)
+        return false;
+    for (size_t i = 0; i < s->name_len; i++)
+        if ((unsigned char)s->name[i] <= 0x20 || (unsigned char)s->name[i] >= 0x7f)
+            return false;
+    return true;
+}
+
+/* Payload: module id; count [0..31] and name bytes [32..63]; count addresses; the names, each
+ * "<type><name>\0" ("\0" alone for an end marker), zero-padded to a word. */
+size_t hvfxt_enc_symbols(uint64_t *buf, size_t cap, uint64_t module_id,
+                         const struct hvfxt_symbol *syms, size_t n, size_t *taken)
+{
+    *taken = 0;
+    if (cap > FXT_MAX_RECORD_WORDS)
+        cap = FXT_MAX_RECORD_WORDS;
+    size_t count = 0, bytes = 0;
+    while (count < n && count < UINT32_MAX) {
+        const struct hvfxt_symbol *s = &syms[count];
+        if (!symbol_ok(s))
+            return 0;
+        size_t b = bytes + (s->name_len ? 1u + s->name_len : 0) + 1;
+        if (1 + 2 + (count + 1) + fxt_stream_words(b) > cap)
+            break;
+        bytes = b;
+        count++;
+    }
+    if (count == 0)
+        return 0;
+    size_t payload = 2 + count + fxt_stream_words(bytes);
+    buf[0] = fxt_blob_header_words(HVFXT_BLOB_SYMBOLS, payload);
+    buf[1] = module_id;
+    buf[2] = (uint64_t)count | ((uint64_t)bytes << 32);
+    for (size_t i = 0; i < count; i++)
+        buf[3 + i] = syms[i].addr;
+    uint8_t *p = (uint8_t *)(buf + 3 + count);
+    memset(p, 0, fxt_stream_words(bytes) * 8);
+    for (size_t i = 0; i < count; i++) {
+        if (syms[i].name_len) {
+            *p++ = (uint8_t)syms[i].type;
+            memcpy(p, syms[i].name, syms[i].name_len);
+            p += syms[i].name_len;
+        }
+        *p++ = 0;
+    }
+    *taken = count;
+    return 1 + payload;
+}
+
 size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
 {
     uint32_t vcpu = l->ring_id; /* hvprof gives each vCPU's ring its index */

@@ -43,11 +43,26 @@ struct hvfxt_module {
 struct hvfxt_mapping {
     uint64_t pid, module_id, start, size, vaddr, flags, ts;
 };
+/* One symbol of a module, at a module-relative address (the address space of the mapping
+ * record's vaddr). `type` is the nm letter (T, t, W, w: code); type 0 with an empty name marks
+ * where the symbol before it ends (the end of a text section). */
+struct hvfxt_symbol {
+    uint64_t addr;
+    char type;
+    const char *name;
+    uint16_t name_len; /* <= HVFXT_SYMBOL_NAME_MAX */
+};
+#define HVFXT_SYMBOL_NAME_MAX 1024
 
 size_t hvfxt_sample_words(const struct hvfxt_sample *s);
 size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s);
 size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m);
 size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m);
+/* As many of syms[0..n) as fit into one record of at most `cap` words; *taken says how many.
+ * 0 (and *taken 0) if not even the first fits, or a symbol is malformed (a name over
+ * HVFXT_SYMBOL_NAME_MAX, a NUL or non-printable byte in it, a named symbol without a type). */
+size_t hvfxt_enc_symbols(uint64_t *buf, size_t cap, uint64_t module_id,
+                         const struct hvfxt_symbol *syms, size_t n, size_t *taken);
 /* The loss event of vCPU l->ring_id's ring, on that vCPU's thread; the vCPU rings' encoder
  * (fxt/ring.h). */
 #define HVFXT_LOSS_WORDS 18 /* the loss event's fixed size */

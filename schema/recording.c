@@ -1,6 +1,8 @@
 /* An hvprof recording on the generic FXT writer (recording.h). */
 #include "schema/recording.h"
 
+#include <inttypes.h>
+
 #include <stdio.h>
 
 static int emit_control(struct fxt_writer *w, size_t n, struct hv_err *err)
@@ -87,6 +89,24 @@ int hvfxt_write_marker(struct fxt_writer *w, const char *name, uint64_t ts,
 int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struct hv_err *err)
 {
     return emit_control(w, hvfxt_enc_module(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
+}
+
+int hvfxt_write_symbols(struct fxt_writer *w, uint64_t module_id, const struct hvfxt_symbol *syms,
+                        size_t n, struct hv_err *err)
+{
+    while (n) {
+        size_t taken;
+        size_t words =
+            hvfxt_enc_symbols(w->scratch, FXT_MAX_RECORD_WORDS, module_id, syms, n, &taken);
+        if (!words)
+            return hv_errf(err, "symbol record: the symbol at 0x%" PRIx64 " cannot be encoded",
+                           syms->addr);
+        if (emit_control(w, words, err) < 0)
+            return -1;
+        syms += taken;
+        n -= taken;
+    }
+    return 0;
 }
 
 int hvfxt_write_mapping(struct fxt_writer *w, const struct hvfxt_mapping *m, struct hv_err *err)

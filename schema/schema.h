@@ -16,6 +16,7 @@ enum hvfxt_blob_type {
     HVFXT_BLOB_SAMPLE = 0x80,  /* RFC-0274 sample (partial or completion) */
     HVFXT_BLOB_MODULE = 0x81,  /* an ELF module: id, build id, name */
     HVFXT_BLOB_MAPPING = 0x82, /* a module mapped into a guest address space */
+    HVFXT_BLOB_SYMBOLS = 0x83, /* symbols of a module (a guest kernel's, from its memory) */
 };
 
 /* fields_bitflags of a sample, RFC-0274 order first (bits 0..5), then hvprof's extensions taken
@@ -141,6 +142,15 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_PERIOD_NS  "period_ns"
 #define HVFXT_ARG_LSTAR      "lstar"
 #define HVFXT_ARG_SYMBOL_DIR "symbol_dir"
+
+/* The guest kernel as its own memory describes it (guestos/linux/): an instant event on the
+ * control thread when it is found, with its release, build-id (hex), KASLR offset, and how many
+ * symbols its symbol records hold (docs/fxt-samples.md, section 6). */
+#define HVFXT_GUEST_KERNEL         "guest_kernel"
+#define HVFXT_ARG_OSRELEASE        "osrelease"
+#define HVFXT_ARG_BUILD_ID         "build_id"
+#define HVFXT_ARG_KERNEL_OFFSET    "kernel_offset"
+#define HVFXT_ARG_KERNEL_SYMBOLS   "symbols"
 
 /* A short name per hvfxt_walk_stop ("end", "max-depth", "unmapped", ..., "abandoned-timeout")
  * for dump and report; "?" for a value outside the enum. */

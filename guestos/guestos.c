@@ -3,14 +3,28 @@
 #include <string.h>
 
 #include "guestos/generic/generic.h"
+#include "guestos/linux/linux.h"
 
 int guestos_open(struct guestos *os, const char *name, struct hv_err *err)
 {
+    *os = (struct guestos){.user_unwinder = &gw_fp_unwinder, .kernel_unwinder = &gw_fp_unwinder};
     if (!name || !strcmp(name, "generic")) {
-        *os = (struct guestos){.ops = &guestos_generic_ops,
-                               .user_unwinder = &gw_fp_unwinder,
-                               .kernel_unwinder = &gw_fp_unwinder};
+        os->ops = &guestos_generic_ops;
         return 0;
     }
-    return hv_errf(err, "unknown guest OS layer '%s' (known: generic)", name);
+    if (!strcmp(name, "linux")) {
+        os->ops = &guestos_linux_ops;
+        os->priv = lx_layer_new();
+        if (!os->priv)
+            return hv_errf(err, "guest OS layer linux: out of memory");
+        return 0;
+    }
+    return hv_errf(err, "unknown guest OS '%s' (known: %s)", name, GUESTOS_NAMES);
+}
+
+void guestos_close(struct guestos *os)
+{
+    if (os->ops && os->ops->close)
+        os->ops->close(os);
+    os->priv = NULL;
 }

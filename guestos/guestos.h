@@ -6,14 +6,15 @@
  *   unwind_user()/unwind_kernel() walk one stack through the OS's unwinders.
  *
  *   drain thread (guest running, memory may change under us): discover_modules() finds the
- *   ELF images of an address space. Everything read is bounded and validated.
+ *   ELF images of an address space; discover_kernel() finds the guest kernel's description of
+ *   itself (release, build-id, KASLR offset, symbols). Everything read is bounded and validated.
  *
  * guestos/generic/ is the OS-agnostic behaviour (CR3 and FS base identity, ELF images found
  * in guest memory, frame pointers); an OS-specific layer (guestos/linux/) adds what a known
  * kernel's memory tells (kernel symbols, tasks, ORC) beside it.
  *
  *   struct guestos os;
- *   guestos_open(&os, "generic", &err);              // once, before the vCPUs start
+ *   guestos_open(&os, "linux", &err);                // once, before the vCPUs start
  *   struct guestos_vcpu vc; guestos_vcpu_init(&os, &vc);   // one per vCPU thread
  *   ...exit: guestos_identify(&os, &vc, mem, &snap, &id); guestos_unwind_kernel(&os, w, &st);
  *   ...drain: guestos_discover_modules(&os, mem, &as, mods, max);
@@ -47,6 +48,28 @@ struct guestos_as {
     uint64_t cr0, root, cr4, efer;
 };
 
+/* A code symbol of the guest kernel at its run-time address; type 0 with an empty name marks
+ * the end of the code before it. */
+struct guestos_symbol {
+    uint64_t addr;
+    const char *name;
+    uint16_t name_len;
+    char type; /* nm letter: T, t, W, w */
+};
+
+/* The guest kernel as its memory describes it (discover_kernel). Owned by the OS layer, valid
+ * until guestos_close(). */
+struct guestos_kernel {
+    char release[65]; /* "6.1.0-27-amd64" */
+    uint8_t build_id[20];
+    uint32_t build_id_len;
+    uint64_t kaslr_offset;         /* run-time - link-time address of the image */
+    uint64_t text_start, text_end; /* run-time extent of the code symbols */
+    const struct guestos_symbol *syms;
+    size_t nsyms;
+    char how[192]; /* where it was found and how it was decoded, for the summary */
+};
+
 struct guestos;
 
 struct guestos_ops {
@@ -55,18 +78,35 @@ struct guestos_ops {
     void (*identify)(const struct guestos *os, struct guestos_vcpu *vc, const struct gmem *mem,
                      struct gw_snapshot *snap, struct guestos_ident *out);
     /* Drain thread. Returns the number of modules written to out (<= max). */
+    /* Drain thread, optional (NULL: the layer cannot describe the kernel). 1: *out describes
+     * the kernel (from now on; later calls return 0); 0: not (yet) found; -1: this kernel cannot
+     * be described (err says why; later calls return -1 again). */
+    int (*discover_kernel)(struct guestos *os, const struct gmem *mem,
+                           const struct guestos_kernel **out, struct hv_err *err);
     size_t (*discover_modules)(const struct guestos *os, const struct gmem *mem,
                                const struct guestos_as *as, struct discover_module *out,
                                size_t max);
+    void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
 struct guestos {
     const struct guestos_ops *ops;
     const struct gw_unwinder *user_unwinder, *kernel_unwinder;
+    void *priv; /* the layer's own state (guestos/linux/: struct lx_layer) */
 };
 
-/* The OS layer by name ("generic"). Fails with the list of known names. */
+/* The names guestos_open() knows, for help texts: "generic, linux". */
+#define GUESTOS_NAMES "generic, linux"
+
+/* The OS layer by name ("generic", "linux"). Fails with the list of known names. */
 int guestos_open(struct guestos *os, const char *name, struct hv_err *err);
+void guestos_close(struct guestos *os);
+
+static inline int guestos_discover_kernel(struct guestos *os, const struct gmem *mem,
+                                          const struct guestos_kernel **out, struct hv_err *err)
+{
+    return os->ops->discover_kernel ? os->ops->discover_kernel(os, mem, out, err) : 0;
+}
 
 static inline void guestos_vcpu_init(const struct guestos *os, struct guestos_vcpu *vc)
 {

@@ -5,7 +5,7 @@
 
 /* One address space per process, whichever half of a PTI pair CR3 holds now; the kernel half
  * of a pair is then what kernel-stack reads go through. */
-static void generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
+void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
                              const struct gmem *mem, struct gw_snapshot *snap,
                              struct guestos_ident *out)
 {
@@ -20,7 +20,7 @@ static void generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
 
 /* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the user
  * half is read through the user PGD, 4 KiB above. */
-static size_t generic_discover_modules(const struct guestos *os, const struct gmem *mem,
+size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
                                        const struct guestos_as *as, struct discover_module *out,
                                        size_t max)
 {
@@ -36,6 +36,6 @@ static size_t generic_discover_modules(const struct guestos *os, const struct gm
 
 const struct guestos_ops guestos_generic_ops = {
     .name = "generic",
-    .identify = generic_identify,
-    .discover_modules = generic_discover_modules,
+    .identify = guestos_generic_identify,
+    .discover_modules = guestos_generic_discover_modules,
 };

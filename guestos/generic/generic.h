@@ -8,6 +8,14 @@
 
 extern const struct guestos_ops guestos_generic_ops;
 
+/* The generic operations, for layers that build on them (guestos/linux/). */
+void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
+                              const struct gmem *mem, struct gw_snapshot *snap,
+                              struct guestos_ident *out);
+size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
+                                        const struct guestos_as *as, struct discover_module *out,
+                                        size_t max);
+
 /* CR3 bits [51:12]: the top-level table's guest-physical address (SDM Vol. 3A §4.5.2: bits
  * 11:0 are the PCID or PWT/PCD, bits 63:52 the no-flush and LAM controls). */
 #define GUESTOS_CR3_ADDR_MASK 0x000ffffffffff000ull

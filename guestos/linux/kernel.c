@@ -1,0 +1,146 @@
+#include "guestos/linux/kernel.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UTS_RELEASE_OFFSET 130 /* struct new_utsname: sysname[65], nodename[65], release[65] */
+
+struct lx_kernel *lx_kernel_new(void)
+{
+    return calloc(1, sizeof(struct lx_kernel));
+}
+
+static void reset_symbols(struct lx_kernel *k)
+{
+    free(k->syms);
+    free(k->names);
+    k->syms = NULL;
+    k->names = NULL;
+    k->nsyms = k->syms_cap = k->names_len = k->names_cap = 0;
+    k->text_lo = k->text_hi = 0;
+    memset(&k->sym, 0, sizeof(k->sym));
+}
+
+void lx_kernel_free(struct lx_kernel *k)
+{
+    if (!k)
+        return;
+    reset_symbols(k);
+    free(k);
+}
+
+static int add_symbol(struct lx_kernel *k, uint64_t addr, char type, const char *name, size_t len,
+                      struct hv_err *err)
+{
+    if (k->nsyms == k->syms_cap) {
+        size_t cap = k->syms_cap ? k->syms_cap * 2 : 65536;
+        void *v = realloc(k->syms, cap * sizeof(*k->syms));
+        if (!v)
+            return hv_errf(err, "kallsyms: out of memory");
+        k->syms = v;
+        k->syms_cap = cap;
+    }
+    if (k->names_len + len + 1 > k->names_cap) {
+        size_t cap = k->names_cap ? k->names_cap * 2 : (1u << 21);
+        while (cap < k->names_len + len + 1)
+            cap *= 2;
+        void *v = realloc(k->names, cap);
+        if (!v)
+            return hv_errf(err, "kallsyms: out of memory");
+        k->names = v;
+        k->names_cap = cap;
+    }
+    memcpy(k->names + k->names_len, name, len);
+    k->names[k->names_len + len] = 0;
+    k->syms[k->nsyms++] = (struct lx_ksym){
+        .addr = addr, .name = (uint32_t)k->names_len, .name_len = (uint16_t)len, .type = type};
+    k->names_len += len + 1;
+    if (!k->text_lo || addr < k->text_lo)
+        k->text_lo = addr;
+    if (addr + 1 > k->text_hi)
+        k->text_hi = addr + 1;
+    return 0;
+}
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+    return strlen(want) == len && !memcmp(name, want, len);
+}
+
+static int on_symbol(void *ctx, uint64_t addr, char type, const char *name, size_t len,
+                     struct hv_err *err)
+{
+    struct lx_kernel *k = ctx;
+    const struct {
+        const char *name;
+        uint64_t *dst;
+    } wanted[] = {
+        {"current_task", &k->sym.current_task},     {"pcpu_hot", &k->sym.pcpu_hot},
+        {"__per_cpu_offset", &k->sym.per_cpu_offset}, {"nr_cpu_ids", &k->sym.nr_cpu_ids},
+        {"init_task", &k->sym.init_task},           {"__start_BTF", &k->sym.start_btf},
+        {"__stop_BTF", &k->sym.stop_btf},           {"entry_SYSCALL_64", &k->sym.entry_syscall_64},
+    };
+    for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
+        if (!*wanted[i].dst && name_is(name, len, wanted[i].name))
+            *wanted[i].dst = addr;
+    /* The ends of the kernel's code: what follows is data, or nothing. */
+    if (name_is(name, len, "_etext") || name_is(name, len, "_einittext"))
+        return add_symbol(k, addr, 0, "", 0, err);
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+        return 0;
+    return add_symbol(k, addr, type, name, len, err);
+}
+
+/* §1.6 of the facts (docs/linux-introspection.md): the release string the running kernel
+ * reports must be where VMCOREINFO says, read through phys_base; a stale copy from an earlier
+ * boot or a wrong phys_base fails this. */
+static int check_release(const struct lx_kernel *k, struct hv_err *err)
+{
+    uint64_t uts;
+    int64_t name_off;
+    if (!lx_vmcoreinfo_symbol(&k->vmci, "init_uts_ns", &uts) ||
+        !lx_vmcoreinfo_decimal(&k->vmci, "OFFSET(uts_namespace.name)", &name_off) ||
+        name_off < 0 || name_off > 4096)
+        return 0; /* not there to check: kallsyms' _stext check still applies */
+    char rel[sizeof(k->vmci.osrelease)];
+    if (!lx_kimage_read(&k->img, uts + (uint64_t)name_off + UTS_RELEASE_OFFSET, rel, sizeof(rel)))
+        return hv_errf(err, "vmcoreinfo: init_uts_ns at 0x%" PRIx64
+                            " is not in the kernel image (phys_base 0x%" PRIx64 ")",
+                       uts, k->img.phys_base);
+    rel[sizeof(rel) - 1] = 0;
+    if (strcmp(rel, k->vmci.osrelease))
+        return hv_errf(err, "vmcoreinfo: OSRELEASE %s, but the kernel's utsname says \"%.64s\" "
+                            "(a stale copy?)",
+                       k->vmci.osrelease, rel);
+    return 0;
+}
+
+int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err)
+{
+    reset_symbols(k);
+    int rc = lx_vmcoreinfo_find(mem, &k->vmci, err);
+    if (rc <= 0)
+        return rc;
+    int64_t phys_base, image_size = (int64_t)LX_KERNEL_IMAGE_MAX;
+    /* phys_base is an unsigned long that wraps below zero when the virtual KASLR slide exceeds
+     * the physical one (arch/x86/kernel/head64.c adds the load delta to it); NUMBER() prints it
+     * signed. Image reads add it modulo 2^64. */
+    if (!lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(phys_base)", &phys_base))
+        return hv_errf(err, "vmcoreinfo: no NUMBER(phys_base) (not an x86-64 kernel?)");
+    if (lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(KERNEL_IMAGE_SIZE)", &image_size) &&
+        (image_size <= 0 || (uint64_t)image_size > LX_KERNEL_IMAGE_MAX))
+        return hv_errf(err, "vmcoreinfo: KERNEL_IMAGE_SIZE %" PRId64 " out of range", image_size);
+    k->img = (struct lx_kimage){
+        .mem = mem, .phys_base = (uint64_t)phys_base, .image_size = (uint64_t)image_size};
+    k->kaslr_offset = k->vmci.has_kernel_offset ? k->vmci.kernel_offset : 0;
+    if (check_release(k, err) < 0)
+        return -1;
+    if (lx_kallsyms_decode(&k->img, &k->vmci, on_symbol, k, &k->ks, err) < 0) {
+        reset_symbols(k);
+        return -1;
+    }
+    if (k->nsyms == 0)
+        return hv_errf(err, "kallsyms: %" PRIu32 " symbols, none of them code", k->ks.nsyms);
+    return 1;
+}

@@ -1,0 +1,62 @@
+/* A Linux guest's kernel, understood from its memory alone (docs/linux-introspection.md):
+ * VMCOREINFO tells the release, the build-id, the KASLR offset and where the image lies
+ * physically (phys_base); the image's own kallsyms tables give its symbols at run-time
+ * addresses. Runs on the drain thread, off the exit path, and may be retried until the guest has
+ * written VMCOREINFO (a subsys_initcall, a second or so into its boot).
+ *
+ *   struct lx_kernel *k = lx_kernel_new();
+ *   rc = lx_kernel_discover(k, mem, &err);   // 1 found, 0 not yet, -1 unusable (err says why)
+ *   ... k->syms[0..nsyms): code symbols in address order; k->sym.*: data the task walk needs
+ *   lx_kernel_free(k);
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "guestos/linux/kallsyms.h"
+#include "guestos/linux/kimage.h"
+#include "guestos/linux/vmcoreinfo.h"
+#include "guestwalk/gmem.h"
+
+/* A code symbol (nm type t, T, w or W) at its run-time address; type 0 with an empty name is an
+ * end marker (_etext, _einittext): addresses from there on belong to no symbol before it. */
+struct lx_ksym {
+    uint64_t addr;
+    uint32_t name; /* offset into lx_kernel.names */
+    uint16_t name_len;
+    char type;
+};
+
+struct lx_kernel {
+    struct lx_vmcoreinfo vmci;
+    struct lx_kimage img;
+    struct lx_kallsyms_info ks;
+    uint64_t kaslr_offset; /* KERNELOFFSET: run-time - link-time address of the image */
+    struct lx_ksym *syms;
+    size_t nsyms, syms_cap;
+    char *names;
+    size_t names_len, names_cap;
+    uint64_t text_lo, text_hi; /* run-time extent of the code symbols */
+    /* Run-time addresses of data symbols the Linux layer reads (0: not in the table; data
+     * symbols need CONFIG_KALLSYMS_ALL). Per-CPU ones are offsets into a CPU's area. */
+    struct {
+        uint64_t current_task, pcpu_hot, per_cpu_offset, nr_cpu_ids, init_task;
+        uint64_t start_btf, stop_btf, entry_syscall_64;
+    } sym;
+};
+
+struct lx_kernel *lx_kernel_new(void);
+void lx_kernel_free(struct lx_kernel *k);
+
+/* Find VMCOREINFO in guest RAM, check it against the memory it describes (the release string
+ * at init_uts_ns read through phys_base), and decode kallsyms. 1: k is filled; 0: no VMCOREINFO
+ * in RAM yet; -1: err says why this kernel cannot be read (copies that disagree, a kernel
+ * before 6.0 without kallsyms in VMCOREINFO, tables that do not decode). */
+int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err);
+
+static inline const char *lx_ksym_name(const struct lx_kernel *k, const struct lx_ksym *s)
+{
+    return k->names + s->name;
+}

@@ -1,0 +1,104 @@
+#include "guestos/linux/linux.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guestos/generic/generic.h"
+#include "guestos/linux/kernel.h"
+
+enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
+
+struct lx_layer {
+    enum lx_state state;
+    struct lx_kernel *k;
+    struct guestos_kernel desc;
+    struct guestos_symbol *syms;
+    struct hv_err failure;
+};
+
+struct lx_layer *lx_layer_new(void)
+{
+    struct lx_layer *l = calloc(1, sizeof(*l));
+    if (l && !(l->k = lx_kernel_new())) {
+        free(l);
+        l = NULL;
+    }
+    return l;
+}
+
+static void linux_close(struct guestos *os)
+{
+    struct lx_layer *l = os->priv;
+    if (!l)
+        return;
+    lx_kernel_free(l->k);
+    free(l->syms);
+    free(l);
+    os->priv = NULL;
+}
+
+static int describe(struct lx_layer *l, struct hv_err *err)
+{
+    const struct lx_kernel *k = l->k;
+    l->syms = calloc(k->nsyms, sizeof(*l->syms));
+    if (!l->syms)
+        return hv_errf(err, "linux: out of memory for %zu kernel symbols", k->nsyms);
+    for (size_t i = 0; i < k->nsyms; i++)
+        l->syms[i] = (struct guestos_symbol){.addr = k->syms[i].addr,
+                                             .name = lx_ksym_name(k, &k->syms[i]),
+                                             .name_len = k->syms[i].name_len,
+                                             .type = k->syms[i].type};
+    struct guestos_kernel *d = &l->desc;
+    snprintf(d->release, sizeof(d->release), "%s", k->vmci.osrelease);
+    if (k->vmci.has_build_id) {
+        memcpy(d->build_id, k->vmci.build_id, sizeof(k->vmci.build_id));
+        d->build_id_len = sizeof(k->vmci.build_id);
+    }
+    d->kaslr_offset = k->kaslr_offset;
+    d->text_start = k->text_lo;
+    d->text_end = k->text_hi;
+    d->syms = l->syms;
+    d->nsyms = k->nsyms;
+    snprintf(d->how, sizeof(d->how),
+             "VMCOREINFO at guest-physical 0x%" PRIx64 " (%u copies), kallsyms: %" PRIu32
+             " symbols, %s",
+             k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode));
+    return 0;
+}
+
+static int linux_discover_kernel(struct guestos *os, const struct gmem *mem,
+                                 const struct guestos_kernel **out, struct hv_err *err)
+{
+    struct lx_layer *l = os->priv;
+    if (l->state == LX_FOUND)
+        return 0;
+    if (l->state == LX_FAILED) {
+        if (err)
+            *err = l->failure;
+        return -1;
+    }
+    int rc = lx_kernel_discover(l->k, mem, &l->failure);
+    if (rc == 1)
+        rc = describe(l, &l->failure) < 0 ? -1 : 1;
+    if (rc < 0) {
+        l->state = LX_FAILED;
+        if (err)
+            *err = l->failure;
+        return -1;
+    }
+    if (rc == 1) {
+        l->state = LX_FOUND;
+        *out = &l->desc;
+    }
+    return rc;
+}
+
+const struct guestos_ops guestos_linux_ops = {
+    .name = "linux",
+    .identify = guestos_generic_identify,
+    .discover_kernel = linux_discover_kernel,
+    .discover_modules = guestos_generic_discover_modules,
+    .close = linux_close,
+};

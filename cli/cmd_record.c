@@ -23,6 +23,7 @@ enum {
     OPT_NO_LEAF,
     OPT_QUIET,
     OPT_STAGE_TIMES,
+    OPT_GUEST_OS,
 };
 
 static const struct option record_longopts[] = {
@@ -36,6 +37,7 @@ static const struct option record_longopts[] = {
     {"no-leaf-repair", no_argument, NULL, OPT_NO_LEAF},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
+    {"guest-os", required_argument, NULL, OPT_GUEST_OS},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -79,6 +81,11 @@ static void usage(FILE *out)
         "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u,\n"
         "                         and never before 10 ms)\n"
         "  --no-leaf-repair       do not decode the code at the sampled PC\n"
+        "  --guest-os auto|linux|generic\n"
+        "                         what the guest's memory is read as: linux finds the\n"
+        "                         kernel's VMCOREINFO and symbols (kallsyms) in it and puts\n"
+        "                         them into the recording; auto (default) is linux for a\n"
+        "                         bzImage kernel, generic for an ELF64 one\n"
         "  --quiet                no progress line\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
         SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
@@ -89,6 +96,7 @@ static void usage(FILE *out)
 struct record_extra {
     uint64_t duration_ns;
     bool stage_times;
+    const char *guest_os; /* NULL = auto */
 };
 
 static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
@@ -152,6 +160,14 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     case OPT_STAGE_TIMES:
         x->stage_times = true;
         return 1;
+    case OPT_GUEST_OS:
+        if (!strcmp(arg, "auto"))
+            x->guest_os = NULL;
+        else if (!strcmp(arg, "linux") || !strcmp(arg, "generic"))
+            x->guest_os = arg;
+        else
+            return hv_errf(err, "--guest-os: '%s' is not one of auto, linux, generic", arg);
+        return 1;
     }
     return 0;
 }
@@ -173,7 +189,7 @@ int cmd_record(int argc, char **argv)
         .recheck_ns = SAMPLER_DEFAULT_RECHECK_NS,
         .abandon_periods = SAMPLER_DEFAULT_ABANDON,
     };
-    struct record_extra x = {0, false};
+    struct record_extra x = {0, false, NULL};
     struct hv_err err = {{0}, 0};
     optind = 1;
     opterr = 0;
@@ -218,6 +234,7 @@ int cmd_record(int argc, char **argv)
     c.nvcpus = o.vcpus;
     c.guest_desc = o.kernel;
     c.kernel_elf = rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
+    c.guest_os = x.guest_os ? x.guest_os : c.kernel_elf ? "generic" : "linux";
     /* The built-in guest keeps its programs' ELF files next to the kernel (progs/): tell
      * `hvprof report` where they are, so a demo recording symbolizes without --symbols. */
     char symdir[PATH_MAX + 8];

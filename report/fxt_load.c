@@ -227,6 +227,41 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
     return 0;
 }
 
+/* A module's symbols carried in the recording (a guest kernel's, read from its memory at record
+ * time): into the module's symbol table, which symbol files given later replace. */
+static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
+{
+    uint32_t idx = PROF_NONE;
+    for (size_t i = 0; i < l->nmods; i++) {
+        if (l->mods[i].id == v->module_id)
+            idx = l->mods[i].idx;
+    }
+    if (idx == PROF_NONE)
+        return hv_errf(l->err, "symbol record names unknown module %" PRIu64, v->module_id);
+    struct prof_module *m = &l->p->modules.v[idx];
+    if (m->elf)
+        return 0;
+    if (!m->ksyms) {
+        m->ksyms = calloc(1, sizeof(*m->ksyms));
+        if (!m->ksyms)
+            return hv_errf(l->err, "out of memory");
+        symtab_init(m->ksyms);
+    }
+    uint32_t i = 0, pos = 0;
+    uint64_t addr;
+    char type;
+    const char *name;
+    size_t len;
+    while (hvfxt_symbols_next(v, &i, &pos, &addr, &type, &name, &len)) {
+        /* Aliases: a global name wins over a weak one, a weak one over a local (symtab.h). */
+        uint8_t strength = type == 'T' ? 2 : (type == 'W' || type == 'w') ? 1 : 0;
+        if (symtab_add(m->ksyms, addr, 0, name, len, strength, l->err) < 0)
+            return -1;
+    }
+    l->st->symbols += v->count;
+    return 0;
+}
+
 static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
 {
     uint32_t idx = PROF_NONE;
@@ -358,6 +393,10 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
             if (on_mapping(&l, &x->u.mapping) < 0)
                 goto done;
             continue;
+        case HVFXT_REC_SYMBOLS:
+            if (on_symbols(&l, &x->u.symbols) < 0)
+                goto done;
+            continue;
         case HVFXT_REC_LOSS:
             st->loss_records++;
             st->dropped += x->u.loss.dropped;
@@ -403,6 +442,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     }
     fix_file_offsets(p);
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
+    for (size_t i = 0; i < p->modules.n; i++)
+        if (p->modules.v[i].ksyms)
+            symtab_finish(p->modules.v[i].ksyms);
     if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
         profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", err) < 0)
         goto done;

@@ -13,6 +13,7 @@
 struct fxt_load_stats {
     uint64_t records, samples, completions, partial_without_completion;
     uint64_t modules, mappings, loss_records, dropped;
+    uint64_t symbols; /* symbols carried in the recording (a guest kernel's) */
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

@@ -73,6 +73,8 @@ int sampler_drain_once(struct sampler *s, bool final)
     /* Names first, so that every record below refers to an identity already named. */
     if (name_new_identities(s, &err) < 0)
         goto fail;
+    if (s->mem && sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
+        goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         long n = hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
         if (n < 0)

@@ -20,7 +20,8 @@ void discover_registry_free(struct discover_registry *r)
     memset(r, 0, sizeof(*r));
 }
 
-static struct discover_registry_module *find_module(struct discover_registry *r, const uint8_t *id,
+static struct discover_registry_module *find_module(const struct discover_registry *r,
+                                                    const uint8_t *id,
                                                     uint32_t id_len, const char *name,
                                                     uint64_t header_va)
 {
@@ -32,6 +33,14 @@ static struct discover_registry_module *find_module(struct discover_registry *r,
             return m;
     }
     return NULL;
+}
+
+int64_t discover_registry_id(const struct discover_registry *r, const uint8_t *build_id,
+                             uint32_t build_id_len, const char *name, uint64_t header_va)
+{
+    const struct discover_registry_module *m =
+        find_module(r, build_id, build_id_len, name, header_va);
+    return m ? (int64_t)m->id : -1;
 }
 
 /* The module's id, writing its record the first time. */

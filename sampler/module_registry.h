@@ -37,6 +37,10 @@ struct discover_registry {
 void discover_registry_init(struct discover_registry *r);
 void discover_registry_free(struct discover_registry *r);
 
+/* The id of a module already recorded (same key as discover_record uses), or -1. */
+int64_t discover_registry_id(const struct discover_registry *r, const uint8_t *build_id,
+                             uint32_t build_id_len, const char *name, uint64_t header_va);
+
 /* Write what is new among `m[0..n)` for address space `pid_koid` (hvfxt_koid_guest_process).
  * Returns the number of records written, or -1. */
 int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_t pid_koid,

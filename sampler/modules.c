@@ -66,6 +66,16 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
                : 0;
 }
 
+int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,
+                                      uint64_t ts, struct hv_err *err)
+{
+    if (discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(0), m, 1, ts, err) < 0)
+        return -1;
+    int64_t id = discover_registry_id(&s->mods->reg, m->build_id, m->build_id_len, m->name,
+                                      m->header_va);
+    return id >= 0 ? id : hv_errf(err, "the kernel's module record is not in the registry");
+}
+
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err)
 {

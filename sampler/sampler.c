@@ -65,7 +65,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         return NULL;
     }
     id_table_init(s->ids);
-    if (guestos_open(&s->os, "generic", err) < 0) {
+    if (guestos_open(&s->os, cfg->guest_os ? cfg->guest_os : "generic", err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
@@ -273,6 +273,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 100.0 * (double)hook_ns / (double)cpu_ns);
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
+    sampler_kernel_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -339,5 +340,6 @@ void sampler_destroy(struct sampler *s)
     free(s->proc_named);
     free(s->thread_named);
     sampler_modules_destroy(s->mods);
+    guestos_close(&s->os);
     free(s);
 }

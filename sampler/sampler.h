@@ -48,6 +48,7 @@ struct sampler_config {
     const char *guest_desc; /* kernel path etc., for the session_start marker */
     const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */
     const char *symbol_dir; /* where the guest's symbol files are, if known (a hint for report) */
+    const char *guest_os;   /* the OS layer (guestos_open): "generic", "linux"; NULL = generic */
     bool quiet;             /* no progress line */
 };
 

@@ -70,6 +70,19 @@ struct sampler_vcpu {
     _Atomic bool stopped;
 };
 
+/* The guest kernel's self-description (sampler/kernel.c), drain thread only. */
+enum sampler_kernel_state {
+    SAMPLER_KERNEL_SEARCHING,
+    SAMPLER_KERNEL_FOUND,
+    SAMPLER_KERNEL_FAILED,
+};
+#define SAMPLER_KERNEL_MODULE_NAME "[kernel.kallsyms]" /* perf's name for the kernel */
+struct sampler_kernel {
+    enum sampler_kernel_state state;
+    uint64_t attempts, last_try_ns, interval_ns, found_ns, scan_ns;
+    char message[HV_ERR_MSG_MAX + 256];
+};
+
 struct sampler {
     struct sampler_config cfg;
     struct vm *vm;
@@ -92,6 +105,7 @@ struct sampler {
     uint8_t *proc_named; /* per proc slot: 0 new, 1 named, 2 modules discovered */
     uint8_t *thread_named;
     struct sampler_modules *mods;
+    struct sampler_kernel kernel;
     uint64_t drained_records;
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
@@ -149,6 +163,14 @@ struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err);
+/* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
+ * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
+int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
+void sampler_kernel_summary(const struct sampler *s, FILE *out);
+/* A guest kernel the OS layer described (kernel.c): its module and mapping records in guest
+ * address space 0; returns the module id, or -1. */
+int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,
+                                      uint64_t ts, struct hv_err *err);
 /* A guest kernel ELF the VMM loaded (`name`, its image): module + mappings into guest address
  * space 0 at its link addresses. */
 int sampler_modules_kernel_image(struct sampler *s, const char *name,

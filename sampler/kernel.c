@@ -1,0 +1,145 @@
+/* The guest kernel's description of itself into the recording (drain thread): once the OS layer
+ * finds it (guestos_discover_kernel: for Linux, VMCOREINFO and kallsyms, a second or so into the
+ * guest's boot), one module "[kernel.kallsyms]" with the kernel's build-id, its mapping into the
+ * kernel's address space (link-time addresses, so a vmlinux or System.map given to `report`
+ * fits it too), its code symbols, and a guest_kernel marker with the release and KASLR offset.
+ * `hvprof report` then names kernel frames with no file given. docs/fxt-samples.md. */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/sampler_priv.h"
+
+/* How often the drain thread looks for the kernel while it has not found it. A scan reads the
+ * first bytes of every 4 KiB page of guest RAM: ~22 ms for 512 MiB on the nested test bed, so
+ * the interval grows from 250 ms by half each time up to 2 s (a 10 s boot costs ~10 scans). */
+#define KERNEL_POLL_FIRST_NS 250000000ull
+#define KERNEL_POLL_MAX_NS   2000000000ull
+
+static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint64_t now,
+                        struct hv_err *err)
+{
+    struct discover_module m = {
+        .header_va = k->text_start - k->kaslr_offset,
+        .bias = k->kaslr_offset,
+        .start = k->text_start,
+        .end = k->text_end,
+        .e_type = 2, /* ET_EXEC */
+        .nseg = 1,
+        .seg = {{.start = k->text_start, .size = k->text_end - k->text_start, .flags = PF_R | PF_X}},
+    };
+    snprintf(m.name, sizeof(m.name), "%s", SAMPLER_KERNEL_MODULE_NAME);
+    memcpy(m.build_id, k->build_id, k->build_id_len);
+    m.build_id_len = k->build_id_len;
+    int64_t id = sampler_modules_record_kernel(s, &m, now, err);
+    if (id < 0)
+        return -1;
+
+    /* Symbols at link-time addresses, the module's own address space. */
+    enum { CHUNK = 4096 };
+    struct hvfxt_symbol *buf = malloc(CHUNK * sizeof(*buf));
+    if (!buf)
+        return hv_errf(err, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < k->nsyms && rc == 0; i += CHUNK) {
+        size_t n = k->nsyms - i < CHUNK ? k->nsyms - i : CHUNK;
+        for (size_t j = 0; j < n; j++) {
+            const struct guestos_symbol *g = &k->syms[i + j];
+            buf[j] = (struct hvfxt_symbol){.addr = g->addr - k->kaslr_offset,
+                                           .type = g->type,
+                                           .name = g->name,
+                                           .name_len = g->name_len};
+        }
+        rc = hvfxt_write_symbols(&s->w, (uint64_t)id, buf, n, err);
+    }
+    free(buf);
+    if (rc < 0)
+        return -1;
+
+    char bid[2 * sizeof(k->build_id) + 1] = "";
+    for (uint32_t i = 0; i < k->build_id_len; i++)
+        snprintf(bid + 2 * i, 3, "%02x", k->build_id[i]);
+    struct fxt_arg args[] = {
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline(HVFXT_ARG_OSRELEASE),
+         .v.str = fxt_str_inline(k->release)},
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline(HVFXT_ARG_BUILD_ID),
+         .v.str = fxt_str_inline(bid)},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_KERNEL_OFFSET),
+         .v.u64 = k->kaslr_offset},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_KERNEL_SYMBOLS), .v.u64 = k->nsyms},
+    };
+    return hvfxt_write_marker(&s->w, HVFXT_GUEST_KERNEL, now, args, sizeof(args) / sizeof(args[0]),
+                              err);
+}
+
+int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err)
+{
+    struct sampler_kernel *sk = &s->kernel;
+    if (!s->os.ops->discover_kernel || sk->state != SAMPLER_KERNEL_SEARCHING)
+        return 0;
+    if (!sk->interval_ns)
+        sk->interval_ns = KERNEL_POLL_FIRST_NS;
+    if (!final && sk->attempts && now - sk->last_try_ns < sk->interval_ns)
+        return 0;
+    if (sk->attempts)
+        sk->interval_ns += sk->interval_ns / 2;
+    if (sk->interval_ns > KERNEL_POLL_MAX_NS)
+        sk->interval_ns = KERNEL_POLL_MAX_NS;
+    sk->last_try_ns = now;
+    sk->attempts++;
+    const struct guestos_kernel *k = NULL;
+    struct hv_err why = {{0}, 0};
+    uint64_t t0 = sampler_now_ns();
+    int rc = guestos_discover_kernel(&s->os, s->mem, &k, &why);
+    sk->scan_ns += sampler_now_ns() - t0;
+    if (rc < 0) {
+        sk->state = SAMPLER_KERNEL_FAILED;
+        snprintf(sk->message, sizeof(sk->message), "%s", why.msg);
+        return 0; /* the recording goes on without kernel symbols; the summary says why */
+    }
+    if (rc == 0) {
+        if (final)
+            snprintf(sk->message, sizeof(sk->message),
+                     "no VMCOREINFO in guest memory after %" PRIu64
+                     " looks (a kernel without CONFIG_CRASH_CORE/CONFIG_VMCORE_INFO, one "
+                     "that stopped before its initcalls, or not Linux)",
+                     sk->attempts);
+        return 0;
+    }
+    sk->state = SAMPLER_KERNEL_FOUND;
+    sk->found_ns = now;
+    snprintf(sk->message, sizeof(sk->message),
+             "Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols in the recording; %s",
+             k->release, k->kaslr_offset, k->nsyms, k->how);
+    return write_kernel(s, k, now, err);
+}
+
+void sampler_kernel_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_kernel *sk = &s->kernel;
+    if (!s->os.ops->discover_kernel)
+        return;
+    switch (sk->state) {
+    case SAMPLER_KERNEL_FOUND:
+        fprintf(out, "  guest kernel: %s (found %.1f s into the recording, %.1f ms of scans)\n",
+                sk->message, (double)(sk->found_ns - s->start_ns) / 1e9, (double)sk->scan_ns / 1e6);
+        break;
+    case SAMPLER_KERNEL_FAILED:
+        fprintf(out,
+                "  guest kernel: not described: %s; kernel frames need `report --vmlinux`, "
+                "`--kallsyms` or `--system-map`\n",
+                sk->message);
+        break;
+    case SAMPLER_KERNEL_SEARCHING:
+        fprintf(out,
+                "  guest kernel: not described: %s; kernel frames need `report --vmlinux`, "
+                "`--kallsyms` or `--system-map`\n",
+                sk->message[0] ? sk->message : "not found");
+        break;
+    }
+}

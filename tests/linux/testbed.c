@@ -122,6 +122,11 @@ static void parse_console(struct tb_result *r)
                 snprintf(p->name, sizeof(p->name), "%s", name);
                 p->pid = pid;
                 p->tid = tid;
+            } else if (sscanf(h, "HVTEST ksym %llx %*c %39s", &lo, name) == 2 &&
+                       r->nksyms < TB_MAX_KSYMS) {
+                r->ksyms[r->nksyms].addr = lo;
+                snprintf(r->ksyms[r->nksyms].name, sizeof(r->ksyms[r->nksyms].name), "%s", name);
+                r->nksyms++;
             } else if (sscanf(h, "HVTEST map %d %llx-%llx %95s", &pid, &lo, &hi, path) == 4 &&
                        r->nmaps < TB_MAX_MAPS) {
                 struct tb_map *m = &r->maps[r->nmaps++];
@@ -408,6 +413,65 @@ uint64_t tb_check_recording(const struct tb_result *r)
     }
     profile_free(&p);
     return st.completions;
+}
+
+void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
+{
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    const struct prof_module *km = NULL;
+    const struct prof_mapping *kmap = NULL;
+    for (size_t i = 0; i < p.mappings.n; i++) {
+        const struct prof_mapping *mp = &p.mappings.v[i];
+        if (mp->pid == PROF_PID_ANY && p.modules.v[mp->module].ksyms) {
+            kmap = mp;
+            km = &p.modules.v[mp->module];
+        }
+    }
+    if (!km)
+        fail_msg("%s: the recording carries no kernel symbols", r->name);
+    if (r->nksyms < 4)
+        fail_msg("%s: the guest printed %u of its kernel symbols (HVTEST ksym): its "
+                 "/proc/kallsyms hides addresses?",
+                 r->name, r->nksyms);
+    for (unsigned i = 0; i < r->nksyms; i++) {
+        const struct tb_ksym *g = &r->ksyms[i];
+        if (g->addr < kmap->start || g->addr - kmap->start >= kmap->size)
+            fail_msg("%s: %s at 0x%" PRIx64 " (guest's /proc/kallsyms) is outside the recorded "
+                     "kernel text [0x%" PRIx64 ", +0x%" PRIx64 ")",
+                     r->name, g->name, g->addr, kmap->start, kmap->size);
+        const struct sym *s = symtab_lookup(km->ksyms, g->addr - kmap->bias);
+        if (!s || s->addr != g->addr - kmap->bias ||
+            strcmp(symtab_name(km->ksyms, s), g->name))
+            fail_msg("%s: the guest's %s at 0x%" PRIx64 " is %s+0x%" PRIx64 " in the recording",
+                     r->name, g->name, g->addr, s ? symtab_name(km->ksyms, s) : "(nothing)",
+                     s ? g->addr - kmap->bias - s->addr : 0);
+    }
+    uint64_t upper = 0, named = 0, low = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *smp = &p.samples.v[i];
+        if (smp->cpl != PROF_CPL_KERNEL || !smp->nframes)
+            continue;
+        const struct prof_frame *f = &p.frames.v[smp->first];
+        if (f->addr < 0xffff800000000000ull) {
+            low++; /* boot code before the kernel maps itself (decompressor, startup_64) */
+            continue;
+        }
+        upper++;
+        named += f->loc != PROF_NONE && p.locs.v[f->loc].resolved;
+    }
+    double frac = upper ? (double)named / (double)upper : 0;
+    printf("%s: %u guest symbols match; %" PRIu64 " of %" PRIu64
+           " kernel-half samples named (%.1f%%), %" PRIu64 " in boot code below it\n",
+           r->name, r->nksyms, named, upper, 100 * frac, low);
+    if (frac < min_named)
+        fail_msg("%s: %.1f%% of kernel samples named, %.0f%% expected", r->name, 100 * frac,
+                 100 * min_named);
+    profile_free(&p);
 }
 
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,

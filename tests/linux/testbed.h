@@ -39,6 +39,13 @@ struct tb_map {
     char path[96];
 };
 
+/* A kernel symbol as the guest's /proc/kallsyms shows it ("HVTEST ksym ADDR TYPE NAME"). */
+struct tb_ksym {
+    uint64_t addr;
+    char name[64];
+};
+#define TB_MAX_KSYMS 16
+
 struct tb_result {
     char name[64];
     bool present; /* the scenario finished (L1 did not die in it) */
@@ -54,6 +61,8 @@ struct tb_result {
     unsigned nprocs;
     struct tb_map maps[TB_MAX_MAPS];
     unsigned nmaps;
+    struct tb_ksym ksyms[TB_MAX_KSYMS];
+    unsigned nksyms;
 };
 
 /* The test bed's cache (prepared by the linux_prepare fixture). */
@@ -104,6 +113,12 @@ char *tb_reference(const char *kernel, unsigned vcpus);
  * recorded process (processes that share a layout, a fork's parent and child, to at most as
  * many). Returns the number of completions. */
 uint64_t tb_check_recording(const struct tb_result *r);
+
+/* Kernel symbols from the guest's memory alone (no symbol file given to report): every symbol
+ * the guest printed from its /proc/kallsyms resolves, at its exact address, to the same name in
+ * the recording, and at least `min_named` of the kernel-mode samples whose pc lies in the
+ * kernel's half of the address space land in a named function. Prints the numbers. */
+void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
 
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
  * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */

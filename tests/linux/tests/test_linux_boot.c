@@ -2,7 +2,9 @@
  * with KASLR on (the kernels' default), each boot twice so that a flaky boot shows up: user
  * space reached with every vCPU up, the workloads run and the guest reboots cleanly, the console
  * prints no warning that QEMU/KVM's boot of the same kernel does not, and the recording holds
- * user and kernel samples, completed continuations and one process per workload process. */
+ * user and kernel samples, completed continuations and one process per workload process, and
+ * kernel symbols read from the guest's memory that match its /proc/kallsyms and name >= 95% of
+ * the kernel samples. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +38,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     tb_check_console_clean(r, ref);
     free(ref);
     uint64_t completions = tb_check_recording(r);
+    tb_check_kernel_symbols(r, 0.95);
     printf("%s: %.1f s, %u CPUs, %" PRIu64 " completions\n", r->name, r->seconds, r->cpus,
            completions);
 }

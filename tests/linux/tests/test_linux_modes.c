@@ -3,7 +3,8 @@
  * where it is off). With PTI, every process has two top-level page tables (user PGD = kernel
  * PGD + 4 KiB) and CR3 switches between them at every kernel entry and exit: each workload
  * must still be one process, and kernel-mode samples must still be completed with the user
- * stack about as often as without PTI. Each scenario runs twice. */
+ * stack about as often as without PTI. Kernel symbols from the guest's memory must name its
+ * kernel samples in every mode. Each scenario runs twice. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     tb_check_console_clean(r, ref);
     free(ref);
     uint64_t c = tb_check_recording(r);
+    tb_check_kernel_symbols(r, 0.95); /* with or without PTI and KASLR */
     if (!strcmp(s->name, "generic-pti"))
         t->with_pti += c;
     else if (!strcmp(s->name, "generic-nopti"))

@@ -67,7 +67,7 @@ struct guestos_kernel {
     uint64_t text_start, text_end; /* run-time extent of the code symbols */
     const struct guestos_symbol *syms;
     size_t nsyms;
-    char how[192]; /* where it was found and how it was decoded, for the summary */
+    char how[384]; /* where it was found and how it was decoded, for the summary */
 };
 
 struct guestos;

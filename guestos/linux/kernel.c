@@ -1,6 +1,7 @@
 #include "guestos/linux/kernel.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,10 @@ static void reset_symbols(struct lx_kernel *k)
     k->nsyms = k->syms_cap = k->names_len = k->names_cap = 0;
     k->text_lo = k->text_hi = 0;
     memset(&k->sym, 0, sizeof(k->sym));
+    lx_btf_free(&k->btf);
+    k->btf_types = 0;
+    memset(&k->task, 0, sizeof(k->task));
+    k->btf_note[0] = 0;
 }
 
 void lx_kernel_free(struct lx_kernel *k)
@@ -116,6 +121,77 @@ static int check_release(const struct lx_kernel *k, struct hv_err *err)
     return 0;
 }
 
+/* The task_struct members the Linux layer reads, from BTF, checked on init_task (pid 0, comm
+ * "swapper/0" as the boot CPU's idle task is named, init/init_task.c and init/main.c). A kernel
+ * without BTF, or whose BTF fails the check, simply has no task layout. */
+static void read_btf(struct lx_kernel *k)
+{
+    if (!k->sym.start_btf || k->sym.stop_btf <= k->sym.start_btf) {
+        snprintf(k->btf_note, sizeof(k->btf_note),
+                 "no BTF (__start_BTF not in kallsyms: CONFIG_DEBUG_INFO_BTF or "
+                 "CONFIG_KALLSYMS_ALL off)");
+        return;
+    }
+    uint64_t len = k->sym.stop_btf - k->sym.start_btf;
+    const void *p = len <= LX_BTF_MAX_BYTES ? lx_kimage_ptr(&k->img, k->sym.start_btf, len) : NULL;
+    struct hv_err err = {{0}, 0};
+    if (!p) {
+        snprintf(k->btf_note, sizeof(k->btf_note), "BTF of %" PRIu64 " bytes cannot be read",
+                 len);
+        return;
+    }
+    if (lx_btf_load(&k->btf, p, (size_t)len, &err) < 0) {
+        snprintf(k->btf_note, sizeof(k->btf_note), "%.150s", err.msg);
+        return;
+    }
+    k->btf_types = k->btf.ntypes;
+    uint32_t task = lx_btf_find_struct(&k->btf, "task_struct");
+    struct lx_task_layout t = {0};
+    uint64_t sz;
+    const struct {
+        const char *name;
+        uint64_t *off, want_size;
+    } members[] = {
+        {"pid", &t.pid, 4},   {"tgid", &t.tgid, 4}, {"flags", &t.flags, 4},
+        {"mm", &t.mm, 8},     {"group_leader", &t.group_leader, 8},
+    };
+    for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        if (!task || !lx_btf_member(&k->btf, task, members[i].name, members[i].off, &sz) ||
+            sz != members[i].want_size) {
+            snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no task_struct.%s of %" PRIu64
+                     " bytes", members[i].name, members[i].want_size);
+            return;
+        }
+    }
+    if (!lx_btf_member(&k->btf, task, "comm", &t.comm, &t.comm_size) || t.comm_size < 8 ||
+        t.comm_size > 64) {
+        snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no task_struct.comm");
+        return;
+    }
+    /* The check against the running kernel: init_task is the boot CPU's idle task. */
+    char comm[65] = {0};
+    int32_t pid = -1;
+    if (!k->sym.init_task ||
+        !lx_kimage_read(&k->img, k->sym.init_task + t.comm, comm, t.comm_size) ||
+        !lx_kimage_read(&k->img, k->sym.init_task + t.pid, &pid, sizeof(pid))) {
+        snprintf(k->btf_note, sizeof(k->btf_note), "init_task cannot be read to check the layout");
+        return;
+    }
+    comm[t.comm_size] = 0;
+    if (pid != 0 || strncmp(comm, "swapper", 7)) {
+        snprintf(k->btf_note, sizeof(k->btf_note),
+                 "BTF's task_struct layout does not fit init_task (pid %d, comm \"%.16s\")", pid,
+                 comm);
+        return;
+    }
+    t.known = true;
+    k->task = t;
+    snprintf(k->btf_note, sizeof(k->btf_note),
+             "BTF: %" PRIu32 " types; task_struct pid@%" PRIu64 " tgid@%" PRIu64 " comm@%" PRIu64
+             " mm@%" PRIu64 ", checked on init_task (%s)",
+             k->btf_types, t.pid, t.tgid, t.comm, t.mm, comm);
+}
+
 int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err)
 {
     reset_symbols(k);
@@ -142,5 +218,6 @@ int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_er
     }
     if (k->nsyms == 0)
         return hv_errf(err, "kallsyms: %" PRIu32 " symbols, none of them code", k->ks.nsyms);
+    read_btf(k);
     return 1;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "guestos/linux/btf.h"
 #include "guestos/linux/kallsyms.h"
 #include "guestos/linux/kimage.h"
 #include "guestos/linux/vmcoreinfo.h"
@@ -27,6 +28,13 @@ struct lx_ksym {
     uint32_t name; /* offset into lx_kernel.names */
     uint16_t name_len;
     char type;
+};
+
+/* Offsets in struct task_struct, from the kernel's BTF (0 size: not known). */
+struct lx_task_layout {
+    bool known;
+    uint64_t pid, tgid, comm, mm, flags, group_leader;
+    uint64_t comm_size;
 };
 
 struct lx_kernel {
@@ -45,6 +53,11 @@ struct lx_kernel {
         uint64_t current_task, pcpu_hot, per_cpu_offset, nr_cpu_ids, init_task;
         uint64_t start_btf, stop_btf, entry_syscall_64;
     } sym;
+    /* The kernel's BTF (CONFIG_DEBUG_INFO_BTF), when kallsyms locates it, and what it says. */
+    struct lx_btf btf;
+    uint32_t btf_types;
+    struct lx_task_layout task;
+    char btf_note[160]; /* why BTF or the task layout is missing, or how it was checked */
 };
 
 struct lx_kernel *lx_kernel_new(void);

@@ -63,8 +63,9 @@ static int describe(struct lx_layer *l, struct hv_err *err)
     d->nsyms = k->nsyms;
     snprintf(d->how, sizeof(d->how),
              "VMCOREINFO at guest-physical 0x%" PRIx64 " (%u copies), kallsyms: %" PRIu32
-             " symbols, %s",
-             k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode));
+             " symbols, %s; %s",
+             k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode),
+             k->btf_note);
     return 0;
 }
 

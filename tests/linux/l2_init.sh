@@ -24,7 +24,7 @@ grep -q -w pti /proc/cpuinfo && pti=on
 echo "HVTEST userspace release=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) online=$(cat /sys/devices/system/cpu/online) paging=$paging pti=$pti plan=$plan shell=$$"
 # The kernel's own account of a few of its symbols (run-time addresses, KASLR applied), which
 # the tests compare with the symbols hvprof read from the guest's memory.
-grep -E ' [Tt] (_stext|schedule|do_syscall_64|native_safe_halt|io_serial_in|clear_page_rep|entry_SYSCALL_64|__x64_sys_getppid)$' /proc/kallsyms |
+grep -E ' [Tt] (schedule|do_syscall_64|native_safe_halt|io_serial_in|clear_page_rep|entry_SYSCALL_64|__x64_sys_getppid)$' /proc/kallsyms |
   while read -r addr type name; do echo "HVTEST ksym $addr $type $name"; done
 case $plan in
   boot)

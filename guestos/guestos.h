@@ -17,7 +17,9 @@
  *   guestos_open(&os, "linux", &err);                // once, before the vCPUs start
  *   struct guestos_vcpu vc; guestos_vcpu_init(&os, &vc);   // one per vCPU thread
  *   ...exit: guestos_identify(&os, &vc, mem, &snap, &id); guestos_unwind_kernel(&os, w, &st);
- *   ...drain: guestos_discover_modules(&os, mem, &as, mods, max);
+ *   ...drain: guestos_discover_kernel(&os, mem, &kernel, &err);
+ *             guestos_discover_modules(&os, mem, &as, mods, max);
+ *   guestos_close(&os);
  */
 #pragma once
 
@@ -77,12 +79,12 @@ struct guestos_ops {
     /* Exit path. May complete the snapshot for the walks that follow (kernel_cr3). */
     void (*identify)(const struct guestos *os, struct guestos_vcpu *vc, const struct gmem *mem,
                      struct gw_snapshot *snap, struct guestos_ident *out);
-    /* Drain thread. Returns the number of modules written to out (<= max). */
     /* Drain thread, optional (NULL: the layer cannot describe the kernel). 1: *out describes
      * the kernel (from now on; later calls return 0); 0: not (yet) found; -1: this kernel cannot
      * be described (err says why; later calls return -1 again). */
     int (*discover_kernel)(struct guestos *os, const struct gmem *mem,
                            const struct guestos_kernel **out, struct hv_err *err);
+    /* Drain thread. Returns the number of modules written to out (<= max). */
     size_t (*discover_modules)(const struct guestos *os, const struct gmem *mem,
                                const struct guestos_as *as, struct discover_module *out,
                                size_t max);

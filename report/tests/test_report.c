@@ -155,6 +155,7 @@ static void test_perf_script(void **state)
     assert_non_null(strstr(text, "worker-1 268435457/1073741825 [001]"));
     size_t blocks = 0, frames = 0;
     int in_block = 0;
+    unsigned long long last_us = 0;
     for (char *s = text; *s;) {
         char *nl = strchr(s, '\n');
         assert_non_null(nl);
@@ -172,6 +173,12 @@ static void test_perf_script(void **state)
                              8);
             assert_string_equal(ev, "cpu-clock");
             assert_int_equal(period, 1000000);
+            /* perf's layout: the line starts with the comm (importers need a non-space), and
+             * samples come in time order (speedscope rejects a step back). */
+            assert_true(s[0] != ' ' && s[0] != '\t');
+            unsigned long long t = sec * 1000000ull + usec;
+            assert_true(t >= last_us);
+            last_us = t;
             blocks++;
             in_block = 1;
         } else {

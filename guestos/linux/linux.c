@@ -10,12 +10,18 @@
 
 enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
 
+/* A look can catch the kernel half-way through writing VMCOREINFO (crash_save_vmcoreinfo_init
+ * appends line by line, then copies the note), and the guest runs while the tables are read:
+ * a failure is final only when it repeats. */
+#define LX_MAX_FAILED_LOOKS 3
+
 struct lx_layer {
     enum lx_state state;
     struct lx_kernel *k;
     struct guestos_kernel desc;
     struct guestos_symbol *syms;
     struct hv_err failure;
+    unsigned failed_looks;
 };
 
 struct lx_layer *lx_layer_new(void)
@@ -83,6 +89,8 @@ static int linux_discover_kernel(struct guestos *os, const struct gmem *mem,
     int rc = lx_kernel_discover(l->k, mem, &l->failure);
     if (rc == 1)
         rc = describe(l, &l->failure) < 0 ? -1 : 1;
+    if (rc < 0 && ++l->failed_looks < LX_MAX_FAILED_LOOKS)
+        return 0; /* look again later */
     if (rc < 0) {
         l->state = LX_FAILED;
         if (err)

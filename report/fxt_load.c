@@ -89,6 +89,13 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
 {
     uint32_t n = 0;
     uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
+    /* Stacks cut at the root end: the walk reached --max-depth, or frames were dropped to fit
+     * the record (docs/fxt-samples.md, walk word). The report says how many. */
+    if ((s->fields & HVFXT_SF_WALK) &&
+        (hvfxt_walk_kernel_stop(s->walk) == HVFXT_STOP_MAX_DEPTH ||
+         hvfxt_walk_user_stop(s->walk) == HVFXT_STOP_MAX_DEPTH ||
+         (s->walk & (HVFXT_WALK_KERNEL_TRUNC | HVFXT_WALK_USER_TRUNC))))
+        l->p->stacks_cut++;
     if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
         return -1;
     if (s->fields & HVFXT_SF_PC) {

@@ -98,6 +98,7 @@ struct profile {
     uint64_t ticks_per_sec; /* 1e9 if unknown */
     uint64_t period_ns;     /* sampling period; 0 if unknown */
     uint64_t kernel_lstar;  /* guest MSR_LSTAR at record time, 0 if unknown */
+    uint64_t stacks_cut;    /* stack walks cut at --max-depth or the record size (root end lost) */
     char symbol_dir[512];   /* recorder's hint: where the guest's symbol files are */
     void *index;            /* private lookup state (hash tables) */
 };

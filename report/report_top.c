@@ -100,6 +100,11 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
             nvcpus);
     if (p->period_ns)
         fprintf(out, ", period %" PRIu64 " ns", p->period_ns);
+    if (p->stacks_cut)
+        fprintf(out,
+                "\n# %" PRIu64 " stack walks were cut at --max-depth or the record size: their "
+                "outermost frames are missing (record with a larger --max-depth)",
+                p->stacks_cut);
     fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples", "Shared Object",
             "Symbol");
     for (size_t i = 0; i < nf && i < limit; i++) {

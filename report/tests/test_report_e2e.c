@@ -133,12 +133,35 @@ static void test_svg_perf_script_timeline(void **state)
     free(out);
 }
 
+/* A recording whose stacks were cut at --max-depth says so in the report's header: with
+ * --max-depth 2 nearly every walk of the test guest's programs is cut. */
+static void test_cut_stacks_are_reported(void **state)
+{
+    struct e2e *e = *state;
+    int st;
+    char *out = sh(&st,
+             "'%s' record -o '%s/d2.fxt' --guest demo --duration 1 --max-depth 2 --quiet >/dev/null "
+             "2>&1 && '%s' report '%s/d2.fxt' -q | sed -n 2p",
+             e->hvprof, e->dir, e->hvprof, e->dir);
+    assert_int_equal(st, 0);
+    unsigned long long cut = 0;
+    if (!out || sscanf(out, "# %llu stack walks were cut at --max-depth", &cut) != 1)
+        fail_msg("no cut-stack line: %s", out ? out : "(none)");
+    assert_true(cut > 0);
+    free(out);
+    out = sh(&st, "'%s' dump --stats '%s/d2.fxt' | awk '/^samples/ {print $2}'", e->hvprof, e->dir);
+    unsigned long long samples = out ? strtoull(out, NULL, 10) : 0;
+    assert_true(cut * 2 > samples); /* most of them */
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_top_and_folded),
         cmocka_unit_test(test_pprof),
         cmocka_unit_test(test_svg_perf_script_timeline),
+        cmocka_unit_test(test_cut_stacks_are_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guestos/fuzz/fuzz_ram.h"
 #include "guestos/linux/kallsyms.h"
 #include "guestos/linux/kernel.h"
 
@@ -26,30 +27,23 @@ static int count(void *ctx, uint64_t addr, char type, const char *name, size_t l
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t len = (size + 4095) & ~(size_t)4095;
-    if (size < 16 || len > (4u << 20))
-        return 0;
-    uint8_t *ram = calloc(1, len); /* exactly the RAM, so ASan sees any over-read */
+    struct gmem mem;
+    uint8_t *ram = size < 16 ? NULL : fuzz_ram(data, size, 4u << 20, 0, &mem);
     if (!ram)
         return 0;
-    memcpy(ram, data, size);
-    struct gmem mem;
-    gmem_init(&mem);
-    if (gmem_add(&mem, 0, len, ram, NULL) == 0) {
-        static struct lx_vmcoreinfo v;
-        size_t tlen = size < 4096 ? size : 4096;
-        if (lx_vmcoreinfo_parse((const char *)ram, tlen, &v, NULL) == 0) {
-            struct lx_kimage k = {.mem = &mem, .phys_base = 0, .image_size = len};
-            size_t n = 0;
-            struct lx_kallsyms_info info;
-            (void)lx_kallsyms_decode(&k, &v, count, &n, &info, NULL);
-        }
-        /* and the whole discovery, scan included */
-        struct lx_kernel *kern = lx_kernel_new();
-        if (kern) {
-            (void)lx_kernel_discover(kern, &mem, NULL);
-            lx_kernel_free(kern);
-        }
+    static struct lx_vmcoreinfo v;
+    size_t tlen = size < 4096 ? size : 4096;
+    if (lx_vmcoreinfo_parse((const char *)ram, tlen, &v, NULL) == 0) {
+        struct lx_kimage k = {.mem = &mem, .phys_base = 0, .image_size = mem.slot[0].size};
+        size_t n = 0;
+        struct lx_kallsyms_info info;
+        (void)lx_kallsyms_decode(&k, &v, count, &n, &info, NULL);
+    }
+    /* and the whole discovery, scan included */
+    struct lx_kernel *kern = lx_kernel_new();
+    if (kern) {
+        (void)lx_kernel_discover(kern, &mem, NULL);
+        lx_kernel_free(kern);
     }
     free(ram);
     return 0;

@@ -4,29 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guestos/fuzz/fuzz_ram.h"
 #include "guestos/linux/vmcoreinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t len = (size + 4095) & ~(size_t)4095;
-    if (len == 0 || len > (1u << 20))
-        return 0;
-    uint8_t *ram = calloc(1, len); /* exactly the RAM, so ASan sees any over-read */
+    struct gmem mem;
+    uint8_t *ram = fuzz_ram(data, size, 1u << 20, 0x100000, &mem);
     if (!ram)
         return 0;
-    memcpy(ram, data, size);
-    struct gmem mem;
-    gmem_init(&mem);
-    if (gmem_add(&mem, 0x100000, len, ram, NULL) == 0) {
-        static struct lx_vmcoreinfo v;
-        if (lx_vmcoreinfo_find(&mem, &v, NULL) == 1) {
-            uint64_t a;
-            int64_t d;
-            (void)lx_vmcoreinfo_symbol(&v, "_stext", &a);
-            (void)lx_vmcoreinfo_decimal(&v, "NUMBER(phys_base)", &d);
-        }
+    static struct lx_vmcoreinfo v;
+    if (lx_vmcoreinfo_find(&mem, &v, NULL) == 1) {
+        uint64_t a;
+        int64_t d;
+        (void)lx_vmcoreinfo_symbol(&v, "_stext", &a);
+        (void)lx_vmcoreinfo_decimal(&v, "NUMBER(phys_base)", &d);
     }
     free(ram);
     return 0;

@@ -15,6 +15,7 @@ n=0
 while [ ! -b /dev/vdb ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 tar xf /dev/vda -C / || echo "L1: cannot unpack the inputs"
 slot_mb=$(cat /slot_mb)
+fault_attempts=$(cat /fault_attempts 2>/dev/null || echo 3)
 mkdir -p /out/l1 /tmp
 export PATH=/bin:/qemu/bin
 export LD_LIBRARY_PATH=/qemu/lib
@@ -68,12 +69,12 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   t0=$(cut -d' ' -f1 /proc/uptime)
   echo "L1: scenario $name ($cmd, $kernel, $vcpus vCPUs) at $t0 s"
   # A guest that triple-faults on the emulated SVM (docs/linux.md, "Triple faults on the test
-  # bed") is booted again, twice at most; each faulted attempt's summary and console are kept
-  # under $d/fault.N for the test to print.
+  # bed") is booted again, $fault_attempts boots in all at most; each faulted attempt's summary
+  # and console are kept under $d/fault.N for the test to print.
   a=1
   while :; do
     run_scenario
-    grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null && [ $a -lt 3 ] || break
+    grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null && [ $a -lt "$fault_attempts" ] || break
     mkdir -p "$d/fault.$a"
     mv "$d/summary.txt" "$d/console.log" "$d/fault.$a/" 2>/dev/null
     rm -f "$d/rec.fxt"

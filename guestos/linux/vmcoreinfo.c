@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PAGE         4096u
 #define NOTE_NAME    "VMCOREINFO" /* n_namesz 11 with the NUL, padded to 12 */
@@ -159,14 +160,36 @@ static bool page_text(const uint8_t *page, const char **text, size_t *len)
     return false;
 }
 
+/* Which pages of [host, host + size) the host has ever backed (mincore(2)): a page the guest
+ * never wrote is not resident and holds zeros, so it cannot hold VMCOREINFO, and reading it would
+ * first-touch guest RAM from hvprof's side (mapping the zero page under the guest; on the nested
+ * test bed such first touches made guests fault more, docs/linux.md). One bit per page in `vec`
+ * for `chunk` bytes from `host`; false when mincore cannot say (an unaligned test buffer): then
+ * every page is read. */
+#define RESIDENCY_CHUNK (64ull << 20)
+static bool residency(const uint8_t *host, uint64_t chunk, unsigned char *vec)
+{
+    if ((uintptr_t)host % PAGE)
+        return false;
+    return mincore((void *)host, chunk, vec) == 0;
+}
+
 int lx_vmcoreinfo_find(const struct gmem *mem, struct lx_vmcoreinfo *out, struct hv_err *err)
 {
     static const char first[] = FIRST_KEY;
+    unsigned char vec[RESIDENCY_CHUNK / PAGE]; /* 16 KiB: the drain thread's stack has room */
     unsigned copies = 0;
     struct lx_vmcoreinfo cand;
     for (unsigned s = 0; s < mem->nslots; s++) {
         const struct gmem_slot *sl = &mem->slot[s];
+        bool known = false;
         for (uint64_t off = 0; off + PAGE <= sl->size; off += PAGE) {
+            if (off % RESIDENCY_CHUNK == 0) {
+                uint64_t chunk = sl->size - off < RESIDENCY_CHUNK ? sl->size - off : RESIDENCY_CHUNK;
+                known = residency(sl->host + off, chunk & ~(uint64_t)(PAGE - 1), vec);
+            }
+            if (known && !(vec[(off % RESIDENCY_CHUNK) / PAGE] & 1))
+                continue;
             const uint8_t *page = sl->host + off;
             /* Cheap first test: the data page starts with 'O', the note with namesz 11. */
             if (page[0] != (uint8_t)first[0] && page[0] != sizeof(NOTE_NAME))

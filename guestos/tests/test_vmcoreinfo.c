@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -150,12 +151,42 @@ static void test_find(void **state)
     free(r.b);
 }
 
+/* Guest RAM as the VMM maps it (anonymous, page-aligned, backed only where written): the scan
+ * finds the copy the guest wrote and never touches the pages the guest has not, which stay
+ * unbacked (mincore) — reading them would map the zero page under the guest. */
+static void test_find_touches_only_written_pages(void **state)
+{
+    (void)state;
+    const size_t size = 96u << 20; /* more than one 64 MiB residency chunk */
+    uint8_t *ram = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(ram != MAP_FAILED);
+    memcpy(ram + (80u << 20), text61, strlen(text61)); /* past the first chunk */
+    memcpy(ram + 0x5000, "OSRELEASE", 9);              /* written, but no VMCOREINFO */
+    struct gmem mem;
+    gmem_init(&mem);
+    assert_int_equal(gmem_add(&mem, 0, size, ram, NULL), 0);
+    struct lx_vmcoreinfo *v = malloc(sizeof(*v));
+    assert_int_equal(lx_vmcoreinfo_find(&mem, v, NULL), 1);
+    assert_int_equal(v->gpa, 80u << 20);
+    assert_string_equal(v->osrelease, "6.1.0-27-amd64");
+    unsigned char *vec = malloc(size / 4096);
+    assert_int_equal(mincore(ram, size, vec), 0);
+    size_t resident = 0;
+    for (size_t i = 0; i < size / 4096; i++)
+        resident += vec[i] & 1;
+    assert_int_equal(resident, 2); /* the two pages written above */
+    free(vec);
+    free(v);
+    munmap(ram, size);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_61),
         cmocka_unit_test(test_parse_refuses),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find_touches_only_written_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

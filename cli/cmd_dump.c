@@ -237,8 +237,7 @@ static int dump_stats(const char *path, const void *buf, size_t len)
                "\nmappings  %10" PRIu64 "\nloss-records %7" PRIu64 "\ndropped   %10" PRIu64 "\n",
                st.samples, st.completions, st.modules, st.mappings, st.loss_records, st.dropped);
     if (st.symbol_records)
-        printf("symbols   %10" PRIu64 " (in %" PRIu64 " records)\n", st.symbols,
-               st.symbol_records);
+        printf("symbols   %10" PRIu64 " (in %" PRIu64 " records)\n", st.symbols, st.symbol_records);
     if (rc) {
         fflush(stdout);
         fprintf(stderr, "hvprof dump: %s: %s\n", path, err.msg);

@@ -28,7 +28,9 @@ static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint6
         .end = k->text_end,
         .e_type = 2, /* ET_EXEC */
         .nseg = 1,
-        .seg = {{.start = k->text_start, .size = k->text_end - k->text_start, .flags = PF_R | PF_X}},
+        .seg = {{.start = k->text_start,
+                 .size = k->text_end - k->text_start,
+                 .flags = PF_R | PF_X}},
     };
     snprintf(m.name, sizeof(m.name), "%s", SAMPLER_KERNEL_MODULE_NAME);
     memcpy(m.build_id, k->build_id, k->build_id_len);

@@ -21,9 +21,8 @@ void discover_registry_free(struct discover_registry *r)
 }
 
 static struct discover_registry_module *find_module(const struct discover_registry *r,
-                                                    const uint8_t *id,
-                                                    uint32_t id_len, const char *name,
-                                                    uint64_t header_va)
+                                                    const uint8_t *id, uint32_t id_len,
+                                                    const char *name, uint64_t header_va)
 {
     for (size_t i = 0; i < r->nmods; i++) {
         struct discover_registry_module *m = &r->mods[i];

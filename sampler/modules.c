@@ -71,8 +71,8 @@ int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_m
 {
     if (discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(0), m, 1, ts, err) < 0)
         return -1;
-    int64_t id = discover_registry_id(&s->mods->reg, m->build_id, m->build_id_len, m->name,
-                                      m->header_va);
+    int64_t id =
+        discover_registry_id(&s->mods->reg, m->build_id, m->build_id_len, m->name, m->header_va);
     return id >= 0 ? id : hv_errf(err, "the kernel's module record is not in the registry");
 }
 

@@ -146,11 +146,11 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 /* The guest kernel as its own memory describes it (guestos/linux/): an instant event on the
  * control thread when it is found, with its release, build-id (hex), KASLR offset, and how many
  * symbols its symbol records hold (docs/fxt-samples.md, section 6). */
-#define HVFXT_GUEST_KERNEL         "guest_kernel"
-#define HVFXT_ARG_OSRELEASE        "osrelease"
-#define HVFXT_ARG_BUILD_ID         "build_id"
-#define HVFXT_ARG_KERNEL_OFFSET    "kernel_offset"
-#define HVFXT_ARG_KERNEL_SYMBOLS   "symbols"
+#define HVFXT_GUEST_KERNEL       "guest_kernel"
+#define HVFXT_ARG_OSRELEASE      "osrelease"
+#define HVFXT_ARG_BUILD_ID       "build_id"
+#define HVFXT_ARG_KERNEL_OFFSET  "kernel_offset"
+#define HVFXT_ARG_KERNEL_SYMBOLS "symbols"
 
 /* A short name per hvfxt_walk_stop ("end", "max-depth", "unmapped", ..., "abandoned-timeout")
  * for dump and report; "?" for a value outside the enum. */

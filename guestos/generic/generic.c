@@ -6,8 +6,8 @@
 /* One address space per process, whichever half of a PTI pair CR3 holds now; the kernel half
  * of a pair is then what kernel-stack reads go through. */
 void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
-                             const struct gmem *mem, struct gw_snapshot *snap,
-                             struct guestos_ident *out)
+                              const struct gmem *mem, struct gw_snapshot *snap,
+                              struct guestos_ident *out)
 {
     (void)os;
     uint64_t cr3 = snap->cr3 & GUESTOS_CR3_ADDR_MASK;
@@ -21,8 +21,8 @@ void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
 /* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the user
  * half is read through the user PGD, 4 KiB above. */
 size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
-                                       const struct guestos_as *as, struct discover_module *out,
-                                       size_t max)
+                                        const struct guestos_as *as, struct discover_module *out,
+                                        size_t max)
 {
     (void)os;
     uint64_t root = as->root;

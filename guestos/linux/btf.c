@@ -4,13 +4,13 @@
 #include <string.h>
 
 /* include/uapi/linux/btf.h */
-#define BTF_MAGIC       0xeb9f
-#define BTF_HDR_MIN     24
-#define TYPE_HDR        12 /* struct btf_type: name_off, info, size/type */
-#define MAX_TYPES       (4u << 20)
-#define MAX_DEPTH       8  /* anonymous members nested in one another */
-#define MAX_CHAIN       32 /* typedef/modifier chain */
-#define MAX_PATH_PARTS  4
+#define BTF_MAGIC      0xeb9f
+#define BTF_HDR_MIN    24
+#define TYPE_HDR       12 /* struct btf_type: name_off, info, size/type */
+#define MAX_TYPES      (4u << 20)
+#define MAX_DEPTH      8  /* anonymous members nested in one another */
+#define MAX_CHAIN      32 /* typedef/modifier chain */
+#define MAX_PATH_PARTS 4
 
 enum {
     KIND_INT = 1,

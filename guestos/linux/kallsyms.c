@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NTOKENS        256
+#define NTOKENS         256
 #define TOKEN_TABLE_MAX 16384u /* a real token table is 1-3 KiB */
 
 struct tables {
@@ -77,8 +77,7 @@ static int load_tokens(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
             return hv_errf(err, "kallsyms: token %u is empty or not terminated", i);
         for (size_t j = 0; j < len; j++)
             if (!name_byte_ok((unsigned char)s[j]))
-                return hv_errf(err, "kallsyms: token %u holds byte 0x%02x", i,
-                               (unsigned char)s[j]);
+                return hv_errf(err, "kallsyms: token %u holds byte 0x%02x", i, (unsigned char)s[j]);
         t->tok_off[i] = index[i];
         t->tok_len[i] = (uint16_t)len;
     }
@@ -94,9 +93,8 @@ static int load_tables(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
         return hv_errf(err, "kallsyms: VMCOREINFO does not list the kallsyms tables (a kernel "
                             "before 6.0, or without CONFIG_KALLSYMS)");
     if (!lx_kimage_u32(k, num_va, &t->n))
-        return hv_errf(err, "kallsyms: kallsyms_num_syms at 0x%" PRIx64
-                            " is not in the kernel image",
-                       num_va);
+        return hv_errf(
+            err, "kallsyms: kallsyms_num_syms at 0x%" PRIx64 " is not in the kernel image", num_va);
     if (t->n == 0 || t->n > LX_KALLSYMS_MAX_SYMS)
         return hv_errf(err, "kallsyms: %" PRIu32 " symbols (1-%u expected)", t->n,
                        LX_KALLSYMS_MAX_SYMS);
@@ -151,8 +149,8 @@ static bool next_name(const struct tables *t, uint64_t *pos, char *buf, size_t *
     return true;
 }
 
-static bool address_of(const struct lx_kimage *k, const struct tables *t,
-                       enum lx_kallsyms_mode m, uint32_t i, uint64_t *addr)
+static bool address_of(const struct lx_kimage *k, const struct tables *t, enum lx_kallsyms_mode m,
+                       uint32_t i, uint64_t *addr)
 {
     if (m == LX_KALLSYMS_ABSOLUTE)
         return lx_kimage_u64(k, t->addresses_va + (uint64_t)i * 8, addr);
@@ -207,9 +205,8 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
         hv_errf(err, "kallsyms: no symbol _stext in %" PRIu32 " symbols", t->n);
         goto out;
     }
-    static const enum lx_kallsyms_mode modes[] = {
-        LX_KALLSYMS_ABSOLUTE_PERCPU, LX_KALLSYMS_RELATIVE, LX_KALLSYMS_PLACE_RELATIVE,
-        LX_KALLSYMS_ABSOLUTE};
+    static const enum lx_kallsyms_mode modes[] = {LX_KALLSYMS_ABSOLUTE_PERCPU, LX_KALLSYMS_RELATIVE,
+                                                  LX_KALLSYMS_PLACE_RELATIVE, LX_KALLSYMS_ABSOLUTE};
     bool found = false;
     enum lx_kallsyms_mode mode = LX_KALLSYMS_ABSOLUTE;
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]) && !found; m++) {

@@ -81,10 +81,14 @@ static int on_symbol(void *ctx, uint64_t addr, char type, const char *name, size
         const char *name;
         uint64_t *dst;
     } wanted[] = {
-        {"current_task", &k->sym.current_task},     {"pcpu_hot", &k->sym.pcpu_hot},
-        {"__per_cpu_offset", &k->sym.per_cpu_offset}, {"nr_cpu_ids", &k->sym.nr_cpu_ids},
-        {"init_task", &k->sym.init_task},           {"__start_BTF", &k->sym.start_btf},
-        {"__stop_BTF", &k->sym.stop_btf},           {"entry_SYSCALL_64", &k->sym.entry_syscall_64},
+        {"current_task", &k->sym.current_task},
+        {"pcpu_hot", &k->sym.pcpu_hot},
+        {"__per_cpu_offset", &k->sym.per_cpu_offset},
+        {"nr_cpu_ids", &k->sym.nr_cpu_ids},
+        {"init_task", &k->sym.init_task},
+        {"__start_BTF", &k->sym.start_btf},
+        {"__stop_BTF", &k->sym.stop_btf},
+        {"entry_SYSCALL_64", &k->sym.entry_syscall_64},
     };
     for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
         if (!*wanted[i].dst && name_is(name, len, wanted[i].name))
@@ -105,18 +109,20 @@ static int check_release(const struct lx_kernel *k, struct hv_err *err)
     uint64_t uts;
     int64_t name_off;
     if (!lx_vmcoreinfo_symbol(&k->vmci, "init_uts_ns", &uts) ||
-        !lx_vmcoreinfo_decimal(&k->vmci, "OFFSET(uts_namespace.name)", &name_off) ||
-        name_off < 0 || name_off > 4096)
+        !lx_vmcoreinfo_decimal(&k->vmci, "OFFSET(uts_namespace.name)", &name_off) || name_off < 0 ||
+        name_off > 4096)
         return 0; /* not there to check: kallsyms' _stext check still applies */
     char rel[sizeof(k->vmci.osrelease)];
     if (!lx_kimage_read(&k->img, uts + (uint64_t)name_off + UTS_RELEASE_OFFSET, rel, sizeof(rel)))
-        return hv_errf(err, "vmcoreinfo: init_uts_ns at 0x%" PRIx64
-                            " is not in the kernel image (phys_base 0x%" PRIx64 ")",
+        return hv_errf(err,
+                       "vmcoreinfo: init_uts_ns at 0x%" PRIx64
+                       " is not in the kernel image (phys_base 0x%" PRIx64 ")",
                        uts, k->img.phys_base);
     rel[sizeof(rel) - 1] = 0;
     if (strcmp(rel, k->vmci.osrelease))
-        return hv_errf(err, "vmcoreinfo: OSRELEASE %s, but the kernel's utsname says \"%.64s\" "
-                            "(a stale copy?)",
+        return hv_errf(err,
+                       "vmcoreinfo: OSRELEASE %s, but the kernel's utsname says \"%.64s\" "
+                       "(a stale copy?)",
                        k->vmci.osrelease, rel);
     return 0;
 }
@@ -136,8 +142,7 @@ static void read_btf(struct lx_kernel *k)
     const void *p = len <= LX_BTF_MAX_BYTES ? lx_kimage_ptr(&k->img, k->sym.start_btf, len) : NULL;
     struct hv_err err = {{0}, 0};
     if (!p) {
-        snprintf(k->btf_note, sizeof(k->btf_note), "BTF of %" PRIu64 " bytes cannot be read",
-                 len);
+        snprintf(k->btf_note, sizeof(k->btf_note), "BTF of %" PRIu64 " bytes cannot be read", len);
         return;
     }
     if (lx_btf_load(&k->btf, p, (size_t)len, &err) < 0) {
@@ -152,14 +157,18 @@ static void read_btf(struct lx_kernel *k)
         const char *name;
         uint64_t *off, want_size;
     } members[] = {
-        {"pid", &t.pid, 4},   {"tgid", &t.tgid, 4}, {"flags", &t.flags, 4},
-        {"mm", &t.mm, 8},     {"group_leader", &t.group_leader, 8},
+        {"pid", &t.pid, 4},
+        {"tgid", &t.tgid, 4},
+        {"flags", &t.flags, 4},
+        {"mm", &t.mm, 8},
+        {"group_leader", &t.group_leader, 8},
     };
     for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
         if (!task || !lx_btf_member(&k->btf, task, members[i].name, members[i].off, &sz) ||
             sz != members[i].want_size) {
-            snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no task_struct.%s of %" PRIu64
-                     " bytes", members[i].name, members[i].want_size);
+            snprintf(k->btf_note, sizeof(k->btf_note),
+                     "BTF: no task_struct.%s of %" PRIu64 " bytes", members[i].name,
+                     members[i].want_size);
             return;
         }
     }

@@ -20,7 +20,7 @@
 
 struct lx_kimage {
     const struct gmem *mem;
-    uint64_t phys_base; /* added modulo 2^64: "negative" when the virtual slide is larger */
+    uint64_t phys_base;  /* added modulo 2^64: "negative" when the virtual slide is larger */
     uint64_t image_size; /* bytes mapped from LX_START_KERNEL_MAP, <= LX_KERNEL_IMAGE_MAX */
 };
 

@@ -185,7 +185,8 @@ int lx_vmcoreinfo_find(const struct gmem *mem, struct lx_vmcoreinfo *out, struct
         bool known = false;
         for (uint64_t off = 0; off + PAGE <= sl->size; off += PAGE) {
             if (off % RESIDENCY_CHUNK == 0) {
-                uint64_t chunk = sl->size - off < RESIDENCY_CHUNK ? sl->size - off : RESIDENCY_CHUNK;
+                uint64_t chunk =
+                    sl->size - off < RESIDENCY_CHUNK ? sl->size - off : RESIDENCY_CHUNK;
                 known = residency(sl->host + off, chunk & ~(uint64_t)(PAGE - 1), vec);
             }
             if (known && !(vec[(off % RESIDENCY_CHUNK) / PAGE] & 1))

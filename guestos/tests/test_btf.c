@@ -54,8 +54,19 @@ static void member(struct blob *b, const char *name, uint32_t t, uint32_t off)
 }
 
 /* Type ids, in the order they are written. */
-enum { T_INT = 1, T_CHAR, T_COMM, T_MM_FWD, T_MM_PTR, T_PID_T, T_CONST_PID, T_ANON, T_THREAD,
-       T_FLAGS, T_TASK };
+enum {
+    T_INT = 1,
+    T_CHAR,
+    T_COMM,
+    T_MM_FWD,
+    T_MM_PTR,
+    T_PID_T,
+    T_CONST_PID,
+    T_ANON,
+    T_THREAD,
+    T_FLAGS,
+    T_TASK
+};
 
 static void build(struct blob *b)
 {
@@ -115,8 +126,8 @@ static void test_members(void **state)
         const char *path;
         uint64_t off, size;
     } want[] = {
-        {"__state", 16, 4}, {"flags", 0x2c, 4}, {"pid", 0x100, 4},     {"tgid", 0x104, 4},
-        {"comm", 0x208, 16}, {"mm", 0x300, 8},  {"thread.sp", 0x408, 8}, {"thread", 0x400, 24},
+        {"__state", 16, 4},  {"flags", 0x2c, 4}, {"pid", 0x100, 4},       {"tgid", 0x104, 4},
+        {"comm", 0x208, 16}, {"mm", 0x300, 8},   {"thread.sp", 0x408, 8}, {"thread", 0x400, 24},
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         uint64_t off = 0, size = 0;
@@ -149,7 +160,7 @@ static void test_hostile(void **state)
     expect_bad(bl, 10);           /* shorter than the header */
     expect_bad(bl, bl->len - 40); /* strings cut off */
     build(bl);
-    bl->out[0] = 0;               /* magic */
+    bl->out[0] = 0; /* magic */
     expect_bad(bl, bl->len);
     build(bl);
     uint32_t huge = 0xfffffff0; /* type_len past the blob */

@@ -16,15 +16,15 @@
 #include "guestos/linux/kallsyms.h"
 #include "guestos/linux/kernel.h"
 
-#define RAM       (48u << 20)
-#define KASLR     0x1e000000ull                   /* KERNELOFFSET */
-#define TEXT      (0xffffffff81000000ull + KASLR) /* _stext at run time */
+#define RAM   (48u << 20)
+#define KASLR 0x1e000000ull                   /* KERNELOFFSET */
+#define TEXT  (0xffffffff81000000ull + KASLR) /* _stext at run time */
 /* _stext lies at guest-physical 16 MiB: phys_base = phys - (va - __START_KERNEL_map), which is
  * "negative" whenever the virtual slide exceeds the physical one, as here and in real boots. */
 #define PHYS_BASE (0x1000000ull - (TEXT - LX_START_KERNEL_MAP))
-#define TABLES    (TEXT + 0x800000)      /* where the kallsyms tables go */
-#define UTS       (TEXT + 0x900000)      /* init_uts_ns */
-#define VMCI_GPA  0x2000000ull           /* the VMCOREINFO data page */
+#define TABLES    (TEXT + 0x800000) /* where the kallsyms tables go */
+#define UTS       (TEXT + 0x900000) /* init_uts_ns */
+#define VMCI_GPA  0x2000000ull      /* the VMCOREINFO data page */
 
 struct img {
     uint8_t *ram;
@@ -185,7 +185,7 @@ static void build(struct img *m, enum mode mode)
 
     char uts[400] = {0};
     strcpy(uts + 130, "6.1.0-27-amd64"); /* new_utsname.release */
-    place(m, uts, 0); /* keep cur */
+    place(m, uts, 0);                    /* keep cur */
     memcpy(at(m, UTS), uts, sizeof(uts));
 
     vmci_line(m, "OSRELEASE=6.1.0-27-amd64\n");
@@ -200,7 +200,8 @@ static void build(struct img *m, enum mode mode)
     vmci_line(m, "SYMBOL(kallsyms_token_index)=%llx\n", (unsigned long long)index_va);
     vmci_line(m, "SYMBOL(kallsyms_offsets)=%llx\n", (unsigned long long)offs_va);
     vmci_line(m, "SYMBOL(kallsyms_relative_base)=%llx\n", (unsigned long long)base_va);
-    vmci_line(m, "NUMBER(phys_base)=%lld\n", (long long)PHYS_BASE); /* signed, as the kernel prints it */
+    vmci_line(m, "NUMBER(phys_base)=%lld\n",
+              (long long)PHYS_BASE); /* signed, as the kernel prints it */
     vmci_line(m, "KERNELOFFSET=%llx\n", (unsigned long long)KASLR);
     vmci_line(m, "NUMBER(KERNEL_IMAGE_SIZE)=1073741824\n");
     memcpy(m->ram + VMCI_GPA, m->vmci, m->vmci_len);

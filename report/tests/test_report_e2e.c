@@ -139,10 +139,11 @@ static void test_cut_stacks_are_reported(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out = sh(&st,
-             "'%s' record -o '%s/d2.fxt' --guest demo --duration 1 --max-depth 2 --quiet >/dev/null "
-             "2>&1 && '%s' report '%s/d2.fxt' -q | sed -n 2p",
-             e->hvprof, e->dir, e->hvprof, e->dir);
+    char *out =
+        sh(&st,
+           "'%s' record -o '%s/d2.fxt' --guest demo --duration 1 --max-depth 2 --quiet >/dev/null "
+           "2>&1 && '%s' report '%s/d2.fxt' -q | sed -n 2p",
+           e->hvprof, e->dir, e->hvprof, e->dir);
     assert_int_equal(st, 0);
     unsigned long long cut = 0;
     if (!out || sscanf(out, "# %llu stack walks were cut at --max-depth", &cut) != 1)

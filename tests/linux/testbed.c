@@ -445,8 +445,7 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
                      "kernel text [0x%" PRIx64 ", +0x%" PRIx64 ")",
                      r->name, g->name, g->addr, kmap->start, kmap->size);
         const struct sym *s = symtab_lookup(km->ksyms, g->addr - kmap->bias);
-        if (!s || s->addr != g->addr - kmap->bias ||
-            strcmp(symtab_name(km->ksyms, s), g->name))
+        if (!s || s->addr != g->addr - kmap->bias || strcmp(symtab_name(km->ksyms, s), g->name))
             fail_msg("%s: the guest's %s at 0x%" PRIx64 " is %s+0x%" PRIx64 " in the recording",
                      r->name, g->name, g->addr, s ? symtab_name(km->ksyms, s) : "(nothing)",
                      s ? g->addr - kmap->bias - s->addr : 0);

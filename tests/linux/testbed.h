@@ -117,8 +117,9 @@ uint64_t tb_check_recording(const struct tb_result *r);
 /* Kernel symbols from the guest's memory alone (no symbol file given to report): every symbol
  * the guest printed from its /proc/kallsyms resolves, at its exact address, to the same name in
  * the recording (the guest prints only functions without aliases: `_stext` shares its address
- * with `_text`, and either name is right), and at least `min_named` of the kernel-mode samples whose pc lies in the
- * kernel's half of the address space land in a named function. Prints the numbers. */
+ * with `_text`, and either name is right), and at least `min_named` of the kernel-mode samples
+ * whose pc lies in the kernel's half of the address space land in a named function. Prints the
+ * numbers. */
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
 
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a

@@ -2,7 +2,7 @@
 # Run scenarios of the Linux test bed (docs/linux.md "Test bed"): boot the outer VM (L1) under
 # QEMU's TCG with emulated AMD SVM, where hvprof runs each scenario against an unmodified Debian
 # kernel (L2), and unpack what L1 wrote into OUT/<scenario>/ (rec.fxt, console.log, summary.txt,
-# status, time). A scenario missing from OUT did not finish in four L1 boots.
+# status, time). A scenario missing from OUT did not finish in HVPROF_TB_L1_BOOTS L1 boots.
 #
 # L1's log of the scenarios is OUT/l1.log; each L1 boot's console OUT/l1-console.N.log.
 #
@@ -17,6 +17,7 @@
 #      HVPROF_TB_STALL    seconds without a finished scenario before L1 is stopped (default 400)
 #      HVPROF_TB_FAULT_ATTEMPTS  boots of a scenario whose guest triple-faults (default 3; the
 #                         64-vCPU test takes 1: there most boots end so, docs/linux.md)
+#      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 4)
 #      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1";
 #                         drop quiet to see L1's kernel messages in l1-console.N.log)
 set -euo pipefail
@@ -30,6 +31,7 @@ smp=${HVPROF_TB_SMP:-$(nproc)}
 tcg_thread=${HVPROF_TB_TCG_THREAD:-multi}
 stall=${HVPROF_TB_STALL:-400}
 l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
+l1_boots=${HVPROF_TB_L1_BOOTS:-4}
 [ "$smp" -gt 4 ] && smp=4
 log() { echo "linux-testbed: $*" >&2; }
 
@@ -123,13 +125,13 @@ boot_l1() {
 
 # An emulated machine can reset under the load of nested virtualization (docs/linux.md, "The
 # triple fault"): L1 then dies with no message, in the middle of a scenario. The scenarios that
-# did not finish get a fresh L1, three times at most; one that kills L1 every time stays missing, and
-# its test fails on that.
+# did not finish get a fresh L1, $l1_boots boots in all; one that kills L1 every time stays
+# missing, and its test says so.
 todo=$work/todo
 grep -v '^\s*\(#\|$\)' "$scenarios" >"$todo"
 : >"$out/l1.log"
 rc=0
-for attempt in 1 2 3 4; do
+for attempt in $(seq 1 "$l1_boots"); do
   boot_l1 "$todo" "$attempt" || rc=$?
   left=$work/left
   : >"$left"

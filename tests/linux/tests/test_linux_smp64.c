@@ -4,7 +4,12 @@
  * what does not depend on the emulator: every run either completes with all 64 vCPUs online or
  * ends in a guest reset (never an hvprof error, a timeout or a hang), and the guest finds all 64
  * in the ACPI MADT ("smpboot: Allowing 64 CPUs", printed 0.1 s into the boot). Completed boots
- * and their times are printed. Sampling is at 100 Hz per vCPU, 6,400 exits/s in all. */
+ * and their times are printed. Sampling is at 100 Hz per vCPU, 6,400 exits/s in all.
+ *
+ * The emulated platform also kills the outer VM (L1) itself under these guests: in CI, five of
+ * ten scenario starts (docs/linux.md). The test bed then boots a fresh L1 for the runs left, six
+ * L1 boots here; a run still missing after that is counted as the platform's, and each scenario
+ * must have at least one run that finished. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,20 +38,27 @@ static void test_smp64(void **state)
     /* Most 64-vCPU boots end in a reset or triple fault on the emulated platform; that is what
      * this test counts, so a faulted boot is not booted again. */
     setenv("HVPROF_TB_FAULT_ATTEMPTS", "1", 1);
+    setenv("HVPROF_TB_L1_BOOTS", "6", 1);
     char out[4096];
     tb_run("smp64", scenarios, N, RUNS, out, sizeof(out));
     unsetenv("HVPROF_TB_SMP");
     unsetenv("HVPROF_TB_FAULT_ATTEMPTS");
-    unsigned completed = 0;
+    unsetenv("HVPROF_TB_L1_BOOTS");
+    unsigned completed = 0, lost = 0;
     for (size_t i = 0; i < N; i++) {
-        unsigned found64 = 0;
+        unsigned found64 = 0, finished = 0;
         for (unsigned k = 1; k <= RUNS; k++) {
             char name[80];
             snprintf(name, sizeof(name), "%s.%u", scenarios[i].name, k);
             struct tb_result r;
             tb_load(&r, out, name);
-            if (!r.present)
-                fail_msg("%s: did not finish (the outer VM died three times)", name);
+            if (!r.present) {
+                printf("%s: the outer VM died in each of its boots\n", name);
+                lost++;
+                tb_free(&r);
+                continue;
+            }
+            finished++;
             found64 += strstr(r.console, "smpboot: Allowing 64 CPUs") != NULL;
             if (tb_triple_fault(&r)) {
                 printf("%s: guest reset by the emulated platform after %.1f s\n", name, r.seconds);
@@ -59,10 +71,13 @@ static void test_smp64(void **state)
             }
             tb_free(&r);
         }
+        if (!finished)
+            fail_msg("%s: no run finished (the outer VM died in all of them)", scenarios[i].name);
         if (!found64)
             fail_msg("%s: no run reported 64 CPUs from the ACPI tables", scenarios[i].name);
     }
-    printf("64 vCPUs: %u of %u boots completed\n", completed, (unsigned)(N * RUNS));
+    printf("64 vCPUs: %u of %u boots completed, %u lost with the outer VM\n", completed,
+           (unsigned)(N * RUNS), lost);
 }
 
 int main(void)

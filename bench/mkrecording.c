@@ -233,8 +233,8 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     struct vstate vs[MAX_VCPUS] = {{0}};
     for (uint32_t v = 0; v < nvcpus; v++) {
         uint64_t pid = hvfxt_koid_guest_process(v + 1);
-        if (hvfxt_write_guest_process(&g->w, v + 1, "workload", err) < 0 ||
-            hvfxt_write_guest_thread(&g->w, v + 1, v + 1, "workload", err) < 0 ||
+        if (hvfxt_write_guest_process(&g->w, v + 1, "workload", -1, err) < 0 ||
+            hvfxt_write_guest_thread(&g->w, v + 1, v + 1, "workload", -1, err) < 0 ||
             discover_record(&g->w, &reg, pid, &m, 1, 1, err) < 0)
             goto out;
         vs[v].ts = 1000000000ull;

@@ -2,7 +2,8 @@
  * gives each guest a `struct machine`). Two kinds of call:
  *
  *   exit path (the vCPU's thread, guest stopped): bounded, no allocation, no locks, no system
- *   calls. identify() says which address space and thread a vCPU snapshot belongs to;
+ *   calls. identify() says which address space and thread a vCPU snapshot belongs to, and
+ *   identify_task() what the guest kernel says about that thread (its pid, tid and name);
  *   unwind_user()/unwind_kernel() walk one stack through the OS's unwinders.
  *
  *   drain thread (guest running, memory may change under us): discover_modules() finds the
@@ -16,7 +17,8 @@
  *   struct guestos os;
  *   guestos_open(&os, "linux", &err);                // once, before the vCPUs start
  *   struct guestos_vcpu vc; guestos_vcpu_init(&os, &vc);   // one per vCPU thread
- *   ...exit: guestos_identify(&os, &vc, mem, &snap, &id); guestos_unwind_kernel(&os, w, &st);
+ *   ...exit: guestos_identify(&os, &vc, w, &snap, &id);   // begins the walker on snap too
+ *            guestos_unwind(&os, w, &st);
  *   ...drain: guestos_discover_kernel(&os, mem, &kernel, &err);
  *             guestos_discover_modules(&os, mem, &as, mods, max);
  *   guestos_close(&os);
@@ -37,13 +39,38 @@
 /* Per-vCPU state of the OS layer, used only by that vCPU's thread. */
 struct guestos_vcpu {
     struct pti_cache pti; /* Linux PTI pairs this vCPU has seen (guestwalk/pti.h) */
+    /* Linux: this vCPU's per-CPU area (its kernel GS base) once a kernel-mode stop showed it,
+     * and the guest's CPU number for it; the pairing does not change after boot. 0: not yet. */
+    uint64_t percpu_base;
+    uint32_t cpu;
+};
+
+#define GUESTOS_COMM_LEN 16 /* Linux TASK_COMM_LEN, include/linux/sched.h */
+
+/* The thread as the guest kernel describes it (Linux: its task_struct), when the OS layer could
+ * read it at this stop. */
+struct guestos_task {
+    bool known;
+    bool kthread;                /* a kernel thread or an idle task: no user address space */
+    int32_t pid, tid;            /* the guest's process and thread ids (Linux tgid and pid) */
+    char comm[GUESTOS_COMM_LEN]; /* the thread's name, NUL-terminated, printable ASCII */
+    /* Its process's name when this stop tells it (Linux: the thread group leader's comm;
+     * "swapper" for the idle tasks), else empty. */
+    char process[GUESTOS_COMM_LEN];
 };
 
 /* Who a snapshot belongs to. */
 struct guestos_ident {
-    uint64_t as_root;    /* the address space: its canonical page-table root (one per process) */
-    uint64_t thread_key; /* the thread within it (generic: the FS base) */
+    uint64_t proc_key;   /* the process (generic: as_root; Linux: tgid and address space) */
+    uint64_t as_root;    /* its user address space: the canonical page-table root; 0 = none */
+    uint64_t thread_key; /* the thread within it (generic: the FS base; Linux: the tid) */
+    struct guestos_task task;
+    bool task_unreadable; /* the layer reads tasks, but not this stop's: generic identity */
 };
+
+/* Process keys that are not bare page-table roots (which are below 2^52) carry bit 62 or 63:
+ * an OS layer's own keys (guestos/linux/task.h). */
+#define GUESTOS_KEY_NOT_ROOT (1ull << 62)
 
 /* An address space to examine on the drain thread: its root and the paging mode it ran with. */
 struct guestos_as {
@@ -70,15 +97,24 @@ struct guestos_kernel {
     const struct guestos_symbol *syms;
     size_t nsyms;
     char how[384]; /* where it was found and how it was decoded, for the summary */
+    /* Whether identify_task() reads the guest's tasks from now on; how, or why not. */
+    bool tasks_known;
+    char tasks[192];
 };
 
 struct guestos;
 
 struct guestos_ops {
     const char *name;
-    /* Exit path. May complete the snapshot for the walks that follow (kernel_cr3). */
+    /* Exit path. The address space (as_root, thread_key); may complete the snapshot for the
+     * walks that follow (kernel_cr3). */
     void (*identify)(const struct guestos *os, struct guestos_vcpu *vc, const struct gmem *mem,
                      struct gw_snapshot *snap, struct guestos_ident *out);
+    /* Exit path, optional: the thread as the guest kernel describes it, read through the
+     * walker (begun on the completed snapshot). May replace proc_key, as_root and thread_key
+     * with the kernel's own identity. */
+    void (*identify_task)(const struct guestos *os, struct guestos_vcpu *vc, struct gw_walker *w,
+                          struct guestos_ident *out);
     /* Drain thread, optional (NULL: the layer cannot describe the kernel). 1: *out describes
      * the kernel (from now on; later calls return 0); 0: not (yet) found; -1: this kernel cannot
      * be described (err says why; later calls return -1 again). */
@@ -113,14 +149,22 @@ static inline int guestos_discover_kernel(struct guestos *os, const struct gmem 
 static inline void guestos_vcpu_init(const struct guestos *os, struct guestos_vcpu *vc)
 {
     (void)os;
+    *vc = (struct guestos_vcpu){0};
     pti_cache_init(&vc->pti);
 }
 
+/* Who `snap` belongs to; begins the walker on it (completed with kernel_cr3), for the task read
+ * here and the walks that follow. */
 static inline void guestos_identify(const struct guestos *os, struct guestos_vcpu *vc,
-                                    const struct gmem *mem, struct gw_snapshot *snap,
+                                    struct gw_walker *w, struct gw_snapshot *snap,
                                     struct guestos_ident *out)
 {
-    os->ops->identify(os, vc, mem, snap, out);
+    *out = (struct guestos_ident){0};
+    os->ops->identify(os, vc, w->mem, snap, out);
+    out->proc_key = out->as_root;
+    gw_walker_begin(w, snap);
+    if (os->ops->identify_task)
+        os->ops->identify_task(os, vc, w, out);
 }
 
 /* Walk the stack of the walker's current stop with the user / kernel unwinder. */

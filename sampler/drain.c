@@ -16,32 +16,69 @@
 
 #define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */
 
+/* A process's name and guest pid: what its label says, else its address space. */
+static void proc_name(const struct id_proc *p, uint32_t id, char *name, size_t len, int64_t *pid,
+                      uint32_t *seq)
+{
+    struct id_label_value v;
+    bool labelled = id_label_get(&p->label, &v);
+    *seq = labelled ? v.seq : 0;
+    *pid = labelled ? v.guest_id : -1;
+    if (labelled && v.comm[0])
+        snprintf(name, len, "%s", v.comm);
+    else
+        snprintf(name, len, "as%u cr3=0x%" PRIx64, id, p->info.cr3);
+}
+
+static void thread_name(const struct id_thread *t, uint32_t id, char *name, size_t len,
+                        int64_t *tid, uint32_t *seq)
+{
+    struct id_label_value v;
+    bool labelled = id_label_get(&t->label, &v);
+    *seq = labelled ? v.seq : 0;
+    *tid = labelled ? v.guest_id : -1;
+    if (labelled && v.comm[0])
+        snprintf(name, len, "%s", v.comm);
+    else
+        snprintf(name, len, "t%u fs=0x%" PRIx64, id, t->thread_key);
+}
+
+/* Label changed since the last record named it (read without the full copy first). */
+static bool relabelled(const struct id_label *l, uint32_t named_seq)
+{
+    uint32_t seq = atomic_load_explicit(&l->seq, memory_order_acquire);
+    return seq != named_seq && !(seq & 1);
+}
+
+/* New identities get their kernel object record; one whose label changed (the guest renamed it,
+ * or its leader was seen) gets another, which replaces the name from there on. */
 static int name_new_identities(struct sampler *s, struct hv_err *err)
 {
+    char name[64];
     for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
-        if (s->proc_named[id - 1])
-            continue;
+        uint8_t state = s->proc_named[id - 1];
         const struct id_proc *p = id_proc_at(s->ids, id);
-        if (!p)
+        if (!p || (state && !relabelled(&p->label, s->proc_seq[id - 1])))
             continue;
-        char name[64];
-        snprintf(name, sizeof(name), "as%u cr3=0x%" PRIx64, id, p->info.cr3);
-        if (hvfxt_write_guest_process(&s->w, id, name, err) < 0)
+        int64_t pid;
+        proc_name(p, id, name, sizeof(name), &pid, &s->proc_seq[id - 1]);
+        if (hvfxt_write_guest_process(&s->w, id, name, pid, err) < 0)
             return -1;
+        if (state)
+            continue;
         s->proc_named[id - 1] = 1;
-        if (sampler_modules_discover(s, id, &p->info, err) < 0)
+        /* A kernel thread has no user address space to look into. */
+        if (p->info.cr3 && sampler_modules_discover(s, id, &p->info, err) < 0)
             return -1;
         s->proc_named[id - 1] = 2;
     }
     for (uint32_t id = 1; id <= ID_MAX_THREADS; id++) {
-        if (s->thread_named[id - 1])
-            continue;
         const struct id_thread *t = id_thread_at(s->ids, id);
-        if (!t)
+        if (!t || (s->thread_named[id - 1] && !relabelled(&t->label, s->thread_seq[id - 1])))
             continue;
-        char name[64];
-        snprintf(name, sizeof(name), "t%u fs=0x%" PRIx64, id, t->thread_key);
-        if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, err) < 0)
+        int64_t tid;
+        thread_name(t, id, name, sizeof(name), &tid, &s->thread_seq[id - 1]);
+        if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, tid, err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;
     }

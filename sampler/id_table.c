@@ -18,9 +18,9 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
-uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_info *info)
+uint32_t id_proc_get(struct id_table *t, uint64_t proc_key, const struct id_proc_info *info)
 {
-    uint64_t key = root + 1;
+    uint64_t key = proc_key + 1;
     uint64_t h = mix64(key);
     for (unsigned i = 0; i < ID_PROBES; i++) {
         uint32_t slot = (uint32_t)((h + i) & (ID_MAX_PROCS - 1));
@@ -46,10 +46,11 @@ uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_inf
 
 uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, uint64_t ts)
 {
-    /* One word of key, so that claiming a slot is a single CAS: the address-space id (1..1024,
-     * 10 bits) above the low 54 bits of the FS base. User FS bases are canonical lower-half
-     * addresses (< 2^47, or 2^56 with LA57), so two distinct real threads never share a key;
-     * only FS bases that differ above bit 53 fold together. */
+    /* One word of key, so that claiming a slot is a single CAS: the process id (1..1024, 10
+     * bits) above the low 54 bits of the thread key. User FS bases are canonical lower-half
+     * addresses (< 2^47, or 2^56 with LA57) and Linux tids are below 2^22 (PID_MAX_LIMIT), so
+     * two distinct real threads never share a key; only FS bases that differ above bit 53 fold
+     * together. */
     uint64_t key = ((uint64_t)proc << 54) | (thread_key & ((1ull << 54) - 1));
     uint64_t h = mix64(key);
     for (unsigned i = 0; i < ID_PROBES; i++) {
@@ -113,4 +114,14 @@ _Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id)
     if (id == 0 || id > ID_MAX_THREADS)
         return NULL;
     return &t->threads[id - 1].cont;
+}
+
+struct id_label *id_proc_label(struct id_table *t, uint32_t id)
+{
+    return id == 0 || id > ID_MAX_PROCS ? NULL : &t->procs[id - 1].label;
+}
+
+struct id_label *id_thread_label(struct id_table *t, uint32_t id)
+{
+    return id == 0 || id > ID_MAX_THREADS ? NULL : &t->threads[id - 1].label;
 }

@@ -1,5 +1,7 @@
-/* Guest identities as the OS layer recognised them (guestos_identify: generic = canonical CR3
- * root and FS base): process = address space root, thread = (address space, thread key).
+/* Guest identities as the OS layer recognised them (guestos_identify): process = its key
+ * (generic: the canonical CR3 root; Linux: the same, or a kernel thread's own key), thread =
+ * (process, thread key: the FS base, or the guest's tid). Each carries a label with what the
+ * guest kernel says about it (id_label.h: pid or tid, name), when the OS layer can tell.
  * Each gets a small stable id: its slot in a fixed-size open-addressing table shared by every
  * vCPU thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
  * they are safe on the vCPU exit path. Ids are 1-based; 0 means "table full" (counted).
@@ -12,20 +14,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sampler/id_label.h"
+
 #define ID_MAX_PROCS   1024u /* power of two */
 #define ID_MAX_THREADS 8192u /* power of two */
 #define ID_PROBES      64u   /* linear-probe bound: a full neighbourhood counts as "full" */
 
 /* What the drain thread needs to discover modules of a new address space later. */
 struct id_proc_info {
-    uint64_t cr0, cr3, cr4, efer; /* cr3: the canonical root (kernel PGD of a PTI pair) */
+    uint64_t cr0, cr3, cr4, efer; /* cr3: the canonical root (kernel PGD of a PTI pair); 0: the
+                                     process has no user address space (a kernel thread) */
     uint64_t first_ts;
 };
 
 struct id_proc {
-    _Atomic uint64_t key; /* root + 1; 0 = empty */
+    _Atomic uint64_t key; /* process key + 1; 0 = empty */
     _Atomic int ready;    /* info published */
     struct id_proc_info info;
+    struct id_label label; /* guest pid and name */
 };
 
 struct id_thread {
@@ -36,9 +42,10 @@ struct id_thread {
      * thread that migrates while in the kernel is completed wherever it returns to user mode;
      * whoever clears it (CAS) writes the one completion record. */
     _Atomic uint64_t cont;
-    uint32_t proc;       /* id of its address space */
-    uint64_t thread_key; /* generic OS layer: the FS base */
+    uint32_t proc;       /* id of its process */
+    uint64_t thread_key; /* generic OS layer: the FS base; Linux: the guest tid */
     uint64_t first_ts;
+    struct id_label label; /* guest tid and name */
 };
 
 struct id_table {
@@ -49,12 +56,16 @@ struct id_table {
 
 void id_table_init(struct id_table *t);
 
-/* Id of the address space with this root (inserting it, with `info`, on first sight), 0 if the
- * table is full. */
-uint32_t id_proc_get(struct id_table *t, uint64_t root, const struct id_proc_info *info);
+/* Id of the process with this key (inserting it, with `info`, on first sight), 0 if the table
+ * is full. */
+uint32_t id_proc_get(struct id_table *t, uint64_t key, const struct id_proc_info *info);
 
-/* Id of the thread (address space `proc`, thread key), inserting it on first sight; 0 if full. */
+/* Id of the thread (process `proc`, thread key), inserting it on first sight; 0 if full. */
 uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, uint64_t ts);
+
+/* The labels of process / thread `id` (NULL for id 0 / out of range). */
+struct id_label *id_proc_label(struct id_table *t, uint32_t id);
+struct id_label *id_thread_label(struct id_table *t, uint32_t id);
 
 /* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never
  * seen in user mode is treated as a kernel thread: its kernel samples open no continuation. */

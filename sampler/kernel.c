@@ -115,10 +115,30 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     }
     sk->state = SAMPLER_KERNEL_FOUND;
     sk->found_ns = now;
+    sk->tasks_known = k->tasks_known;
+    snprintf(sk->tasks, sizeof(sk->tasks), "%s", k->tasks);
     snprintf(sk->message, sizeof(sk->message),
              "Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols in the recording; %s",
              k->release, k->kaslr_offset, k->nsyms, k->how);
     return write_kernel(s, k, now, err);
+}
+
+static void tasks_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_kernel *sk = &s->kernel;
+    if (!sk->tasks_known) {
+        fprintf(out,
+                "  guest tasks: not read (%s): processes are address spaces, threads FS bases\n",
+                sk->tasks);
+        return;
+    }
+    uint64_t unknown = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++)
+        unknown += s->v[i].st.task_unknown;
+    fprintf(out,
+            "  guest tasks: pid, tid and name of every stop from its task_struct (%s); %" PRIu64
+            " stops could not be read and kept the address-space identity\n",
+            sk->tasks, unknown);
 }
 
 void sampler_kernel_summary(const struct sampler *s, FILE *out)
@@ -130,6 +150,7 @@ void sampler_kernel_summary(const struct sampler *s, FILE *out)
     case SAMPLER_KERNEL_FOUND:
         fprintf(out, "  guest kernel: %s (found %.1f s into the recording, %.1f ms of scans)\n",
                 sk->message, (double)(sk->found_ns - s->start_ns) / 1e9, (double)sk->scan_ns / 1e6);
+        tasks_summary(s, out);
         break;
     case SAMPLER_KERNEL_FAILED:
         fprintf(out,

@@ -157,16 +157,34 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     sampler_emit(sv, &smp);
 }
 
+/* The guest's own pid, tid and names on the identities. A process takes the name of the first
+ * of its threads seen until a stop tells its own (its leader's). */
+static void label(struct sampler_vcpu *sv, const struct guestos_task *t, uint32_t proc,
+                  uint32_t thread)
+{
+    struct id_label *pl = id_proc_label(sv->s->ids, proc),
+                    *tl = id_thread_label(sv->s->ids, thread);
+    if (tl)
+        id_label_set(tl, t->tid, t->kthread, t->comm);
+    if (pl && t->process[0])
+        id_label_set(pl, t->pid, t->kthread, t->process);
+    else if (pl && atomic_load_explicit(&pl->seq, memory_order_relaxed) == 0)
+        id_label_set(pl, t->pid, t->kthread, t->comm);
+}
+
 uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
 {
     struct sampler *s = sv->s;
     struct guestos_ident who;
-    guestos_identify(&s->os, &sv->os, s->mem, snap, &who);
+    guestos_identify(&s->os, &sv->os, &sv->walker, snap, &who);
     struct id_proc_info info = {snap->cr0, who.as_root, snap->cr4, snap->efer, now};
-    uint32_t proc = id_proc_get(s->ids, who.as_root, &info);
+    uint32_t proc = id_proc_get(s->ids, who.proc_key, &info);
     uint32_t thread = id_thread_get(s->ids, proc, who.thread_key, now);
+    if (who.task.known)
+        label(sv, &who.task, proc, thread);
+    else if (who.task_unreadable)
+        sv->st.task_unknown++;
     uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
-    gw_walker_begin(&sv->walker, snap);
 
     uint64_t walked;
     if (snap->cpl == 3) {

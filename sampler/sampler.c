@@ -58,8 +58,11 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->v = calloc(cfg->nvcpus, sizeof(*s->v));
     s->proc_named = calloc(ID_MAX_PROCS, 1);
     s->thread_named = calloc(ID_MAX_THREADS, 1);
+    s->proc_seq = calloc(ID_MAX_PROCS, sizeof(*s->proc_seq));
+    s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->mods = sampler_modules_create();
-    if (!s->ids || !s->v || !s->proc_named || !s->thread_named || !s->mods) {
+    if (!s->ids || !s->v || !s->proc_named || !s->thread_named || !s->proc_seq || !s->thread_seq ||
+        !s->mods) {
         hv_errf(err, "out of memory");
         sampler_destroy(s);
         return NULL;
@@ -339,6 +342,8 @@ void sampler_destroy(struct sampler *s)
     free(s->ids);
     free(s->proc_named);
     free(s->thread_named);
+    free(s->proc_seq);
+    free(s->thread_seq);
     sampler_modules_destroy(s->mods);
     guestos_close(&s->os);
     free(s);

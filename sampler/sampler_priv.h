@@ -37,10 +37,11 @@ struct vcpu_stats {
     uint64_t missed;               /* periods that passed without an exit (late timer) */
     uint64_t completed, abandoned; /* continuations */
     uint64_t abandoned_timeout, abandoned_end, abandoned_full;
-    uint64_t rechecks;  /* exits taken only to look for a return to user mode */
-    uint64_t exits;     /* every timer exit seen */
-    uint64_t records;   /* records committed to the ring */
-    uint64_t walk_fail; /* stacks that ended on a fault or invalid frame */
+    uint64_t rechecks;     /* exits taken only to look for a return to user mode */
+    uint64_t exits;        /* every timer exit seen */
+    uint64_t records;      /* records committed to the ring */
+    uint64_t walk_fail;    /* stacks that ended on a fault or invalid frame */
+    uint64_t task_unknown; /* stops whose guest task the OS layer could not read */
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
@@ -81,6 +82,8 @@ struct sampler_kernel {
     enum sampler_kernel_state state;
     uint64_t attempts, last_try_ns, interval_ns, found_ns, scan_ns;
     char message[HV_ERR_MSG_MAX + 256];
+    bool tasks_known; /* the OS layer reads each stop's guest task from now on */
+    char tasks[192];  /* how, or why not */
 };
 
 struct sampler {
@@ -104,6 +107,7 @@ struct sampler {
     uint32_t named_procs_scan, named_threads_scan; /* drain-side progress over the id tables */
     uint8_t *proc_named; /* per proc slot: 0 new, 1 named, 2 modules discovered */
     uint8_t *thread_named;
+    uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
     struct sampler_kernel kernel;
     uint64_t drained_records;

@@ -61,21 +61,31 @@ long hvfxt_drain_vcpu(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring *r, b
 }
 
 int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *name,
-                              struct hv_err *err)
+                              int64_t guest_pid, struct hv_err *err)
 {
-    return emit_control(
-        w,
-        fxt_enc_kobj_process(w->scratch, FXT_MAX_RECORD_WORDS, hvfxt_koid_guest_process(as), name),
-        err);
+    struct fxt_arg a = {
+        .type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_GUEST_PID), .v.i64 = guest_pid};
+    return emit_control(w,
+                        fxt_enc_kobj(w->scratch, FXT_MAX_RECORD_WORDS, FXT_OBJ_PROCESS,
+                                     hvfxt_koid_guest_process(as), fxt_str_inline(name), &a,
+                                     guest_pid >= 0 ? 1 : 0),
+                        err);
 }
 
 int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
-                             struct hv_err *err)
+                             int64_t guest_tid, struct hv_err *err)
 {
+    /* The "process" koid argument first: Perfetto and trace2json need it (fxt_enc_kobj_thread). */
+    struct fxt_arg a[2] = {
+        {.type = FXT_ARG_KOID,
+         .name = fxt_str_inline("process"),
+         .v.u64 = hvfxt_koid_guest_process(as)},
+        {.type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_GUEST_TID), .v.i64 = guest_tid},
+    };
     return emit_control(w,
-                        fxt_enc_kobj_thread(w->scratch, FXT_MAX_RECORD_WORDS,
-                                            hvfxt_koid_guest_thread(thread), name,
-                                            hvfxt_koid_guest_process(as)),
+                        fxt_enc_kobj(w->scratch, FXT_MAX_RECORD_WORDS, FXT_OBJ_THREAD,
+                                     hvfxt_koid_guest_thread(thread), fxt_str_inline(name), a,
+                                     guest_tid >= 0 ? 2 : 1),
                         err);
 }
 

@@ -27,11 +27,13 @@ int hvfxt_vcpu_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t v
 long hvfxt_drain_vcpu(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring *r, bool final,
                       struct hv_err *err);
 
-/* Guest address space `as` and guest thread `thread` of address space `as` (schema.h koids). */
+/* Guest process `as` and guest thread `thread` of process `as` (schema.h koids), with the
+ * guest's own pid / tid when known (>= 0; -1: none). Written again when the name changes: the
+ * last record of a koid names it. */
 int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *name,
-                              struct hv_err *err);
+                              int64_t guest_pid, struct hv_err *err);
 int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
-                             struct hv_err *err);
+                             int64_t guest_tid, struct hv_err *err);
 int hvfxt_write_marker(struct fxt_writer *w, const char *name, uint64_t ts,
                        const struct fxt_arg *args, unsigned nargs, struct hv_err *err);
 int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struct hv_err *err);

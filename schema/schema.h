@@ -143,6 +143,11 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_LSTAR      "lstar"
 #define HVFXT_ARG_SYMBOL_DIR "symbol_dir"
 
+/* Guest process and thread kernel objects: the guest's own pid / tid, when the OS layer read
+ * them (docs/fxt-samples.md, section 4). Signed 64-bit. */
+#define HVFXT_ARG_GUEST_PID "guest_pid"
+#define HVFXT_ARG_GUEST_TID "guest_tid"
+
 /* The guest kernel as its own memory describes it (guestos/linux/): an instant event on the
  * control thread when it is found, with its release, build-id (hex), KASLR offset, and how many
  * symbols its symbol records hold (docs/fxt-samples.md, section 6). */

@@ -177,6 +177,11 @@ static void read_btf(struct lx_kernel *k)
         snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no task_struct.comm");
         return;
     }
+    uint32_t mm = lx_btf_find_struct(&k->btf, "mm_struct");
+    if (!mm || !lx_btf_member(&k->btf, mm, "pgd", &t.mm_pgd, &sz) || sz != 8) {
+        snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no mm_struct.pgd of 8 bytes");
+        return;
+    }
     /* The check against the running kernel: init_task is the boot CPU's idle task. */
     char comm[65] = {0};
     int32_t pid = -1;

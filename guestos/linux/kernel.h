@@ -35,6 +35,7 @@ struct lx_task_layout {
     bool known;
     uint64_t pid, tgid, comm, mm, flags, group_leader;
     uint64_t comm_size;
+    uint64_t mm_pgd; /* struct mm_struct: pgd, the address space's top-level table */
 };
 
 struct lx_kernel {

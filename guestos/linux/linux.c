@@ -1,12 +1,14 @@
 #include "guestos/linux/linux.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "guestos/generic/generic.h"
 #include "guestos/linux/kernel.h"
+#include "guestos/linux/task.h"
 
 enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
 
@@ -22,6 +24,8 @@ struct lx_layer {
     struct guestos_symbol *syms;
     struct hv_err failure;
     unsigned failed_looks;
+    /* Published once by the drain thread (release), read at every exit (acquire). */
+    _Atomic(struct lx_task_reader *) tasks;
 };
 
 struct lx_layer *lx_layer_new(void)
@@ -40,6 +44,7 @@ static void linux_close(struct guestos *os)
     if (!l)
         return;
     lx_kernel_free(l->k);
+    free(atomic_load(&l->tasks));
     free(l->syms);
     free(l);
     os->priv = NULL;
@@ -72,6 +77,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
              " symbols, %s; %s",
              k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode),
              k->btf_note);
+    struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
+    if (r)
+        atomic_store_explicit(&l->tasks, r, memory_order_release);
+    d->tasks_known = r != NULL;
     return 0;
 }
 
@@ -104,9 +113,21 @@ static int linux_discover_kernel(struct guestos *os, const struct gmem *mem,
     return rc;
 }
 
+/* Until the kernel is described, and where its task cannot be read, the generic identity
+ * stands. */
+static void linux_identify_task(const struct guestos *os, struct guestos_vcpu *vc,
+                                struct gw_walker *w, struct guestos_ident *out)
+{
+    const struct lx_layer *l = os->priv;
+    const struct lx_task_reader *r = atomic_load_explicit(&l->tasks, memory_order_acquire);
+    if (r)
+        lx_task_read(r, vc, w, out);
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
+    .identify_task = linux_identify_task,
     .discover_kernel = linux_discover_kernel,
     .discover_modules = guestos_generic_discover_modules,
     .close = linux_close,

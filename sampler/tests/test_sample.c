@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "guestos/generic/generic.h"
 #include "guestwalk/tests/guest_image.h"
 #include "sampler/sampler_priv.h"
 #include "fxt/encode.h"
@@ -467,6 +468,143 @@ static void test_drops(void **state)
     assert_int_equal(sampler_tick(sv, late + 1), SAMPLER_TICK_NONE);
 }
 
+/* What the guest kernel says about each stop (a Linux layer's identify_task, as tests of
+ * guestos/linux/ check it against task_structs in memory): set by the test before each tick. */
+static struct guestos_task the_task;
+static bool task_unreadable;
+
+static void scripted_identify_task(const struct guestos *os, struct guestos_vcpu *vc,
+                                   struct gw_walker *w, struct guestos_ident *out)
+{
+    (void)os, (void)vc, (void)w;
+    out->task_unreadable = task_unreadable;
+    if (task_unreadable)
+        return;
+    out->task = the_task;
+    out->thread_key = (uint64_t)the_task.tid;
+    if (the_task.kthread) {
+        out->proc_key = GUESTOS_KEY_NOT_ROOT | (uint64_t)the_task.pid;
+        out->as_root = 0;
+    }
+}
+
+static struct guestos_task task_of(int32_t pid, int32_t tid, const char *comm, const char *process,
+                                   bool kthread)
+{
+    struct guestos_task t = {.known = true, .kthread = kthread, .pid = pid, .tid = tid};
+    snprintf(t.comm, sizeof(t.comm), "%s", comm);
+    snprintf(t.process, sizeof(t.process), "%s", process);
+    return t;
+}
+
+struct named {
+    char name[32];
+    int64_t guest_id; /* -1: no guest_pid / guest_tid argument */
+    unsigned records;
+};
+
+/* The last kernel object record of each guest process and thread in the recording. */
+static void read_names(struct fx *f, struct named *procs, struct named *threads)
+{
+    FILE *in = fopen(f->path, "rb");
+    assert_non_null(in);
+    static uint8_t buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof(buf), in);
+    fclose(in);
+    struct fxtr_reader rd;
+    fxtr_init(&rd, buf, len);
+    struct fxtr_record r;
+    struct hv_err err;
+    int rc;
+    while ((rc = fxtr_next(&rd, &r, &err)) == 1) {
+        if (r.type != FXTR_KOBJ)
+            continue;
+        struct named *n = NULL;
+        if (hvfxt_koid_is_guest_process(r.u.kobj.koid))
+            n = &procs[r.u.kobj.koid - HVFXT_KOID_PROCESS_BASE];
+        else if (hvfxt_koid_is_guest_thread(r.u.kobj.koid))
+            n = &threads[r.u.kobj.koid - HVFXT_KOID_THREAD_BASE];
+        if (!n)
+            continue;
+        snprintf(n->name, sizeof(n->name), "%.*s", (int)r.u.kobj.name.len, r.u.kobj.name.ptr);
+        n->guest_id = -1;
+        n->records++;
+        for (unsigned i = 0; i < r.u.kobj.nargs; i++)
+            if (r.u.kobj.args[i].type == FXTR_ARG_I64)
+                n->guest_id = r.u.kobj.args[i].v.i;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    fxtr_free(&rd);
+}
+
+/* With an OS layer that reads the guest's tasks: threads are keyed by tid, a process is named
+ * after its leader once seen (first after whichever thread came first), a kernel thread is its
+ * own process with no address space, renames reach the recording as new kernel object records,
+ * and stops whose task cannot be read keep the address-space identity and are counted. */
+static void test_guest_tasks(void **state)
+{
+    struct fx *f = *state;
+    struct guestos_ops ops = *f->s->os.ops;
+    ops.identify_task = scripted_identify_task;
+    f->s->os.ops = &ops;
+    task_unreadable = false;
+
+    the_task = task_of(812, 813, "worker-two", "", false);
+    tick(f, 0, user_at(f, FS_BASE0));
+    uint32_t proc = proc_of(f), worker = id_thread_get(f->s->ids, proc, 813, 0);
+    struct id_label_value v;
+    assert_true(id_label_get(id_thread_label(f->s->ids, worker), &v));
+    assert_int_equal(v.guest_id, 813);
+    assert_string_equal(v.comm, "worker-two");
+    assert_true(id_label_get(id_proc_label(f->s->ids, proc), &v));
+    assert_int_equal(v.guest_id, 812);
+    assert_string_equal(v.comm, "worker-two"); /* the only thread seen so far */
+    assert_int_equal(sampler_drain_once(f->s, false), 0);
+
+    the_task = task_of(812, 813, "worker-two", "hv_threads", false); /* its leader's name */
+    tick(f, 1, user_at(f, FS_BASE0 + 0x1000));
+    assert_true(id_label_get(id_proc_label(f->s->ids, proc), &v));
+    assert_string_equal(v.comm, "hv_threads");
+    the_task = task_of(812, 813, "renamed", "hv_threads", false); /* prctl(PR_SET_NAME) */
+    tick(f, 0, user_at(f, FS_BASE0));
+    /* One thread for the guest's tid 813, whatever FS base the stops had. */
+    assert_int_equal(id_thread_get(f->s->ids, proc, 813, 0), worker);
+
+    the_task = task_of(45, 45, "kworker/1:2", "kworker/1:2", true);
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    uint32_t kproc = id_proc_get(f->s->ids, GUESTOS_KEY_NOT_ROOT | 45, NULL);
+    assert_int_not_equal(kproc, proc);
+    assert_int_equal(id_proc_at(f->s->ids, kproc)->info.cr3, 0);
+    assert_int_equal(f->s->v[0].npend, 0); /* a kernel thread opens no continuation */
+
+    task_unreadable = true;
+    tick(f, 1, user_at(f, FS_BASE0 + 0x2000));
+    assert_int_equal(f->s->v[1].st.task_unknown, 1);
+    assert_int_equal(id_thread_get(f->s->ids, proc, FS_BASE0 + 0x2000, 0) != 0, 1);
+
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    struct hv_err err;
+    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
+    f->s->writer_open = false;
+    static struct named procs[ID_MAX_PROCS + 1], threads[ID_MAX_THREADS + 1];
+    memset(procs, 0, sizeof(procs));
+    memset(threads, 0, sizeof(threads));
+    read_names(f, procs, threads);
+    assert_string_equal(procs[proc].name, "hv_threads");
+    assert_int_equal(procs[proc].guest_id, 812);
+    assert_int_equal(procs[proc].records, 2); /* "worker-two", then the leader's name */
+    assert_string_equal(threads[worker].name, "renamed");
+    assert_int_equal(threads[worker].guest_id, 813);
+    assert_int_equal(threads[worker].records, 2);
+    assert_string_equal(procs[kproc].name, "kworker/1:2");
+    assert_int_equal(procs[kproc].guest_id, 45);
+    uint32_t anon = id_thread_get(f->s->ids, proc, FS_BASE0 + 0x2000, 0);
+    assert_int_equal(threads[anon].guest_id, -1); /* the generic name, no guest tid */
+    assert_non_null(strstr(threads[anon].name, "fs=0x"));
+    f->s->os.ops = &guestos_generic_ops;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +618,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pti_pair_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
+        cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

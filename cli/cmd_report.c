@@ -38,8 +38,11 @@ static void report_usage(FILE *out)
         "  --kernel-symbols FILE  any of the three above (detected by content)\n"
         "filters:\n"
         "  --vcpu N          samples of vCPU N only\n"
-        "  --pid P           guest address space P (a koid, or n for koid 0x10000000+n)\n"
-        "  --tid T           guest thread T (a koid, or n for koid 0x40000000+n)\n"
+        "  --pid P           process P: the guest's own pid as the report shows it (Linux\n"
+        "                    guests), or a process koid; without guest pids n means\n"
+        "                    koid 0x10000000+n\n"
+        "  --tid T           thread T: the guest's tid, or a thread koid (n: 0x40000000+n)\n"
+        "  --comm NAME       samples whose thread or process is named NAME\n"
         "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
         "  -q, --quiet       no progress or warnings on stderr\n"
         "  -h, --help        this text\n");
@@ -92,15 +95,13 @@ static int write_one(enum report_format f, const struct profile *p, const struct
     return 0;
 }
 
-static int parse_koid(const char *s, const char *what, uint64_t base, uint64_t *out)
+static int parse_id(const char *s, const char *what, uint64_t *out)
 {
     struct hv_err err;
     if (parse_uint(s, what, 0, UINT32_MAX, out, &err) < 0) {
         fprintf(stderr, "hvprof report: %s\n", err.msg);
         return -1;
     }
-    if (*out < base)
-        *out += base;
     return 0;
 }
 
@@ -131,6 +132,7 @@ int cmd_report(int argc, char **argv)
         O_VCPU,
         O_PID,
         O_TID,
+        O_COMM,
         O_USER,
         O_KERNEL
     };
@@ -147,6 +149,7 @@ int cmd_report(int argc, char **argv)
         {"vcpu", required_argument, 0, O_VCPU},
         {"pid", required_argument, 0, O_PID},
         {"tid", required_argument, 0, O_TID},
+        {"comm", required_argument, 0, O_COMM},
         {"user", no_argument, 0, O_USER},
         {"kernel", no_argument, 0, O_KERNEL},
         {"quiet", no_argument, 0, 'q'},
@@ -204,14 +207,17 @@ int cmd_report(int argc, char **argv)
             filter.vcpu = (uint32_t)v;
             break;
         case O_PID:
-            if (parse_koid(optarg, "--pid", HVFXT_KOID_PROCESS_BASE, &filter.pid) < 0)
+            if (parse_id(optarg, "--pid", &filter.pid) < 0)
                 goto out;
             filter.has_pid = true;
             break;
         case O_TID:
-            if (parse_koid(optarg, "--tid", HVFXT_KOID_THREAD_BASE, &filter.tid) < 0)
+            if (parse_id(optarg, "--tid", &filter.tid) < 0)
                 goto out;
             filter.has_tid = true;
+            break;
+        case O_COMM:
+            filter.comm = optarg;
             break;
         case O_USER:
             filter.user_only = true;

@@ -298,15 +298,23 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
     char *name = str_dup(rec->u.kobj.name);
     if (!name)
         return;
-    if (rec->u.kobj.obj_type == 1 && hvfxt_koid_is_guest_process(koid)) {
-        profile_set_name(l->p, koid, 0, name, NULL);
-    } else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid)) {
-        for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
-            const struct fxtr_arg *a = &rec->u.kobj.args[i];
-            if (a->type == FXTR_ARG_KOID && fxtr_str_is(a->name, "process"))
-                profile_set_name(l->p, a->v.u, koid, name, NULL);
-        }
+    /* The guest's own pid / tid (docs/fxt-samples.md section 4): a signed 64-bit argument in
+     * the range of Linux pids; anything else is ignored. */
+    int64_t guest_id = -1;
+    uint64_t process = 0;
+    for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
+        const struct fxtr_arg *a = &rec->u.kobj.args[i];
+        if (a->type == FXTR_ARG_KOID && fxtr_str_is(a->name, "process"))
+            process = a->v.u;
+        else if (a->type == FXTR_ARG_I64 && a->v.i >= 0 && a->v.i <= INT32_MAX &&
+                 (fxtr_str_is(a->name, HVFXT_ARG_GUEST_PID) ||
+                  fxtr_str_is(a->name, HVFXT_ARG_GUEST_TID)))
+            guest_id = a->v.i;
     }
+    if (rec->u.kobj.obj_type == 1 && hvfxt_koid_is_guest_process(koid))
+        profile_set_name(l->p, koid, 0, name, guest_id, NULL);
+    else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid) && process)
+        profile_set_name(l->p, process, koid, name, guest_id, NULL);
     free(name);
 }
 
@@ -453,7 +461,7 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         if (p->modules.v[i].ksyms)
             symtab_finish(p->modules.v[i].ksyms);
     if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
-        profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", err) < 0)
+        profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", -1, err) < 0)
         goto done;
     if (progress)
         progress(ctx, len, len);

@@ -79,6 +79,10 @@ void profile_free(struct profile *p)
     free(p->modules.v);
     free(p->mappings.v);
     free(p->names.v);
+    if (p->name_index) {
+        hashidx_free(p->name_index);
+        free(p->name_index);
+    }
     free(p->locs.v);
     free(p->funcs.v);
     drop_index(p);
@@ -183,32 +187,59 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
     return (int)p->mappings.n++;
 }
 
+struct name_key {
+    const struct profile *p;
+    uint64_t pid, tid;
+};
+
+static bool name_eq(const void *ctx, uint32_t idx)
+{
+    const struct name_key *k = ctx;
+    return k->p->names.v[idx].pid == k->pid && k->p->names.v[idx].tid == k->tid;
+}
+
+static uint64_t name_hash(uint64_t pid, uint64_t tid)
+{
+    return hashidx_u64(hashidx_u64(HASHIDX_SEED, pid), tid);
+}
+
 static struct prof_name *find_name(const struct profile *p, uint64_t pid, uint64_t tid)
 {
-    for (size_t i = 0; i < p->names.n; i++) {
-        if (p->names.v[i].pid == pid && p->names.v[i].tid == tid)
-            return &p->names.v[i];
-    }
-    return NULL;
+    if (!p->name_index)
+        return NULL;
+    struct name_key k = {p, pid, tid};
+    uint32_t i = hashidx_find(p->name_index, name_hash(pid, tid), name_eq, &k);
+    return i == HASHIDX_NONE ? NULL : &p->names.v[i];
 }
 
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
-                     struct hv_err *err)
+                     int64_t guest_id, struct hv_err *err)
 {
+    if (!p->name_index) {
+        p->name_index = calloc(1, sizeof(struct hashidx));
+        if (!p->name_index)
+            return hv_errf(err, "profile: out of memory");
+        hashidx_init(p->name_index);
+    }
     char *copy = strdup(name ? name : "");
     if (!copy)
         return hv_errf(err, "profile: out of memory");
+    if (guest_id >= 0)
+        p->guest_ids = true;
     struct prof_name *n = find_name(p, pid, tid);
     if (n) {
         free(n->name);
         n->name = copy;
+        if (guest_id >= 0)
+            n->guest_id = guest_id;
         return 0;
     }
-    if (VEC_RESERVE(p->names, err) < 0) {
+    if (VEC_RESERVE(p->names, err) < 0 ||
+        hashidx_insert(p->name_index, name_hash(pid, tid), (uint32_t)p->names.n) < 0) {
         free(copy);
-        return -1;
+        return hv_errf(err, "profile: out of memory");
     }
-    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy};
+    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id};
     return 0;
 }
 
@@ -222,6 +253,18 @@ const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t 
 {
     const struct prof_name *n = find_name(p, pid, tid);
     return n && n->name[0] ? n->name : profile_process_name(p, pid);
+}
+
+uint64_t profile_shown_pid(const struct profile *p, uint64_t pid)
+{
+    const struct prof_name *n = find_name(p, pid, 0);
+    return n && n->guest_id >= 0 ? (uint64_t)n->guest_id : pid;
+}
+
+uint64_t profile_shown_tid(const struct profile *p, uint64_t pid, uint64_t tid)
+{
+    const struct prof_name *n = find_name(p, pid, tid);
+    return n && n->guest_id >= 0 ? (uint64_t)n->guest_id : tid;
 }
 
 static const char *base_name(const char *s)
@@ -566,18 +609,33 @@ void profile_name_processes_from_modules(struct profile *p)
             name = "[kernel]";
         else
             snprintf(buf, sizeof(buf), "pid %" PRIu64, pid);
-        if (profile_set_name(p, pid, 0, name, NULL) < 0)
+        if (profile_set_name(p, pid, 0, name, -1, NULL) < 0)
             return;
     }
 }
 
+static bool comm_matches(const struct profile *p, const struct prof_sample *s, const char *comm)
+{
+    return !strcmp(profile_thread_name(p, s->pid, s->tid), comm) ||
+           !strcmp(profile_process_name(p, s->pid), comm);
+}
+
 void profile_filter(struct profile *p, const struct prof_filter *f)
 {
+    uint64_t want_pid = f->pid, want_tid = f->tid;
+    if (!p->guest_ids && want_pid < HVFXT_KOID_PROCESS_BASE)
+        want_pid += HVFXT_KOID_PROCESS_BASE;
+    if (!p->guest_ids && want_tid < HVFXT_KOID_THREAD_BASE)
+        want_tid += HVFXT_KOID_THREAD_BASE;
     size_t w = 0;
     for (size_t r = 0; r < p->samples.n; r++) {
         const struct prof_sample *s = &p->samples.v[r];
-        if ((f->has_vcpu && s->vcpu != f->vcpu) || (f->has_pid && s->pid != f->pid) ||
-            (f->has_tid && s->tid != f->tid) || (f->user_only && s->cpl == PROF_CPL_KERNEL) ||
+        if ((f->has_vcpu && s->vcpu != f->vcpu) ||
+            (f->has_pid && s->pid != want_pid && profile_shown_pid(p, s->pid) != want_pid) ||
+            (f->has_tid && s->tid != want_tid &&
+             profile_shown_tid(p, s->pid, s->tid) != want_tid) ||
+            (f->comm && !comm_matches(p, s, f->comm)) ||
+            (f->user_only && s->cpl == PROF_CPL_KERNEL) ||
             (f->kernel_only && s->cpl != PROF_CPL_KERNEL))
             continue;
         p->samples.v[w++] = *s;

@@ -64,6 +64,7 @@ struct prof_mapping {
 struct prof_name {
     uint64_t pid, tid; /* tid = 0 for a process */
     char *name;
+    int64_t guest_id; /* the guest's own pid (process) or tid (thread); -1: not recorded */
 };
 
 struct prof_loc {
@@ -101,6 +102,8 @@ struct profile {
     uint64_t stacks_cut;    /* stack walks cut at --max-depth or the record size (root end lost) */
     char symbol_dir[512];   /* recorder's hint: where the guest's symbol files are */
     void *index;            /* private lookup state (hash tables) */
+    void *name_index;       /* private: names by (pid, tid) */
+    bool guest_ids;         /* some process or thread has a guest pid / tid */
 };
 
 void profile_init(struct profile *p);
@@ -122,13 +125,17 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
                        uint32_t build_id_len, bool kernel, struct hv_err *err);
 int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_t size,
                         uint64_t bias, uint64_t file_offset, uint32_t module, struct hv_err *err);
-/* Set the name of a process (tid == 0) or thread; a later name replaces an earlier one. */
+/* Set the name of a process (tid == 0) or thread, and the guest's own pid / tid for it
+ * (guest_id >= 0; -1 keeps what was set); a later name replaces an earlier one. */
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
-                     struct hv_err *err);
+                     int64_t guest_id, struct hv_err *err);
 
 /* Lookups. */
 const char *profile_process_name(const struct profile *p, uint64_t pid); /* never NULL */
 const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t tid);
+/* The pid / tid to show: the guest's own when recorded, else the recording's koid. */
+uint64_t profile_shown_pid(const struct profile *p, uint64_t pid);
+uint64_t profile_shown_tid(const struct profile *p, uint64_t pid, uint64_t tid);
 const char *profile_module_basename(const struct profile *p, uint32_t module);
 
 /* Symbol loading: for each module without symbols, look for a file (symbol_path_find), load it
@@ -149,10 +156,13 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
                       void *ctx, struct hv_err *err);
 
 /* Keep only samples matching the filter (in place). Frames are left in the frame array. */
+/* pid / tid: the guest's own (as shown), or a koid; in a recording without guest ids a number
+ * below the koid base n means koid base + n. comm: the thread's or its process's name. */
 struct prof_filter {
     bool has_vcpu, has_pid, has_tid;
     uint32_t vcpu;
     uint64_t pid, tid;
+    const char *comm;
     bool user_only, kernel_only;
 };
 void profile_filter(struct profile *p, const struct prof_filter *f);

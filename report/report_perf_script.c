@@ -9,7 +9,9 @@
  * one line per frame, leaf first. Samples come in time order, as perf sorts them (the recording
  * holds them per vCPU stream). comm is the thread's name, or its process's when the recorder
  * only had a synthetic one ("t12 fs=0x..."): perf shows the task's comm, and for a program
- * that is its name. Unresolved frames print perf's "[unknown]" symbol; kernel frames perf's
+ * that is its name. pid/tid are the guest's own when recorded (a Linux guest's tgid/pid),
+ * else the recording's koids. Unresolved frames print perf's "[unknown]" symbol; kernel frames
+ * perf's
  * "[kernel.kallsyms]" dso. The vCPU stands in for the CPU. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -69,7 +71,8 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         fprintf(out,
                 "%s %5" PRIu64 "/%-5" PRIu64 " [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
                 " %s: \n",
-                comm, s->pid, s->tid, s->vcpu, sec, usec, period, event);
+                comm, profile_shown_pid(p, s->pid), profile_shown_tid(p, s->pid, s->tid), s->vcpu,
+                sec, usec, period, event);
         for (uint32_t f = 0; f < s->nframes; f++) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             const char *dso = "[unknown]";

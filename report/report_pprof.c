@@ -208,8 +208,8 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             labelp[i * NLABELS + k] = &lb[k];
         }
         lb[L_VCPU].num = s->vcpu;
-        lb[L_PID].num = (int64_t)s->pid;
-        lb[L_TID].num = (int64_t)s->tid;
+        lb[L_PID].num = (int64_t)profile_shown_pid(p, s->pid);
+        lb[L_TID].num = (int64_t)profile_shown_tid(p, s->pid, s->tid);
         lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
         lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
         lb[L_CPL].num = s->cpl;

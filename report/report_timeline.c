@@ -1,6 +1,8 @@
 /* The timeline: an FXT file for Perfetto's timeline view. Each vCPU is a thread of the VM
  * process (koids as schema/schema.h); on it, consecutive samples become nested duration
- * slices: the guest process at depth 0, then the symbolized stack root to leaf. A frame that
+ * slices: the guest process at depth 0, then the symbolized stack root to leaf. Each guest
+ * thread gets a track of its own in its guest process, with its samples' stacks the same way
+ * (named with the guest's name and tid when the recording has them). A frame that
  * stays on the stack from one sample to the next extends its slice; a slice ends when the
  * next sample's stack diverges at or below it, or half-way into a gap of more than two sampling
  * periods (the vCPU was not sampled: halted, or preempted on the host). Guest processes and
@@ -51,21 +53,26 @@ struct open_slice {
     uint64_t pid;
 };
 
-static int close_slices(struct tl *t, uint32_t vcpu, struct open_slice *st, unsigned from,
+/* Where slices go: a vCPU of the VM process, or a guest thread of its guest process. */
+struct track {
+    uint64_t pid, tid;
+    bool vcpu; /* vCPU tracks start with a guest-process slice */
+};
+
+static int close_slices(struct tl *t, struct track tr, struct open_slice *st, unsigned from,
                         unsigned *depth, uint64_t end)
 {
     int rc = 0;
     while (*depth > from) {
         struct open_slice *s = &st[--*depth];
         struct fxt_arg arg = {.type = FXT_ARG_U64};
-        struct fxt_event ev = {
-            .type = FXT_EV_COMPLETE,
-            .ts = s->begin,
-            .extra = end,
-            .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(vcpu)},
-            .category = t->category};
+        struct fxt_event ev = {.type = FXT_EV_COMPLETE,
+                               .ts = s->begin,
+                               .extra = end,
+                               .thread = {.index = 0, .pid = tr.pid, .tid = tr.tid},
+                               .category = t->category};
         ev.name = str(t, s->name, &rc);
-        if (*depth == 0) { /* the process slice says which address space it is */
+        if (*depth == 0 && tr.vcpu) { /* the process slice says which process it is */
             arg.name = str(t, "pid", &rc);
             arg.v.u64 = s->pid;
             ev.args = &arg;
@@ -78,6 +85,52 @@ static int close_slices(struct tl *t, uint32_t vcpu, struct open_slice *st, unsi
     return 0;
 }
 
+static struct track track_of(const struct prof_sample *s, bool by_thread)
+{
+    if (by_thread)
+        return (struct track){s->pid, s->tid, false};
+    return (struct track){HVFXT_KOID_VM, hvfxt_koid_vcpu(s->vcpu), true};
+}
+
+/* Samples in `order` (sorted by track, then time) as nested slices on their tracks. */
+static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order, size_t n,
+                   uint64_t period, bool by_thread, struct open_slice *st)
+{
+    unsigned depth = 0;
+    struct track tr = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct prof_sample *s = &p->samples.v[order[i]];
+        const struct prof_sample *prev = i ? &p->samples.v[order[i - 1]] : NULL;
+        struct track cur = track_of(s, by_thread);
+        if (prev && (cur.pid != tr.pid || cur.tid != tr.tid || s->ts - prev->ts > 2 * period)) {
+            if (close_slices(t, tr, st, 0, &depth, prev->ts + period / 2) < 0)
+                return -1;
+        }
+        tr = cur;
+        /* The new stack, root first: the process (on a vCPU), then frames outermost to leaf. */
+        unsigned nw = 0, keep = 0;
+        struct open_slice want[TL_MAX_DEPTH];
+        uint64_t shown = profile_shown_pid(p, s->pid); /* the guest's pid when recorded */
+        if (!by_thread)
+            want[nw++] = (struct open_slice){s->pid, s->ts, profile_process_name(p, s->pid), shown};
+        for (uint32_t f = s->nframes; f-- > 0 && nw < TL_MAX_DEPTH;) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
+            want[nw++] =
+                (struct open_slice){fn, s->ts, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, shown};
+        }
+        while (keep < depth && keep < nw && st[keep].key == want[keep].key)
+            keep++;
+        if (close_slices(t, tr, st, keep, &depth, s->ts) < 0)
+            return -1;
+        for (; depth < nw; depth++)
+            st[depth] = want[depth];
+    }
+    if (n && close_slices(t, tr, st, 0, &depth, p->samples.v[order[n - 1]].ts + period / 2) < 0)
+        return -1;
+    return 0;
+}
+
 static int cmp_by_vcpu_ts(const void *a, const void *b, void *ctx)
 {
     const struct profile *p = ctx;
@@ -85,6 +138,20 @@ static int cmp_by_vcpu_ts(const void *a, const void *b, void *ctx)
     const struct prof_sample *y = &p->samples.v[*(const uint32_t *)b];
     if (x->vcpu != y->vcpu)
         return x->vcpu < y->vcpu ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int cmp_by_thread_ts(const void *a, const void *b, void *ctx)
+{
+    const struct profile *p = ctx;
+    const struct prof_sample *x = &p->samples.v[*(const uint32_t *)a];
+    const struct prof_sample *y = &p->samples.v[*(const uint32_t *)b];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
@@ -144,17 +211,25 @@ static int write_names(struct tl *t, const struct profile *p, const char *vm_nam
                                       hvfxt_koid_vcpu((uint32_t)d[0][i].a), name, HVFXT_KOID_VM),
                   "vCPU name");
     }
-    for (size_t i = 0; i < n[1] && rc == 0; i++)
-        rc = emit(t, t->buf,
-                  fxt_enc_kobj_process(t->buf, FXT_MAX_RECORD_WORDS, d[1][i].a,
-                                       profile_process_name(p, d[1][i].a)),
+    /* Perfetto shows koids next to names: the guest's own ids go into the names. */
+    for (size_t i = 0; i < n[1] && rc == 0; i++) {
+        uint64_t pid = d[1][i].a, shown = profile_shown_pid(p, pid);
+        if (shown != pid)
+            snprintf(name, sizeof(name), "%s %" PRIu64, profile_process_name(p, pid), shown);
+        else
+            snprintf(name, sizeof(name), "%s", profile_process_name(p, pid));
+        rc = emit(t, t->buf, fxt_enc_kobj_process(t->buf, FXT_MAX_RECORD_WORDS, pid, name),
                   "process name");
+    }
     for (size_t i = 0; i < n[2] && rc == 0; i++) {
-        if (d[2][i].b == d[2][i].a)
+        uint64_t pid = d[2][i].a, tid = d[2][i].b, shown = profile_shown_tid(p, pid, tid);
+        if (!tid || tid == pid)
             continue;
-        rc = emit(t, t->buf,
-                  fxt_enc_kobj_thread(t->buf, FXT_MAX_RECORD_WORDS, d[2][i].b,
-                                      profile_thread_name(p, d[2][i].a, d[2][i].b), d[2][i].a),
+        if (shown != tid)
+            snprintf(name, sizeof(name), "%s %" PRIu64, profile_thread_name(p, pid, tid), shown);
+        else
+            snprintf(name, sizeof(name), "%s", profile_thread_name(p, pid, tid));
+        rc = emit(t, t->buf, fxt_enc_kobj_thread(t->buf, FXT_MAX_RECORD_WORDS, tid, name, pid),
                   "thread name");
     }
 out:
@@ -206,39 +281,17 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
             period = tps / 1000 ? tps / 1000 : 1;
     }
 
-    unsigned depth = 0;
-    for (size_t i = 0; i < p->samples.n; i++) {
-        const struct prof_sample *s = &p->samples.v[order[i]];
-        const struct prof_sample *prev = i ? &p->samples.v[order[i - 1]] : NULL;
-        if (prev && prev->vcpu != s->vcpu) {
-            if (close_slices(t, prev->vcpu, st, 0, &depth, prev->ts + period / 2) < 0)
-                goto fail;
-        } else if (prev && s->ts - prev->ts > 2 * period) {
-            if (close_slices(t, prev->vcpu, st, 0, &depth, prev->ts + period / 2) < 0)
-                goto fail;
-        }
-        /* The new stack, root first: process, then frames outermost to leaf. */
-        unsigned n = 0, keep = 0;
-        struct open_slice want[TL_MAX_DEPTH];
-        want[n++] = (struct open_slice){s->pid, s->ts, profile_process_name(p, s->pid), s->pid};
-        for (uint32_t f = s->nframes; f-- > 0 && n < TL_MAX_DEPTH;) {
-            const struct prof_frame *fr = &p->frames.v[s->first + f];
-            uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
-            want[n++] =
-                (struct open_slice){fn, s->ts, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, s->pid};
-        }
-        while (keep < depth && keep < n && st[keep].key == want[keep].key)
-            keep++;
-        if (close_slices(t, s->vcpu, st, keep, &depth, s->ts) < 0)
-            goto fail;
-        for (; depth < n; depth++)
-            st[depth] = want[depth];
-    }
-    if (p->samples.n) {
-        const struct prof_sample *last = &p->samples.v[order[p->samples.n - 1]];
-        if (close_slices(t, last->vcpu, st, 0, &depth, last->ts + period / 2) < 0)
-            goto fail;
-    }
+    if (lay_out(t, p, order, p->samples.n, period, false, st) < 0)
+        goto fail;
+    /* Then one track per guest thread (samples of threads the recording could not tell apart,
+     * tid 0, stay on the vCPU tracks only). */
+    size_t nt = 0;
+    for (size_t i = 0; i < p->samples.n; i++)
+        if (p->samples.v[i].tid)
+            order[nt++] = (uint32_t)i;
+    qsort_r(order, nt, sizeof(*order), cmp_by_thread_ts, (void *)p);
+    if (lay_out(t, p, order, nt, period, true, st) < 0)
+        goto fail;
     rc = 0;
     goto destroy;
 fail:

@@ -122,7 +122,7 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
     for (size_t i = 0; i < nprocs; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-12" PRIu64 " %s\n",
                 pct(procs[i].weight, total), procs[i].weight, pct(procs[i].kernel, procs[i].weight),
-                procs[i].key, profile_process_name(p, procs[i].key));
+                profile_shown_pid(p, procs[i].key), profile_process_name(p, procs[i].key));
     fprintf(out, "\n# Per vCPU\n# %8s %10s %8s  %s\n", "Percent", "Samples", "Kernel", "vCPU");
     for (size_t i = 0; i < nvcpus; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %" PRIu64 "\n", pct(vcpus[i].weight, total),

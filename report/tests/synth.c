@@ -23,7 +23,7 @@ size_t synth_profile(struct profile *p)
                 0);
     assert_true(profile_add_mapping(p, SYNTH_PID2, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >=
                 0);
-    profile_set_name(p, SYNTH_PID, SYNTH_TID, "worker-1", NULL);
+    profile_set_name(p, SYNTH_PID, SYNTH_TID, "worker-1", -1, NULL);
 
     uint64_t leaf = nm_address(exe, "fixture_leaf"), mid = nm_address(exe, "fixture_middle");
     uint64_t outer = nm_address(exe, "fixture_outer"), main_ = nm_address(exe, "fixture_main");

@@ -44,6 +44,18 @@ static void build_recording(struct buf *b)
     header(b, "hvprof");
     put(b, fxt_enc_kobj_process(b->w + b->n, CAP(b), 0x10000001, "spin"));
     put(b, fxt_enc_kobj_thread(b->w + b->n, CAP(b), 0x40000001, "spin-main", 0x10000001));
+    /* A Linux guest's process and thread: the guest's own ids as arguments (fxt-samples.md
+     * section 4), the process named twice (the last name counts), a guest id out of range
+     * ignored. */
+    struct fxt_arg pid = {.type = FXT_ARG_I64, .name = fxt_str_inline("guest_pid"), .v.i64 = 77};
+    struct fxt_arg targs[2] = {
+        {.type = FXT_ARG_KOID, .name = fxt_str_inline("process"), .v.u64 = 0x10000002},
+        {.type = FXT_ARG_I64, .name = fxt_str_inline("guest_tid"), .v.i64 = 78}};
+    put(b, fxt_enc_kobj(b->w + b->n, CAP(b), 1, 0x10000002, fxt_str_inline("sh"), &pid, 1));
+    put(b, fxt_enc_kobj(b->w + b->n, CAP(b), 1, 0x10000002, fxt_str_inline("hv_busy"), &pid, 1));
+    put(b, fxt_enc_kobj(b->w + b->n, CAP(b), 2, 0x40000002, fxt_str_inline("hv_busy"), targs, 2));
+    targs[1].v.i64 = -3;
+    put(b, fxt_enc_kobj(b->w + b->n, CAP(b), 2, 0x40000003, fxt_str_inline("odd"), targs, 2));
     struct hvfxt_module m = {.id = 1,
                              .name = "[elf@0x400000]",
                              .name_len = 14,
@@ -140,6 +152,11 @@ static void test_load(void **state)
     assert_string_equal(profile_process_name(&p, 0x10000001), "spin");
     assert_string_equal(profile_thread_name(&p, 0x10000001, 0x40000001), "spin-main");
     assert_string_equal(profile_process_name(&p, 0x10000000), "[kernel]");
+    assert_string_equal(profile_process_name(&p, 0x10000002), "hv_busy");
+    assert_int_equal(profile_shown_pid(&p, 0x10000002), 77);
+    assert_int_equal(profile_shown_tid(&p, 0x10000002, 0x40000002), 78);
+    assert_int_equal(profile_shown_tid(&p, 0x10000002, 0x40000003), 0x40000003);
+    assert_int_equal(profile_shown_pid(&p, 0x10000001), 0x10000001);
     /* The kernel module's mapping applies to every address space. */
     assert_true(p.modules.v[1].kernel);
     assert_int_equal(p.mappings.v[1].pid, PROF_PID_ANY);

@@ -114,7 +114,51 @@ static void test_filters(void **state)
     assert_int_equal(p.samples.n, 9);
     assert_int_equal(profile_total_weight(&p), 9);
     profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.has_pid = true, .pid = 2}; /* no guest pids: koid base + 2 */
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 9);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.comm = "worker-1"};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 85);
+    profile_free(&p);
     (void)n;
+}
+
+/* A recording with the guest's own pids and tids (a Linux guest): they are what the report
+ * shows and what --pid/--tid select; koids still select too; a later name replaces the first. */
+static void test_guest_ids(void **state)
+{
+    (void)state;
+    struct profile p;
+    synth_profile(&p);
+    assert_int_equal(profile_shown_pid(&p, SYNTH_PID), SYNTH_PID); /* none recorded yet */
+    assert_int_equal(profile_set_name(&p, SYNTH_PID, 0, "sh", 812, NULL), 0);
+    assert_int_equal(profile_set_name(&p, SYNTH_PID, 0, "hv_threads", -1, NULL), 0);
+    assert_int_equal(profile_set_name(&p, SYNTH_PID, SYNTH_TID, "worker-1", 813, NULL), 0);
+    assert_true(p.guest_ids);
+    assert_string_equal(profile_process_name(&p, SYNTH_PID), "hv_threads");
+    assert_int_equal(profile_shown_pid(&p, SYNTH_PID), 812);
+    assert_int_equal(profile_shown_tid(&p, SYNTH_PID, SYNTH_TID), 813);
+    assert_int_equal(profile_shown_pid(&p, SYNTH_PID2), SYNTH_PID2);
+    struct prof_filter f = {.has_pid = true, .pid = 812};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 85);
+    f = (struct prof_filter){.has_tid = true, .tid = 813};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 85);
+    f = (struct prof_filter){.has_pid = true, .pid = 2}; /* guest pids exist: 2 is a guest pid */
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 0);
+    profile_free(&p);
+    synth_profile(&p);
+    assert_int_equal(profile_set_name(&p, SYNTH_PID, 0, "hv_threads", 812, NULL), 0);
+    f = (struct prof_filter){.has_pid = true, .pid = SYNTH_PID2}; /* a koid */
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 9);
+    profile_free(&p);
 }
 
 int main(void)
@@ -124,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_return_address_boundary_in_profile),
         cmocka_unit_test(test_kaslr_slide_applied),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_guest_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

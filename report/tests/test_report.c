@@ -232,21 +232,30 @@ static void test_timeline(void **state)
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct fxtr_record rec;
-    int leaf_slices = 0, rc;
-    uint64_t longest = 0;
+    int leaf_slices = 0, thread_leaf_slices = 0, rc;
+    uint64_t longest = 0, thread_longest = 0;
     while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
         if (rec.type != FXTR_EVENT || rec.u.event.etype != 4)
             continue;
         assert_true(rec.u.event.extra >= rec.u.event.ts);
-        if (rec.u.event.name.len == 12 && !memcmp(rec.u.event.name.ptr, "fixture_leaf", 12)) {
+        if (rec.u.event.name.len != 12 || memcmp(rec.u.event.name.ptr, "fixture_leaf", 12))
+            continue;
+        uint64_t d = rec.u.event.extra - rec.u.event.ts;
+        if (rec.u.event.pid == SYNTH_PID && rec.u.event.tid == SYNTH_TID) {
+            thread_leaf_slices++; /* the guest thread's own track */
+            thread_longest = d > thread_longest ? d : thread_longest;
+        } else {
+            assert_int_equal(rec.u.event.pid, HVFXT_KOID_VM); /* a vCPU's track */
             leaf_slices++;
-            if (rec.u.event.extra - rec.u.event.ts > longest)
-                longest = rec.u.event.extra - rec.u.event.ts;
+            longest = d > longest ? d : longest;
         }
     }
     assert_int_equal(rc, 0);
     assert_true(leaf_slices >= 1 && leaf_slices <= 4);
     assert_true(longest >= 10 * 1000000ull); /* merged across many 1 ms samples */
+    /* On the thread's track the 60 hot samples are consecutive, whichever vCPU took them. */
+    assert_int_equal(thread_leaf_slices, 1);
+    assert_true(thread_longest >= 59 * 1000000ull);
     fxtr_free(&r);
     fxtr_unmap_file(buf, len);
 }

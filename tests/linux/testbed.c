@@ -473,6 +473,102 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
     profile_free(&p);
 }
 
+/* The announced process a guest (pid, tid) belongs to, NULL if none. */
+static const struct tb_gproc *announced(const struct tb_result *r, uint64_t pid, uint64_t tid)
+{
+    for (unsigned i = 0; i < r->nprocs; i++)
+        if ((uint64_t)r->procs[i].pid == pid && (uint64_t)r->procs[i].tid == tid)
+            return &r->procs[i];
+    return NULL;
+}
+
+/* The comm Linux gives a program run as /bin/NAME: the file name, cut to TASK_COMM_LEN - 1. */
+static void program_comm(const char *announced_name, char out[16])
+{
+    size_t n = strcspn(announced_name, "/");
+    if (n > 15)
+        n = 15;
+    memcpy(out, announced_name, n);
+    out[n] = 0;
+}
+
+void tb_check_tasks(const struct tb_result *r)
+{
+    if (!strstr(r->summary, "guest tasks: pid, tid and name of every stop"))
+        fail_msg("%s: the summary does not say guest tasks were read:\n%s", r->name, r->summary);
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    if (!p.guest_ids)
+        fail_msg("%s: the recording has no guest pids", r->name);
+    uint64_t in_workloads = 0, per_proc[TB_MAX_PROCS] = {0};
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        uint64_t pc = user_pc(&p, s);
+        const struct tb_map *m = NULL;
+        for (unsigned k = 0; k < r->nmaps && !m; k++)
+            if (!strncmp(r->maps[k].path, "/bin/hv_", 8) && pc >= r->maps[k].lo &&
+                pc < r->maps[k].hi)
+                m = &r->maps[k];
+        if (!m)
+            continue;
+        in_workloads++;
+        uint64_t pid = profile_shown_pid(&p, s->pid), tid = profile_shown_tid(&p, s->pid, s->tid);
+        const struct tb_gproc *g = announced(r, pid, tid);
+        const char *comm = profile_thread_name(&p, s->pid, s->tid);
+        if (!g)
+            fail_msg("%s: a sample at 0x%" PRIx64 " in %s is pid %" PRIu64 " tid %" PRIu64
+                     " (\"%s\"), which no workload announced",
+                     r->name, pc, m->path, pid, tid, comm);
+        char want[16];
+        program_comm(g->name, want);
+        if (strcmp(comm, want) || strcmp(profile_process_name(&p, s->pid), want))
+            fail_msg("%s: %s (pid %d tid %d) is recorded as thread \"%s\" of process \"%s\"",
+                     r->name, g->name, g->pid, g->tid, comm, profile_process_name(&p, s->pid));
+        per_proc[g - r->procs]++;
+    }
+    /* Each program spins in user space in some thread: hv_threads in its workers, the others
+     * in their main thread. */
+    for (unsigned i = 0; i < r->nprocs; i++) {
+        char prog[16];
+        program_comm(r->procs[i].name, prog);
+        uint64_t n = 0;
+        for (unsigned k = 0; k < r->nprocs; k++) {
+            char other[16];
+            program_comm(r->procs[k].name, other);
+            if (!strcmp(prog, other))
+                n += per_proc[k];
+        }
+        if (!n)
+            fail_msg("%s: no sample of %s under its guest pid %d", r->name, r->procs[i].name,
+                     r->procs[i].pid);
+    }
+    unsigned kthreads = 0, named = 0;
+    char some[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < p.names.n; i++) {
+        const struct prof_name *n = &p.names.v[i];
+        if (n->tid || n->guest_id < 0)
+            continue;
+        named++;
+        if (strstr(n->name, "kworker") || strstr(n->name, "ksoftirqd") ||
+            !strcmp(n->name, "swapper"))
+            kthreads++;
+        int w = snprintf(some + used, sizeof(some) - used, "%s%s %" PRId64, used ? ", " : "",
+                         n->name, n->guest_id);
+        if (w > 0 && (size_t)w < sizeof(some) - used)
+            used += (size_t)w;
+        else
+            some[used] = 0; /* the list is only a sample */
+    }
+    printf("%s: %" PRIu64 " workload samples all under the pid/tid/name their process announced; "
+           "%u processes with guest pids (%u kernel threads or idle): %s...\n",
+           r->name, in_workloads, named, kthreads, some);
+    profile_free(&p);
+}
+
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
                     uint64_t *deep)
 {

@@ -122,6 +122,13 @@ uint64_t tb_check_recording(const struct tb_result *r);
  * numbers. */
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
 
+/* Guest pids, tids and names from the guest's memory alone (its task_structs): every user
+ * sample inside a workload's executable mapping carries the pid, tid and name that workload
+ * announced for itself (HVTEST proc; a forked child keeps its parent's name), each workload
+ * program has samples under its own pid, and the summary says tasks were read. Prints what it
+ * found, kernel threads included. */
+void tb_check_tasks(const struct tb_result *r);
+
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
  * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,

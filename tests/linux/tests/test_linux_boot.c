@@ -39,6 +39,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     free(ref);
     uint64_t completions = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95);
+    tb_check_tasks(r);
     printf("%s: %.1f s, %u CPUs, %" PRIu64 " completions\n", r->name, r->seconds, r->cpus,
            completions);
 }

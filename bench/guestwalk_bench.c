@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
 
@@ -22,19 +23,6 @@
 #define STACK_LEN (1ull << 20)
 #define FRAME_GAP 96 /* bytes per frame: a typical small C frame */
 #define EVICT_LEN (32u << 20)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *v, unsigned n)
 {

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "schema/recording.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
@@ -83,19 +84,6 @@ struct bench {
     uint64_t enc[FXT_MAX_RECORD_WORDS];
     volatile uint64_t sink;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int fail(const char *what)
 {

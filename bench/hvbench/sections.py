@@ -195,6 +195,9 @@ LINUX_KINDS = [  # (name, hvprof command, options)
     ("run", "run", "--timeout 180"),
     ("exits-1k", "record", "--hz 1000 --mode exits --timeout 180"),
     ("record-1k", "record", "--hz 1000 --timeout 180"),
+    # The same without Linux introspection (no task read at the exits): the exit path's cost of
+    # knowing each sample's guest task is the difference.
+    ("record-1k-generic", "record", "--hz 1000 --guest-os generic --timeout 180"),
     ("record-4k", "record", "--hz 4000 --timeout 180"),
 ]
 BUSY_RE = re.compile(r"HVTEST result hv_busy rounds=(\d+) ms=(\d+)")
@@ -252,6 +255,9 @@ MODULE_BENCHES = [
     ("guestwalk", "guestwalk/bench_guestwalk", ["1001"], ["51"],
      "translation and frame-pointer walks on a synthetic guest image (bench/guestwalk_bench.c)",
      "guestwalk"),
+    ("guestos", "guestos/bench_guestos", ["1001"], ["51"],
+     "reading a Linux guest's current task at an exit, beside the exit's user walk "
+     "(bench/guestos_bench.c)", "guestos"),
     ("fxt", "schema/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
     ("symbolize", "report/bench_symbolize", [], [],

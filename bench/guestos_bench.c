@@ -1,0 +1,176 @@
+/* guestos benchmark (not a test): what reading a Linux guest's current task costs at an exit
+ * (lx_task_read: per-CPU pointer, pid, tgid, flags, comm; in kernel mode the task's own
+ * address space through mm->pgd; for a worker thread its leader's name too), beside the
+ * 8-frame user walk the same exit does, in the same run on the same synthetic guest.
+ *
+ *   bench_guestos [batches]      (default 201)
+ *
+ * The guest is guestwalk's synthetic 4-level image with two CPUs' per-CPU areas and tasks laid
+ * out as Debian 6.1's BTF gives them (task_struct 9.6 KiB: pid at 2416, comm at 2976, the task's
+ * fields on three pages). Every figure is the median over `batches` of (time of a batch /
+ * operations in it), CLOCK_MONOTONIC; each operation starts with gw_walker_begin (an empty
+ * translation cache), as at an exit. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/bench_util.h"
+#include "guestos/linux/task.h"
+#include "guestwalk/tests/guest_image.h"
+#include "guestwalk/unwind.h"
+#include "sampler/id_label.h"
+
+#define PERCPU   0xffff888000100000ull
+#define CURRENT  0x1fb80ull
+#define TASKS    0xffff888000400000ull
+#define TASK_SZ  0x4000ull
+#define MM       0xffff888000600000ull
+#define MM_PGD   0xffff888000610000ull
+#define CODE_VA  0x400000ull
+#define STACK_VA 0x7ffe00000000ull
+#define PER      200 /* operations per batch */
+
+static const struct lx_task_layout layout = {.known = true,
+                                             .pid = 2416,
+                                             .tgid = 2420,
+                                             .flags = 44,
+                                             .mm = 2272,
+                                             .group_leader = 2480,
+                                             .comm = 2976,
+                                             .comm_size = 16,
+                                             .mm_pgd = 80};
+
+struct bench {
+    struct gimg g;
+    struct gw_walker w;
+    struct lx_task_reader *r;
+    struct guestos_vcpu vc;
+    uint64_t rbp8; /* an 8-frame user chain */
+    volatile uint64_t sink;
+};
+
+static int task(struct bench *b, unsigned i, int32_t pid, int32_t tgid, const char *comm,
+                uint64_t leader)
+{
+    uint64_t t = TASKS + i * TASK_SZ, mm = MM;
+    char c[16] = {0};
+    memcpy(c, comm, strlen(comm));
+    uint32_t flags = 0x400040;
+    return gimg_write(&b->g, t + layout.pid, &pid, 4) |
+           gimg_write(&b->g, t + layout.tgid, &tgid, 4) |
+           gimg_write(&b->g, t + layout.flags, &flags, 4) |
+           gimg_write(&b->g, t + layout.comm, c, 16) |
+           gimg_write_u64(&b->g, t + layout.group_leader, leader) |
+           gimg_write_u64(&b->g, t + layout.mm, mm);
+}
+
+static int build(struct bench *b)
+{
+    struct gimg *g = &b->g;
+    if (gimg_init(g, false) ||
+        gimg_map_fresh(g, (PERCPU + CURRENT) & ~0xfffull, 4096, GIMG_KERN_RW) ||
+        gimg_map_fresh(g, TASKS, 2 * TASK_SZ, GIMG_KERN_RW) ||
+        gimg_map_fresh(g, MM, 4096, GIMG_KERN_RW) ||
+        gimg_map_fresh(g, MM_PGD, 4096, GIMG_KERN_RW) ||
+        gimg_map_fresh(g, CODE_VA, 4096, GIMG_P | GIMG_US) ||
+        gimg_map_fresh(g, STACK_VA, 1 << 16, GIMG_USER_RW | GIMG_XD) ||
+        gimg_write_u64(g, MM + layout.mm_pgd, MM_PGD) ||
+        task(b, 0, 812, 812, "hv_threads", TASKS) || task(b, 1, 813, 812, "worker", TASKS) ||
+        gw_walker_init(&b->w, &g->mem, NULL, NULL) < 0)
+        return -1;
+    uint64_t ret[8];
+    for (unsigned i = 0; i < 7; i++)
+        ret[i] = CODE_VA + 0x10 * (i + 1);
+    ret[7] = 0;
+    b->rbp8 = STACK_VA + 0x1000;
+    if (gimg_write_chain(g, b->rbp8, 8, 96, ret))
+        return -1;
+    b->r = calloc(1, sizeof(*b->r) + sizeof(b->r->cpus[0]));
+    if (!b->r)
+        return -1;
+    b->r->current_ptr = CURRENT;
+    b->r->layout = layout;
+    b->r->ncpus = 1;
+    b->r->cpus[0] = (struct lx_cpu_area){PERCPU, 0};
+    guestos_vcpu_init(NULL, &b->vc);
+    return 0;
+}
+
+enum op { OP_WALK8, OP_TASK_USER, OP_TASK_KERNEL, OP_TASK_WORKER, OP_LABEL, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {
+    "user walk, 8 frames (begin + unwind; the exit's own cost)",
+    "task read, user mode (CR3 gives the process)",
+    "task read, kernel mode (+ mm->pgd translated)",
+    "task read, kernel mode, worker thread (+ leader's comm)",
+    "label compare, unchanged (id_label_set per stop)",
+};
+
+static double batch(struct bench *b, enum op op)
+{
+    struct gw_snapshot s = gimg_cpu(&b->g, CODE_VA + 8, b->rbp8 - 64, b->rbp8,
+                                    op == OP_TASK_USER || op == OP_WALK8 ? 3 : 0);
+    s.gs_base = PERCPU;
+    s.kernel_gs_base = PERCPU;
+    s.have = GW_SNAP_MSRS;
+    uint64_t cur = TASKS + (op == OP_TASK_WORKER ? TASK_SZ : 0);
+    if (gimg_write_u64(&b->g, PERCPU + CURRENT, cur))
+        abort();
+    static struct id_label label;
+    char comm[GUESTOS_COMM_LEN] = "hv_threads";
+    id_label_set(&label, 812, false, comm);
+    uint64_t pcs[16];
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < PER; i++) {
+        if (op == OP_LABEL) {
+            id_label_set(&label, 812, false, comm);
+            continue;
+        }
+        gw_walker_begin(&b->w, &s);
+        if (op == OP_WALK8) {
+            struct gw_stack st = GW_STACK_INIT(pcs, 16);
+            b->sink += gw_unwind(&b->w, &st);
+            continue;
+        }
+        struct guestos_ident id = {.proc_key = 0x1000, .as_root = 0x1000};
+        lx_task_read(b->r, &b->vc, &b->w, &id);
+        if (!id.task.known)
+            abort();
+        b->sink += id.proc_key;
+    }
+    return (double)(now_ns() - t0) / PER;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned batches = argc > 1 ? (unsigned)atoi(argv[1]) : 201;
+    if (batches < 3 || batches > 100000) {
+        fprintf(stderr, "usage: bench_guestos [batches 3..100000]\n");
+        return 2;
+    }
+    static struct bench b;
+    if (build(&b) < 0) {
+        fprintf(stderr, "bench_guestos: cannot build the guest image\n");
+        return 1;
+    }
+    double *v[OP_COUNT];
+    for (int o = 0; o < OP_COUNT; o++)
+        if (!(v[o] = calloc(batches, sizeof(double))))
+            return 1;
+    for (unsigned k = 0; k < batches; k++) /* interleaved: host noise lands on all alike */
+        for (int o = 0; o < OP_COUNT; o++)
+            v[o][k] = batch(&b, (enum op)o);
+    double med[OP_COUNT];
+    for (int o = 0; o < OP_COUNT; o++) {
+        qsort(v[o], batches, sizeof(double), cmp_double);
+        med[o] = v[o][batches / 2];
+        printf("%-58s %7.1f ns\n", op_names[o], med[o]);
+    }
+    printf("%-58s %7.2f\n", "task read (kernel mode, worker) / 8-frame user walk",
+           med[OP_TASK_WORKER] / med[OP_WALK8]);
+    for (int o = 0; o < OP_COUNT; o++)
+        free(v[o]);
+    free(b.r);
+    return 0;
+}

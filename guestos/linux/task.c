@@ -145,6 +145,8 @@ static bool read_comm(struct gw_walker *w, const struct lx_task_layout *l, uint6
 {
     if (gw_read_virt(w, task + l->comm, comm, GUESTOS_COMM_LEN, false, NULL) < 0)
         return false;
+    if (l->comm_size < GUESTOS_COMM_LEN) /* BTF allows 8..64: never read the next member */
+        memset(comm + l->comm_size, 0, GUESTOS_COMM_LEN - l->comm_size);
     clean_comm(comm);
     return true;
 }

@@ -126,7 +126,8 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
  * sample inside a workload's executable mapping carries the pid, tid and name that workload
  * announced for itself (HVTEST proc; a forked child keeps its parent's name), each workload
  * program has samples under its own pid, and the summary says tasks were read. Prints what it
- * found, kernel threads included. */
+ * found, kernel threads included. A run with fewer than 50 user samples in all (the emulated
+ * platform's starvation, docs/linux.md) skips the presence check and says so. */
 void tb_check_tasks(const struct tb_result *r);
 
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a

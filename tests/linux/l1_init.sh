@@ -57,6 +57,20 @@ run_scenario() {
   echo $? >"$d/status"
 }
 
+# The warm-up (docs/linux.md, "The first run after L1's boot"): one run of /warmup's scenario
+# line before the scenarios, its results dropped but for its sample counts in L1's log.
+if [ -s /warmup ]; then
+  IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs </warmup
+  d=/out/warmup
+  mkdir -p "$d"
+  t0=$(cut -d' ' -f1 /proc/uptime)
+  run_scenario
+  t1=$(cut -d' ' -f1 /proc/uptime)
+  echo "L1: warm-up ($cmd, $kernel, $vcpus vCPUs) exit $(cat "$d/status") after $t0..$t1 s:" \
+    "$(grep -m1 '^  total' "$d/summary.txt" | tr -s ' ')" | tee -a /out/l1/l1.txt
+  rm -rf "$d"
+fi
+
 # One scenario per line: name|command|kernel|vcpus|mem|cmdline|options[|environment]
 #   command: record or run (hvprof), qemu (the reference VMM: QEMU with KVM, same kernel)
 #   environment: VAR=VALUE words for the command (e.g. HVPROF_NO_SYNC_REGS=1)
@@ -71,6 +85,9 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   # A guest that triple-faults on the emulated SVM (docs/linux.md, "Triple faults on the test
   # bed") is booted again, $fault_attempts boots in all at most; each faulted attempt's summary
   # and console are kept under $d/fault.N for the test to print.
+  # L1's interrupt counts around the scenario: what reached L1's CPUs while L2 ran (printed by
+  # the test when a run has no user-mode samples).
+  cp /proc/interrupts "$d/irq.before"
   a=1
   while :; do
     run_scenario
@@ -82,6 +99,7 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
     a=$((a + 1))
   done
   t1=$(cut -d' ' -f1 /proc/uptime)
+  cp /proc/interrupts "$d/irq.after"
   echo "$t0 $t1" >"$d/time"
   echo "L1: scenario $name exit $(cat "$d/status") after $t0..$t1 s" | tee -a /out/l1/l1.txt
   save "$k" "$name"

@@ -18,6 +18,9 @@
 #      HVPROF_TB_FAULT_ATTEMPTS  boots of a scenario whose guest triple-faults (default 3; the
 #                         64-vCPU test takes 1: there most boots end so, docs/linux.md)
 #      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 4)
+#      HVPROF_TB_WARMUP   a file with one scenario line run once at the start of every L1 boot,
+#                         only its sample counts kept (docs/linux.md, "The first run after L1's
+#                         boot"); unset: none
 #      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1";
 #                         drop quiet to see L1's kernel messages in l1-console.N.log)
 set -euo pipefail
@@ -65,6 +68,7 @@ cp /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
 slot_mb=128
 echo "$slot_mb" >"$in/slot_mb"
 echo "${HVPROF_TB_FAULT_ATTEMPTS:-3}" >"$in/fault_attempts"
+if [ -n "${HVPROF_TB_WARMUP:-}" ]; then cp "$HVPROF_TB_WARMUP" "$in/warmup"; fi
 
 # One L1 boot for the scenarios in file $1; results unpacked into $out. Returns QEMU's status.
 boot_l1() {
@@ -118,7 +122,10 @@ boot_l1() {
     dd if="$work/out.img" bs=1M skip=$((k * slot_mb)) count=$slot_mb 2>/dev/null |
       tar x -C "$out" 2>/dev/null || true
   done
-  [ -f "$out/l1/l1.txt" ] && cat "$out/l1/l1.txt" >>"$out/l1.log"
+  if [ -f "$out/l1/l1.txt" ]; then
+    cat "$out/l1/l1.txt" >>"$out/l1.log"
+    grep '^L1: warm-up' "$out/l1/l1.txt" | sed "s/^L1: /L1 boot $attempt: /" | while IFS= read -r l; do log "$l"; done
+  fi
   rm -rf "$out/l1"
   return $rc
 }

@@ -102,6 +102,17 @@ struct guestos_kernel {
     char tasks[192];
 };
 
+/* A loaded kernel module (Linux: a struct module on the `modules` list), as kernel_modules()
+ * lists it. */
+#define GUESTOS_KMOD_NAME_LEN 64
+struct guestos_kmodule {
+    char name[GUESTOS_KMOD_NAME_LEN]; /* "kvm_amd" */
+    uint64_t text_start, text_end;    /* run-time extent of its code */
+    uint64_t handle[2];               /* the OS layer's own */
+};
+/* One symbol of a kernel module at its run-time address (kernel_module_symbols); nonzero stops. */
+typedef int (*guestos_symbol_fn)(void *ctx, const struct guestos_symbol *s);
+
 struct guestos;
 
 struct guestos_ops {
@@ -120,6 +131,16 @@ struct guestos_ops {
      * be described (err says why; later calls return -1 again). */
     int (*discover_kernel)(struct guestos *os, const struct gmem *mem,
                            const struct guestos_kernel **out, struct hv_err *err);
+    /* Drain thread, optional, after discover_kernel() returned 1: the kernel's loaded modules
+     * now, at most max. Returns how many, or -1 with err (this kernel's modules cannot be read;
+     * err says why). */
+    int (*kernel_modules)(struct guestos *os, const struct gmem *mem, struct guestos_kmodule *out,
+                          size_t max, struct hv_err *err);
+    /* Drain thread, with kernel_modules: the code symbols of one module it listed, in the
+     * module's table order. Returns how many were given, or -1 with err. */
+    long (*kernel_module_symbols)(struct guestos *os, const struct gmem *mem,
+                                  const struct guestos_kmodule *m, guestos_symbol_fn fn, void *ctx,
+                                  struct hv_err *err);
     /* Drain thread. Returns the number of modules written to out (<= max). */
     size_t (*discover_modules)(const struct guestos *os, const struct gmem *mem,
                                const struct guestos_as *as, struct discover_module *out,

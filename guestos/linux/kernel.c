@@ -89,6 +89,7 @@ static int on_symbol(void *ctx, uint64_t addr, char type, const char *name, size
         {"__start_BTF", &k->sym.start_btf},
         {"__stop_BTF", &k->sym.stop_btf},
         {"entry_SYSCALL_64", &k->sym.entry_syscall_64},
+        {"modules", &k->sym.modules},
     };
     for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
         if (!*wanted[i].dst && name_is(name, len, wanted[i].name))

@@ -52,7 +52,7 @@ struct lx_kernel {
      * symbols need CONFIG_KALLSYMS_ALL). Per-CPU ones are offsets into a CPU's area. */
     struct {
         uint64_t current_task, pcpu_hot, per_cpu_offset, nr_cpu_ids, init_task;
-        uint64_t start_btf, stop_btf, entry_syscall_64;
+        uint64_t start_btf, stop_btf, entry_syscall_64, modules;
     } sym;
     /* The kernel's BTF (CONFIG_DEBUG_INFO_BTF), when kallsyms locates it, and what it says. */
     struct lx_btf btf;

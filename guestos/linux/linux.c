@@ -8,6 +8,7 @@
 
 #include "guestos/generic/generic.h"
 #include "guestos/linux/kernel.h"
+#include "guestos/linux/kmodules.h"
 #include "guestos/linux/task.h"
 
 enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
@@ -24,6 +25,10 @@ struct lx_layer {
     struct guestos_symbol *syms;
     struct hv_err failure;
     unsigned failed_looks;
+    /* Kernel modules (drain thread): the reader once the kernel is described, or why not. */
+    struct lx_kmods kmods;
+    bool kmods_ok;
+    char kmods_why[160];
     /* Published once by the drain thread (release), read at every exit (acquire). */
     _Atomic(struct lx_task_reader *) tasks;
 };
@@ -77,6 +82,7 @@ static int describe(struct lx_layer *l, struct hv_err *err)
              " symbols, %s; %s",
              k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode),
              k->btf_note);
+    l->kmods_ok = lx_kmods_init(&l->kmods, k, k->img.mem, l->kmods_why, sizeof(l->kmods_why)) == 0;
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
@@ -124,11 +130,68 @@ static void linux_identify_task(const struct guestos *os, struct guestos_vcpu *v
         lx_task_read(r, vc, w, out);
 }
 
+static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
+                                struct guestos_kmodule *out, size_t max, struct hv_err *err)
+{
+    struct lx_layer *l = os->priv;
+    if (l->state != LX_FOUND)
+        return hv_errf(err, "the kernel is not described yet");
+    if (!l->kmods_ok)
+        return hv_errf(err, "%s", l->kmods_why);
+    l->kmods.mem = mem;
+    enum { BATCH = 64 };
+    struct lx_kmod batch[BATCH];
+    struct lx_kmod *m = max <= BATCH ? batch : calloc(max, sizeof(*m));
+    if (!m)
+        return hv_errf(err, "out of memory");
+    int n = lx_kmods_list(&l->kmods, m, max, err);
+    for (int i = 0; i < n; i++) {
+        out[i] = (struct guestos_kmodule){.text_start = m[i].text,
+                                          .text_end = m[i].text + m[i].text_size,
+                                          .handle = {m[i].addr, m[i].kallsyms}};
+        snprintf(out[i].name, sizeof(out[i].name), "%s", m[i].name);
+    }
+    if (m != batch)
+        free(m);
+    return n;
+}
+
+struct sym_relay {
+    guestos_symbol_fn fn;
+    void *ctx;
+};
+
+static int relay_symbol(void *ctx, uint64_t addr, char type, const char *name, size_t len)
+{
+    const struct sym_relay *r = ctx;
+    struct guestos_symbol s = {.addr = addr, .name = name, .name_len = (uint16_t)len, .type = type};
+    return r->fn(r->ctx, &s);
+}
+
+static long linux_kernel_module_symbols(struct guestos *os, const struct gmem *mem,
+                                        const struct guestos_kmodule *gm, guestos_symbol_fn fn,
+                                        void *ctx, struct hv_err *err)
+{
+    struct lx_layer *l = os->priv;
+    if (!l->kmods_ok)
+        return hv_errf(err, "%s", l->kmods_why);
+    l->kmods.mem = mem;
+    struct lx_kmod m = {.addr = gm->handle[0],
+                        .text = gm->text_start,
+                        .text_size = gm->text_end - gm->text_start,
+                        .kallsyms = gm->handle[1]};
+    snprintf(m.name, sizeof(m.name), "%.*s", LX_KMOD_NAME_LEN, gm->name);
+    struct sym_relay r = {fn, ctx};
+    return lx_kmods_symbols(&l->kmods, &m, relay_symbol, &r, err);
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
     .identify_task = linux_identify_task,
     .discover_kernel = linux_discover_kernel,
+    .kernel_modules = linux_kernel_modules,
+    .kernel_module_symbols = linux_kernel_module_symbols,
     .discover_modules = guestos_generic_discover_modules,
     .close = linux_close,
 };

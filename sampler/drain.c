@@ -112,6 +112,8 @@ int sampler_drain_once(struct sampler *s, bool final)
         goto fail;
     if (s->mem && sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
         goto fail;
+    if (s->mem && sampler_kmods_poll(s, sampler_now_ns(), final, &err) < 0)
+        goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         long n = hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
         if (n < 0)

@@ -277,6 +277,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
     sampler_kernel_summary(s, out);
+    sampler_kmods_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -345,6 +346,7 @@ void sampler_destroy(struct sampler *s)
     free(s->proc_seq);
     free(s->thread_seq);
     sampler_modules_destroy(s->mods);
+    sampler_kmods_free(s);
     guestos_close(&s->os);
     free(s);
 }

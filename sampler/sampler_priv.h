@@ -86,6 +86,20 @@ struct sampler_kernel {
     char tasks[192];  /* how, or why not */
 };
 
+/* Kernel modules recorded so far (kernel_modules.c, drain thread). */
+struct sampler_kmod_seen {
+    char name[GUESTOS_KMOD_NAME_LEN];
+    uint64_t start, end;
+};
+struct sampler_kmods {
+    struct sampler_kmod_seen *v;
+    size_t n, cap;
+    uint64_t polls, last_ns, poll_ns, symbols;
+    unsigned listed, unreadable, list_failures;
+    bool failed;
+    char message[HV_ERR_MSG_MAX];
+};
+
 struct sampler {
     struct sampler_config cfg;
     struct vm *vm;
@@ -110,6 +124,7 @@ struct sampler {
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
     struct sampler_kernel kernel;
+    struct sampler_kmods kmods;
     uint64_t drained_records;
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
@@ -171,6 +186,12 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
 int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
 void sampler_kernel_summary(const struct sampler *s, FILE *out);
+/* kernel_modules.c: the guest kernel's loaded modules into the recording, on the drain thread,
+ * once the kernel is described (a look a second; `final` forces one). -1 only when the file
+ * cannot be written. */
+int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
+void sampler_kmods_summary(const struct sampler *s, FILE *out);
+void sampler_kmods_free(struct sampler *s);
 /* A guest kernel the OS layer described (kernel.c): its module and mapping records in guest
  * address space 0; returns the module id, or -1. */
 int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,

@@ -18,6 +18,8 @@
 
 #include "guestos/generic/generic.h"
 #include "guestwalk/tests/guest_image.h"
+#include "report/fxt_load.h"
+#include "report/profile.h"
 #include "sampler/sampler_priv.h"
 #include "fxt/encode.h"
 #include "schema/decode.h"
@@ -605,6 +607,136 @@ static void test_guest_tasks(void **state)
     f->s->os.ops = &guestos_generic_ops;
 }
 
+/* A scripted kernel and its modules: what the Linux layer would report. */
+static const struct guestos_symbol kernel_syms[] = {
+    {.addr = KCODE, .name = "schedule", .name_len = 8, .type = 'T'},
+    {.addr = KCODE + 0x800, .name = "", .name_len = 0, .type = 0},
+};
+static const struct guestos_kernel the_kernel = {
+    .release = "6.1.0-test",
+    .text_start = KCODE,
+    .text_end = KCODE + 0x800,
+    .syms = kernel_syms,
+    .nsyms = 2,
+    .how = "scripted",
+};
+#define MOD_A 0xffffffffc0100000ull
+#define MOD_B 0xffffffffc0300000ull
+static struct guestos_kmodule mods[3];
+static unsigned nmods;
+static unsigned symbol_calls;
+
+static int scripted_discover_kernel(struct guestos *os, const struct gmem *mem,
+                                    const struct guestos_kernel **out, struct hv_err *err)
+{
+    (void)os, (void)mem, (void)err;
+    *out = &the_kernel;
+    return 1;
+}
+
+static int scripted_kernel_modules(struct guestos *os, const struct gmem *mem,
+                                   struct guestos_kmodule *out, size_t max, struct hv_err *err)
+{
+    (void)os, (void)mem, (void)err;
+    unsigned n = nmods < max ? nmods : (unsigned)max;
+    memcpy(out, mods, n * sizeof(*out));
+    return (int)n;
+}
+
+static long scripted_module_symbols(struct guestos *os, const struct gmem *mem,
+                                    const struct guestos_kmodule *m, guestos_symbol_fn fn,
+                                    void *ctx, struct hv_err *err)
+{
+    (void)os, (void)mem;
+    symbol_calls++;
+    if (!strcmp(m->name, "broken"))
+        return hv_errf(err, "its table cannot be read");
+    /* In table order, not address order, as a module's symtab is. */
+    struct guestos_symbol s[] = {
+        {.addr = m->text_start + 0x200, .name = "second_fn", .name_len = 9, .type = 'T'},
+        {.addr = m->text_start + 0x10, .name = "first_fn", .name_len = 8, .type = 't'},
+    };
+    for (unsigned i = 0; i < 2; i++)
+        if (fn(ctx, &s[i]))
+            break;
+    return 2;
+}
+
+/* Loaded kernel modules go into the recording once each, as "[name]" over their code in the
+ * kernel's address space, with their symbols sorted and ending at the code's end; one whose
+ * table cannot be read is recorded without symbols; the report names addresses in them. */
+static void test_kernel_modules(void **state)
+{
+    struct fx *f = *state;
+    struct guestos_ops ops = *f->s->os.ops;
+    ops.discover_kernel = scripted_discover_kernel;
+    ops.kernel_modules = scripted_kernel_modules;
+    ops.kernel_module_symbols = scripted_module_symbols;
+    f->s->os.ops = &ops;
+    mods[0] = (struct guestos_kmodule){
+        .name = "kvm_amd", .text_start = MOD_A, .text_end = MOD_A + 0x1800};
+    mods[1] =
+        (struct guestos_kmodule){.name = "broken", .text_start = MOD_B, .text_end = MOD_B + 0x1000};
+    nmods = 2;
+    symbol_calls = 0;
+    assert_int_equal(sampler_drain_once(f->s, false), 0);
+    assert_int_equal(f->s->kmods.n, 2);
+    assert_int_equal(symbol_calls, 2);
+    assert_int_equal(f->s->kmods.unreadable, 1);
+    /* A module loaded later is found at the next look; those recorded are not read again. */
+    mods[2] = (struct guestos_kmodule){
+        .name = "brd", .text_start = MOD_B + 0x100000, .text_end = MOD_B + 0x102000};
+    nmods = 3;
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    assert_int_equal(f->s->kmods.n, 3);
+    assert_int_equal(symbol_calls, 3);
+    assert_int_equal(f->s->kmods.symbols, 4);
+    char summary[1024] = "";
+    FILE *mem = fmemopen(summary, sizeof(summary), "w");
+    sampler_kmods_summary(f->s, mem);
+    fclose(mem);
+    assert_non_null(strstr(summary, "3 recorded with 4 code symbols"));
+    assert_non_null(strstr(summary, "1 without symbols"));
+
+    struct hv_err err;
+    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
+    f->s->writer_open = false;
+    struct profile p;
+    profile_init(&p);
+    if (fxt_load_profile_file(f->path, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    const char *want[] = {"[kernel.kallsyms]", "[kvm_amd]", "[broken]", "[brd]"};
+    const uint64_t start[] = {KCODE, MOD_A, MOD_B, MOD_B + 0x100000};
+    for (unsigned w = 0; w < 4; w++) {
+        const struct prof_mapping *mp = NULL;
+        for (size_t i = 0; i < p.mappings.n; i++)
+            if (!strcmp(p.modules.v[p.mappings.v[i].module].name, want[w]))
+                mp = &p.mappings.v[i];
+        if (!mp)
+            fail_msg("no %s in the recording", want[w]);
+        assert_int_equal(mp->pid, PROF_PID_ANY);
+        assert_int_equal(mp->start, start[w]);
+        const struct symtab *st = p.modules.v[mp->module].ksyms;
+        if (w == 2) {
+            assert_null(st);
+            continue;
+        }
+        assert_non_null(st);
+        if (w == 0)
+            continue;
+        const struct sym *sy = symtab_lookup(st, MOD_A + 0x20 - MOD_A);
+        assert_non_null(sy);
+        assert_string_equal(symtab_name(st, sy), "first_fn");
+        sy = symtab_lookup(st, 0x300);
+        assert_non_null(sy);
+        assert_string_equal(symtab_name(st, sy), "second_fn");
+        /* Past the module's code: nothing. */
+        assert_null(symtab_lookup(st, (w == 1 ? 0x1800 : 0x2000) + 0x10));
+    }
+    profile_free(&p);
+    f->s->os.ops = &guestos_generic_ops;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +751,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
         cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

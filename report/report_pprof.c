@@ -2,7 +2,8 @@
  * google/pprof proto/profile.proto) encoded by protobuf-c and gzip-compressed with zlib ("On-disk,
  * the serialized proto must be gzip-compressed"). One Mapping per module mapping (with its
  * build-id), one Location per (address space, address), one Function per (module, name); samples
- * carry labels vcpu, pid, tid, process, thread and cpl. */
+ * carry labels vcpu, pid, tid, process, thread and cpl, all strings (pprof drops a numeric label
+ * whose value is 0). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         locs[i].line = &linep[i];
         locp[i] = &locs[i];
     }
+    char num[24];
     int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),    str_id(&st, "tid"),
                              str_id(&st, "process"), str_id(&st, "thread"), str_id(&st, "cpl")};
     for (size_t i = 0; i < ns; i++) {
@@ -207,12 +209,19 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             lb[k].key = keys[k];
             labelp[i * NLABELS + k] = &lb[k];
         }
-        lb[L_VCPU].num = s->vcpu;
-        lb[L_PID].num = (int64_t)profile_shown_pid(p, s->pid);
-        lb[L_TID].num = (int64_t)profile_shown_tid(p, s->pid, s->tid);
+        /* Strings, not numbers: pprof's decoder drops a numeric label of value 0 without a
+         * unit (profile/encode.go), and vcpu 0, cpl 0 and the guest's pid 0 (its idle tasks)
+         * are common values. `-tagfocus=vcpu=0` then matches them. */
+        snprintf(num, sizeof(num), "%u", (unsigned)s->vcpu);
+        lb[L_VCPU].str = str_id(&st, num);
+        snprintf(num, sizeof(num), "%" PRIu64, (uint64_t)profile_shown_pid(p, s->pid));
+        lb[L_PID].str = str_id(&st, num);
+        snprintf(num, sizeof(num), "%" PRIu64, (uint64_t)profile_shown_tid(p, s->pid, s->tid));
+        lb[L_TID].str = str_id(&st, num);
         lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
         lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
-        lb[L_CPL].num = s->cpl;
+        snprintf(num, sizeof(num), "%u", (unsigned)s->cpl);
+        lb[L_CPL].str = str_id(&st, num);
         ps->n_label = NLABELS;
         ps->label = &labelp[i * NLABELS];
         smpp[i] = ps;

@@ -28,6 +28,12 @@ print(json.dumps({
     "functions": sorted(set(funcs.values())),
     "mappings": sorted(maps.values()),
     "labels": sorted({s[l.key] for x in p.sample for l in x.label}),
+    # pprof's decoder keeps a numeric label only when its value or unit is non-zero: a label
+    # whose value can be 0 must be a string (or carry a unit) to survive.
+    "dropped_by_pprof": sorted({s[l.key] for x in p.sample for l in x.label
+                                if l.str == 0 and l.num == 0 and l.num_unit == 0}),
+    "vcpus": sorted({s[l.str] for x in p.sample for l in x.label if s[l.key] == "vcpu"}),
+    "cpls": sorted({s[l.str] for x in p.sample for l in x.label if s[l.key] == "cpl"}),
     "leaf": leaf,
     "period": p.period,
 }, sort_keys=True))

@@ -109,6 +109,9 @@ static void test_pprof(void **state)
     assert_non_null(strstr(out, id_json));
     assert_non_null(
         strstr(out, "\"labels\": [\"cpl\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]"));
+    assert_non_null(strstr(out, "\"dropped_by_pprof\": []"));
+    assert_non_null(strstr(out, "\"cpls\": [\"0\", \"3\"]"));
+    assert_non_null(strstr(out, "\"vcpus\": [\"0\""));
     assert_non_null(strstr(out, "[\"cpu\", \"nanoseconds\"]"));
     assert_non_null(strstr(out, "\"period\": 1000000"));
     free(out);

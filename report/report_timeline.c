@@ -59,27 +59,38 @@ struct track {
     bool vcpu; /* vCPU tracks start with a guest-process slice */
 };
 
+/* Slices are written as begin and end events, in the order they open and close: a parent's
+ * begin always precedes its children's, and a child ends before its parent. Perfetto sorts a
+ * track's events by time and breaks ties by file order, nesting each new slice under the open
+ * one; complete events (written when a slice closes, so children first) put leaf functions at
+ * the top whenever a parent and its child start together, which with sampling is always. */
+static int slice_event(struct tl *t, struct track tr, const struct open_slice *s, bool begin,
+                       bool process, uint64_t ts)
+{
+    int rc = 0;
+    struct fxt_arg arg = {.type = FXT_ARG_U64};
+    struct fxt_event ev = {.type = begin ? FXT_EV_BEGIN : FXT_EV_END,
+                           .ts = ts,
+                           .thread = {.index = 0, .pid = tr.pid, .tid = tr.tid},
+                           .category = t->category};
+    ev.name = str(t, s->name, &rc);
+    if (begin && process) { /* the process slice says which process it is */
+        arg.name = str(t, "pid", &rc);
+        arg.v.u64 = s->pid;
+        ev.args = &arg;
+        ev.nargs = 1;
+    }
+    if (rc < 0 || emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "slice") < 0)
+        return -1;
+    return 0;
+}
+
 static int close_slices(struct tl *t, struct track tr, struct open_slice *st, unsigned from,
                         unsigned *depth, uint64_t end)
 {
-    int rc = 0;
     while (*depth > from) {
-        struct open_slice *s = &st[--*depth];
-        struct fxt_arg arg = {.type = FXT_ARG_U64};
-        struct fxt_event ev = {.type = FXT_EV_COMPLETE,
-                               .ts = s->begin,
-                               .extra = end,
-                               .thread = {.index = 0, .pid = tr.pid, .tid = tr.tid},
-                               .category = t->category};
-        ev.name = str(t, s->name, &rc);
-        if (*depth == 0 && tr.vcpu) { /* the process slice says which process it is */
-            arg.name = str(t, "pid", &rc);
-            arg.v.u64 = s->pid;
-            ev.args = &arg;
-            ev.nargs = 1;
-        }
-        if (rc < 0 ||
-            emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "slice") < 0)
+        --*depth;
+        if (slice_event(t, tr, &st[*depth], false, false, end) < 0)
             return -1;
     }
     return 0;
@@ -123,8 +134,11 @@ static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order,
             keep++;
         if (close_slices(t, tr, st, keep, &depth, s->ts) < 0)
             return -1;
-        for (; depth < nw; depth++)
+        for (; depth < nw; depth++) {
             st[depth] = want[depth];
+            if (slice_event(t, tr, &st[depth], true, depth == 0 && tr.vcpu, s->ts) < 0)
+                return -1;
+        }
     }
     if (n && close_slices(t, tr, st, 0, &depth, p->samples.v[order[n - 1]].ts + period / 2) < 0)
         return -1;

@@ -218,6 +218,21 @@ static void test_top(void **state)
     free(text);
 }
 
+/* A timeline event as Perfetto's importer orders them. */
+struct tl_ev {
+    uint64_t ts, seq, pid, tid;
+    bool begin, has_pid_arg;
+    char name[64];
+};
+
+static int cmp_tl_ev(const void *a, const void *b)
+{
+    const struct tl_ev *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void test_timeline(void **state)
 {
     struct ctx *c = *state;
@@ -230,30 +245,73 @@ static void test_timeline(void **state)
         fail_msg("%s", err.msg);
     assert_true(st.by_type[FXTR_EVENT] > 0);
     assert_true(st.by_type[FXTR_KOBJ] >= 1 + 2 + 3);
-    /* Nesting: the hot stack runs 60 consecutive samples on alternating vCPUs, so each vCPU
-     * has slices for process + 5 frames that last across several samples. */
+    /* Nesting as Perfetto's importer does it: a track's events sorted by time, ties in file
+     * order; a begin opens a slice under the open one, an end closes the innermost. The hot
+     * stack runs 60 consecutive samples on alternating vCPUs, so each vCPU has slices for
+     * process + 5 frames that last across several samples. */
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct fxtr_record rec;
-    int leaf_slices = 0, thread_leaf_slices = 0, rc;
-    uint64_t longest = 0, thread_longest = 0;
+    static struct tl_ev ev[1 << 16];
+    size_t nev = 0;
+    int rc;
     while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
-        if (rec.type != FXTR_EVENT || rec.u.event.etype != 4)
+        if (rec.type != FXTR_EVENT)
             continue;
-        assert_true(rec.u.event.extra >= rec.u.event.ts);
-        if (rec.u.event.name.len != 12 || memcmp(rec.u.event.name.ptr, "fixture_leaf", 12))
+        assert_true(rec.u.event.etype == 2 || rec.u.event.etype == 3); /* begin, end */
+        assert_true(nev < sizeof(ev) / sizeof(ev[0]));
+        ev[nev] = (struct tl_ev){.ts = rec.u.event.ts,
+                                 .seq = nev,
+                                 .pid = rec.u.event.pid,
+                                 .tid = rec.u.event.tid,
+                                 .begin = rec.u.event.etype == 2,
+                                 .has_pid_arg = rec.u.event.nargs == 1};
+        snprintf(ev[nev].name, sizeof(ev[nev].name), "%.*s", (int)rec.u.event.name.len,
+                 rec.u.event.name.ptr);
+        nev++;
+    }
+    assert_int_equal(rc, 0);
+    qsort(ev, nev, sizeof(ev[0]), cmp_tl_ev);
+    int leaf_slices = 0, thread_leaf_slices = 0;
+    uint64_t longest = 0, thread_longest = 0;
+    static struct tl_ev *open[64][128]; /* per track (hashed below), the open slices */
+    unsigned depth[64] = {0};
+    uint64_t track_key[64] = {0};
+    for (size_t i = 0; i < nev; i++) {
+        uint64_t key = ev[i].pid * 1000003ull + ev[i].tid;
+        unsigned t = 0;
+        while (t < 64 && track_key[t] && track_key[t] != key)
+            t++;
+        assert_true(t < 64);
+        track_key[t] = key;
+        bool vcpu = ev[i].pid == HVFXT_KOID_VM;
+        if (ev[i].begin) {
+            assert_true(depth[t] < 128);
+            /* A vCPU track's outermost slice is its guest process, marked with its pid. */
+            assert_int_equal(ev[i].has_pid_arg, vcpu && depth[t] == 0);
+            if (!strcmp(ev[i].name, "fixture_leaf"))
+                assert_true(depth[t] >= (vcpu ? 2u : 1u)); /* never on top */
+            open[t][depth[t]++] = &ev[i];
             continue;
-        uint64_t d = rec.u.event.extra - rec.u.event.ts;
-        if (rec.u.event.pid == SYNTH_PID && rec.u.event.tid == SYNTH_TID) {
+        }
+        assert_true(depth[t] > 0);
+        struct tl_ev *b = open[t][--depth[t]];
+        assert_string_equal(b->name, ev[i].name); /* the innermost slice closes first */
+        assert_true(ev[i].ts >= b->ts);
+        if (strcmp(b->name, "fixture_leaf"))
+            continue;
+        uint64_t d = ev[i].ts - b->ts;
+        if (b->pid == SYNTH_PID && b->tid == SYNTH_TID) {
             thread_leaf_slices++; /* the guest thread's own track */
             thread_longest = d > thread_longest ? d : thread_longest;
         } else {
-            assert_int_equal(rec.u.event.pid, HVFXT_KOID_VM); /* a vCPU's track */
+            assert_int_equal(b->pid, HVFXT_KOID_VM); /* a vCPU's track */
             leaf_slices++;
             longest = d > longest ? d : longest;
         }
     }
-    assert_int_equal(rc, 0);
+    for (unsigned t = 0; t < 64; t++)
+        assert_int_equal(depth[t], 0); /* every slice ended */
     assert_true(leaf_slices >= 1 && leaf_slices <= 4);
     assert_true(longest >= 10 * 1000000ull); /* merged across many 1 ms samples */
     /* On the thread's track the 60 hot samples are consecutive, whichever vCPU took them. */

@@ -173,6 +173,10 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         perftools__profiles__function__init(f);
         f->id = i + 1;
         f->name = f->system_name = str_id(&st, p->funcs.v[i].name);
+        /* The binary as the function's file: pprof aggregates functions by name and file, so
+         * `_start` of three programs stays three functions. */
+        if (p->funcs.v[i].module != PROF_NONE)
+            f->filename = str_id(&st, p->modules.v[p->funcs.v[i].module].name);
         fnp[i] = f;
     }
     for (size_t i = 0; i < nl; i++) {

@@ -36,4 +36,5 @@ print(json.dumps({
     "cpls": sorted({s[l.str] for x in p.sample for l in x.label if s[l.key] == "cpl"}),
     "leaf": leaf,
     "period": p.period,
+    "function_files": sorted({(s[f.name], s[f.filename]) for f in p.function if f.filename}),
 }, sort_keys=True))

@@ -128,7 +128,7 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
     fputs("<style type=\"text/css\">\n"
           "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
           "#title { font-size: 17px; text-anchor: middle; }\n"
-          "#unzoom, #search { cursor: pointer; fill: #1a4fa0; }\n"
+          "#unzoom, #search, #ignorecase { cursor: pointer; fill: #1a4fa0; }\n"
           ".hide { display: none; }\n"
           "g.f { cursor: pointer; }\n"
           "g.f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
@@ -145,9 +145,11 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
     fprintf(out,
             "</text>\n<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
             "<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n"
+            "<text id=\"ignorecase\" x=\"%d\" y=\"24\">ic</text>\n"
             "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
             "<text id=\"matched\" x=\"%d\" y=\"%u\"> </text>\n<g id=\"frames\">\n",
-            SVG_PAD, SVG_WIDTH - 110, SVG_PAD, height - 10, SVG_WIDTH - 200, height - 10);
+            SVG_PAD, SVG_WIDTH - 110, SVG_WIDTH - 40, SVG_PAD, height - 10, SVG_WIDTH - 200,
+            height - 10);
     double scale = total ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
     for (size_t i = 0; i < nn; i++) {
         const struct node *n = &nodes[i];

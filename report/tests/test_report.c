@@ -137,6 +137,35 @@ static void test_svg(void **state)
     assert_int_equal(status, 0);
     assert_string_equal(out, "ok\n");
     free(out);
+    /* The script itself, run on the SVG's frames as a browser would after a user's clicks
+     * (check_svg.js: a minimal DOM in node): fixture_leaf holds 60 samples, all under
+     * fixture_middle, so searching it reads 60/n of the whole, and 60/w of fixture_middle's w
+     * samples once zoomed there (flamegraph.pl's rule); the case toggle finds it spelled in
+     * capitals. */
+    snprintf(cmd, sizeof(cmd), "node '%s' '%s'", CHECK_SVG, path);
+    out = run_capture(cmd, &status);
+    assert_non_null(out);
+    if (status != 0)
+        fail_msg("check_svg.js: %s", out);
+    char want[160];
+    snprintf(want, sizeof(want), "\"whole\":\"Matched: %.2f%%\"", 100.0 * 60 / (double)c->n);
+    if (!strstr(out, want))
+        fail_msg("want %s in %s", want, out);
+    const char *zw = strstr(out, "\"zoom_w\":");
+    unsigned zoom_w = zw ? (unsigned)atoi(zw + 9) : 0;
+    if (zoom_w < 60 || zoom_w >= c->n)
+        fail_msg("fixture_middle holds %u samples: %s", zoom_w, out);
+    char zoomed[80];
+    snprintf(zoomed, sizeof(zoomed), "\"zoomed\":\"Matched: %.2f%%\"", 100.0 * 60 / zoom_w);
+    const char *expect[] = {zoomed, want + strlen("\"whole\":"), /* again after Reset Zoom */
+                            "\"upper\":\"Matched: 0.00%\"", "\"ic_label\":\"IC\""};
+    for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+        if (!strstr(out, expect[i]))
+            fail_msg("want %s in %s", expect[i], out);
+    snprintf(want, sizeof(want), "\"upper_ic\":\"Matched: %.2f%%\"", 100.0 * 60 / (double)c->n);
+    if (!strstr(out, want))
+        fail_msg("want %s in %s", want, out);
+    free(out);
     /* Self-contained: nothing is fetched from elsewhere. */
     size_t len;
     char *svg = read_file(path, &len);

@@ -64,11 +64,21 @@ if [ -s /warmup ]; then
   d=/out/warmup
   mkdir -p "$d"
   t0=$(cut -d' ' -f1 /proc/uptime)
+  cp /proc/interrupts "$d/irq.before"
   run_scenario
+  cp /proc/interrupts "$d/irq.after"
   t1=$(cut -d' ' -f1 /proc/uptime)
-  echo "L1: warm-up ($cmd, $kernel, $vcpus vCPUs) exit $(cat "$d/status") after $t0..$t1 s:" \
-    "$(grep -m1 '^  total' "$d/summary.txt" | tr -s ' ')" | tee -a /out/l1/l1.txt
+  total=$(grep -m1 '^  total' "$d/summary.txt" | tr -s ' ')
+  echo "L1: warm-up ($cmd, $kernel, $vcpus vCPUs) exit $(cat "$d/status") after $t0..$t1 s: $total" |
+    tee -a /out/l1/l1.txt
+  # Without user samples (the columns: total user kernel ...), what reached L1's CPUs.
+  if [ "$(echo "$total" | cut -d' ' -f3)" = 0 ]; then
+    for w in before after; do
+      grep -E '^ *(LOC|RES|CAL|TLB):' "$d/irq.$w" | tr -s ' ' | sed "s/^/L1: warm-up irq $w: /"
+    done | tee -a /out/l1/l1.txt
+  fi
   rm -rf "$d"
+  save 0 l1
 fi
 
 # One scenario per line: name|command|kernel|vcpus|mem|cmdline|options[|environment]

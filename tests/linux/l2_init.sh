@@ -26,6 +26,15 @@ echo "HVTEST userspace release=$(uname -r) cpus=$(grep -c ^processor /proc/cpuin
 # the tests compare with the symbols hvprof read from the guest's memory.
 grep -E ' [Tt] (schedule|do_syscall_64|native_safe_halt|io_serial_in|clear_page_rep|entry_SYSCALL_64|__x64_sys_getppid)$' /proc/kallsyms |
   while read -r addr type name; do echo "HVTEST ksym $addr $type $name"; done
+# A kernel module, as distributions load them (brd, a RAM disk: in both Debian kernels), and the
+# kernel's own account of its code symbols, which the tests compare with what hvprof read.
+if insmod "/modules/$(uname -r)/brd.ko" rd_nr=1 rd_size=8192 2>/dev/null; then
+  echo "HVTEST kmod brd loaded"
+  grep -E ' [Tt] [^ ]+[[:space:]]+\[brd\]$' /proc/kallsyms |
+    while read -r addr type name mod; do echo "HVTEST kmodsym $addr $type $name"; done
+else
+  echo "HVTEST kmod brd failed"
+fi
 case $plan in
   boot)
     /bin/hv_busy "$ms" ;;
@@ -34,6 +43,8 @@ case $plan in
     /bin/hv_threads "$ms" &
     /bin/hv_libcall "$ms" &
     /bin/hv_syscalls "$ms" &
+    # Writes to the RAM disk run the module's code (brd_submit_bio and what it calls).
+    for i in 1 2 3 4; do dd if=/dev/zero of=/dev/ram0 bs=64k count=128 2>/dev/null; done &
     wait ;;
   sys)
     /bin/hv_syscalls "$ms" ;;

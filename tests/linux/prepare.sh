@@ -152,6 +152,15 @@ for b in "$w"/*; do
 done
 mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
+# brd.ko of each guest kernel (no dependencies), loaded by l2_init.sh for `uname -r`.
+for k in generic cloud; do
+  kpkg=$cache/pkg/$(cat "$cache/kernel-$k/package")
+  rel=$(cat "$cache/kernel-$k/release")
+  f=$(find "$kpkg/lib/modules" -name brd.ko -o -name brd.ko.xz | head -n 1)
+  [ -n "$f" ] || { log "brd module not in $(basename "$kpkg")"; exit 1; }
+  mkdir -p "$r/modules/$rel"
+  case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/brd.ko" ;; *) cp "$f" "$r/modules/$rel/brd.ko" ;; esac
+done
 cp "$here/l2_init.sh" "$r/init"
 mkcpio "$r" "$cache/l2.cpio.gz"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.

@@ -62,7 +62,7 @@ void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned r
 {
     const char *bin = env_or_fail("HVPROF_BINARY_DIR"), *src = env_or_fail("HVPROF_SOURCE_DIR");
     snprintf(out, len, "%s/linux-runs/%s", bin, group);
-    char cmd[3 * PATH_MAX];
+    char cmd[6 * PATH_MAX];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", out, out);
     assert_int_equal(system(cmd), 0);
     char scen[PATH_MAX];
@@ -83,8 +83,25 @@ void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned r
                     s[i].opts ? s[i].opts : "", s[i].env ? s[i].env : "");
         }
     fclose(f);
-    snprintf(cmd, sizeof(cmd), "bash '%s/tests/linux/run.sh' '%s' '%s/cli/hvprof' '%s' '%s' >&2",
-             src, tb_cache(), bin, scen, out);
+    /* The warm-up (docs/linux.md, "The first run after L1's boot"): the first hvprof record
+     * scenario at one vCPU, once at the start of every L1 boot. */
+    char warm[PATH_MAX + 32] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(s[i].cmd, "record"))
+            continue;
+        char wpath[PATH_MAX];
+        snprintf(wpath, sizeof(wpath), "%s.warmup", out);
+        FILE *w = fopen(wpath, "w");
+        assert_non_null(w);
+        fprintf(w, "warmup|record|%s|1|%s|%s %s|%s|%s\n", s[i].kernel, s[i].mem, TB_BASE_CMDLINE,
+                s[i].cmdline ? s[i].cmdline : "", s[i].opts ? s[i].opts : "",
+                s[i].env ? s[i].env : "");
+        fclose(w);
+        snprintf(warm, sizeof(warm), "HVPROF_TB_WARMUP='%s' ", wpath);
+        break;
+    }
+    snprintf(cmd, sizeof(cmd), "%sbash '%s/tests/linux/run.sh' '%s' '%s/cli/hvprof' '%s' '%s' >&2",
+             warm, src, tb_cache(), bin, scen, out);
     int st = system(cmd);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         fail_msg("the test bed could not run group %s (run.sh: status %d; see %s/l1.log and "
@@ -104,7 +121,7 @@ static void parse_console(struct tb_result *r)
         buf[n] = 0;
         const char *h = strstr(buf, "HVTEST ");
         if (h) {
-            char name[40], path[96];
+            char name[40], path[96], type;
             int pid, tid;
             unsigned long long lo, hi;
             const char *c = strstr(h, " cpus=");
@@ -122,11 +139,22 @@ static void parse_console(struct tb_result *r)
                 snprintf(p->name, sizeof(p->name), "%s", name);
                 p->pid = pid;
                 p->tid = tid;
-            } else if (sscanf(h, "HVTEST ksym %llx %*c %39s", &lo, name) == 2 &&
+            } else if (sscanf(h, "HVTEST ksym %llx %c %39s", &lo, &type, name) == 3 &&
                        r->nksyms < TB_MAX_KSYMS) {
                 r->ksyms[r->nksyms].addr = lo;
+                r->ksyms[r->nksyms].type = type;
                 snprintf(r->ksyms[r->nksyms].name, sizeof(r->ksyms[r->nksyms].name), "%s", name);
                 r->nksyms++;
+            } else if (sscanf(h, "HVTEST kmodsym %llx %c %39s", &lo, &type, name) == 3 &&
+                       r->nkmodsyms < TB_MAX_KMODSYMS) {
+                r->kmodsyms[r->nkmodsyms].addr = lo;
+                r->kmodsyms[r->nkmodsyms].type = type;
+                snprintf(r->kmodsyms[r->nkmodsyms].name, sizeof(r->kmodsyms[r->nkmodsyms].name),
+                         "%s", name);
+                r->nkmodsyms++;
+            } else if (!strncmp(h, "HVTEST kmod ", 12) &&
+                       sscanf(h + 12, "%31s %15s", r->kmod, path) == 2) {
+                r->kmod_loaded = !strcmp(path, "loaded");
             } else if (sscanf(h, "HVTEST map %d %llx-%llx %95s", &pid, &lo, &hi, path) == 4 &&
                        r->nmaps < TB_MAX_MAPS) {
                 struct tb_map *m = &r->maps[r->nmaps++];
@@ -354,6 +382,34 @@ static uint64_t user_pc(const struct profile *p, const struct prof_sample *s)
     return 0;
 }
 
+/* L1's timer, IPI and call-function interrupt counts before and after a scenario (irq.before,
+ * irq.after, written by l1_init.sh): what reached L1's CPUs while L2 ran. */
+static void print_l1_interrupts(const struct tb_result *r)
+{
+    static const char *const which[] = {"before", "after"};
+    for (int k = 0; k < 2; k++) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof(path), "%s", r->rec);
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            return;
+        snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "irq.%s", which[k]);
+        char *t = slurp(path);
+        if (!t) {
+            printf("%s: no %s\n", r->name, path);
+            continue;
+        }
+        printf("%s: L1's /proc/interrupts %s the run:\n", r->name, which[k]);
+        for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+            const char *p = line + strspn(line, " ");
+            if (line == t || !strncmp(p, "LOC:", 4) || !strncmp(p, "RES:", 4) ||
+                !strncmp(p, "CAL:", 4) || !strncmp(p, "TLB:", 4))
+                printf("  %s\n", line);
+        }
+        free(t);
+    }
+}
+
 uint64_t tb_check_recording(const struct tb_result *r)
 {
     struct profile p;
@@ -369,10 +425,13 @@ uint64_t tb_check_recording(const struct tb_result *r)
         else
             user++;
     }
-    if (!user || !kernel || !st.completions)
+    if (!user || !kernel || !st.completions) {
+        print_l1_interrupts(r);
+        printf("%s: hvprof's summary:\n%s\n", r->name, r->summary);
         fail_msg("%s: %" PRIu64 " user and %" PRIu64 " kernel samples, %" PRIu64
                  " completions: all must be present",
                  r->name, user, kernel, st.completions);
+    }
 
     /* One workload executable mapping at a time (the first mapping of each /bin/hv_* path per
      * guest pid): the guest pids that have it, and the recorded pids with samples inside it. */
@@ -415,6 +474,63 @@ uint64_t tb_check_recording(const struct tb_result *r)
     return st.completions;
 }
 
+/* The kernel module the guest loaded: recorded as "[name]" over its code, with every code symbol
+ * the guest's /proc/kallsyms shows for it at the same address, under that name or an alias the
+ * guest lists at the same address; and its
+ * samples, if any, named from those symbols. */
+static void check_module_symbols(const struct tb_result *r, const struct profile *p)
+{
+    if (!r->kmod_loaded)
+        fail_msg("%s: the guest did not load its kernel module (HVTEST kmod %s)", r->name,
+                 r->kmod[0] ? r->kmod : "line missing");
+    if (r->nkmodsyms < 4)
+        fail_msg("%s: the guest printed %u symbols of module %s", r->name, r->nkmodsyms, r->kmod);
+    char want[40];
+    snprintf(want, sizeof(want), "[%s]", r->kmod);
+    const struct prof_mapping *mm = NULL;
+    for (size_t i = 0; i < p->mappings.n; i++)
+        if (p->mappings.v[i].pid == PROF_PID_ANY &&
+            !strcmp(p->modules.v[p->mappings.v[i].module].name, want))
+            mm = &p->mappings.v[i];
+    if (!mm)
+        fail_msg("%s: no module %s in the recording", r->name, want);
+    const struct symtab *st = p->modules.v[mm->module].ksyms;
+    if (!st)
+        fail_msg("%s: module %s recorded without symbols", r->name, want);
+    for (unsigned i = 0; i < r->nkmodsyms; i++) {
+        const struct tb_ksym *g = &r->kmodsyms[i];
+        if (g->addr < mm->start || g->addr - mm->start >= mm->size)
+            fail_msg("%s: %s %s at 0x%" PRIx64 " is outside the recorded [0x%" PRIx64
+                     ", +0x%" PRIx64 ")",
+                     r->name, want, g->name, g->addr, mm->start, mm->size);
+        const struct sym *s = symtab_lookup(st, g->addr - mm->bias);
+        /* Aliases (brd_exit and cleanup_module, module_exit's alias) share an address: the
+         * recorded name must be one of the guest's names for it. */
+        bool alias = false;
+        for (unsigned k = 0; s && k < r->nkmodsyms && !alias; k++)
+            alias =
+                r->kmodsyms[k].addr == g->addr && !strcmp(symtab_name(st, s), r->kmodsyms[k].name);
+        if (!s || s->addr != g->addr - mm->bias || !alias)
+            fail_msg("%s: the guest's %s %s at 0x%" PRIx64 " is %s in the recording", r->name, want,
+                     g->name, g->addr, s ? symtab_name(st, s) : "(nothing)");
+    }
+    uint64_t in_mod = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *smp = &p->samples.v[i];
+        for (uint32_t k = 0; k < smp->nframes; k++) {
+            const struct prof_frame *f = &p->frames.v[smp->first + k];
+            if (f->addr < mm->start || f->addr - mm->start >= mm->size)
+                continue;
+            in_mod++;
+            if (f->loc == PROF_NONE || !p->locs.v[f->loc].resolved)
+                fail_msg("%s: a frame at 0x%" PRIx64 " in %s is not named", r->name, f->addr, want);
+        }
+    }
+    printf("%s: module %s at 0x%" PRIx64 ": its %u code symbols match the guest's; %" PRIu64
+           " frames in it, all named\n",
+           r->name, want, mm->start, r->nkmodsyms, in_mod);
+}
+
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
 {
     struct profile p;
@@ -427,13 +543,15 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
     const struct prof_mapping *kmap = NULL;
     for (size_t i = 0; i < p.mappings.n; i++) {
         const struct prof_mapping *mp = &p.mappings.v[i];
-        if (mp->pid == PROF_PID_ANY && p.modules.v[mp->module].ksyms) {
+        if (mp->pid == PROF_PID_ANY && p.modules.v[mp->module].ksyms &&
+            !strcmp(p.modules.v[mp->module].name, "[kernel.kallsyms]")) {
             kmap = mp;
             km = &p.modules.v[mp->module];
         }
     }
     if (!km)
         fail_msg("%s: the recording carries no kernel symbols", r->name);
+    check_module_symbols(r, &p);
     if (r->nksyms < 4)
         fail_msg("%s: the guest printed %u of its kernel symbols (HVTEST ksym): its "
                  "/proc/kallsyms hides addresses?",
@@ -530,8 +648,8 @@ void tb_check_tasks(const struct tb_result *r)
         per_proc[g - r->procs]++;
     }
     /* Each program runs in some thread: hv_threads in its workers, the others in their main
-     * thread. Unless the run has the emulated platform's known starvation (docs/linux.md, "a
-     * first scenario with almost no user-mode exits": the timer reaches the vCPU only when the
+     * thread. Unless the run has the emulated platform's known starvation (docs/linux.md, "the
+     * first run after L1's boot": the timer reaches the vCPU only when the
      * guest exits for its own reasons, in its kernel), each has samples under its own pid. */
     uint64_t user = 0;
     for (size_t i = 0; i < p.samples.n; i++)

@@ -42,9 +42,11 @@ struct tb_map {
 /* A kernel symbol as the guest's /proc/kallsyms shows it ("HVTEST ksym ADDR TYPE NAME"). */
 struct tb_ksym {
     uint64_t addr;
+    char type; /* t or T */
     char name[64];
 };
-#define TB_MAX_KSYMS 16
+#define TB_MAX_KSYMS    16
+#define TB_MAX_KMODSYMS 256
 
 struct tb_result {
     char name[64];
@@ -63,6 +65,12 @@ struct tb_result {
     unsigned nmaps;
     struct tb_ksym ksyms[TB_MAX_KSYMS];
     unsigned nksyms;
+    /* The kernel module the guest loaded ("HVTEST kmod NAME loaded|failed") and the code
+     * symbols /proc/kallsyms shows for it ("HVTEST kmodsym ADDR TYPE NAME"). */
+    char kmod[32];
+    bool kmod_loaded;
+    struct tb_ksym kmodsyms[TB_MAX_KMODSYMS];
+    unsigned nkmodsyms;
 };
 
 /* The test bed's cache (prepared by the linux_prepare fixture). */
@@ -118,8 +126,10 @@ uint64_t tb_check_recording(const struct tb_result *r);
  * the guest printed from its /proc/kallsyms resolves, at its exact address, to the same name in
  * the recording (the guest prints only functions without aliases: `_stext` shares its address
  * with `_text`, and either name is right), and at least `min_named` of the kernel-mode samples
- * whose pc lies in the kernel's half of the address space land in a named function. Prints the
- * numbers. */
+ * whose pc lies in the kernel's half of the address space land in a named function. The kernel
+ * module the guest loaded (brd) is in the recording as "[brd]" over its code, every code symbol
+ * its /proc/kallsyms shows for it resolves to the same name at the same address, and every frame
+ * inside it is named. Prints the numbers. */
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
 
 /* Guest pids, tids and names from the guest's memory alone (its task_structs): every user

@@ -1,7 +1,8 @@
 /* 5-level paging: the outer VM gets LA57 from QEMU's TCG (-cpu ...,+la57), so its KVM offers it
  * to the guest and Debian's kernels (CONFIG_X86_5LEVEL=y) switch to 5-level page tables. hvprof
  * must translate the guest's addresses through five levels: frame-pointer walks of hv_busy
- * reach main, and the checks of every boot hold. */
+ * reach main, the kernel's symbols and its loaded module's (read through init_top_pgt as a PML5)
+ * match the guest's /proc/kallsyms, and the checks of every boot hold. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (r->paging_levels != 5)
         fail_msg("%s: the guest runs %u-level paging", r->name, r->paging_levels);
     tb_check_recording(r);
+    tb_check_kernel_symbols(r, 0.95);
     /* spin <- leaf_a/hot_b <- hot_a/main <- main: frame pointers through 5-level paging */
     uint64_t n, deep;
     tb_user_stacks(r, "hv_busy", 3, &n, &deep);

@@ -3,13 +3,15 @@
  * address space through mm->pgd; for a worker thread its leader's name too), beside the
  * 8-frame user walk the same exit does, in the same run on the same synthetic guest.
  *
- *   bench_guestos [batches]      (default 201)
+ *   bench_guestos [batches] [capture.gz]   (default 201, the generic kernel's capture)
  *
  * The guest is guestwalk's synthetic 4-level image with two CPUs' per-CPU areas and tasks laid
  * out as Debian 6.1's BTF gives them (task_struct 9.6 KiB: pid at 2416, comm at 2976, the task's
  * fields on three pages). Every figure is the median over `batches` of (time of a batch /
  * operations in it), CLOCK_MONOTONIC; each operation starts with gw_walker_begin (an empty
- * translation cache), as at an exit. */
+ * translation cache), as at an exit. The last line reads a real task in memory captured from a
+ * Debian 6.1 guest (guestos/tests/data, tests/linux/capture.sh): pid 1 in the kernel, through
+ * the guest's own page tables. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,9 @@
 #include <time.h>
 
 #include "bench/bench_util.h"
+#include "guestos/linux/kernel.h"
 #include "guestos/linux/task.h"
+#include "guestos/tests/capture_load.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
 #include "sampler/id_label.h"
@@ -107,6 +111,52 @@ static const char *const op_names[OP_COUNT] = {
     "label compare, unchanged (id_label_set per stop)",
 };
 
+/* The captured Debian guest: its kernel described, its reader, a kernel-mode stop on CPU 0. */
+struct real {
+    struct captured c;
+    struct lx_kernel *k;
+    struct lx_task_reader *r;
+    struct gw_walker w;
+    struct gw_snapshot snap;
+    struct guestos_vcpu vc;
+};
+
+static int load_real(struct real *x, const char *path)
+{
+    struct hv_err err = {{0}, 0};
+    char why[192];
+    uint64_t pgt = 0;
+    if (capture_load(path, &x->c, &err) < 0 || !(x->k = lx_kernel_new()) ||
+        lx_kernel_discover(x->k, &x->c.mem, &err) != 1 ||
+        !(x->r = lx_task_reader_build(x->k, why, sizeof(why))) ||
+        !lx_vmcoreinfo_symbol(&x->k->vmci, "init_top_pgt", &pgt) ||
+        gw_walker_init(&x->w, &x->c.mem, NULL, &err) < 0) {
+        fprintf(stderr, "bench_guestos: %s: %s\n", path, err.msg[0] ? err.msg : "no task reader");
+        return -1;
+    }
+    x->snap = (struct gw_snapshot){.cr0 = 0x80000011,
+                                   .cr3 = pgt - LX_START_KERNEL_MAP + x->k->img.phys_base,
+                                   .cr4 = 0x20,
+                                   .efer = 0xd01,
+                                   .gs_base = x->r->cpus[0].base};
+    guestos_vcpu_init(NULL, &x->vc);
+    return 0;
+}
+
+static double real_batch(struct real *x, volatile uint64_t *sink)
+{
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < PER; i++) {
+        gw_walker_begin(&x->w, &x->snap);
+        struct guestos_ident id = {.proc_key = 0x1000, .as_root = 0x1000};
+        lx_task_read(x->r, &x->vc, &x->w, &id);
+        if (!id.task.known || id.task.pid != 1)
+            abort();
+        *sink += id.proc_key;
+    }
+    return (double)(now_ns() - t0) / PER;
+}
+
 static double batch(struct bench *b, enum op op)
 {
     struct gw_snapshot s = gimg_cpu(&b->g, CODE_VA + 8, b->rbp8 - 64, b->rbp8,
@@ -146,7 +196,7 @@ int main(int argc, char **argv)
 {
     unsigned batches = argc > 1 ? (unsigned)atoi(argv[1]) : 201;
     if (batches < 3 || batches > 100000) {
-        fprintf(stderr, "usage: bench_guestos [batches 3..100000]\n");
+        fprintf(stderr, "usage: bench_guestos [batches 3..100000] [capture.gz]\n");
         return 2;
     }
     static struct bench b;
@@ -158,9 +208,18 @@ int main(int argc, char **argv)
     for (int o = 0; o < OP_COUNT; o++)
         if (!(v[o] = calloc(batches, sizeof(double))))
             return 1;
-    for (unsigned k = 0; k < batches; k++) /* interleaved: host noise lands on all alike */
+    static struct real x;
+    const char *capture = argc > 2 ? argv[2] : CAPTURE_FILE;
+    bool real = load_real(&x, capture) == 0;
+    double *rv = calloc(batches, sizeof(double));
+    if (!rv)
+        return 1;
+    for (unsigned k = 0; k < batches; k++) { /* interleaved: host noise lands on all alike */
         for (int o = 0; o < OP_COUNT; o++)
             v[o][k] = batch(&b, (enum op)o);
+        if (real)
+            rv[k] = real_batch(&x, &b.sink);
+    }
     double med[OP_COUNT];
     for (int o = 0; o < OP_COUNT; o++) {
         qsort(v[o], batches, sizeof(double), cmp_double);
@@ -169,6 +228,16 @@ int main(int argc, char **argv)
     }
     printf("%-58s %7.2f\n", "task read (kernel mode, worker) / 8-frame user walk",
            med[OP_TASK_WORKER] / med[OP_WALK8]);
+    if (real) {
+        qsort(rv, batches, sizeof(double), cmp_double);
+        printf("%-58s %7.1f ns\n", "task read, kernel mode, captured Debian 6.1 guest (pid 1)",
+               rv[batches / 2]);
+        printf("%-58s %7.2f\n", "captured guest's task read / 8-frame user walk",
+               rv[batches / 2] / med[OP_WALK8]);
+    } else {
+        printf("(no captured guest: %s)\n", capture);
+    }
+    free(rv);
     for (int o = 0; o < OP_COUNT; o++)
         free(v[o]);
     free(b.r);

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/parse.h"
 #include "cli/run_opts.h"
+#include "guestos/linux/capture.h"
 #include "sampler/sampler.h"
 
 enum {
@@ -280,6 +281,14 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
     struct hv_err ferr = {{0}, 0};
     int frc = sampler_finish(s, &ferr);
+    /* Test data for guestos/tests/test_captured.c (docs/linux-introspection.md, "Captured
+     * guests"): the guest has stopped, its memory is still there. */
+    const char *capture = getenv("HVPROF_CAPTURE_GUEST");
+    if (capture && *capture) {
+        struct hv_err cerr = {{0}, 0};
+        if (lx_capture(vm_gmem(rs.vm), capture, stderr, &cerr) < 0)
+            fprintf(stderr, "hvprof record: %s\n", cerr.msg);
+    }
     run_session_close(&rs);
     fflush(stdout);
     bool duration_stop = by_duration && res.reason == VM_STOP_TIMEOUT;

@@ -213,6 +213,12 @@ int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_er
     int rc = lx_vmcoreinfo_find(mem, &k->vmci, err);
     if (rc <= 0)
         return rc;
+    return lx_kernel_describe(k, mem, err);
+}
+
+int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err)
+{
+    reset_symbols(k);
     int64_t phys_base, image_size = (int64_t)LX_KERNEL_IMAGE_MAX;
     /* phys_base is an unsigned long that wraps below zero when the virtual KASLR slide exceeds
      * the physical one (arch/x86/kernel/head64.c adds the load delta to it); NUMBER() prints it

@@ -53,5 +53,6 @@ case $plan in
 esac
 echo "HVTEST done"
 sync
-# reboot=k on the command line: the i8042 reset line; poweroff: ACPI S5 (PM1a_CNT)
-if [ "$end" = poweroff ]; then poweroff -f; else reboot -f; fi
+# reboot=k on the command line: the i8042 reset line; poweroff: ACPI S5 (PM1a_CNT). exec: pid 1
+# itself becomes "reboot", the task a capture at the end finds running (guestos/linux/capture.h).
+if [ "$end" = poweroff ]; then exec poweroff -f; else exec reboot -f; fi

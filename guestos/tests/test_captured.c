@@ -1,0 +1,210 @@
+/* The Linux layer on memory captured from real Debian guests (guestos/tests/data/, made by
+ * tests/linux/capture.sh on the test bed: docs/linux-introspection.md, "Captured guests"). Only
+ * the pages the layer read at capture time are stored; everything else reads as zeros. For each
+ * capture the layer must find the kernel from a scan of the sparse image as it would in a live
+ * guest, and agree exactly with what the guest printed about itself on its console: its
+ * release, the run-time addresses of its kernel symbols (KASLR applied), its loaded module brd
+ * and that module's symbols; and read the task the guest was running when it stopped: pid 1,
+ * which l2_init.sh replaced with `reboot` (exec). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "guestos/tests/capture_load.h"
+#include "guestos/linux/kernel.h"
+#include "guestos/linux/kmodules.h"
+#include "guestos/linux/task.h"
+
+#define MAX_SYMS 64
+
+struct expected {
+    char release[65];
+    struct {
+        uint64_t addr;
+        char name[64];
+    } ksym[MAX_SYMS], kmodsym[MAX_SYMS];
+    unsigned nksym, nkmodsym;
+    char kmod[32];
+};
+
+static void load_expected(const char *path, struct expected *e)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    memset(e, 0, sizeof(*e));
+    char line[512], name[64], status[16];
+    unsigned long long addr;
+    while (fgets(line, sizeof(line), f)) {
+        const char *r = strstr(line, "release=");
+        if (!strncmp(line, "HVTEST userspace ", 17) && r)
+            sscanf(r + 8, "%64s", e->release);
+        else if (sscanf(line, "HVTEST ksym %llx %*c %63s", &addr, name) == 2 &&
+                 e->nksym < MAX_SYMS) {
+            e->ksym[e->nksym].addr = addr;
+            snprintf(e->ksym[e->nksym++].name, sizeof(name), "%s", name);
+        } else if (sscanf(line, "HVTEST kmodsym %llx %*c %63s", &addr, name) == 2 &&
+                   e->nkmodsym < MAX_SYMS) {
+            e->kmodsym[e->nkmodsym].addr = addr;
+            snprintf(e->kmodsym[e->nkmodsym++].name, sizeof(name), "%s", name);
+        } else if (!strncmp(line, "HVTEST kmod ", 12) &&
+                   sscanf(line + 12, "%31s %15s", e->kmod, status) == 2 && strcmp(status, "loaded"))
+            e->kmod[0] = 0;
+    }
+    fclose(f);
+}
+
+/* Static functions can share a name (io_serial_in twice in 6.1): the one at `addr`. */
+static bool has_ksym(const struct lx_kernel *k, const char *name, uint64_t addr)
+{
+    for (size_t i = 0; i < k->nsyms; i++)
+        if (k->syms[i].type && k->syms[i].addr == addr &&
+            !strcmp(lx_ksym_name(k, &k->syms[i]), name))
+            return true;
+    return false;
+}
+
+struct named_syms {
+    unsigned n;
+    uint64_t addr[256];
+    char name[256][64];
+};
+
+static int collect(void *ctx, uint64_t addr, char type, const char *name, size_t len)
+{
+    (void)type;
+    struct named_syms *s = ctx;
+    if (s->n < 256 && len < 64) {
+        s->addr[s->n] = addr;
+        memcpy(s->name[s->n], name, len);
+        s->name[s->n][len] = 0;
+        s->n++;
+    }
+    return 0;
+}
+
+static void check_one(const char *capture, const char *expected_path)
+{
+    struct expected e;
+    load_expected(expected_path, &e);
+    if (!e.release[0] || e.nksym < 4 || !e.kmod[0] || e.nkmodsym < 4)
+        fail_msg("%s: the guest's account is incomplete", expected_path);
+    struct captured c;
+    struct hv_err lerr = {{0}, 0};
+    if (capture_load(capture, &c, &lerr) < 0)
+        fail_msg("%s", lerr.msg);
+
+    /* The kernel, found from a scan of the image as in a live guest. */
+    struct lx_kernel *k = lx_kernel_new();
+    struct hv_err err = {{0}, 0};
+    int rc = lx_kernel_discover(k, &c.mem, &err);
+    if (rc != 1)
+        fail_msg("%s: discovery: %d %s", capture, rc, err.msg);
+    assert_string_equal(k->vmci.osrelease, e.release);
+    for (unsigned i = 0; i < e.nksym; i++) {
+        if (!has_ksym(k, e.ksym[i].name, e.ksym[i].addr))
+            fail_msg("%s: the guest's %s at 0x%" PRIx64 " is not read", capture, e.ksym[i].name,
+                     e.ksym[i].addr);
+    }
+    assert_true(k->task.known); /* BTF gave the layout, checked on init_task */
+
+    /* The task the guest ran when it stopped: pid 1 as `reboot`, on CPU 0 (one vCPU). */
+    char why[192];
+    struct lx_task_reader *r = lx_task_reader_build(k, why, sizeof(why));
+    if (!r)
+        fail_msg("%s: task reader: %s", capture, why);
+    uint64_t pgt = 0;
+    int64_t l5 = 0;
+    assert_true(lx_vmcoreinfo_symbol(&k->vmci, "init_top_pgt", &pgt));
+    (void)lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(pgtable_l5_enabled)", &l5);
+    struct gw_walker w;
+    if (gw_walker_init(&w, &c.mem, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct gw_snapshot snap = {.cr0 = 0x80000011,
+                               .cr3 = pgt - LX_START_KERNEL_MAP + k->img.phys_base,
+                               .cr4 = 0x20 | (l5 == 1 ? 0x1000 : 0),
+                               .efer = 0xd01,
+                               .cpl = 0,
+                               .gs_base = r->cpus[0].base};
+    gw_walker_begin(&w, &snap);
+    struct guestos_vcpu vc;
+    guestos_vcpu_init(NULL, &vc);
+    struct guestos_ident id = {0};
+    lx_task_read(r, &vc, &w, &id);
+    assert_true(id.task.known);
+    assert_false(id.task.kthread);
+    assert_int_equal(id.task.pid, 1);
+    assert_int_equal(id.task.tid, 1);
+    assert_string_equal(id.task.comm, "reboot");
+    assert_int_equal(vc.cpu, 0);
+    gw_walker_fini(&w);
+    free(r);
+
+    /* The module the guest loaded, and each of its symbols the guest listed. */
+    struct lx_kmods km;
+    if (lx_kmods_init(&km, k, &c.mem, why, sizeof(why)) < 0)
+        fail_msg("%s: modules: %s", capture, why);
+    struct lx_kmod m[16];
+    int n = lx_kmods_list(&km, m, 16, &err);
+    assert_true(n >= 1);
+    int at = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(m[i].name, e.kmod))
+            at = i;
+    if (at < 0)
+        fail_msg("%s: module %s not listed", capture, e.kmod);
+    static struct named_syms got;
+    memset(&got, 0, sizeof(got));
+    assert_true(lx_kmods_symbols(&km, &m[at], collect, &got, &err) >= (long)e.nkmodsym);
+    for (unsigned i = 0; i < e.nkmodsym; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < got.n && !found; j++)
+            found = got.addr[j] == e.kmodsym[i].addr && !strcmp(got.name[j], e.kmodsym[i].name);
+        if (!found)
+            fail_msg("%s: module %s: the guest's %s at 0x%" PRIx64 " not read", capture, e.kmod,
+                     e.kmodsym[i].name, e.kmodsym[i].addr);
+    }
+    print_message("%s: Linux %s, %zu code symbols, %u guest symbols and %u of %s's match; "
+                  "pid 1 \"reboot\" on CPU 0; %u captured pages\n",
+                  capture, k->vmci.osrelease, k->nsyms, e.nksym, e.nkmodsym, e.kmod, c.npages);
+    lx_kernel_free(k);
+    capture_free(&c);
+}
+
+static void test_captured_guests(void **state)
+{
+    (void)state;
+    DIR *d = opendir(CAPTURE_DIR);
+    if (!d)
+        fail_msg("%s: no captured guests", CAPTURE_DIR);
+    unsigned checked = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        const char *suffix = ".capture.gz";
+        if (len <= strlen(suffix) || strcmp(de->d_name + len - strlen(suffix), suffix))
+            continue;
+        char capture[1024], expected[1024];
+        snprintf(capture, sizeof(capture), "%s/%s", CAPTURE_DIR, de->d_name);
+        snprintf(expected, sizeof(expected), "%s/%.*s.expected", CAPTURE_DIR,
+                 (int)(len - strlen(suffix)), de->d_name);
+        check_one(capture, expected);
+        checked++;
+    }
+    closedir(d);
+    assert_true(checked >= 2); /* Debian's generic and cloud kernels */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_captured_guests)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -43,6 +43,9 @@ struct guestos_vcpu {
      * and the guest's CPU number for it; the pairing does not change after boot. 0: not yet. */
     uint64_t percpu_base;
     uint32_t cpu;
+    /* Linux: the GS base of this vCPU's last kernel-mode stop while the kernel was not yet
+     * described (not checked: a candidate for percpu_base). */
+    uint64_t kernel_gs_seen;
 };
 
 #define GUESTOS_COMM_LEN 16 /* Linux TASK_COMM_LEN, include/linux/sched.h */

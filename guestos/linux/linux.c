@@ -128,6 +128,8 @@ static void linux_identify_task(const struct guestos *os, struct guestos_vcpu *v
     const struct lx_task_reader *r = atomic_load_explicit(&l->tasks, memory_order_acquire);
     if (r)
         lx_task_read(r, vc, w, out);
+    else if (w->snap.cpl == 0 && w->snap.gs_base)
+        vc->kernel_gs_seen = w->snap.gs_base; /* for the first user-mode stop after discovery */
 }
 
 static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,

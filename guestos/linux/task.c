@@ -104,12 +104,16 @@ bool lx_task_cpu_of(const struct lx_task_reader *r, uint64_t base, uint32_t *cpu
 
 /* This vCPU's per-CPU area: the GS base in effect in kernel mode, IA32_KERNEL_GS_BASE in user
  * mode, if it is one of the kernel's; else the one this vCPU last showed (the entry code before
- * SWAPGS runs with the user's GS base). 0: not known yet. */
+ * SWAPGS runs with the user's GS base), or the GS base of its last kernel-mode stop before the
+ * reader existed (a user-mode stop right after the kernel was described, without the MSR: one
+ * such stop in ~500,000 on the test bed went unread before). 0: not known yet. */
 static uint64_t percpu_base(const struct lx_task_reader *r, struct guestos_vcpu *vc,
                             const struct gw_snapshot *snap)
 {
     uint64_t gs =
         snap->cpl == 3 ? ((snap->have & GW_SNAP_MSRS) ? snap->kernel_gs_base : 0) : snap->gs_base;
+    if (!gs && !vc->percpu_base)
+        gs = vc->kernel_gs_seen;
     uint32_t cpu;
     if (gs && gs != vc->percpu_base && lx_task_cpu_of(r, gs, &cpu)) {
         vc->percpu_base = gs;

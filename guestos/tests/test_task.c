@@ -261,6 +261,24 @@ static void test_user_mode_uses_the_vcpus_area(void **state)
     assert_int_equal(f->vc.percpu_base, PERCPU1);
 }
 
+/* The first user-mode stop after the kernel was described, without the MSR: the GS base of the
+ * vCPU's last kernel-mode stop before then is the candidate, used only if it is a CPU's. */
+static void test_user_mode_first_after_discovery(void **state)
+{
+    struct fx *f = *state;
+    set_current(f, PERCPU1, TASKS + 1 * TASK_SZ);
+    f->vc.kernel_gs_seen = 0xffff888000140000ull; /* no CPU's area: not used */
+    struct guestos_ident id = stop(f, 3, USER_GS, 0);
+    assert_true(id.task_unreadable);
+    assert_int_equal(f->vc.percpu_base, 0);
+    f->vc.kernel_gs_seen = PERCPU1;
+    id = stop(f, 3, USER_GS, 0);
+    assert_true(id.task.known);
+    assert_int_equal(id.task.tid, 812);
+    assert_int_equal(f->vc.percpu_base, PERCPU1);
+    assert_int_equal(f->vc.cpu, 1);
+}
+
 static void test_kernel_thread_and_idle(void **state)
 {
     struct fx *f = *state;
@@ -329,6 +347,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builder_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_thread_in_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_mode_uses_the_vcpus_area, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_mode_first_after_discovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_thread_and_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_values, setup, teardown),
     };

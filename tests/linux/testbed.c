@@ -621,6 +621,12 @@ void tb_check_tasks(const struct tb_result *r)
         fail_msg("%s: %s", r->name, err.msg);
     if (!p.guest_ids)
         fail_msg("%s: the recording has no guest pids", r->name);
+    /* Stops whose task could not be read keep the generic identity; the summary counts them
+     * (docs/linux-introspection.md), and only those may lack an announced pid. */
+    const char *u = strstr(r->summary, " stops could not be read");
+    while (u && u > r->summary && u[-1] >= '0' && u[-1] <= '9')
+        u--;
+    uint64_t unreadable = u ? strtoull(u, NULL, 10) : 0, generic = 0;
     uint64_t in_workloads = 0, per_proc[TB_MAX_PROCS] = {0};
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
@@ -636,10 +642,13 @@ void tb_check_tasks(const struct tb_result *r)
         uint64_t pid = profile_shown_pid(&p, s->pid), tid = profile_shown_tid(&p, s->pid, s->tid);
         const struct tb_gproc *g = announced(r, pid, tid);
         const char *comm = profile_thread_name(&p, s->pid, s->tid);
+        if (!g && strstr(comm, " fs=0x") && ++generic <= unreadable)
+            continue; /* one of the stops the summary counts as unread */
         if (!g)
             fail_msg("%s: a sample at 0x%" PRIx64 " in %s is pid %" PRIu64 " tid %" PRIu64
-                     " (\"%s\"), which no workload announced",
-                     r->name, pc, m->path, pid, tid, comm);
+                     " (\"%s\"), which no workload announced (%" PRIu64
+                     " unread stops in the summary)",
+                     r->name, pc, m->path, pid, tid, comm, unreadable);
         char want[16];
         program_comm(g->name, want);
         if (strcmp(comm, want) || strcmp(profile_process_name(&p, s->pid), want))
@@ -693,9 +702,15 @@ void tb_check_tasks(const struct tb_result *r)
         else
             some[used] = 0; /* the list is only a sample */
     }
-    printf("%s: %" PRIu64 " workload samples all under the pid/tid/name their process announced; "
-           "%u processes with guest pids (%u kernel threads or idle): %s...\n",
-           r->name, in_workloads, named, kthreads, some);
+    printf("%s: %" PRIu64 " workload samples all under the pid/tid/name their process announced "
+           "(%" PRIu64 " of them with the generic identity of a stop the summary counts as unread, "
+           "%" PRIu64 " such stops in all); %u processes with guest pids (%u kernel threads or "
+           "idle): %s...\n",
+           r->name, in_workloads, generic, unreadable, named, kthreads, some);
+    /* Unread stops are rare (2 in 517,052 over 20 runs before the fix for the first user-mode
+     * stop after discovery): a run with many is a regression. */
+    if (unreadable > 10)
+        fail_msg("%s: %" PRIu64 " stops' tasks could not be read", r->name, unreadable);
     profile_free(&p);
 }
 

@@ -83,15 +83,21 @@ const char *tb_cache(void);
 void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
             size_t len);
 
+/* The run had (almost) no user-mode samples and missed more timer ticks than it took: the
+ * emulated platform did not interrupt the guest's user mode (docs/linux.md, "Runs without
+ * user-mode exits"); tb_each_run() tolerates it once per scenario, like a triple fault. */
+bool tb_starved(const struct tb_result *r);
+
 /* The guest triple-faulted (KVM_EXIT_SHUTDOWN). Under the test bed's emulated SVM an isolated
  * one is the emulator's (docs/linux.md, "Triple faults on the test bed"); tb_each_run() decides
  * what is tolerated. */
 bool tb_triple_fault(const struct tb_result *r);
 
-/* Load every run of scenario s and call check() on each run that did not triple-fault. L1 boots
+/* Load every run of scenario s and call check() on each run that did not triple-fault or starve
+ * (tb_starved, printed with L1's interrupt counts). L1 boots
  * a guest that triple-faulted again, three attempts at most (tests/linux/l1_init.sh); every
  * faulted attempt is reported with the registers of its last exit. A run whose three attempts
- * all faulted is skipped; the test fails if that happened to every run of the scenario. Returns
+ * all faulted is skipped; the test fails if every run of the scenario was skipped. Returns
  * the number of runs checked. */
 unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repeat,
                      void (*check)(const struct tb_result *r, const struct tb_scenario *s,

@@ -18,6 +18,9 @@
  * nothing worth measuring. */
 #define KMOD_POLL_NS  1000000000ull
 #define KMOD_LIST_MAX 1024 /* modules listed per poll */
+/* Modules recorded in one session at most: a guest that keeps presenting new ones (a hostile
+ * one, or one loading and unloading without end) cannot grow the recording without bound. */
+#define KMOD_RECORDED_MAX 4096
 
 struct kmod_syms {
     struct hvfxt_symbol *v;
@@ -156,9 +159,14 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
     } else {
         km->list_failures = 0;
         km->listed = (unsigned)n;
-        for (int i = 0; i < n && rc == 0; i++)
-            if (!recorded(km, &list[i]))
+        for (int i = 0; i < n && rc == 0; i++) {
+            if (recorded(km, &list[i]))
+                continue;
+            if (km->n >= KMOD_RECORDED_MAX)
+                km->over++;
+            else
                 rc = record_one(s, &list[i], now, err);
+        }
     }
     km->poll_ns += sampler_now_ns() - t0;
     free(list);
@@ -180,6 +188,9 @@ void sampler_kmods_summary(const struct sampler *s, FILE *out)
             km->n, km->symbols, km->listed, km->polls, (double)km->poll_ns / 1e6);
     if (km->unreadable)
         fprintf(out, "; %u without symbols (their tables could not be read)", km->unreadable);
+    if (km->over)
+        fprintf(out, "; %" PRIu64 " more not recorded (over %u modules in one session)", km->over,
+                KMOD_RECORDED_MAX);
     fputc('\n', out);
 }
 

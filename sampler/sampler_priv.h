@@ -94,7 +94,7 @@ struct sampler_kmod_seen {
 struct sampler_kmods {
     struct sampler_kmod_seen *v;
     size_t n, cap;
-    uint64_t polls, last_ns, poll_ns, symbols;
+    uint64_t polls, last_ns, poll_ns, symbols, over;
     unsigned listed, unreadable, list_failures;
     bool failed;
     char message[HV_ERR_MSG_MAX];

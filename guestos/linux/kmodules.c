@@ -101,7 +101,8 @@ int lx_kmods_init(struct lx_kmods *r, const struct lx_kernel *k, const struct gm
     return lx_kmods_init_raw(r, mem, k->sym.modules, &lay, root, l5 == 1, why, why_len);
 }
 
-bool lx_kmods_read(struct lx_kmods *r, uint64_t va, void *dst, size_t len)
+/* Copy len bytes at kernel virtual address va through the kernel's page tables. */
+static bool lx_kmods_read(struct lx_kmods *r, uint64_t va, void *dst, size_t len)
 {
     uint8_t *d = dst;
     while (len) {

@@ -84,6 +84,3 @@ typedef int (*lx_kmod_sym_fn)(void *ctx, uint64_t addr, char type, const char *n
  * symbols given, or -1 with err (the table cannot be read). */
 long lx_kmods_symbols(struct lx_kmods *r, const struct lx_kmod *m, lx_kmod_sym_fn fn, void *ctx,
                       struct hv_err *err);
-
-/* Copy len bytes at kernel virtual address va through the kernel's page tables. */
-bool lx_kmods_read(struct lx_kmods *r, uint64_t va, void *dst, size_t len);

@@ -151,6 +151,8 @@ const char *gw_leaf_str(enum gw_leaf c)
         return "at ret";
     case GW_LEAF_AFTER_POP:
         return "after pop rbp, at tail jump";
+    case GW_LEAF_FRAMELESS:
+        return "frameless function";
     }
     return "unknown";
 }

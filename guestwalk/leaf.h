@@ -12,9 +12,10 @@
  * pop/leave) GW_LEAF_AFTER_POP  jmp (tail call), byte before is    [rsp]            caller's pop
  * rbp (0x5d) or leave (0xc9)
  *
- * Anywhere else the function's own frame is linked (or the code has no frame pointers, in which
- * case RBP is whatever the code left there and no instruction pattern can help: the walk then
- * usually stops at an invalid frame, or misses frames; see docs/guestwalk.md). */
+ * Anywhere else the function's own frame is linked, or the function has none at all: the
+ * frameless scan (guestwalk/frameless.h) tells these apart by decoding forward to the `ret`
+ * (GW_LEAF_FRAMELESS). Code without frame pointers anywhere leaves RBP to be whatever it holds:
+ * no pattern helps the frames above (see docs/guestwalk.md). */
 #pragma once
 
 #include <stddef.h>
@@ -29,6 +30,9 @@ enum gw_leaf {
     GW_LEAF_AFTER_PUSH,
     GW_LEAF_RET,
     GW_LEAF_AFTER_POP,
+    /* Not an instruction pattern: a frameless function, its return address found by decoding
+     * forward to its `ret` (guestwalk/frameless.h); at [rsp + depth]. */
+    GW_LEAF_FRAMELESS,
 };
 
 /* Capstone state, opened once per walker (detail off) with one preallocated instruction, so

@@ -1,4 +1,5 @@
 #include "guestwalk/unwind.h"
+#include "guestwalk/frameless.h"
 #include "guestwalk/unwinder.h"
 
 #include <string.h>
@@ -111,19 +112,62 @@ static enum gw_leaf classify_leaf(struct walk *k, uint64_t rip)
     return gw_leaf_classify(&k->w->dec, code, len, rip, prev);
 }
 
+/* Guest code for the frameless scan: what is mapped of [va, va + len), through the walk's
+ * translation (user access for a user walk). */
+static size_t fetch_code(void *ctx, uint64_t va, uint8_t *dst, size_t len)
+{
+    struct walk *k = ctx;
+    size_t got = 0;
+    while (got < len) {
+        size_t avail;
+        struct pt_fault f;
+        const uint8_t *p =
+            gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va + got, k->access, &avail, NULL, &f);
+        if (!p)
+            break;
+        size_t n = avail < len - got ? avail : len - got;
+        memcpy(dst + got, p, n);
+        got += n;
+        if (va + got < va)
+            break;
+    }
+    return got;
+}
+
+/* Is `ret` a plausible return address of this walk: canonical, in its half, right after a call
+ * instruction? */
+static bool plausible_return(struct walk *k, uint64_t ret)
+{
+    if (ret < 8 || !pt_canonical(&k->w->mmu, ret) || !in_half(ret, k->user))
+        return false;
+    uint8_t before[8];
+    return fetch_code(k, ret - sizeof(before), before, sizeof(before)) == sizeof(before) &&
+           gw_after_call(before, sizeof(before));
+}
+
 /* Leaf repair: if the interrupted function has not linked (or has already unlinked) its frame,
- * its return address is on the stack at RSP (+8) and RBP is still the caller's. Returns the
- * lowest address the first frame record may occupy. A repair whose return address cannot be
- * read or is implausible is dropped: the walk then proceeds as if no case had matched. */
+ * or has none, its return address is on the stack at RSP (+ what it pushed) and RBP is still the
+ * caller's. Returns the lowest address the first frame record may occupy. A repair whose return
+ * address cannot be read or is implausible is dropped: the walk then proceeds as if no case had
+ * matched. */
 static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
 {
     enum gw_leaf c = classify_leaf(k, r->rip);
-    if (c == GW_LEAF_NONE)
-        return r->rsp;
-    uint64_t slot = r->rsp + gw_leaf_ret_offset(c), ret;
+    uint64_t offset = gw_leaf_ret_offset(c);
+    if (c == GW_LEAF_NONE) {
+        uint32_t depth;
+        if (gw_frameless_scan(&k->w->dec, fetch_code, k, r->rip, &depth) != GW_SHAPE_FRAMELESS)
+            return r->rsp;
+        c = GW_LEAF_FRAMELESS;
+        offset = depth;
+    }
+    uint64_t slot = r->rsp + offset, ret;
     struct pt_fault f;
     if (slot < r->rsp || (slot & 7) || read_u64(k, slot, &ret, &f) != 0 || ret == 0 ||
         !pt_canonical(&k->w->mmu, ret) || !in_half(ret, k->user))
+        return r->rsp;
+    /* The scan is a heuristic: its answer must land on a return address. */
+    if (c == GW_LEAF_FRAMELESS && !plausible_return(k, ret))
         return r->rsp;
     k->st->pc[k->st->count++] = ret;
     k->st->leaf = c;

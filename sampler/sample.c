@@ -5,6 +5,15 @@
  * calls but clock_gettime (vDSO). */
 #include "sampler/sampler_priv.h"
 
+/* The walk word stores guestwalk's leaf cases as they are (schema/schema.h, enum hvfxt_caller). */
+_Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
+                   (int)GW_LEAF_ENTRY_ENDBR == (int)HVFXT_CALLER_ENTRY_ENDBR &&
+                   (int)GW_LEAF_AFTER_PUSH == (int)HVFXT_CALLER_AFTER_PUSH &&
+                   (int)GW_LEAF_RET == (int)HVFXT_CALLER_RET &&
+                   (int)GW_LEAF_AFTER_POP == (int)HVFXT_CALLER_AFTER_POP &&
+                   (int)GW_LEAF_FRAMELESS == (int)HVFXT_CALLER_FRAMELESS,
+               "caller methods out of step with enum gw_leaf");
+
 static unsigned stop_code(const struct gw_stack *st)
 {
     switch (st->stop) {
@@ -85,7 +94,8 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
             .n_user = ustack.count,
             .vcpu = sv->index,
             .cpl = 3,
-            .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0),
+            .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0) |
+                    hvfxt_walk_callers(0, ustack.leaf),
         };
         sampler_emit(sv, &c);
         sampler_continuation_completed(sv, cont);
@@ -106,7 +116,8 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
         .pc = sv->walker.snap.rip,
         .user_stack = ustack.pc,
         .n_user = ustack.count,
-        .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0),
+        .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0) |
+                hvfxt_walk_callers(0, ustack.leaf),
     };
     sv->st.user++;
     sampler_emit(sv, &smp);
@@ -149,7 +160,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
             ustop = HVFXT_STOP_DEFERRED;
         }
     }
-    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0);
+    smp.walk =
+        hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) | hvfxt_walk_callers(kstack.leaf, 0);
     if (halted)
         sv->st.idle++;
     else

@@ -39,10 +39,37 @@ enum hvfxt_sample_field {
 #define HVFXT_SF_KNOWN 0x7ffu /* any other bit set: the reader rejects the record */
 
 /* Walk status word: why each stack walk stopped, and whether frames were cut. */
-#define HVFXT_WALK_KERNEL_SHIFT 0            /* [0..7] kernel-walk stop reason */
-#define HVFXT_WALK_USER_SHIFT   8            /* [8..15] user-walk stop reason */
-#define HVFXT_WALK_KERNEL_TRUNC (1ull << 16) /* kernel frames cut to fit the record */
-#define HVFXT_WALK_USER_TRUNC   (1ull << 17) /* user frames cut to fit the record */
+#define HVFXT_WALK_KERNEL_SHIFT        0            /* [0..7] kernel-walk stop reason */
+#define HVFXT_WALK_USER_SHIFT          8            /* [8..15] user-walk stop reason */
+#define HVFXT_WALK_KERNEL_TRUNC        (1ull << 16) /* kernel frames cut to fit the record */
+#define HVFXT_WALK_USER_TRUNC          (1ull << 17) /* user frames cut to fit the record */
+#define HVFXT_WALK_KERNEL_CALLER_SHIFT 18 /* [18..21] how the kernel leaf's caller was found */
+#define HVFXT_WALK_USER_CALLER_SHIFT   22 /* [22..25] the same for the user leaf */
+/* How a walk found the interrupted function's caller (frame 1): the values of guestwalk's enum
+ * gw_leaf, which the sampler stores as they are (docs/fxt-samples.md, walk word). */
+enum hvfxt_caller {
+    HVFXT_CALLER_CHAIN = 0,       /* the frame chain: the function's own frame was linked */
+    HVFXT_CALLER_ENTRY = 1,       /* at push rbp: [rsp] */
+    HVFXT_CALLER_ENTRY_ENDBR = 2, /* at endbr64; push rbp: [rsp] */
+    HVFXT_CALLER_AFTER_PUSH = 3,  /* after push rbp: [rsp + 8] */
+    HVFXT_CALLER_RET = 4,         /* at ret: [rsp] */
+    HVFXT_CALLER_AFTER_POP = 5,   /* after pop rbp, at a tail jump: [rsp] */
+    HVFXT_CALLER_FRAMELESS = 6,   /* a frameless function: decoded forward to its ret */
+    HVFXT_CALLER_COUNT
+};
+static inline uint64_t hvfxt_walk_callers(unsigned kernel, unsigned user)
+{
+    return ((uint64_t)(kernel & 0xf) << HVFXT_WALK_KERNEL_CALLER_SHIFT) |
+           ((uint64_t)(user & 0xf) << HVFXT_WALK_USER_CALLER_SHIFT);
+}
+static inline unsigned hvfxt_walk_kernel_caller(uint64_t walk)
+{
+    return (unsigned)(walk >> HVFXT_WALK_KERNEL_CALLER_SHIFT) & 0xf;
+}
+static inline unsigned hvfxt_walk_user_caller(uint64_t walk)
+{
+    return (unsigned)(walk >> HVFXT_WALK_USER_CALLER_SHIFT) & 0xf;
+}
 enum hvfxt_walk_stop {
     HVFXT_STOP_NONE = 0,         /* not walked */
     HVFXT_STOP_END = 1,          /* reached the outermost frame (fp 0 / terminal) */

@@ -86,7 +86,8 @@ struct guestos_symbol {
     uint64_t addr;
     const char *name;
     uint16_t name_len;
-    char type; /* nm letter: T, t, W, w */
+    char type;     /* nm letter: T, t, W, w */
+    uint64_t size; /* bytes of code from addr, 0 if not known */
 };
 
 /* The guest kernel as its memory describes it (discover_kernel). Owned by the OS layer, valid
@@ -148,6 +149,12 @@ struct guestos_ops {
     size_t (*discover_modules)(const struct guestos *os, const struct gmem *mem,
                                const struct guestos_as *as, struct discover_module *out,
                                size_t max);
+    /* Drain thread, optional: the code symbols a module found by discover_modules carries in
+     * the guest's memory (its dynamic symbol table), at module-relative (link-time) addresses.
+     * Returns how many were given, or -1 if it has none that can be read. */
+    long (*module_symbols)(const struct guestos *os, const struct gmem *mem,
+                           const struct guestos_as *as, const struct discover_module *m,
+                           guestos_symbol_fn fn, void *ctx);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -198,6 +205,14 @@ static inline unsigned guestos_unwind(const struct guestos *os, struct gw_walker
     struct gw_regs r = gw_regs_of(&w->snap);
     const struct gw_unwinder *u = r.user ? os->user_unwinder : os->kernel_unwinder;
     return gw_unwinder_run(u, w, &r, st);
+}
+
+static inline long guestos_module_symbols(const struct guestos *os, const struct gmem *mem,
+                                          const struct guestos_as *as,
+                                          const struct discover_module *m, guestos_symbol_fn fn,
+                                          void *ctx)
+{
+    return os->ops->module_symbols ? os->ops->module_symbols(os, mem, as, m, fn, ctx) : -1;
 }
 
 static inline size_t guestos_discover_modules(const struct guestos *os, const struct gmem *mem,

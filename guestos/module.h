@@ -17,9 +17,12 @@ typedef bool (*discover_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
 
 #define DISCOVER_MAX_SEGS   16 /* PT_LOAD segments kept per module */
 #define DISCOVER_MAX_PHDRS  64 /* program headers examined */
-#define DISCOVER_SCAN_PAGES 16 /* pages scanned below an executable range for the ELF header */
+/* Pages scanned below an executable range for the ELF header. GNU ld's default -z separate-code
+ * puts the headers in a read-only first segment with the dynamic symbols and relocations before
+ * the code: 0x26000 bytes in Debian 12's libc.so.6, more in large C++ libraries. */
+#define DISCOVER_SCAN_PAGES 2048
 #define DISCOVER_MAX_NOTE   4096
-#define DISCOVER_NAME_MAX   128
+#define DISCOVER_NAME_MAX   256
 
 struct discover_seg {
     uint64_t start, size; /* runtime, page-rounded (as symbolizer markup mmap elements) */
@@ -34,9 +37,12 @@ struct discover_module {
     uint16_t e_type;     /* ET_EXEC / ET_DYN */
     uint8_t build_id[64];
     uint32_t build_id_len; /* 0 if no note was readable */
-    /* DT_SONAME when the image has one, else "" (the recording then names it after its
-     * header address, HVFXT_MODULE_PLACEHOLDER_FMT). */
+    /* Its path as the dynamic loader opened it (link map), else DT_SONAME, else "" (the
+     * recording then names it after its header address, HVFXT_MODULE_PLACEHOLDER_FMT); an OS
+     * layer may name the executable from the process itself. */
     char name[DISCOVER_NAME_MAX];
+    uint64_t dynamic, dynamic_size; /* run-time PT_DYNAMIC, 0 if none */
+    uint64_t r_debug;               /* DT_DEBUG's value (an executable's loader state), or 0 */
     struct discover_seg seg[DISCOVER_MAX_SEGS];
     unsigned nseg;
 };
@@ -52,7 +58,9 @@ struct discover_range {
 };
 
 /* For each range, scan down from its first page at most DISCOVER_SCAN_PAGES pages for "\x7fELF",
- * parse the image, and keep it if the range lies inside its PT_LOAD extent. Modules are
+ * parse the image, and keep it if the range lies inside its PT_LOAD extent. Once an executable
+ * whose DT_DEBUG the loader has set is found, its link map (guestos/generic/link_map.h) names
+ * the shared objects by path and finds those whose code was not (yet) mapped. Modules are
  * deduplicated by header address. Returns the number found (<= max). */
 size_t discover_modules(discover_read_fn read, void *ctx, const struct discover_range *ranges,
                         size_t nranges, struct discover_module *out, size_t max);

@@ -318,7 +318,9 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
     size_t count = 0;
     for (size_t i = 0; i < p->modules.n; i++) {
         struct prof_module *m = &p->modules.v[i];
-        if (m->elf || m->ksyms)
+        /* A symbol file of the same build wins over the symbols the recording carries (a
+         * shared object's exported functions, a kernel's kallsyms): it has them all. */
+        if (m->elf)
             continue;
         char *path = symbol_path_find(sp, m->build_id, m->build_id_len, m->name);
         if (!path)

@@ -110,6 +110,8 @@ int sampler_drain_once(struct sampler *s, bool final)
     /* Names first, so that every record below refers to an identity already named. */
     if (name_new_identities(s, &err) < 0)
         goto fail;
+    if (s->mem && sampler_modules_poll(s, sampler_now_ns(), &err) < 0)
+        goto fail;
     if (s->mem && sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
         goto fail;
     if (s->mem && sampler_kmods_poll(s, sampler_now_ns(), final, &err) < 0)

@@ -32,6 +32,9 @@ struct id_proc {
     _Atomic int ready;    /* info published */
     struct id_proc_info info;
     struct id_label label; /* guest pid and name */
+    /* Time of its last user-mode sample (relaxed: a hint for the drain thread, which looks at
+     * a process's modules again while it keeps running user code). */
+    _Atomic uint64_t last_user_ts;
 };
 
 struct id_thread {
@@ -66,6 +69,13 @@ uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, u
 /* The labels of process / thread `id` (NULL for id 0 / out of range). */
 struct id_label *id_proc_label(struct id_table *t, uint32_t id);
 struct id_label *id_thread_label(struct id_table *t, uint32_t id);
+
+/* Process `id` was sampled in user mode at `ts` (nothing for id 0). */
+static inline void id_proc_seen_user(struct id_table *t, uint32_t id, uint64_t ts)
+{
+    if (id && id <= ID_MAX_PROCS)
+        atomic_store_explicit(&t->procs[id - 1].last_user_ts, ts, memory_order_relaxed);
+}
 
 /* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never
  * seen in user mode is treated as a kernel thread: its kernel samples open no continuation. */

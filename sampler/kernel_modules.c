@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sampler/sampler_priv.h"
+#include "sampler/symbol_batch.h"
 
 /* Modules load during boot (udev) and whenever the workload asks; a poll reads a few words of
  * each listed module, ~1 ms for 100 modules on the nested test bed, so once a second costs
@@ -21,52 +22,6 @@
 /* Modules recorded in one session at most: a guest that keeps presenting new ones (a hostile
  * one, or one loading and unloading without end) cannot grow the recording without bound. */
 #define KMOD_RECORDED_MAX 4096
-
-struct kmod_syms {
-    struct hvfxt_symbol *v;
-    size_t n, cap;
-    char *names;
-    size_t names_len, names_cap;
-    uint64_t base;
-};
-
-static int collect(void *ctx, const struct guestos_symbol *g)
-{
-    struct kmod_syms *c = ctx;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        struct hvfxt_symbol *v = realloc(c->v, cap * sizeof(*v));
-        if (!v)
-            return 1;
-        c->v = v;
-        c->cap = cap;
-    }
-    if (c->names_len + g->name_len + 1 > c->names_cap) {
-        size_t cap = c->names_cap ? 2 * c->names_cap : 8192;
-        while (cap < c->names_len + g->name_len + 1)
-            cap *= 2;
-        char *p = realloc(c->names, cap);
-        if (!p)
-            return 1;
-        c->names = p;
-        c->names_cap = cap;
-    }
-    memcpy(c->names + c->names_len, g->name, g->name_len);
-    c->names[c->names_len + g->name_len] = 0;
-    /* The name's offset for now; made a pointer once the buffer stops moving. */
-    c->v[c->n++] = (struct hvfxt_symbol){.addr = g->addr - c->base,
-                                         .type = g->type,
-                                         .name = (const char *)(uintptr_t)c->names_len,
-                                         .name_len = g->name_len};
-    c->names_len += g->name_len + 1;
-    return 0;
-}
-
-static int by_addr(const void *a, const void *b)
-{
-    const struct hvfxt_symbol *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 static bool recorded(const struct sampler_kmods *km, const struct guestos_kmodule *m)
 {
@@ -89,12 +44,12 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
         km->v = v;
         km->cap = cap;
     }
-    struct kmod_syms c = {.base = m->text_start};
+    struct symbol_batch c = {.base = m->text_start};
     struct hv_err why = {{0}, 0};
-    long got = s->os.ops->kernel_module_symbols(&s->os, s->mem, m, collect, &c, &why);
-    if (got < 0) {
+    long got = s->os.ops->kernel_module_symbols(&s->os, s->mem, m, symbol_batch_add, &c, &why);
+    if (got < 0 || c.oom) {
         km->unreadable++; /* recorded without symbols: its frames say [name]+offset */
-        c.n = 0;
+        symbol_batch_free(&c);
     }
     uint64_t size = m->text_end - m->text_start;
     struct discover_module d = {
@@ -109,21 +64,12 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
     snprintf(d.name, sizeof(d.name), "[%s]", m->name);
     int64_t id = sampler_modules_record_kernel(s, &d, now, err);
     int rc = id < 0 ? -1 : 0;
+    /* The end of the code region: no symbol runs past it. */
     if (rc == 0 && c.n) {
-        for (size_t i = 0; i < c.n; i++)
-            c.v[i].name = c.names + (uintptr_t)c.v[i].name;
-        qsort(c.v, c.n, sizeof(*c.v), by_addr);
-        /* The end of the code region: no symbol runs past it. */
-        struct hvfxt_symbol *v = realloc(c.v, (c.n + 1) * sizeof(*v));
-        if (v) {
-            c.v = v;
-            c.v[c.n++] = (struct hvfxt_symbol){.addr = size, .type = 0, .name = "", .name_len = 0};
-        }
-        rc = hvfxt_write_symbols(&s->w, (uint64_t)id, c.v, c.n, err);
+        rc = symbol_batch_write(&c, &s->w, (uint64_t)id, size, err);
         km->symbols += (uint64_t)got;
     }
-    free(c.v);
-    free(c.names);
+    symbol_batch_free(&c);
     if (rc < 0)
         return -1;
     struct sampler_kmod_seen *e = &km->v[km->n++];

@@ -42,6 +42,12 @@ int64_t discover_registry_id(const struct discover_registry *r, const uint8_t *b
     return m ? (int64_t)m->id : -1;
 }
 
+struct discover_registry_module *discover_registry_find(struct discover_registry *r,
+                                                        const struct discover_module *m)
+{
+    return find_module(r, m->build_id, m->build_id_len, m->name, m->header_va);
+}
+
 /* The module's id, writing its record the first time. */
 static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, const uint8_t *id,
                          uint32_t id_len, const char *name, uint64_t header_va, int *written,

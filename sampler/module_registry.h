@@ -20,6 +20,9 @@ struct discover_registry_module {
     uint64_t header_va;
     char name[DISCOVER_NAME_MAX];
     uint64_t id;
+    /* Symbols from the guest's memory (sampler/modules.c): recorded, or looks that found none. */
+    bool symbols_recorded;
+    uint8_t symbol_looks;
 };
 
 struct discover_registry_mapping {
@@ -40,6 +43,10 @@ void discover_registry_free(struct discover_registry *r);
 /* The id of a module already recorded (same key as discover_record uses), or -1. */
 int64_t discover_registry_id(const struct discover_registry *r, const uint8_t *build_id,
                              uint32_t build_id_len, const char *name, uint64_t header_va);
+
+/* The registry's entry for a module discover_record wrote (same key), or NULL. */
+struct discover_registry_module *discover_registry_find(struct discover_registry *r,
+                                                        const struct discover_module *m);
 
 /* Write what is new among `m[0..n)` for address space `pid_koid` (hvfxt_koid_guest_process).
  * Returns the number of records written, or -1. */

@@ -1,23 +1,44 @@
 /* Module discovery for guest address spaces, on the drain thread: the OS layer finds the ELF
  * images of an address space (guestos/), and the result goes into the trace as module and
- * mapping records (module_registry.c) so `hvprof report` can symbolize later from the file plus
- * symbol files.
+ * mapping records (module_registry.c), with the symbols each image carries in the guest's
+ * memory (its dynamic symbol table), so `hvprof report` names shared-library functions without
+ * any file and symbolizes the rest later from symbol files.
+ *
+ * A process is looked at when it is first seen, and again while it keeps running user code:
+ * right after exec the loader has not mapped the libraries yet, pages of an image are mapped
+ * only once touched, and dlopen() adds code later. The next look comes MOD_LOOK_MIN_NS after
+ * one that found something new, doubling up to MOD_LOOK_MAX_NS while nothing changes; a
+ * process not sampled in user mode since its last look is not looked at again.
  *
  * This reads guest memory while the guest runs: page tables may change under us, so everything
  * is bounded and validated (as on the exit path), and a process found mid-change simply yields
- * fewer modules. */
+ * fewer modules until its next look. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sampler/module_registry.h"
 #include "sampler/sampler_priv.h"
+#include "sampler/symbol_batch.h"
 
-#define MOD_MAX_PER_PROC 32 /* modules kept per address space */
+#define MOD_MAX_PER_PROC    64            /* modules kept per address space */
+#define MOD_LOOK_MIN_NS     100000000ull  /* 0.1 s */
+#define MOD_LOOK_MAX_NS     2000000000ull /* 2 s */
+#define MOD_LOOKS_PER_DRAIN 8 /* re-looks per drain pass (10 ms): bounds the drain's latency */
+#define MOD_SYMBOL_LOOKS    4 /* looks for a module's symbols before giving up on them */
+
+struct proc_look {
+    uint64_t at;   /* time of the last look (0: none yet) */
+    uint64_t wait; /* until the next */
+};
 
 /* Modules and mappings already written (sampler/module_registry.h dedupes by build-id). */
 struct sampler_modules {
     struct discover_registry reg;
+    struct proc_look look[ID_MAX_PROCS];
+    uint32_t cursor; /* where the last pass of re-looks stopped */
+    uint64_t looks, relooks_found, symbols, symbol_modules, ns;
 };
 
 struct sampler_modules *sampler_modules_create(void)
@@ -76,12 +97,95 @@ int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_m
     return id >= 0 ? id : hv_errf(err, "the kernel's module record is not in the registry");
 }
 
+/* The symbols a module carries in the guest's memory, once per module (retried at a few looks:
+ * its table's pages may not be mapped yet). */
+static int record_symbols(struct sampler *s, const struct guestos_as *as,
+                          const struct discover_module *m, struct hv_err *err)
+{
+    struct discover_registry_module *r = discover_registry_find(&s->mods->reg, m);
+    if (!r || r->symbols_recorded || r->symbol_looks >= MOD_SYMBOL_LOOKS)
+        return 0;
+    r->symbol_looks++;
+    struct symbol_batch b = {0};
+    long got = guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b);
+    int rc = 0;
+    if (got > 0 && !b.oom) {
+        rc = symbol_batch_write(&b, &s->w, r->id, 0, err);
+        r->symbols_recorded = true;
+        s->mods->symbols += (uint64_t)got;
+        s->mods->symbol_modules++;
+    }
+    symbol_batch_free(&b);
+    return rc;
+}
+
+/* Look at process `proc`'s address space; returns the records written (new modules and
+ * mappings), or -1. */
+static int look(struct sampler *s, uint32_t proc, const struct id_proc_info *info, uint64_t ts,
+                struct hv_err *err)
+{
+    struct discover_module *found = malloc(MOD_MAX_PER_PROC * sizeof(*found));
+    if (!found)
+        return hv_errf(err, "out of memory");
+    uint64_t t0 = sampler_now_ns();
+    struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer};
+    size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
+    int written =
+        discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(proc), found, n, ts, err);
+    for (size_t i = 0; i < n && written >= 0; i++)
+        if (record_symbols(s, &as, &found[i], err) < 0)
+            written = -1;
+    free(found);
+    s->mods->looks++;
+    s->mods->ns += sampler_now_ns() - t0;
+    return written;
+}
+
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err)
 {
-    struct discover_module found[MOD_MAX_PER_PROC];
-    struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer};
-    size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
-    return discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(proc), found, n,
-                           info->first_ts, err);
+    if (look(s, proc, info, info->first_ts, err) < 0)
+        return -1;
+    s->mods->look[proc - 1] = (struct proc_look){sampler_now_ns(), MOD_LOOK_MIN_NS};
+    return 0;
+}
+
+int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
+{
+    struct sampler_modules *mods = s->mods;
+    unsigned done = 0;
+    for (uint32_t k = 0; k < ID_MAX_PROCS && done < MOD_LOOKS_PER_DRAIN; k++) {
+        uint32_t id = (mods->cursor + k) % ID_MAX_PROCS + 1;
+        struct proc_look *l = &mods->look[id - 1];
+        const struct id_proc *p = id_proc_at(s->ids, id);
+        if (!l->at || !p || !p->info.cr3 || now - l->at < l->wait)
+            continue;
+        uint64_t seen = atomic_load_explicit(&p->last_user_ts, memory_order_relaxed);
+        if (seen < l->at)
+            continue; /* no user code run since: nothing new to find */
+        int written = look(s, id, &p->info, now, err);
+        if (written < 0)
+            return -1;
+        if (written > 0)
+            mods->relooks_found++;
+        l->at = sampler_now_ns();
+        l->wait = written > 0 ? MOD_LOOK_MIN_NS
+                              : (l->wait * 2 > MOD_LOOK_MAX_NS ? MOD_LOOK_MAX_NS : l->wait * 2);
+        mods->cursor = id % ID_MAX_PROCS;
+        done++;
+    }
+    return 0;
+}
+
+void sampler_modules_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_modules *m = s->mods;
+    if (!m->looks)
+        return;
+    fprintf(out,
+            "  user modules: %zu recorded (%zu mappings), %" PRIu64 " with %" PRIu64
+            " symbols from their dynamic symbol tables; %" PRIu64 " looks at address spaces "
+            "(%" PRIu64 " found more than the look before), %.1f ms in all\n",
+            m->reg.nmods, m->reg.nmaps, m->symbol_modules, m->symbols, m->looks, m->relooks_found,
+            (double)m->ns / 1e6);
 }

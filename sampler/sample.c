@@ -200,6 +200,8 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
 
     uint64_t walked;
     if (snap->cpl == 3) {
+        if (due)
+            id_proc_seen_user(s->ids, proc, now);
         walked = take_user(sv, now, due, thread, pid, tid);
     } else {
         if (sv->npend)

@@ -182,6 +182,10 @@ struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
                              struct hv_err *err);
+/* modules.c: look again at processes that keep running user code (a drain pass). -1 only when
+ * the file cannot be written. */
+int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err);
+void sampler_modules_summary(const struct sampler *s, FILE *out);
 /* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
 int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);

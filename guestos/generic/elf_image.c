@@ -3,67 +3,20 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/elfnote.h"
+#include "guestos/generic/elf_dynamic.h"
+#include "guestos/generic/link_map.h"
 
 #define PAGE           4096ull
 #define MAX_PHOFF      (64ull * 1024) /* program headers sit right after the ELF header */
-#define MAX_DYN        512            /* dynamic entries examined for DT_SONAME */
 #define MAX_IMAGE_SPAN (1ull << 40)   /* a module larger than 1 TiB is corrupt */
 
 static uint64_t page_floor(uint64_t v)
 {
     return v & ~(PAGE - 1);
-}
-
-static bool printable_name(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++) {
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == ':' || *s == '}')
-            return false;
-    }
-    return true;
-}
-
-/* DT_SONAME through the dynamic section. ld.so relocates DT_STRTAB in place in most builds, so
- * the pointer may be a runtime or a link address: accept whichever lies inside the image. */
-static void read_soname(discover_read_fn read, void *ctx, const Elf64_Phdr *dyn,
-                        struct discover_module *m)
-{
-    uint64_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
-    if (n > MAX_DYN)
-        n = MAX_DYN;
-    uint64_t strtab = 0, soname = UINT64_MAX;
-    for (uint64_t i = 0; i < n; i++) {
-        Elf64_Dyn d;
-        if (!read(ctx, m->bias + dyn->p_vaddr + i * sizeof(d), &d, sizeof(d)))
-            return;
-        if (d.d_tag == DT_NULL)
-            break;
-        if (d.d_tag == DT_STRTAB)
-            strtab = d.d_un.d_ptr;
-        else if (d.d_tag == DT_SONAME)
-            soname = d.d_un.d_val;
-    }
-    if (!strtab || soname == UINT64_MAX || soname > MAX_IMAGE_SPAN)
-        return;
-    uint64_t base = strtab >= m->start && strtab < m->end ? strtab : m->bias + strtab;
-    if (base < m->start || base >= m->end || soname >= m->end - base)
-        return;
-    char name[DISCOVER_NAME_MAX];
-    size_t len = 0;
-    for (; len + 1 < sizeof(name); len++) {
-        if (!read(ctx, base + soname + len, &name[len], 1))
-            return;
-        if (!name[len])
-            break;
-    }
-    name[len] = 0;
-    if (len + 1 < sizeof(name) && printable_name(name))
-        memcpy(m->name, name, len + 1);
 }
 
 int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discover_module *m,
@@ -129,18 +82,65 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
             m->build_id_len = elf_notes_find_build_id(notes, p->p_filesz, m->build_id);
     }
     for (unsigned i = 0; i < eh.e_phnum; i++) {
-        if (ph[i].p_type == PT_DYNAMIC && ph[i].p_vaddr <= MAX_IMAGE_SPAN + link_base) {
-            read_soname(read, ctx, &ph[i], m);
+        if (ph[i].p_type == PT_DYNAMIC && ph[i].p_vaddr <= MAX_IMAGE_SPAN + link_base &&
+            ph[i].p_memsz <= MAX_IMAGE_SPAN) {
+            m->dynamic = m->bias + ph[i].p_vaddr;
+            m->dynamic_size = ph[i].p_memsz;
             break;
         }
     }
+    struct elf_dynamic d;
+    if (elf_dynamic_read(read, ctx, m, &d)) {
+        if (d.soname != UINT64_MAX)
+            elf_dynamic_string(read, ctx, m, &d, d.soname, m->name, sizeof(m->name));
+        if (d.has_debug && d.debug && (d.debug >> 47) == 0)
+            m->r_debug = d.debug;
+    }
     return 0;
+}
+
+static struct discover_module *find_by_bias(struct discover_module *out, size_t n,
+                                            const struct link_map_entry *e)
+{
+    for (size_t i = 0; i < n; i++)
+        if (out[i].bias == e->addr && e->ld >= out[i].start && e->ld < out[i].end)
+            return &out[i];
+    return NULL;
+}
+
+/* The shared objects the loader lists: named by their paths, and added when their code was not
+ * found from the page tables (a page not yet touched, a header further below than the scan). */
+static size_t add_link_map(discover_read_fn read, void *ctx, uint64_t r_debug,
+                           struct discover_module *out, size_t n, size_t max)
+{
+    struct link_map_entry *e = malloc(LINK_MAP_MAX * sizeof(*e));
+    bool consistent;
+    int k = e ? link_map_read(read, ctx, r_debug, e, LINK_MAP_MAX, &consistent) : -1;
+    for (int i = 0; i < k; i++) {
+        if (!e[i].name[0] || e[i].addr % PAGE)
+            continue; /* the executable (or an unreadable name) */
+        struct discover_module *m = find_by_bias(out, n, &e[i]);
+        if (!m && n < max) {
+            /* A shared object linked at 0 has its header at its bias. */
+            m = &out[n];
+            if (discover_elf_at(read, ctx, e[i].addr, m, NULL) == 0 && m->bias == e[i].addr &&
+                e[i].ld >= m->start && e[i].ld < m->end)
+                n++;
+            else
+                m = NULL;
+        }
+        if (m)
+            snprintf(m->name, sizeof(m->name), "%s", e[i].name);
+    }
+    free(e);
+    return n;
 }
 
 size_t discover_modules(discover_read_fn read, void *ctx, const struct discover_range *ranges,
                         size_t nranges, struct discover_module *out, size_t max)
 {
     size_t n = 0;
+    uint64_t r_debug = 0;
     for (size_t r = 0; r < nranges && n < max; r++) {
         uint64_t start = ranges[r].start;
         bool known = false;
@@ -164,6 +164,11 @@ size_t discover_modules(discover_read_fn read, void *ctx, const struct discover_
             }
             if (page < PAGE)
                 break;
+        }
+        /* The first executable the loader describes: its link map covers what follows. */
+        if (!r_debug && n && out[n - 1].r_debug) {
+            r_debug = out[n - 1].r_debug;
+            n = add_link_map(read, ctx, r_debug, out, n, max);
         }
     }
     return n;

@@ -18,24 +18,41 @@ void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
     out->thread_key = snap->fs_base;
 }
 
-/* A PTI process: its kernel PGD (the canonical root) marks every user entry NX, so the user
- * half is read through the user PGD, 4 KiB above. */
+/* The user half of an address space: a PTI process's kernel PGD (the canonical root) marks
+ * every user entry NX, so it is read through the user PGD, 4 KiB above. false: not long mode. */
+static bool user_mmu(const struct gmem *mem, const struct guestos_as *as, struct pt_mmu *mmu)
+{
+    uint64_t root = as->root;
+    if (pti_is_user_root(mem, root | PTI_USER_BIT, GUESTOS_CR3_ADDR_MASK))
+        root |= PTI_USER_BIT;
+    return pt_mmu_init(mmu, as->cr0, root, as->cr4, as->efer, 0, 0) == PT_OK;
+}
+
 size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
                                         const struct guestos_as *as, struct discover_module *out,
                                         size_t max)
 {
     (void)os;
-    uint64_t root = as->root;
-    if (pti_is_user_root(mem, root | PTI_USER_BIT, GUESTOS_CR3_ADDR_MASK))
-        root |= PTI_USER_BIT;
     struct pt_mmu mmu;
-    if (pt_mmu_init(&mmu, as->cr0, root, as->cr4, as->efer, 0, 0) != PT_OK)
+    if (!user_mmu(mem, as, &mmu))
         return 0; /* not long mode: nothing to discover */
     return discover_guest_modules(mem, &mmu, out, max, NULL);
+}
+
+long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,
+                                    const struct guestos_as *as, const struct discover_module *m,
+                                    guestos_symbol_fn fn, void *ctx)
+{
+    (void)os;
+    struct pt_mmu mmu;
+    if (!user_mmu(mem, as, &mmu))
+        return -1;
+    return discover_guest_symbols(mem, &mmu, m, fn, ctx);
 }
 
 const struct guestos_ops guestos_generic_ops = {
     .name = "generic",
     .identify = guestos_generic_identify,
     .discover_modules = guestos_generic_discover_modules,
+    .module_symbols = guestos_generic_module_symbols,
 };

@@ -15,6 +15,9 @@ void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
 size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
                                         const struct guestos_as *as, struct discover_module *out,
                                         size_t max);
+long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,
+                                    const struct guestos_as *as, const struct discover_module *m,
+                                    guestos_symbol_fn fn, void *ctx);
 
 /* CR3 bits [51:12]: the top-level table's guest-physical address (SDM Vol. 3A §4.5.2: bits
  * 11:0 are the PCID or PWT/PCD, bits 63:52 the no-flush and LAM controls). */

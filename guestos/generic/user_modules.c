@@ -1,5 +1,7 @@
 #include "guestos/generic/user_modules.h"
 
+#include "guestos/generic/elf_dynamic.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,4 +73,29 @@ size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
     }
     free(c.r);
     return n;
+}
+
+struct relay {
+    guestos_symbol_fn fn;
+    void *ctx;
+};
+
+static int relay_symbol(void *ctx, uint64_t addr, uint64_t size, char type, const char *name,
+                        size_t len)
+{
+    const struct relay *r = ctx;
+    struct guestos_symbol g = {
+        .addr = addr, .name = name, .name_len = (uint16_t)len, .type = type, .size = size};
+    return r->fn(r->ctx, &g);
+}
+
+long discover_guest_symbols(const struct gmem *mem, const struct pt_mmu *mmu,
+                            const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
+{
+    struct reader r = {mem, mmu};
+    struct elf_dynamic d;
+    if (!elf_dynamic_read(read_virt, &r, m, &d))
+        return -1;
+    struct relay rl = {fn, ctx};
+    return elf_dynamic_symbols(read_virt, &r, m, &d, relay_symbol, &rl);
 }

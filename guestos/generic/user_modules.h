@@ -8,6 +8,7 @@
 
 #include "guestwalk/gmem.h"
 #include "guestwalk/paging.h"
+#include "guestos/guestos.h"
 #include "guestos/module.h"
 
 #define DISCOVER_GUEST_MAX_ENTRIES (1u << 20) /* page-table entries read per address space */
@@ -23,3 +24,9 @@ struct discover_guest_stats {
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
                               struct discover_module *out, size_t max,
                               struct discover_guest_stats *st);
+
+/* The code symbols of module `m` of that address space from its dynamic symbol table
+ * (guestos/generic/elf_dynamic.h), given as guestos symbols at link-time addresses. Returns how
+ * many, or -1 if it has no readable table. */
+long discover_guest_symbols(const struct gmem *mem, const struct pt_mmu *mmu,
+                            const struct discover_module *m, guestos_symbol_fn fn, void *ctx);

@@ -195,5 +195,6 @@ const struct guestos_ops guestos_linux_ops = {
     .kernel_modules = linux_kernel_modules,
     .kernel_module_symbols = linux_kernel_module_symbols,
     .discover_modules = guestos_generic_discover_modules,
+    .module_symbols = guestos_generic_module_symbols,
     .close = linux_close,
 };

@@ -1,0 +1,94 @@
+#include "sampler/symbol_batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool grow(struct symbol_batch *b, size_t name_len)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        struct symbol_batch_entry *v = realloc(b->v, cap * sizeof(*v));
+        if (!v)
+            return false;
+        b->v = v;
+        b->cap = cap;
+    }
+    if (b->names_len + name_len + 1 > b->names_cap) {
+        size_t cap = b->names_cap ? 2 * b->names_cap : 8192;
+        while (cap < b->names_len + name_len + 1)
+            cap *= 2;
+        char *p = realloc(b->names, cap);
+        if (!p)
+            return false;
+        b->names = p;
+        b->names_cap = cap;
+    }
+    return true;
+}
+
+int symbol_batch_add(void *batch, const struct guestos_symbol *s)
+{
+    struct symbol_batch *b = batch;
+    if (s->addr < b->base || !s->name_len)
+        return 0;
+    if (!grow(b, s->name_len)) {
+        b->oom = true;
+        return 1;
+    }
+    memcpy(b->names + b->names_len, s->name, s->name_len);
+    b->names[b->names_len + s->name_len] = 0;
+    uint64_t addr = s->addr - b->base;
+    /* Names are kept as offsets into `names` until the buffer stops moving. */
+    b->v[b->n++] =
+        (struct symbol_batch_entry){.sym = {.addr = addr,
+                                            .type = s->type,
+                                            .name = (const char *)(uintptr_t)b->names_len,
+                                            .name_len = s->name_len},
+                                    .end = s->size && addr + s->size > addr ? addr + s->size : 0};
+    b->names_len += s->name_len + 1;
+    return 0;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    const struct symbol_batch_entry *x = a, *y = b;
+    return x->sym.addr < y->sym.addr ? -1 : x->sym.addr > y->sym.addr;
+}
+
+int symbol_batch_write(struct symbol_batch *b, struct fxt_writer *w, uint64_t id, uint64_t end,
+                       struct hv_err *err)
+{
+    if (!b->n)
+        return 0;
+    for (size_t i = 0; i < b->n; i++)
+        b->v[i].sym.name = b->names + (uintptr_t)b->v[i].sym.name;
+    qsort(b->v, b->n, sizeof(*b->v), by_addr);
+    /* At most one end marker after each symbol, and one at `end`. */
+    struct hvfxt_symbol *out = malloc((2 * b->n + 1) * sizeof(*out));
+    if (!out)
+        return hv_errf(err, "out of memory");
+    size_t k = 0;
+    uint64_t covered = 0; /* the furthest known end of the symbols so far */
+    for (size_t i = 0; i < b->n; i++) {
+        out[k++] = b->v[i].sym;
+        if (b->v[i].end > covered)
+            covered = b->v[i].end;
+        /* A gap before the next symbol (or the end) that no known size covers: code there
+         * belongs to no symbol. Unknown sizes (0) extend to the next symbol, as before. */
+        uint64_t next = i + 1 < b->n ? b->v[i + 1].sym.addr : (end ? end : UINT64_MAX);
+        if (covered > b->v[i].sym.addr && covered < next)
+            out[k++] = (struct hvfxt_symbol){.addr = covered, .type = 0, .name = "", .name_len = 0};
+    }
+    if (end && (!k || out[k - 1].addr < end))
+        out[k++] = (struct hvfxt_symbol){.addr = end, .type = 0, .name = "", .name_len = 0};
+    int rc = hvfxt_write_symbols(w, id, out, k, err);
+    free(out);
+    return rc;
+}
+
+void symbol_batch_free(struct symbol_batch *b)
+{
+    free(b->v);
+    free(b->names);
+    *b = (struct symbol_batch){0};
+}

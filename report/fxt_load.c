@@ -217,6 +217,16 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
     char *name = str_dup(m->name);
     if (!name)
         return hv_errf(l->err, "out of memory");
+    /* A module record for an id already seen renames that module (the recorder found its path
+     * after it had recorded it by soname). */
+    for (size_t i = 0; i < l->nmods; i++) {
+        if (l->mods[i].id == m->id) {
+            struct prof_module *pm = &l->p->modules.v[l->mods[i].idx];
+            free(pm->name);
+            pm->name = name;
+            return 0;
+        }
+    }
     int idx = profile_add_module(l->p, name, m->build_id, m->build_id_len, false, l->err);
     free(name);
     if (idx < 0)

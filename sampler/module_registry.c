@@ -48,12 +48,33 @@ struct discover_registry_module *discover_registry_find(struct discover_registry
     return find_module(r, m->build_id, m->build_id_len, m->name, m->header_va);
 }
 
-/* The module's id, writing its record the first time. */
+/* How well a name says what a module is: a path, a bare name (soname), a placeholder. */
+static int name_rank(const char *name)
+{
+    if (name[0] == '/')
+        return 2;
+    return name[0] && !hvfxt_module_name_is_placeholder(name) ? 1 : 0;
+}
+
+/* The module's id, writing its record the first time (and again when it gets a better name). */
 static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, const uint8_t *id,
                          uint32_t id_len, const char *name, uint64_t header_va, int *written,
                          struct hv_err *err)
 {
     struct discover_registry_module *m = find_module(r, id, id_len, name, header_va);
+    if (m && name_rank(name) > name_rank(m->name)) {
+        /* A later look named it better (the loader's path for what only had its soname): the
+         * same id again with the new name (docs/fxt-samples.md, "Module"). */
+        snprintf(m->name, sizeof(m->name), "%s", name);
+        struct hvfxt_module rec = {.id = m->id,
+                                   .name = m->name,
+                                   .name_len = (uint16_t)strlen(m->name),
+                                   .build_id = m->build_id,
+                                   .build_id_len = (uint16_t)m->build_id_len};
+        if (hvfxt_write_module(w, &rec, err) < 0)
+            return -1;
+        (*written)++;
+    }
     if (m)
         return (int64_t)m->id;
     if (r->nmods == r->mods_cap) {

@@ -41,17 +41,9 @@ int lx_kmods_init_raw(struct lx_kmods *r, const struct gmem *mem, uint64_t head,
                       size_t why_len)
 {
     memset(r, 0, sizeof(*r));
-    r->mem = mem;
-    r->cached_page = UINT64_MAX;
     r->head = head;
     r->lay = *lay;
-    uint64_t cr4 = PT_CR4_PAE | (la57 ? PT_CR4_LA57 : 0);
-    if (pt_mmu_init(&r->mmu, PT_CR0_PE | PT_CR0_PG, root, cr4,
-                    PT_EFER_LME | PT_EFER_LMA | PT_EFER_NXE, root, 0) != PT_OK) {
-        snprintf(why, why_len, "kernel page tables: %s", r->mmu.mode_why ? r->mmu.mode_why : "?");
-        return -1;
-    }
-    return 0;
+    return lx_kread_init(&r->kr, mem, root, la57, why, why_len);
 }
 
 int lx_kmods_init(struct lx_kmods *r, const struct lx_kernel *k, const struct gmem *mem, char *why,
@@ -87,47 +79,16 @@ int lx_kmods_init(struct lx_kmods *r, const struct lx_kernel *k, const struct gm
         snprintf(why, why_len, "BTF: no struct mod_kallsyms with symtab, num_symtab, strtab");
         return -1;
     }
-    /* The kernel's own page tables: init_top_pgt is swapper_pg_dir, the top table of every
-     * kernel thread, whose kernel half every address space shares (arch/x86/kernel/head_64.S;
-     * with PTI it is the kernel copy). VMCOREINFO names it (arch_crash_save_vmcoreinfo). */
-    uint64_t pgt;
-    int64_t l5 = 0;
-    if (!lx_vmcoreinfo_symbol(&k->vmci, "init_top_pgt", &pgt) || pgt < LX_START_KERNEL_MAP) {
-        snprintf(why, why_len, "VMCOREINFO has no SYMBOL(init_top_pgt) in the kernel image");
+    if (lx_kread_init_kernel(&r->kr, k, mem, why, why_len) < 0)
         return -1;
-    }
-    (void)lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(pgtable_l5_enabled)", &l5);
-    uint64_t root = pgt - LX_START_KERNEL_MAP + k->img.phys_base;
-    return lx_kmods_init_raw(r, mem, k->sym.modules, &lay, root, l5 == 1, why, why_len);
+    r->head = k->sym.modules;
+    r->lay = lay;
+    return 0;
 }
 
-/* Copy len bytes at kernel virtual address va through the kernel's page tables. */
 static bool lx_kmods_read(struct lx_kmods *r, uint64_t va, void *dst, size_t len)
 {
-    uint8_t *d = dst;
-    while (len) {
-        uint64_t page = va & ~0xfffull;
-        size_t n = 0x1000 - (va & 0xfff);
-        if (n > len)
-            n = len;
-        if (page != r->cached_page) {
-            struct pt_xlate x;
-            struct pt_fault f;
-            if (va < (1ull << 63) ||
-                pt_translate(&r->mmu, r->mem, va, PT_ACC_SUPERVISOR, &x, &f) < 0)
-                return false;
-            const uint8_t *h = gmem_ptr(r->mem, x.gpa & ~0xfffull, 0x1000);
-            if (!h)
-                return false;
-            r->cached_page = page;
-            r->cached_host = h;
-        }
-        memcpy(d, r->cached_host + (va & 0xfff), n);
-        d += n;
-        va += n;
-        len -= n;
-    }
-    return true;
+    return lx_kread(&r->kr, va, dst, len);
 }
 
 static bool read_u64(struct lx_kmods *r, uint64_t va, uint64_t *v)
@@ -162,7 +123,7 @@ static bool read_name(struct lx_kmods *r, const struct lx_kmod_layout *l, uint64
 int lx_kmods_list(struct lx_kmods *r, struct lx_kmod *out, size_t max, struct hv_err *err)
 {
     const struct lx_kmod_layout *l = &r->lay;
-    r->cached_page = UINT64_MAX;
+    lx_kread_forget(&r->kr);
     uint64_t next;
     if (!read_u64(r, r->head, &next))
         return hv_errf(err, "kernel modules: the list head at 0x%" PRIx64 " cannot be read",
@@ -198,7 +159,7 @@ long lx_kmods_symbols(struct lx_kmods *r, const struct lx_kmod *m, lx_kmod_sym_f
                       struct hv_err *err)
 {
     const struct lx_kmod_layout *l = &r->lay;
-    r->cached_page = UINT64_MAX;
+    lx_kread_forget(&r->kr);
     uint64_t symtab, strtab;
     uint32_t nsym;
     if (!m->kallsyms || !read_u64(r, m->kallsyms + l->ks_symtab, &symtab) ||

@@ -23,6 +23,7 @@
 
 #include "common/err.h"
 #include "guestwalk/gmem.h"
+#include "guestos/linux/kread.h"
 #include "guestwalk/paging.h"
 
 struct lx_kernel;
@@ -43,13 +44,9 @@ struct lx_kmod_layout {
 };
 
 struct lx_kmods {
-    const struct gmem *mem;
-    struct pt_mmu mmu;
-    uint64_t head; /* run-time address of the `modules` list head */
+    struct lx_kread kr; /* the kernel's page tables */
+    uint64_t head;      /* run-time address of the `modules` list head */
     struct lx_kmod_layout lay;
-    /* One-page translation cache for the reads of one call. */
-    uint64_t cached_page;
-    const uint8_t *cached_host;
 };
 
 /* One loaded module as the list showed it. */

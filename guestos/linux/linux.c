@@ -140,7 +140,7 @@ static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
         return hv_errf(err, "the kernel is not described yet");
     if (!l->kmods_ok)
         return hv_errf(err, "%s", l->kmods_why);
-    l->kmods.mem = mem;
+    l->kmods.kr.mem = mem;
     enum { BATCH = 64 };
     struct lx_kmod batch[BATCH];
     struct lx_kmod *m = max <= BATCH ? batch : calloc(max, sizeof(*m));
@@ -177,7 +177,7 @@ static long linux_kernel_module_symbols(struct guestos *os, const struct gmem *m
     struct lx_layer *l = os->priv;
     if (!l->kmods_ok)
         return hv_errf(err, "%s", l->kmods_why);
-    l->kmods.mem = mem;
+    l->kmods.kr.mem = mem;
     struct lx_kmod m = {.addr = gm->handle[0],
                         .text = gm->text_start,
                         .text_size = gm->text_end - gm->text_start,

@@ -14,6 +14,8 @@
 
 #include "report/fxt_load.h"
 #include "report/profile.h"
+#include "symbols/symbol_path.h"
+#include "symbols/symtab.h"
 
 static char *slurp(const char *path)
 {
@@ -764,5 +766,107 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
         if (s->nframes >= depth)
             (*deep)++;
     }
+    profile_free(&p);
+}
+
+/* The workloads' known call chains (tests/linux/workloads/): each function's possible callers,
+ * up to the chain's root (main, or a thread's start function). */
+static const struct {
+    const char *fn, *callers[2];
+} known_callers[] = {
+    {"spin", {"leaf_a", "hot_b"}},      {"leaf_a", {"hot_a", NULL}},
+    {"hot_a", {"main", NULL}},          {"hot_b", {"main", NULL}},
+    {"spin_left", {"left_loop", NULL}}, {"left_loop", {"left_worker", NULL}},
+    {"spin_right", {"right_loop", NULL}}, {"right_loop", {"right_worker", NULL}},
+};
+
+static int known_index(const char *fn)
+{
+    for (size_t i = 0; i < sizeof(known_callers) / sizeof(known_callers[0]); i++)
+        if (!strcmp(known_callers[i].fn, fn))
+            return (int)i;
+    return -1;
+}
+
+static const char *frame_func(const struct profile *p, const struct prof_frame *f)
+{
+    if (f->loc == PROF_NONE || !p->locs.v[f->loc].resolved)
+        return NULL;
+    return p->funcs.v[p->locs.v[f->loc].func].name;
+}
+
+void tb_check_user_stacks(const struct tb_result *r, double min_exact)
+{
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    symbol_path_free(&sp);
+
+    /* Exact chains: from a known leaf through its callers to the root, nothing lost or added. */
+    uint64_t known = 0, exact = 0, shown = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->cpl != PROF_CPL_USER || !s->nframes)
+            continue;
+        const struct prof_frame *f = &p.frames.v[s->first];
+        const char *leaf = frame_func(&p, &f[0]);
+        int k = leaf ? known_index(leaf) : -1;
+        if (k < 0)
+            continue;
+        known++;
+        bool ok = false;
+        for (unsigned j = 1; j < s->nframes; j++) {
+            const char *fn = frame_func(&p, &f[j]);
+            const char *const *c = known_callers[k].callers;
+            if (!fn || !((c[0] && !strcmp(c[0], fn)) || (c[1] && !strcmp(c[1], fn))))
+                break;
+            k = known_index(fn);
+            if (k < 0) { /* a root: main or a thread's start function */
+                ok = true;
+                break;
+            }
+        }
+        exact += ok;
+        if (!ok && shown++ < 5) {
+            printf("%s: inexact user stack:", r->name);
+            for (unsigned j = 0; j < s->nframes && j < 8; j++) {
+                const char *fn = frame_func(&p, &f[j]);
+                printf(" %s", fn ? fn : "?");
+                if (!fn)
+                    printf("(0x%" PRIx64 ")", f[j].addr);
+            }
+            printf("\n");
+        }
+    }
+
+    /* Shared objects named by their guest paths, with exported functions from guest memory. */
+    bool libc_named = false;
+    size_t libc_syms = 0;
+    for (size_t i = 0; i < p.modules.n; i++) {
+        const struct prof_module *m = &p.modules.v[i];
+        if (!strcmp(m->name, "/lib/x86_64-linux-gnu/libc.so.6")) {
+            libc_named = true;
+            libc_syms = m->ksyms ? m->ksyms->n : 0;
+        }
+    }
+    printf("%s: %" PRIu64 " of %" PRIu64 " user samples in the workloads' known functions carry "
+           "the exact chain (%.2f%%); libc.so.6 %s, %zu symbols from guest memory\n",
+           r->name, exact, known, known ? 100.0 * (double)exact / (double)known : 0,
+           libc_named ? "named by its path" : "NOT named", libc_syms);
+    if (known < 50)
+        fail_msg("%s: only %" PRIu64 " user samples in the workloads' functions", r->name, known);
+    if ((double)exact < min_exact * (double)known)
+        fail_msg("%s: %.2f%% exact user chains, %.0f%% expected", r->name,
+                 100.0 * (double)exact / (double)known, 100 * min_exact);
+    if (!libc_named || libc_syms < 1000)
+        fail_msg("%s: libc.so.6 is not named by its path with its dynamic symbols", r->name);
     profile_free(&p);
 }

@@ -40,6 +40,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     uint64_t completions = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95);
     tb_check_tasks(r);
+    tb_check_user_stacks(r, 0.99);
     printf("%s: %.1f s, %u CPUs, %" PRIu64 " completions\n", r->name, r->seconds, r->cpus,
            completions);
 }

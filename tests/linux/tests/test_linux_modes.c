@@ -45,6 +45,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     uint64_t c = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95); /* with or without PTI and KASLR */
     tb_check_tasks(r);
+    tb_check_user_stacks(r, 0.99);
     if (!strcmp(s->name, "generic-pti"))
         t->with_pti += c;
     else if (!strcmp(s->name, "generic-nopti"))

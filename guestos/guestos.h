@@ -78,6 +78,7 @@ struct guestos_ident {
 /* An address space to examine on the drain thread: its root and the paging mode it ran with. */
 struct guestos_as {
     uint64_t cr0, root, cr4, efer;
+    int32_t pid; /* the guest's own process id when known, else -1 */
 };
 
 /* A code symbol of the guest kernel at its run-time address; type 0 with an empty name marks
@@ -146,7 +147,7 @@ struct guestos_ops {
                                   const struct guestos_kmodule *m, guestos_symbol_fn fn, void *ctx,
                                   struct hv_err *err);
     /* Drain thread. Returns the number of modules written to out (<= max). */
-    size_t (*discover_modules)(const struct guestos *os, const struct gmem *mem,
+    size_t (*discover_modules)(struct guestos *os, const struct gmem *mem,
                                const struct guestos_as *as, struct discover_module *out,
                                size_t max);
     /* Drain thread, optional: the code symbols a module found by discover_modules carries in
@@ -215,7 +216,7 @@ static inline long guestos_module_symbols(const struct guestos *os, const struct
     return os->ops->module_symbols ? os->ops->module_symbols(os, mem, as, m, fn, ctx) : -1;
 }
 
-static inline size_t guestos_discover_modules(const struct guestos *os, const struct gmem *mem,
+static inline size_t guestos_discover_modules(struct guestos *os, const struct gmem *mem,
                                               const struct guestos_as *as,
                                               struct discover_module *out, size_t max)
 {

@@ -68,7 +68,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
             continue;
         s->proc_named[id - 1] = 1;
         /* A kernel thread has no user address space to look into. */
-        if (p->info.cr3 && sampler_modules_discover(s, id, &p->info, err) < 0)
+        if (p->info.cr3 && sampler_modules_discover(s, id, p, err) < 0)
             return -1;
         s->proc_named[id - 1] = 2;
     }

@@ -121,14 +121,19 @@ static int record_symbols(struct sampler *s, const struct guestos_as *as,
 
 /* Look at process `proc`'s address space; returns the records written (new modules and
  * mappings), or -1. */
-static int look(struct sampler *s, uint32_t proc, const struct id_proc_info *info, uint64_t ts,
+static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint64_t ts,
                 struct hv_err *err)
 {
+    const struct id_proc_info *info = &p->info;
+    struct id_label_value v;
+    int32_t pid = id_label_get(&p->label, &v) && v.guest_id > 0 && v.guest_id <= INT32_MAX
+                      ? (int32_t)v.guest_id
+                      : -1;
     struct discover_module *found = malloc(MOD_MAX_PER_PROC * sizeof(*found));
     if (!found)
         return hv_errf(err, "out of memory");
     uint64_t t0 = sampler_now_ns();
-    struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer};
+    struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
     int written =
         discover_record(&s->w, &s->mods->reg, hvfxt_koid_guest_process(proc), found, n, ts, err);
@@ -141,10 +146,10 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc_info *inf
     return written;
 }
 
-int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
+int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc *p,
                              struct hv_err *err)
 {
-    if (look(s, proc, info, info->first_ts, err) < 0)
+    if (look(s, proc, p, p->info.first_ts, err) < 0)
         return -1;
     s->mods->look[proc - 1] = (struct proc_look){sampler_now_ns(), MOD_LOOK_MIN_NS};
     return 0;
@@ -163,7 +168,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
         uint64_t seen = atomic_load_explicit(&p->last_user_ts, memory_order_relaxed);
         if (seen < l->at)
             continue; /* no user code run since: nothing new to find */
-        int written = look(s, id, &p->info, now, err);
+        int written = look(s, id, p, now, err);
         if (written < 0)
             return -1;
         if (written > 0)

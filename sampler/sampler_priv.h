@@ -180,7 +180,7 @@ int sampler_drain_once(struct sampler *s, bool final);
 /* modules.c: module discovery of guest address spaces, on the drain thread */
 struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
-int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc_info *info,
+int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc *p,
                              struct hv_err *err);
 /* modules.c: look again at processes that keep running user code (a drain pass). -1 only when
  * the file cannot be written. */

@@ -58,8 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int n = lx_kmods_list(&r, m, 8, &err);
     for (int i = 0; i < n; i++) {
         size_t len = strnlen(m[i].name, sizeof(m[i].name));
-        if (len == 0 || len >= sizeof(m[i].name) || m[i].text < (1ull << 63) ||
-            !m[i].text_size || m[i].text_size > LX_KMOD_MAX_TEXT)
+        if (len == 0 || len >= sizeof(m[i].name) || m[i].text < (1ull << 63) || !m[i].text_size ||
+            m[i].text_size > LX_KMOD_MAX_TEXT)
             abort();
         struct sym_check c = {&m[i], 0};
         (void)lx_kmods_symbols(&r, &m[i], on_sym, &c, &err);

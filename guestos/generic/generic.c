@@ -28,7 +28,7 @@ static bool user_mmu(const struct gmem *mem, const struct guestos_as *as, struct
     return pt_mmu_init(mmu, as->cr0, root, as->cr4, as->efer, 0, 0) == PT_OK;
 }
 
-size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
+size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *mem,
                                         const struct guestos_as *as, struct discover_module *out,
                                         size_t max)
 {
@@ -37,6 +37,28 @@ size_t guestos_generic_discover_modules(const struct guestos *os, const struct g
     if (!user_mmu(mem, as, &mmu))
         return 0; /* not long mode: nothing to discover */
     return discover_guest_modules(mem, &mmu, out, max, NULL);
+}
+
+bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
+                               void *dst, size_t len)
+{
+    struct pt_mmu mmu;
+    if (!user_mmu(mem, as, &mmu))
+        return false;
+    uint8_t *out = dst;
+    while (len) {
+        struct pt_xlate x;
+        if (pt_translate(&mmu, mem, va, PT_ACC_USER, &x, NULL) < 0)
+            return false;
+        size_t chunk = 4096 - (va & 4095);
+        chunk = chunk < len ? chunk : len;
+        if (!gmem_read(mem, x.gpa, out, chunk))
+            return false;
+        out += chunk;
+        va += chunk;
+        len -= chunk;
+    }
+    return true;
 }
 
 long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,

@@ -12,9 +12,13 @@ extern const struct guestos_ops guestos_generic_ops;
 void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
                               const struct gmem *mem, struct gw_snapshot *snap,
                               struct guestos_ident *out);
-size_t guestos_generic_discover_modules(const struct guestos *os, const struct gmem *mem,
+size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *mem,
                                         const struct guestos_as *as, struct discover_module *out,
                                         size_t max);
+/* Copy len bytes of the address space's user memory at va (user-mode access); false if any
+ * byte is not mapped. */
+bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
+                               void *dst, size_t len);
 long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,
                                     const struct guestos_as *as, const struct discover_module *m,
                                     guestos_symbol_fn fn, void *ctx);

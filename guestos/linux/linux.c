@@ -9,6 +9,7 @@
 #include "guestos/generic/generic.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
+#include "guestos/linux/process.h"
 #include "guestos/linux/task.h"
 
 enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
@@ -17,6 +18,17 @@ enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
  * appends line by line, then copies the note), and the guest runs while the tables are read:
  * a failure is final only when it repeats. */
 #define LX_MAX_FAILED_LOOKS 3
+
+/* The executable's path per process, once read (a process keeps it until exec, which makes a
+ * new address space: a new key). */
+#define LX_EXE_CACHE 256
+struct lx_exe_name {
+    int32_t tgid;
+    uint64_t root;
+    uint64_t entry;
+    unsigned looks;               /* reads tried (the task list may be changing under one) */
+    char path[DISCOVER_NAME_MAX]; /* "" when it could not be read */
+};
 
 struct lx_layer {
     enum lx_state state;
@@ -31,6 +43,10 @@ struct lx_layer {
     char kmods_why[160];
     /* Published once by the drain thread (release), read at every exit (acquire). */
     _Atomic(struct lx_task_reader *) tasks;
+    /* Processes' executables (drain thread): the reader, and what was found per process. */
+    struct lx_kread procs_kr;
+    struct lx_proc_layout procs;
+    struct lx_exe_name exe_cache[LX_EXE_CACHE];
 };
 
 struct lx_layer *lx_layer_new(void)
@@ -83,6 +99,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
              k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode),
              k->btf_note);
     l->kmods_ok = lx_kmods_init(&l->kmods, k, k->img.mem, l->kmods_why, sizeof(l->kmods_why)) == 0;
+    char why[160];
+    if (lx_kread_init_kernel(&l->procs_kr, k, k->img.mem, why, sizeof(why)) < 0 ||
+        !lx_proc_layout_of(k, &l->procs, why, sizeof(why)))
+        l->procs.known = false; /* executables keep the generic names */
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
@@ -187,6 +207,63 @@ static long linux_kernel_module_symbols(struct guestos *os, const struct gmem *m
     return lx_kmods_symbols(&l->kmods, &m, relay_symbol, &r, err);
 }
 
+/* The path execve() was given, from the process's own memory (AT_EXECFN). */
+static void read_execfn(const struct gmem *mem, const struct guestos_as *as, uint64_t va, char *out,
+                        size_t len)
+{
+    size_t got = 0;
+    out[0] = 0;
+    while (got + 1 < len) {
+        size_t chunk = 4096 - ((va + got) & 4095);
+        if (chunk > len - 1 - got)
+            chunk = len - 1 - got;
+        if (!guestos_generic_read_user(mem, as, va + got, out + got, chunk))
+            break;
+        char *nul = memchr(out + got, 0, chunk);
+        if (nul) {
+            for (char *c = out; c < nul; c++)
+                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                    *c = '?';
+            return;
+        }
+        got += chunk;
+    }
+    out[0] = 0; /* unterminated within the bound, or unreadable */
+}
+
+/* The generic discovery, and the executable named by the path it was started from. */
+static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
+                                     const struct guestos_as *as, struct discover_module *out,
+                                     size_t max)
+{
+    struct lx_layer *l = os->priv;
+    size_t n = guestos_generic_discover_modules(os, mem, as, out, max);
+    bool unnamed = false;
+    for (size_t i = 0; i < n; i++)
+        unnamed |= !out[i].name[0];
+    if (!unnamed || l->state != LX_FOUND || !l->procs.known || as->pid <= 0)
+        return n;
+    struct lx_exe_name *c =
+        &l->exe_cache[((uint32_t)as->pid ^ (uint32_t)(as->root >> 12)) % LX_EXE_CACHE];
+    if (c->tgid != as->pid || c->root != as->root)
+        *c = (struct lx_exe_name){.tgid = as->pid, .root = as->root};
+    if (!c->path[0] && c->looks < 3) {
+        struct lx_exe e;
+        c->looks++;
+        l->procs_kr.mem = mem;
+        if (lx_proc_exe(&l->procs_kr, &l->k->task, &l->procs, l->k->sym.init_task, as->pid,
+                        as->root, &e) == 0 &&
+            e.execfn) {
+            c->entry = e.entry;
+            read_execfn(mem, as, e.execfn, c->path, sizeof(c->path));
+        }
+    }
+    for (size_t i = 0; i < n && c->path[0]; i++)
+        if (!out[i].name[0] && c->entry >= out[i].start && c->entry < out[i].end)
+            snprintf(out[i].name, sizeof(out[i].name), "%s", c->path);
+    return n;
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
@@ -194,7 +271,7 @@ const struct guestos_ops guestos_linux_ops = {
     .discover_kernel = linux_discover_kernel,
     .kernel_modules = linux_kernel_modules,
     .kernel_module_symbols = linux_kernel_module_symbols,
-    .discover_modules = guestos_generic_discover_modules,
+    .discover_modules = linux_discover_modules,
     .module_symbols = guestos_generic_module_symbols,
     .close = linux_close,
 };

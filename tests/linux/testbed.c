@@ -774,10 +774,14 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
 static const struct {
     const char *fn, *callers[2];
 } known_callers[] = {
-    {"spin", {"leaf_a", "hot_b"}},      {"leaf_a", {"hot_a", NULL}},
-    {"hot_a", {"main", NULL}},          {"hot_b", {"main", NULL}},
-    {"spin_left", {"left_loop", NULL}}, {"left_loop", {"left_worker", NULL}},
-    {"spin_right", {"right_loop", NULL}}, {"right_loop", {"right_worker", NULL}},
+    {"spin", {"leaf_a", "hot_b"}},
+    {"leaf_a", {"hot_a", NULL}},
+    {"hot_a", {"main", NULL}},
+    {"hot_b", {"main", NULL}},
+    {"spin_left", {"left_loop", NULL}},
+    {"left_loop", {"left_worker", NULL}},
+    {"spin_right", {"right_loop", NULL}},
+    {"right_loop", {"right_worker", NULL}},
 };
 
 static int known_index(const char *fn)
@@ -848,10 +852,13 @@ void tb_check_user_stacks(const struct tb_result *r, double min_exact)
     }
 
     /* Shared objects named by their guest paths, with exported functions from guest memory. */
-    bool libc_named = false;
+    bool libc_named = false, exe_named[2] = {false, false};
     size_t libc_syms = 0;
     for (size_t i = 0; i < p.modules.n; i++) {
         const struct prof_module *m = &p.modules.v[i];
+        /* Executables by the path they were started from (AT_EXECFN, l2_init.sh). */
+        exe_named[0] |= !strcmp(m->name, "/bin/hv_busy");
+        exe_named[1] |= !strcmp(m->name, "/bin/hv_threads");
         if (!strcmp(m->name, "/lib/x86_64-linux-gnu/libc.so.6")) {
             libc_named = true;
             libc_syms = m->ksyms ? m->ksyms->n : 0;
@@ -868,5 +875,7 @@ void tb_check_user_stacks(const struct tb_result *r, double min_exact)
                  100.0 * (double)exact / (double)known, 100 * min_exact);
     if (!libc_named || libc_syms < 1000)
         fail_msg("%s: libc.so.6 is not named by its path with its dynamic symbols", r->name);
+    if (!exe_named[0] || !exe_named[1])
+        fail_msg("%s: /bin/hv_busy or /bin/hv_threads is not named by its path", r->name);
     profile_free(&p);
 }

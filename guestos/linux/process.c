@@ -1,0 +1,82 @@
+#include "guestos/linux/process.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "guestos/generic/generic.h"
+
+bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, char *why,
+                       size_t why_len)
+{
+    memset(out, 0, sizeof(*out));
+    const struct lx_btf *b = &k->btf;
+    uint32_t task = lx_btf_find_struct(b, "task_struct"), mm = lx_btf_find_struct(b, "mm_struct");
+    uint64_t size;
+    if (!k->btf_types || !task || !mm || !lx_btf_member(b, task, "tasks", &out->tasks, &size) ||
+        size != 16 || !lx_btf_member(b, mm, "saved_auxv", &out->saved_auxv, &out->auxv_size) ||
+        out->auxv_size < 16 || out->auxv_size > 16 * LX_AUXV_MAX_PAIRS) {
+        snprintf(why, why_len, "BTF: no task_struct.tasks or mm_struct.saved_auxv");
+        return false;
+    }
+    if (!k->sym.init_task) {
+        snprintf(why, why_len, "no init_task in kallsyms");
+        return false;
+    }
+    out->known = true;
+    return true;
+}
+
+static bool kernel_pointer(uint64_t p)
+{
+    return (p >> 56) == 0xff && (p & 7) == 0;
+}
+
+/* The leader's mm if its address space is `root`, else 0. */
+static uint64_t mm_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
+                      uint64_t root)
+{
+    uint64_t mm, pgd;
+    struct pt_xlate x;
+    if (!lx_kread(kr, task + tl->mm, &mm, 8) || !kernel_pointer(mm) ||
+        !lx_kread(kr, mm + tl->mm_pgd, &pgd, 8) || !kernel_pointer(pgd) || (pgd & 0xfff) ||
+        pt_translate(&kr->mmu, kr->mem, pgd, PT_ACC_SUPERVISOR, &x, NULL) < 0)
+        return 0;
+    return (x.gpa & GUESTOS_CR3_ADDR_MASK) == root ? mm : 0;
+}
+
+int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
+                const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
+                struct lx_exe *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!tl->known || !pl->known || tgid <= 0)
+        return -1;
+    lx_kread_forget(kr);
+    uint64_t head = init_task + pl->tasks, at, mm = 0;
+    if (!lx_kread(kr, head, &at, 8))
+        return -1;
+    for (unsigned n = 0; at != head && n < LX_MAX_TASKS; n++) {
+        if (!kernel_pointer(at) || at < pl->tasks)
+            return -1;
+        uint64_t task = at - pl->tasks;
+        int32_t t;
+        if (!lx_kread(kr, task + tl->tgid, &t, 4))
+            return -1;
+        if (t == tgid && (mm = mm_of(kr, tl, task, root)))
+            break;
+        if (!lx_kread(kr, at, &at, 8)) /* tasks.next */
+            return -1;
+    }
+    if (!mm)
+        return -1;
+    uint64_t auxv[2 * LX_AUXV_MAX_PAIRS];
+    if (!lx_kread(kr, mm + pl->saved_auxv, auxv, pl->auxv_size))
+        return -1;
+    for (size_t i = 0; i + 1 < pl->auxv_size / 8 && auxv[i] != LX_AT_NULL; i += 2) {
+        if (auxv[i] == LX_AT_EXECFN && auxv[i + 1] && (auxv[i + 1] >> 47) == 0)
+            out->execfn = auxv[i + 1];
+        else if (auxv[i] == LX_AT_ENTRY && (auxv[i + 1] >> 47) == 0)
+            out->entry = auxv[i + 1];
+    }
+    return 0;
+}

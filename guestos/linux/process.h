@@ -1,0 +1,45 @@
+/* A Linux guest process's own account of its executable, read on the drain thread: the thread
+ * group leader with a given tgid on the kernel's task list (init_task.tasks, which links the
+ * leaders), its mm (checked against the address space being examined: mm->pgd is that root),
+ * and the auxiliary vector the kernel saved there at exec (mm_struct.saved_auxv, pairs of
+ * type and value up to AT_NULL): AT_EXECFN, the user address of the path execve() was given,
+ * and AT_ENTRY, the program's entry point, which tells which image is the executable. Offsets
+ * from the kernel's BTF; every list step, pointer and count is bounded. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guestos/linux/kread.h"
+#include "guestos/linux/kernel.h"
+
+#define LX_MAX_TASKS      65536 /* task-list entries followed at most */
+#define LX_AUXV_MAX_PAIRS 64    /* AT_VECTOR_SIZE_BASE is 22; arch entries add a few */
+
+/* include/uapi/linux/auxvec.h */
+#define LX_AT_NULL   0
+#define LX_AT_ENTRY  9
+#define LX_AT_EXECFN 31
+
+struct lx_proc_layout {
+    bool known;
+    uint64_t tasks;      /* task_struct.tasks (struct list_head) */
+    uint64_t saved_auxv; /* mm_struct.saved_auxv */
+    uint64_t auxv_size;  /* its size in bytes */
+};
+
+/* From BTF; known false (with why) when a member is missing. */
+bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, char *why,
+                       size_t why_len);
+
+struct lx_exe {
+    uint64_t execfn; /* user address of the path (AT_EXECFN), 0 if not in the vector */
+    uint64_t entry;  /* AT_ENTRY, 0 if not in it */
+};
+
+/* The executable of process `tgid` whose address space's root is `root` (guest-physical, as
+ * the recording's address spaces are). 0, or -1 when the task or its vector cannot be read. */
+int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
+                const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
+                struct lx_exe *out);

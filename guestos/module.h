@@ -26,7 +26,7 @@ typedef bool (*discover_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
 
 struct discover_seg {
     uint64_t start, size; /* runtime, page-rounded (as symbolizer markup mmap elements) */
-    uint64_t file_offset; /* page-floored p_offset */
+    uint64_t file_offset; /* page-floored p_offset (when discover_module.file_offsets) */
     uint32_t flags;       /* PF_R | PF_W | PF_X */
 };
 
@@ -45,6 +45,7 @@ struct discover_module {
     uint64_t r_debug;               /* DT_DEBUG's value (an executable's loader state), or 0 */
     struct discover_seg seg[DISCOVER_MAX_SEGS];
     unsigned nseg;
+    bool file_offsets; /* seg[].file_offset are the image's own (read from its headers) */
 };
 
 /* Parse the ELF image whose header is at `va`. Returns 0 and fills `m`, or -1 (not an ELF64

@@ -295,11 +295,15 @@ static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
     if (kernel)
         l->p->modules.v[idx].kernel = true;
     l->st->mappings++;
-    /* file_offset is fixed up once all mappings of the module are known. */
-    return profile_add_mapping(l->p, kernel ? PROF_PID_ANY : m->pid, m->start, m->size,
-                               m->start - m->vaddr, m->vaddr, idx, l->err) < 0
-               ? -1
-               : 0;
+    /* Without the recorder's file offset it is fixed up once all mappings of the module are
+     * known. */
+    int at = profile_add_mapping(l->p, kernel ? PROF_PID_ANY : m->pid, m->start, m->size,
+                                 m->start - m->vaddr,
+                                 m->has_file_offset ? m->file_offset : m->vaddr, idx, l->err);
+    if (at < 0)
+        return -1;
+    l->p->mappings.v[at].file_offset_known = m->has_file_offset;
+    return 0;
 }
 
 static void on_kobj(struct loader *l, const struct fxtr_record *rec)
@@ -361,6 +365,8 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
 static void fix_file_offsets(struct profile *p)
 {
     for (size_t i = 0; i < p->mappings.n; i++) {
+        if (p->mappings.v[i].file_offset_known)
+            continue;
         uint64_t lo = UINT64_MAX;
         for (size_t j = 0; j < p->mappings.n; j++) {
             if (p->mappings.v[j].module == p->mappings.v[i].module &&

@@ -183,7 +183,7 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
     if (VEC_RESERVE(p->mappings, err) < 0)
         return -1;
     p->mappings.v[p->mappings.n] =
-        (struct prof_mapping){pid, start, size, bias, file_offset, module};
+        (struct prof_mapping){pid, start, size, bias, file_offset, module, false};
     return (int)p->mappings.n++;
 }
 

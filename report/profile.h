@@ -59,6 +59,7 @@ struct prof_mapping {
     uint64_t bias;        /* runtime - link address (KASLR slide for a kernel) */
     uint64_t file_offset; /* file offset of `start` (pprof Mapping.file_offset) */
     uint32_t module;
+    bool file_offset_known; /* recorded, not derived from the vaddrs */
 };
 
 struct prof_name {

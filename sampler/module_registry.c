@@ -112,7 +112,7 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
 
 static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t pid, uint64_t mod,
                    uint64_t start, uint64_t size, uint64_t vaddr, uint64_t flags, uint64_t ts,
-                   int *written, struct hv_err *err)
+                   const uint64_t *file_offset, int *written, struct hv_err *err)
 {
     for (size_t i = 0; i < r->nmaps; i++) {
         if (r->maps[i].pid == pid && r->maps[i].start == start && r->maps[i].module_id == mod)
@@ -132,7 +132,9 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
                                 .size = size,
                                 .vaddr = vaddr,
                                 .flags = flags,
-                                .ts = ts};
+                                .ts = ts,
+                                .has_file_offset = file_offset != NULL,
+                                .file_offset = file_offset ? *file_offset : 0};
     if (hvfxt_write_mapping(w, &rec, err) < 0)
         return -1;
     r->maps[r->nmaps++] = (struct discover_registry_mapping){pid, start, mod};
@@ -159,7 +161,8 @@ int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_
         for (unsigned s = 0; s < m[i].nseg; s++) {
             const struct discover_seg *sg = &m[i].seg[s];
             if (mapping(w, reg, pid_koid, (uint64_t)id, sg->start, sg->size, sg->start - m[i].bias,
-                        map_flags(sg->flags), ts, &written, err) < 0)
+                        map_flags(sg->flags), ts, m[i].file_offsets ? &sg->file_offset : NULL,
+                        &written, err) < 0)
                 return -1;
         }
     }

@@ -171,6 +171,7 @@ static int decode_mapping(const struct fxtr_record *rec, struct words *k, struct
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         if (!take(k, f[i]))
             return fxtr_record_error(rec, err, "mapping: payload shorter than its 7 words");
+    m->has_file_offset = take(k, &m->file_offset);
     return 0;
 }
 

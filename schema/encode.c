@@ -113,9 +113,10 @@ size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)
 
 size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m)
 {
-    if (cap < 8)
+    size_t words = m->has_file_offset ? 8 : 7;
+    if (cap < words + 1)
         return 0;
-    buf[0] = fxt_blob_header_words(HVFXT_BLOB_MAPPING, 7);
+    buf[0] = fxt_blob_header_words(HVFXT_BLOB_MAPPING, words);
     buf[1] = m->pid;
     buf[2] = m->module_id;
     buf[3] = m->start;
@@ -123,7 +124,9 @@ size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *
     buf[5] = m->vaddr;
     buf[6] = m->flags;
     buf[7] = m->ts;
-    return 8;
+    if (m->has_file_offset)
+        buf[8] = m->file_offset;
+    return words + 1;
 }
 
 static bool symbol_ok(const struct hvfxt_symbol *s)

@@ -42,6 +42,10 @@ struct hvfxt_module {
 };
 struct hvfxt_mapping {
     uint64_t pid, module_id, start, size, vaddr, flags, ts;
+    /* The file offset of `start` when the recorder knows it (a user image's p_offset); else
+     * the reader derives it from the vaddrs. Written as an eighth word only when known. */
+    bool has_file_offset;
+    uint64_t file_offset;
 };
 /* One symbol of a module, at a module-relative address (the address space of the mapping
  * record's vaddr). `type` is the nm letter (T, t, W, w: code); type 0 with an empty name marks

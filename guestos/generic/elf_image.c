@@ -72,6 +72,7 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
     }
     if (!m->nseg)
         return hv_errf(err, "0x%" PRIx64 ": no PT_LOAD segments", va);
+    m->file_offsets = true;
     for (unsigned i = 0; i < eh.e_phnum && !m->build_id_len; i++) {
         const Elf64_Phdr *p = &ph[i];
         if (p->p_type != PT_NOTE || p->p_filesz == 0 || p->p_filesz > DISCOVER_MAX_NOTE ||

@@ -227,7 +227,9 @@ static void roundtrip(uint64_t seed)
                                 .size = 1 << 24,
                                 .vaddr = 0x1000000,
                                 .flags = 5,
-                                .ts = 3};
+                                .ts = 3,
+                                .has_file_offset = true, /* the optional eighth word */
+                                .file_offset = 0x200000};
     struct fxt_arg setting = {
         .type = FXT_ARG_U64, .name = fxt_str_inline("period_ns"), .v.u64 = 1000000};
     assert_int_equal(hvfxt_write_marker(&w, HVFXT_SESSION_START, 1, &setting, 1, &err), 0);
@@ -273,7 +275,12 @@ static void roundtrip(uint64_t seed)
                 assert_memory_equal(hx.u.module.build_id, bid, 20);
                 control |= 1;
             } else if (hx.kind == HVFXT_REC_MAPPING) {
-                assert_memory_equal(&hx.u.mapping, &map, sizeof(map));
+                const struct hvfxt_mapping *got = &hx.u.mapping;
+                assert_true(got->pid == map.pid && got->module_id == map.module_id &&
+                            got->start == map.start && got->size == map.size &&
+                            got->vaddr == map.vaddr && got->flags == map.flags &&
+                            got->ts == map.ts && got->has_file_offset &&
+                            got->file_offset == map.file_offset);
                 control |= 2;
             } else if (rec->type == FXTR_EVENT && sv(rec->u.event.name, HVFXT_SESSION_START)) {
                 assert_true(rec->u.event.nargs == 1 && rec->u.event.args[0].v.u == 1000000);

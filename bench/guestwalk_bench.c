@@ -122,6 +122,28 @@ static double bench_walk_warm(struct bench *b, unsigned d, bool at_push)
     return m;
 }
 
+/* The frameless scan's worst case: walks at PCs the walker has mostly not seen (1984 distinct
+ * PCs against its 1024-entry shape cache), in code with no `ret` within the scan's budget. */
+static double bench_walk_unseen(struct bench *b, unsigned d)
+{
+    enum { PER_BATCH = 200, PCS = 1984 }; /* even offsets in [0x40, 0xfc0) */
+    double *v = calloc(b->batches, sizeof(double));
+    uint64_t pcs[GW_DEFAULT_MAX_DEPTH];
+    struct gw_snapshot c = cpu_for(b, d);
+    unsigned next = 0;
+    for (unsigned i = 0; i < b->batches; i++) {
+        uint64_t t0 = now_ns();
+        for (unsigned k = 0; k < PER_BATCH; k++) {
+            c.rip = CODE_VA + 0x40 + 2 * (next++ % PCS);
+            b->sink += walk_once(b, &c, pcs);
+        }
+        v[i] = (double)(now_ns() - t0) / PER_BATCH;
+    }
+    double m = median(v, b->batches);
+    free(v);
+    return m;
+}
+
 static double clock_overhead(struct bench *b)
 {
     double *v = calloc(b->batches, sizeof(double));
@@ -209,6 +231,8 @@ int main(int argc, char **argv)
     for (unsigned d = 0; d < 3; d++)
         printf("  %3u frames                               %8.1f ns\n", depths[d], warm[d]);
     printf("   32 frames, RIP at push rbp (capstone)   %8.1f ns\n", at_push);
+    printf("   32 frames, RIP never seen, no ret in 48 instructions (frameless scan) %8.1f ns\n",
+           bench_walk_unseen(&b, 1));
     printf("walk, translation cache cold, CPU caches evicted (single walk timed, clock %.0f ns):\n",
            clk);
     for (unsigned d = 0; d < 3; d++)

@@ -302,6 +302,35 @@ enum gw_frame_shape gw_frameless_scan(struct gw_leaf_decoder *d, gw_code_fetch_f
     return GW_SHAPE_UNKNOWN;
 }
 
+static size_t slot_of(uint64_t root, uint64_t rip)
+{
+    uint64_t h = (rip ^ (root >> 12) * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return (size_t)(h >> 54) & (GW_SHAPE_CACHE - 1);
+}
+
+bool gw_shape_cache_get(const struct gw_shape_cache *c, uint64_t root, uint64_t rip,
+                        const uint8_t code[16], enum gw_frame_shape *shape, uint32_t *depth)
+{
+    const struct gw_shape_entry *e = &c->e[slot_of(root, rip)];
+    if (!e->valid || e->rip != rip || e->root != root || memcmp(e->code, code, 16))
+        return false;
+    *shape = (enum gw_frame_shape)e->shape;
+    *depth = e->depth;
+    return true;
+}
+
+void gw_shape_cache_put(struct gw_shape_cache *c, uint64_t root, uint64_t rip,
+                        const uint8_t code[16], enum gw_frame_shape shape, uint32_t depth)
+{
+    struct gw_shape_entry *e = &c->e[slot_of(root, rip)];
+    e->rip = rip;
+    e->root = root;
+    memcpy(e->code, code, 16);
+    e->shape = (uint8_t)shape;
+    e->depth = depth;
+    e->valid = true;
+}
+
 bool gw_after_call(const uint8_t *b, size_t n)
 {
     /* call rel32: e8 xx xx xx xx */

@@ -35,7 +35,7 @@
 
 #include "guestwalk/leaf.h"
 
-#define GW_FRAMELESS_MAX_INSNS   128 /* instructions decoded per scan, all paths together */
+#define GW_FRAMELESS_MAX_INSNS   48 /* instructions decoded per scan, all paths together */
 #define GW_FRAMELESS_MAX_PENDING 8   /* forward conditional branches kept for later */
 #define GW_FRAMELESS_MAX_JUMPS   16  /* distinct unconditional jump targets followed */
 #define GW_FRAMELESS_MAX_DEPTH   (64u * 1024) /* a larger frame is not believed */
@@ -52,6 +52,30 @@ typedef size_t (*gw_code_fetch_fn)(void *ctx, uint64_t va, uint8_t *dst, size_t 
 /* The shape of the function executing at `rip`; *depth is set for GW_SHAPE_FRAMELESS. */
 enum gw_frame_shape gw_frameless_scan(struct gw_leaf_decoder *d, gw_code_fetch_fn fetch, void *ctx,
                                       uint64_t rip, uint32_t *depth);
+
+/* Scans cost microseconds (capstone at every instruction), and samples land on the same hot
+ * instructions again and again: each walker keeps the last answer per (address space, PC),
+ * checked against the code bytes at the PC, so that changed code is scanned again. */
+#define GW_SHAPE_CACHE 1024 /* entries, a power of two */
+
+struct gw_shape_entry {
+    uint64_t rip, root;
+    uint8_t code[16]; /* the bytes at rip when scanned */
+    uint32_t depth;
+    uint8_t shape; /* enum gw_frame_shape */
+    bool valid;
+};
+
+struct gw_shape_cache {
+    struct gw_shape_entry e[GW_SHAPE_CACHE];
+    uint64_t hits, scans;
+};
+
+/* The cached shape for (root, rip, code[0..16)), or false. */
+bool gw_shape_cache_get(const struct gw_shape_cache *c, uint64_t root, uint64_t rip,
+                        const uint8_t code[16], enum gw_frame_shape *shape, uint32_t *depth);
+void gw_shape_cache_put(struct gw_shape_cache *c, uint64_t root, uint64_t rip,
+                        const uint8_t code[16], enum gw_frame_shape shape, uint32_t depth);
 
 /* Do the `n` bytes that end right before a candidate return address end with a call
  * instruction (call rel32, call r/m64 in its register and memory forms)? */

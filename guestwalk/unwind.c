@@ -83,28 +83,30 @@ static bool valid_return(struct walk *k, uint64_t v)
 }
 
 /* Read the code at RIP (as much of CODE_WINDOW as is mapped) and the byte before it. */
-static enum gw_leaf classify_leaf(struct walk *k, uint64_t rip)
+static enum gw_leaf classify_leaf(struct walk *k, uint64_t rip, uint8_t code[CODE_WINDOW],
+                                  size_t *code_len)
 {
-    uint8_t code[CODE_WINDOW];
     size_t len = 0, avail;
+    *code_len = 0;
     struct pt_fault f;
     const uint8_t *p =
         gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip, k->access, &avail, NULL, &f);
     if (!p)
         return GW_LEAF_NONE;
-    len = avail < sizeof(code) ? avail : sizeof(code);
+    len = avail < CODE_WINDOW ? avail : CODE_WINDOW;
     memcpy(code, p, len);
-    if (len < sizeof(code) && rip + len > rip) {
+    if (len < CODE_WINDOW && rip + len > rip) {
         /* The window crosses into the next page; use it only if it is mapped. */
         const uint8_t *q =
             gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, rip + len, k->access, &avail, NULL, &f);
         if (q) {
-            size_t more = sizeof(code) - len;
+            size_t more = CODE_WINDOW - len;
             more = avail < more ? avail : more;
             memcpy(code + len, q, more);
             len += more;
         }
     }
+    *code_len = len;
     uint8_t prev_byte;
     int prev = -1;
     if (rip > 0 && gw_read_virt(k->w, rip - 1, &prev_byte, 1, k->user, &f) == 0)
@@ -152,11 +154,28 @@ static bool plausible_return(struct walk *k, uint64_t ret)
  * matched. */
 static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
 {
-    enum gw_leaf c = classify_leaf(k, r->rip);
+    uint8_t code[CODE_WINDOW];
+    size_t code_len;
+    enum gw_leaf c = classify_leaf(k, r->rip, code, &code_len);
     uint64_t offset = gw_leaf_ret_offset(c);
     if (c == GW_LEAF_NONE) {
-        uint32_t depth;
-        if (gw_frameless_scan(&k->w->dec, fetch_code, k, r->rip, &depth) != GW_SHAPE_FRAMELESS)
+        /* User walks only: a scan costs ~9 us at its budget (capstone, ~140 ns an instruction)
+         * and kernel samples land on many distinct PCs; a Linux kernel has no frame pointers
+         * for the walk above the leaf anyway (ORC is its unwinder). */
+        if (!k->user || code_len < 16)
+            return r->rsp; /* too little code mapped at the PC to tell */
+        struct gw_shape_cache *sc = &k->w->shapes;
+        uint64_t root = k->w->snap.cr3 & 0x000ffffffffff000ull;
+        enum gw_frame_shape shape;
+        uint32_t depth = 0;
+        if (!gw_shape_cache_get(sc, root, r->rip, code, &shape, &depth)) {
+            shape = gw_frameless_scan(&k->w->dec, fetch_code, k, r->rip, &depth);
+            gw_shape_cache_put(sc, root, r->rip, code, shape, depth);
+            sc->scans++;
+        } else {
+            sc->hits++;
+        }
+        if (shape != GW_SHAPE_FRAMELESS)
             return r->rsp;
         c = GW_LEAF_FRAMELESS;
         offset = depth;

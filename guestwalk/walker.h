@@ -18,6 +18,7 @@
 
 #include "common/err.h"
 #include "guestwalk/gmem.h"
+#include "guestwalk/frameless.h"
 #include "guestwalk/leaf.h"
 #include "guestwalk/paging.h"
 #include "guestwalk/snapshot.h"
@@ -43,6 +44,7 @@ struct gw_walker {
     struct pt_mmu mmu;
     struct gw_tlb tlb;
     struct gw_snapshot snap; /* state given to the last gw_walker_begin */
+    struct gw_shape_cache shapes; /* frameless-scan answers, kept across stops */
 };
 
 /* `cfg` may be NULL for defaults. Fails only if capstone cannot be opened. */

@@ -126,9 +126,7 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
 {
     const struct id_proc_info *info = &p->info;
     struct id_label_value v;
-    int32_t pid = id_label_get(&p->label, &v) && v.guest_id > 0 && v.guest_id <= INT32_MAX
-                      ? (int32_t)v.guest_id
-                      : -1;
+    int32_t pid = id_label_get(&p->label, &v) && v.guest_id > 0 ? v.guest_id : -1;
     struct discover_module *found = malloc(MOD_MAX_PER_PROC * sizeof(*found));
     if (!found)
         return hv_errf(err, "out of memory");
@@ -163,7 +161,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
         uint32_t id = (mods->cursor + k) % ID_MAX_PROCS + 1;
         struct proc_look *l = &mods->look[id - 1];
         const struct id_proc *p = id_proc_at(s->ids, id);
-        if (!l->at || !p || !p->info.cr3 || now - l->at < l->wait)
+        if (!l->at || !p || !p->info.cr3 || now < l->at + l->wait)
             continue;
         uint64_t seen = atomic_load_explicit(&p->last_user_ts, memory_order_relaxed);
         if (seen < l->at)

@@ -135,6 +135,10 @@ cc -static -no-pie -Wl,-Ttext-segment=0x20000000 -o "$w/hv_busy" "$src/busy.c"
 cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
 cc -no-pie -Wl,-Ttext-segment=0x10000000 -o "$w/hv_libcall" "$src/libcall.c"
 cc -static-pie -fPIE -o "$w/hv_syscalls" "$src/syscalls.c"
+# At -O2, a library loaded with dlopen() while the program runs, and the program loading it.
+cc2() { gcc -O2 -g -fno-omit-frame-pointer -I"$src" "$@"; }
+cc2 -shared -fPIC -o "$w/libhvplug.so" "$src/plug.c"
+cc2 -pie -fPIE -o "$w/hv_dlopen" "$src/dlopen.c" -ldl
 rm -rf "$cache/workloads"
 cp -r "$w" "$cache/workloads" # with debug info, for --symbols in the tests
 
@@ -143,7 +147,9 @@ r=$work/l2
 mkdir -p "$r"/{bin,dev,proc,sys,tmp}
 cp "$busybox" "$r/bin/busybox"
 ln -s busybox "$r/bin/sh"
-cp "$w"/* "$r/bin/"
+cp "$w"/hv_* "$r/bin/"
+mkdir -p "$r/lib/hvtest"
+cp "$w/libhvplug.so" "$r/lib/hvtest/"
 for b in "$w"/*; do
   for l in $(ldd "$b" 2>/dev/null | grep -o '/[^ ]*' || true); do
     mkdir -p "$r$(dirname "$l")"

@@ -782,6 +782,10 @@ static const struct {
     {"left_loop", {"left_worker", NULL}},
     {"spin_right", {"right_loop", NULL}},
     {"right_loop", {"right_worker", NULL}},
+    {"plug_spin", {"plug_loop", NULL}},
+    {"plug_loop", {"plug_work", NULL}},
+    {"plug_work", {"run_plugin", NULL}},
+    {"run_plugin", {"main", NULL}},
 };
 
 static int known_index(const char *fn)
@@ -852,13 +856,14 @@ void tb_check_user_stacks(const struct tb_result *r, double min_exact)
     }
 
     /* Shared objects named by their guest paths, with exported functions from guest memory. */
-    bool libc_named = false, exe_named[2] = {false, false};
+    bool libc_named = false, exe_named[2] = {false, false}, plug_named = false;
     size_t libc_syms = 0;
     for (size_t i = 0; i < p.modules.n; i++) {
         const struct prof_module *m = &p.modules.v[i];
         /* Executables by the path they were started from (AT_EXECFN, l2_init.sh). */
         exe_named[0] |= !strcmp(m->name, "/bin/hv_busy");
         exe_named[1] |= !strcmp(m->name, "/bin/hv_threads");
+        plug_named |= !strcmp(m->name, "/lib/hvtest/libhvplug.so");
         if (!strcmp(m->name, "/lib/x86_64-linux-gnu/libc.so.6")) {
             libc_named = true;
             libc_syms = m->ksyms ? m->ksyms->n : 0;
@@ -877,5 +882,7 @@ void tb_check_user_stacks(const struct tb_result *r, double min_exact)
         fail_msg("%s: libc.so.6 is not named by its path with its dynamic symbols", r->name);
     if (!exe_named[0] || !exe_named[1])
         fail_msg("%s: /bin/hv_busy or /bin/hv_threads is not named by its path", r->name);
+    if (!plug_named)
+        fail_msg("%s: the library hv_dlopen loaded is not in the recording by its path", r->name);
     profile_free(&p);
 }

@@ -36,8 +36,8 @@
 #include "guestwalk/leaf.h"
 
 #define GW_FRAMELESS_MAX_INSNS   48 /* instructions decoded per scan, all paths together */
-#define GW_FRAMELESS_MAX_PENDING 8   /* forward conditional branches kept for later */
-#define GW_FRAMELESS_MAX_JUMPS   16  /* distinct unconditional jump targets followed */
+#define GW_FRAMELESS_MAX_PENDING 8  /* forward conditional branches kept for later */
+#define GW_FRAMELESS_MAX_JUMPS   16 /* distinct unconditional jump targets followed */
 #define GW_FRAMELESS_MAX_DEPTH   (64u * 1024) /* a larger frame is not believed */
 
 enum gw_frame_shape {

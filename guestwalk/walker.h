@@ -43,7 +43,7 @@ struct gw_walker {
     struct gw_leaf_decoder dec;
     struct pt_mmu mmu;
     struct gw_tlb tlb;
-    struct gw_snapshot snap; /* state given to the last gw_walker_begin */
+    struct gw_snapshot snap;      /* state given to the last gw_walker_begin */
     struct gw_shape_cache shapes; /* frameless-scan answers, kept across stops */
 };
 

@@ -655,8 +655,9 @@ void tb_check_tasks(const struct tb_result *r)
         uint64_t pc = user_pc(&p, s);
         const struct tb_map *m = NULL;
         for (unsigned k = 0; k < r->nmaps && !m; k++)
-            if (!strncmp(r->maps[k].path, "/bin/hv_", 8) && pc >= r->maps[k].lo &&
-                pc < r->maps[k].hi)
+            if ((!strncmp(r->maps[k].path, "/bin/hv_", 8) ||
+                 !strncmp(r->maps[k].path, "/lib/hvtest/", 12)) &&
+                pc >= r->maps[k].lo && pc < r->maps[k].hi)
                 m = &r->maps[k];
         if (!m)
             continue;

@@ -139,11 +139,11 @@ uint64_t tb_check_recording(const struct tb_result *r);
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
 
 /* Guest pids, tids and names from the guest's memory alone (its task_structs): every user
- * sample inside a workload's executable mapping carries the pid, tid and name that workload
- * announced for itself (HVTEST proc; a forked child keeps its parent's name), each workload
- * program has samples under its own pid, and the summary says tasks were read. Prints what it
- * found, kernel threads included. A run with fewer than 50 user samples in all (the emulated
- * platform's starvation, docs/linux.md) skips the presence check and says so. */
+ * sample inside a workload's executable mapping (or hv_dlopen's library) carries the pid, tid and
+ * name that workload announced for itself (HVTEST proc; a forked child keeps its parent's name),
+ * each workload program has samples under its own pid, and the summary says tasks were read. Prints
+ * what it found, kernel threads included. A run with fewer than 50 user samples in all (the
+ * emulated platform's starvation, docs/linux.md) skips the presence check and says so. */
 void tb_check_tasks(const struct tb_result *r);
 
 /* User stacks exact from the guest's memory and the workloads' own files (--symbols): at least

@@ -16,10 +16,10 @@ HV_NOINLINE static void run_plugin(void (*work)(long, long (*)(void)), long end_
 int main(int argc, char **argv)
 {
     long end = hv_now_ms() + hv_duration_ms(argc, argv);
-    hv_announce("hv_dlopen");
     void *h = dlopen("/lib/hvtest/libhvplug.so", RTLD_NOW);
-    void (*work)(long, long (*)(void)) = h ? (void (*)(long, long (*)(void)))dlsym(h, "plug_work")
-                                           : NULL;
+    hv_announce("hv_dlopen"); /* after dlopen: the library's mapping is listed too */
+    void (*work)(long, long (*)(void)) =
+        h ? (void (*)(long, long (*)(void)))dlsym(h, "plug_work") : NULL;
     if (!work) {
         printf("HVTEST error hv_dlopen: %s\n", dlerror());
         return 1;

@@ -43,22 +43,7 @@ bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *
                                void *dst, size_t len)
 {
     struct pt_mmu mmu;
-    if (!user_mmu(mem, as, &mmu))
-        return false;
-    uint8_t *out = dst;
-    while (len) {
-        struct pt_xlate x;
-        if (pt_translate(&mmu, mem, va, PT_ACC_USER, &x, NULL) < 0)
-            return false;
-        size_t chunk = 4096 - (va & 4095);
-        chunk = chunk < len ? chunk : len;
-        if (!gmem_read(mem, x.gpa, out, chunk))
-            return false;
-        out += chunk;
-        va += chunk;
-        len -= chunk;
-    }
-    return true;
+    return user_mmu(mem, as, &mmu) && discover_guest_read(mem, &mmu, va, dst, len);
 }
 
 long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,

@@ -35,24 +35,30 @@ struct reader {
 
 /* Page by page through the guest's translation, as user-mode reads (what the program itself
  * could read), so kernel-only pages never leak into module parsing. */
-static bool read_virt(void *ctx, uint64_t va, void *dst, size_t len)
+bool discover_guest_read(const struct gmem *mem, const struct pt_mmu *mmu, uint64_t va, void *dst,
+                         size_t len)
 {
-    const struct reader *r = ctx;
     uint8_t *out = dst;
     while (len) {
         struct pt_xlate x;
-        if (pt_translate(r->mmu, r->mem, va, PT_ACC_USER, &x, NULL) < 0)
+        if (pt_translate(mmu, mem, va, PT_ACC_USER, &x, NULL) < 0)
             return false;
         size_t chunk = 4096 - (va & 4095);
         if (chunk > len)
             chunk = len;
-        if (!gmem_read(r->mem, x.gpa, out, chunk))
+        if (!gmem_read(mem, x.gpa, out, chunk))
             return false;
         out += chunk;
         va += chunk;
         len -= chunk;
     }
     return true;
+}
+
+static bool read_virt(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    const struct reader *r = ctx;
+    return discover_guest_read(r->mem, r->mmu, va, dst, len);
 }
 
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,

@@ -25,6 +25,10 @@ size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
                               struct discover_module *out, size_t max,
                               struct discover_guest_stats *st);
 
+/* Copy len bytes of that address space at va as user-mode reads; false if any is unmapped. */
+bool discover_guest_read(const struct gmem *mem, const struct pt_mmu *mmu, uint64_t va, void *dst,
+                         size_t len);
+
 /* The code symbols of module `m` of that address space from its dynamic symbol table
  * (guestos/generic/elf_dynamic.h), given as guestos symbols at link-time addresses. Returns how
  * many, or -1 if it has no readable table. */

@@ -96,6 +96,13 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
          hvfxt_walk_user_stop(s->walk) == HVFXT_STOP_MAX_DEPTH ||
          (s->walk & (HVFXT_WALK_KERNEL_TRUNC | HVFXT_WALK_USER_TRUNC))))
         l->p->stacks_cut++;
+    if (s->fields & HVFXT_SF_WALK) {
+        /* Only walks that ran: a kernel walk in a kernel sample, a user walk where frames came. */
+        if (s->fields & HVFXT_SF_KERNEL_STACK)
+            l->p->callers[0][hvfxt_walk_kernel_caller(s->walk)]++;
+        if (s->fields & HVFXT_SF_USER_STACK)
+            l->p->callers[1][hvfxt_walk_user_caller(s->walk)]++;
+    }
     if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
         return -1;
     if (s->fields & HVFXT_SF_PC) {

@@ -101,10 +101,13 @@ struct profile {
     uint64_t period_ns;     /* sampling period; 0 if unknown */
     uint64_t kernel_lstar;  /* guest MSR_LSTAR at record time, 0 if unknown */
     uint64_t stacks_cut;    /* stack walks cut at --max-depth or the record size (root end lost) */
-    char symbol_dir[512];   /* recorder's hint: where the guest's symbol files are */
-    void *index;            /* private lookup state (hash tables) */
-    void *name_index;       /* private: names by (pid, tid) */
-    bool guest_ids;         /* some process or thread has a guest pid / tid */
+    /* How walks found the interrupted function's caller, [0] kernel [1] user walks, by
+     * enum hvfxt_caller (the walk word; docs/fxt-samples.md). */
+    uint64_t callers[2][16];
+    char symbol_dir[512]; /* recorder's hint: where the guest's symbol files are */
+    void *index;          /* private lookup state (hash tables) */
+    void *name_index;     /* private: names by (pid, tid) */
+    bool guest_ids;       /* some process or thread has a guest pid / tid */
 };
 
 void profile_init(struct profile *p);

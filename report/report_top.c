@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "schema/schema.h"
 
 struct row {
     uint32_t func;
@@ -105,6 +106,20 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
                 "\n# %" PRIu64 " stack walks were cut at --max-depth or the record size: their "
                 "outermost frames are missing (record with a larger --max-depth)",
                 p->stacks_cut);
+    for (int half = 1; half >= 0; half--) {
+        const uint64_t *c = p->callers[half];
+        uint64_t patterns = c[HVFXT_CALLER_ENTRY] + c[HVFXT_CALLER_ENTRY_ENDBR] +
+                            c[HVFXT_CALLER_AFTER_PUSH] + c[HVFXT_CALLER_RET] +
+                            c[HVFXT_CALLER_AFTER_POP];
+        if (patterns + c[HVFXT_CALLER_FRAMELESS])
+            fprintf(out,
+                    "\n# %s walks: the interrupted function's caller read from the frame chain in "
+                    "%" PRIu64 ", at a prologue/epilogue in %" PRIu64
+                    ", by decoding a frameless function to its ret in %" PRIu64
+                    " (docs/guestwalk.md)",
+                    half ? "user" : "kernel", c[HVFXT_CALLER_CHAIN], patterns,
+                    c[HVFXT_CALLER_FRAMELESS]);
+    }
     fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples", "Shared Object",
             "Symbol");
     for (size_t i = 0; i < nf && i < limit; i++) {

@@ -68,8 +68,10 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
         uint64_t hi = (img->seg[i].vaddr + img->seg[i].memsz + 0xfff) & ~0xfffull;
         if (hi <= lo)
             continue;
-        m.seg[m.nseg++] =
-            (struct discover_seg){.start = lo, .size = hi - lo, .flags = img->seg[i].flags};
+        m.seg[m.nseg++] = (struct discover_seg){.start = lo,
+                                                .size = hi - lo,
+                                                .file_offset = img->seg[i].offset & ~0xfffull,
+                                                .flags = img->seg[i].flags};
         if (lo < m.start)
             m.start = lo;
         if (hi > m.end)
@@ -78,6 +80,7 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
     if (m.nseg == 0)
         return hv_errf(err, "%s: no PT_LOAD segments to record", name);
     m.header_va = m.start;
+    m.file_offsets = true; /* the file the VMM loaded: its program headers say */
     memcpy(m.build_id, img->build_id, img->build_id_len);
     m.build_id_len = img->build_id_len;
     snprintf(m.name, sizeof(m.name), "%s", name);

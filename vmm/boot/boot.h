@@ -43,7 +43,8 @@ struct boot_kernel_image {
     unsigned nseg;
     struct {
         uint64_t vaddr, memsz;
-        uint32_t flags; /* PF_R | PF_W | PF_X */
+        uint64_t offset; /* p_offset: where the segment is in the file (pprof file_offset) */
+        uint32_t flags;  /* PF_R | PF_W | PF_X */
     } seg[16];
     uint8_t build_id[64];
     uint32_t build_id_len;

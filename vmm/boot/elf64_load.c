@@ -89,6 +89,7 @@ int elf64_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
     for (unsigned i = 0; i < elf.nseg; i++) {
         out->image.seg[i].vaddr = elf.seg[i].vaddr;
         out->image.seg[i].memsz = elf.seg[i].memsz;
+        out->image.seg[i].offset = elf.seg[i].offset;
         out->image.seg[i].flags = elf.seg[i].flags;
     }
     memcpy(out->image.build_id, elf.build_id, elf.build_id_len);

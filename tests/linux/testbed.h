@@ -146,12 +146,14 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named);
  * emulated platform's starvation, docs/linux.md) skips the presence check and says so. */
 void tb_check_tasks(const struct tb_result *r);
 
-/* User stacks exact from the guest's memory and the workloads' own files (--symbols): at least
+/* Returns the samples judged (0 when the run has under 50: the platform's starvation, printed
+ * as a NOTE; callers require a total over their runs).
+ * User stacks exact from the guest's memory and the workloads' own files (--symbols): at least
  * `min_exact` of the user samples in the workloads' known functions carry their whole known
  * chain (hv_busy: spin <- leaf_a <- hot_a <- main, spin <- hot_b <- main, with the frameless
  * leaf's caller; hv_threads: spin_left <- left_loop <- left_worker, ...), and libc.so.6 is
  * named by its path in the guest with its exported functions read from guest memory. */
-void tb_check_user_stacks(const struct tb_result *r, double min_exact);
+uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact);
 
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
  * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */

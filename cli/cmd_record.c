@@ -22,6 +22,7 @@ enum {
     OPT_RECHECK,
     OPT_ABANDON,
     OPT_NO_LEAF,
+    OPT_DEFER_USER,
     OPT_QUIET,
     OPT_STAGE_TIMES,
     OPT_GUEST_OS,
@@ -36,6 +37,7 @@ static const struct option record_longopts[] = {
     {"recheck", required_argument, NULL, OPT_RECHECK},
     {"abandon-periods", required_argument, NULL, OPT_ABANDON},
     {"no-leaf-repair", no_argument, NULL, OPT_NO_LEAF},
+    {"defer-user-stacks", no_argument, NULL, OPT_DEFER_USER},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
     {"guest-os", required_argument, NULL, OPT_GUEST_OS},
@@ -82,6 +84,10 @@ static void usage(FILE *out)
         "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u,\n"
         "                         and never before 10 ms)\n"
         "  --no-leaf-repair       do not decode the code at the sampled PC\n"
+        "  --defer-user-stacks    kernel-mode samples always take the user stack at the\n"
+        "                         thread's next user-mode exit, even where the kernel walk\n"
+        "                         found the user registers it entered the kernel with\n"
+        "                         (Linux ORC; by default that stack is walked at once)\n"
         "  --guest-os auto|linux|generic\n"
         "                         what the guest's memory is read as: linux finds the\n"
         "                         kernel's VMCOREINFO and symbols (kallsyms) in it and puts\n"
@@ -154,6 +160,9 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         return 1;
     case OPT_NO_LEAF:
         c->no_leaf_repair = true;
+        return 1;
+    case OPT_DEFER_USER:
+        c->defer_user_stacks = true;
         return 1;
     case OPT_QUIET:
         c->quiet = true;

@@ -17,6 +17,7 @@ int guestos_open(struct guestos *os, const char *name, struct hv_err *err)
         os->priv = lx_layer_new();
         if (!os->priv)
             return hv_errf(err, "guest OS layer linux: out of memory");
+        os->kernel_unwinder = lx_layer_kernel_unwinder(os->priv);
         return 0;
     }
     return hv_errf(err, "unknown guest OS '%s' (known: %s)", name, GUESTOS_NAMES);

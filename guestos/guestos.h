@@ -105,6 +105,10 @@ struct guestos_kernel {
     /* Whether identify_task() reads the guest's tasks from now on; how, or why not. */
     bool tasks_known;
     char tasks[192];
+    /* Whether kernel stacks are unwound with the kernel's ORC tables from now on; what was
+     * loaded, or why not (frame pointers then). */
+    bool stacks_orc;
+    char stacks[192];
 };
 
 /* A loaded kernel module (Linux: a struct module on the `modules` list), as kernel_modules()

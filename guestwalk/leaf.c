@@ -153,6 +153,8 @@ const char *gw_leaf_str(enum gw_leaf c)
         return "after pop rbp, at tail jump";
     case GW_LEAF_FRAMELESS:
         return "frameless function";
+    case GW_LEAF_ORC:
+        return "ORC table";
     }
     return "unknown";
 }

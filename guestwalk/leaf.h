@@ -33,6 +33,8 @@ enum gw_leaf {
     /* Not an instruction pattern: a frameless function, its return address found by decoding
      * forward to its `ret` (guestwalk/frameless.h); at [rsp + depth]. */
     GW_LEAF_FRAMELESS,
+    /* Not a repair: the kernel's ORC table described the interrupted function's frame. */
+    GW_LEAF_ORC,
 };
 
 /* Capstone state, opened once per walker (detail off) with one preallocated instruction, so

@@ -200,6 +200,7 @@ unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_
     st->bad = GW_BAD_NONE;
     st->bad_value = 0;
     st->leaf = GW_LEAF_NONE;
+    st->user_entry = false;
     memset(&st->fault, 0, sizeof(st->fault));
 
     struct walk k = {
@@ -297,6 +298,8 @@ const char *gw_stop_reason_str(enum gw_stop s)
         return "depth cap reached";
     case GW_STOP_UNSUPPORTED_MODE:
         return "guest not in long mode";
+    case GW_STOP_NO_UNWIND_INFO:
+        return "no unwind information";
     }
     return "unknown";
 }

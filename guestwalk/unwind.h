@@ -21,6 +21,7 @@ enum gw_stop {
     GW_STOP_UNMAPPED,         /* a stack read failed translation: see gw_stack.fault */
     GW_STOP_DEPTH_CAP,        /* the frame array is full (min of capacity and max_depth) */
     GW_STOP_UNSUPPORTED_MODE, /* the vCPU is not in long mode: see gw_stack.fault */
+    GW_STOP_NO_UNWIND_INFO,   /* table-driven unwinders: no usable entry for a PC (bad_value) */
 };
 
 enum gw_bad_frame {
@@ -32,6 +33,12 @@ enum gw_bad_frame {
     GW_BAD_NON_CANONICAL,  /* frame pointer or return address not canonical */
 };
 
+/* Registers to start a walk from. `user` selects the user half and user-mode access checks. */
+struct gw_regs {
+    uint64_t rip, rsp, rbp;
+    bool user;
+};
+
 struct gw_stack {
     uint64_t *pc;      /* caller-provided array */
     unsigned capacity; /* entries in pc[] */
@@ -41,15 +48,14 @@ struct gw_stack {
     uint64_t bad_value;    /* the offending frame pointer or return address */
     struct pt_fault fault; /* for GW_STOP_UNMAPPED and GW_STOP_UNSUPPORTED_MODE */
     enum gw_leaf leaf;     /* leaf repair applied (GW_LEAF_NONE if not) */
+    /* Kernel walks that reached the frame where the thread entered the kernel from user mode
+     * (Linux ORC: the pt_regs of a system call, interrupt or exception): the user registers
+     * saved there. */
+    bool user_entry;
+    struct gw_regs user_regs;
 };
 
 #define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})
-
-/* Registers to start a walk from. `user` selects the user half and user-mode access checks. */
-struct gw_regs {
-    uint64_t rip, rsp, rbp;
-    bool user;
-};
 
 /* Walk the stack of the state given to gw_walker_begin (user walk iff cpl == 3). Returns the
  * number of frames (also in st->count); st->stop says why it ended. */

@@ -126,7 +126,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             if (i == 0 && cpl != PROF_CPL_KERNEL && (s->fields & HVFXT_SF_PC) && a == s->pc)
                 continue;
             l->addr[n] = a;
-            l->flags[n++] = PROF_FRAME_RA;
+            /* In a kernel sample, user frame 0 is the exact PC the thread entered the kernel
+             * from (the pt_regs of its entry frame), as a completion's first frame is. */
+            l->flags[n++] = i == 0 && cpl == PROF_CPL_KERNEL ? 0 : PROF_FRAME_RA;
         }
     }
     bool completion = (s->fields & HVFXT_SF_CONTINUATION_COMPLETION) != 0;

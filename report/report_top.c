@@ -111,6 +111,11 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
         uint64_t patterns = c[HVFXT_CALLER_ENTRY] + c[HVFXT_CALLER_ENTRY_ENDBR] +
                             c[HVFXT_CALLER_AFTER_PUSH] + c[HVFXT_CALLER_RET] +
                             c[HVFXT_CALLER_AFTER_POP];
+        if (c[HVFXT_CALLER_ORC])
+            fprintf(out,
+                    "\n# %s walks: every frame from the guest kernel's ORC tables in %" PRIu64
+                    " (docs/orc.md)",
+                    half ? "user" : "kernel", c[HVFXT_CALLER_ORC]);
         if (patterns + c[HVFXT_CALLER_FRAMELESS])
             fprintf(out,
                     "\n# %s walks: the interrupted function's caller read from the frame chain in "

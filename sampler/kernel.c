@@ -117,6 +117,8 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     sk->found_ns = now;
     sk->tasks_known = k->tasks_known;
     snprintf(sk->tasks, sizeof(sk->tasks), "%s", k->tasks);
+    sk->stacks_orc = k->stacks_orc;
+    snprintf(sk->stacks, sizeof(sk->stacks), "%s", k->stacks);
     snprintf(sk->message, sizeof(sk->message),
              "Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols in the recording; %s",
              k->release, k->kaslr_offset, k->nsyms, k->how);
@@ -141,6 +143,27 @@ static void tasks_summary(const struct sampler *s, FILE *out)
             sk->tasks, unknown);
 }
 
+static void stacks_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_kernel *sk = &s->kernel;
+    if (!sk->stacks_orc) {
+        fprintf(out, "  kernel stacks: frame pointers (%s)\n", sk->stacks);
+        return;
+    }
+    uint64_t entry = 0, now = 0, kernel = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        entry += s->v[i].st.user_entry;
+        now += s->v[i].st.user_at_entry;
+        kernel += s->v[i].st.kernel;
+    }
+    fprintf(out,
+            "  kernel stacks: the kernel's %s; %" PRIu64 " of %" PRIu64
+            " kernel samples reached the user entry frame, %" PRIu64
+            " of them with the user stack walked from there at once%s\n",
+            sk->stacks, entry, kernel, now,
+            s->cfg.defer_user_stacks ? " (--defer-user-stacks)" : "");
+}
+
 void sampler_kernel_summary(const struct sampler *s, FILE *out)
 {
     const struct sampler_kernel *sk = &s->kernel;
@@ -151,6 +174,7 @@ void sampler_kernel_summary(const struct sampler *s, FILE *out)
         fprintf(out, "  guest kernel: %s (found %.1f s into the recording, %.1f ms of scans)\n",
                 sk->message, (double)(sk->found_ns - s->start_ns) / 1e9, (double)sk->scan_ns / 1e6);
         tasks_summary(s, out);
+        stacks_summary(s, out);
         break;
     case SAMPLER_KERNEL_FAILED:
         fprintf(out,

@@ -11,7 +11,8 @@ _Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
                    (int)GW_LEAF_AFTER_PUSH == (int)HVFXT_CALLER_AFTER_PUSH &&
                    (int)GW_LEAF_RET == (int)HVFXT_CALLER_RET &&
                    (int)GW_LEAF_AFTER_POP == (int)HVFXT_CALLER_AFTER_POP &&
-                   (int)GW_LEAF_FRAMELESS == (int)HVFXT_CALLER_FRAMELESS,
+                   (int)GW_LEAF_FRAMELESS == (int)HVFXT_CALLER_FRAMELESS &&
+                   (int)GW_LEAF_ORC == (int)HVFXT_CALLER_ORC,
                "caller methods out of step with enum gw_leaf");
 
 static unsigned stop_code(const struct gw_stack *st)
@@ -27,6 +28,8 @@ static unsigned stop_code(const struct gw_stack *st)
         return st->bad == GW_BAD_NOT_INCREASING ? HVFXT_STOP_NOT_UPWARD : HVFXT_STOP_BAD_FP;
     case GW_STOP_NONE:
         return HVFXT_STOP_NONE;
+    case GW_STOP_NO_UNWIND_INFO:
+        return HVFXT_STOP_NO_UNWIND_INFO;
     default:
         return HVFXT_STOP_ERROR;
     }
@@ -138,6 +141,20 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     }
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
+    bool user_thread = !halted && id_thread_is_user(s->ids, thread);
+    /* The kernel walk reached the registers the thread entered the kernel with: its user stack
+     * starts at that exact PC, and its pages were in use a moment ago, so walk it now; only a
+     * walk that does not end cleanly falls back to the continuation (docs/orc.md). */
+    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    bool user_now = false;
+    if (user_thread && kstack.user_entry) {
+        sv->st.user_entry++;
+        if (!s->cfg.defer_user_stacks) {
+            gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
+            user_now = ustack.stop == GW_STOP_CHAIN_END || ustack.stop == GW_STOP_DEPTH_CAP;
+            sv->st.user_at_entry += user_now;
+        }
+    }
     struct hvfxt_sample smp = {
         .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                   HVFXT_SF_PC | HVFXT_SF_WALK | HVFXT_SF_KERNEL_STACK,
@@ -152,16 +169,22 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     };
     /* Only a thread known to run in user mode will come back there: kernel threads (and a
      * thread's very first sample, if it is in the kernel) carry the kernel stack alone. */
-    unsigned ustop = HVFXT_STOP_NONE;
-    if (!halted && id_thread_is_user(s->ids, thread)) {
+    unsigned ustop = HVFXT_STOP_NONE, ucaller = 0;
+    if (user_now) {
+        smp.fields |= HVFXT_SF_USER_STACK;
+        smp.user_stack = ustack.pc;
+        smp.n_user = ustack.count;
+        ustop = stop_code(&ustack);
+        ucaller = ustack.leaf;
+    } else if (user_thread) {
         smp.continuation = sampler_continuation_for(sv, proc, thread, now);
         if (smp.continuation) {
             smp.fields |= HVFXT_SF_CONTINUATION;
             ustop = HVFXT_STOP_DEFERRED;
         }
     }
-    smp.walk =
-        hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) | hvfxt_walk_callers(kstack.leaf, 0);
+    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |
+               hvfxt_walk_callers(kstack.leaf, ucaller);
     if (halted)
         sv->st.idle++;
     else

@@ -44,6 +44,9 @@ struct sampler_config {
     uint64_t recheck_ns;      /* re-check period while a continuation is pending; 0 = none */
     unsigned abandon_periods; /* a continuation open longer than this many periods is abandoned */
     bool no_leaf_repair;
+    /* Kernel-mode samples take the user stack only through a continuation, even when the kernel
+     * walk found the user registers at kernel entry (docs/orc.md). */
+    bool defer_user_stacks;
     const char *vm_name;    /* names the VM process in the trace */
     const char *guest_desc; /* kernel path etc., for the session_start marker */
     const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */

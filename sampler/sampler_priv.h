@@ -42,6 +42,9 @@ struct vcpu_stats {
     uint64_t records;      /* records committed to the ring */
     uint64_t walk_fail;    /* stacks that ended on a fault or invalid frame */
     uint64_t task_unknown; /* stops whose guest task the OS layer could not read */
+    /* Kernel samples of user threads whose kernel walk reached the user entry frame (the exact
+     * user PC at kernel entry), and of those whose user stack was walked from there at once. */
+    uint64_t user_entry, user_at_entry;
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
@@ -84,6 +87,8 @@ struct sampler_kernel {
     char message[HV_ERR_MSG_MAX + 256];
     bool tasks_known; /* the OS layer reads each stop's guest task from now on */
     char tasks[192];  /* how, or why not */
+    bool stacks_orc;  /* kernel stacks unwound with the kernel's ORC tables */
+    char stacks[192]; /* what was loaded, or why not */
 };
 
 /* Kernel modules recorded so far (kernel_modules.c, drain thread). */

@@ -18,6 +18,7 @@ const char *hvfxt_stop_name(unsigned stop)
         [HVFXT_STOP_ABANDONED_TIMEOUT] = "abandoned-timeout",
         [HVFXT_STOP_ABANDONED_END] = "abandoned-end",
         [HVFXT_STOP_ABANDONED_FULL] = "abandoned-full",
+        [HVFXT_STOP_NO_UNWIND_INFO] = "no-unwind-info",
     };
     return stop < sizeof(names) / sizeof(names[0]) ? names[stop] : "?";
 }

@@ -55,6 +55,7 @@ enum hvfxt_caller {
     HVFXT_CALLER_RET = 4,         /* at ret: [rsp] */
     HVFXT_CALLER_AFTER_POP = 5,   /* after pop rbp, at a tail jump: [rsp] */
     HVFXT_CALLER_FRAMELESS = 6,   /* a frameless function: decoded forward to its ret */
+    HVFXT_CALLER_ORC = 7,         /* the guest kernel's ORC table (kernel walks) */
     HVFXT_CALLER_COUNT
 };
 static inline uint64_t hvfxt_walk_callers(unsigned kernel, unsigned user)
@@ -84,6 +85,7 @@ enum hvfxt_walk_stop {
     HVFXT_STOP_ABANDONED_TIMEOUT = 9, /* the thread did not return to user mode in time */
     HVFXT_STOP_ABANDONED_END = 10,    /* the session ended while the thread was in the kernel */
     HVFXT_STOP_ABANDONED_FULL = 11,   /* too many open continuations on the vCPU */
+    HVFXT_STOP_NO_UNWIND_INFO = 12,   /* no unwind-table entry (ORC, CFI) for a frame's PC */
 };
 static inline uint64_t hvfxt_walk_word(unsigned kstop, unsigned ustop, int ktrunc, int utrunc)
 {

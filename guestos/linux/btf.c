@@ -244,7 +244,7 @@ uint32_t lx_btf_find_struct(const struct lx_btf *b, const char *name)
 
 /* One member of struct/union `sid` by name, searching anonymous members too. */
 static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, size_t name_len,
-                        int depth, uint64_t *bit_off, uint32_t *mtype, bool *bitfield)
+                        int depth, uint64_t *bit_off, uint32_t *mtype, uint32_t *bitfield)
 {
     if (depth > MAX_DEPTH)
         return false;
@@ -260,7 +260,7 @@ static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, 
         uint32_t mname = rd32(m), type = rd32(m + 4), off = rd32(m + 8);
         /* btf.rst: with kind_flag, bits 0-23 are the bit offset and 24-31 the bitfield size. */
         uint64_t bits = kflag_of(info) ? (off & 0xffffff) : off;
-        bool bf = kflag_of(info) && (off >> 24) != 0;
+        uint32_t bf = kflag_of(info) ? off >> 24 : 0;
         const char *n = name_at(b, mname);
         if (!*n) {
             uint64_t inner;
@@ -290,7 +290,7 @@ bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint6
         const char *dot = strchr(p, '.');
         size_t len = dot ? (size_t)(dot - p) : strlen(p);
         uint64_t bits;
-        bool bitfield;
+        uint32_t bitfield;
         if (!len || !find_member(b, type, p, len, 0, &bits, &type, &bitfield) || bitfield ||
             bits % 8)
             return false;
@@ -302,4 +302,30 @@ bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint6
         p = dot + 1;
     }
     return false;
+}
+
+bool lx_btf_bitfield(const struct lx_btf *b, uint32_t sid, const char *name, uint64_t *bit_off,
+                     uint32_t *bits)
+{
+    uint32_t type, bf;
+    if (!find_member(b, sid, name, strlen(name), 0, bit_off, &type, &bf))
+        return false;
+    if (bf) {
+        *bits = bf;
+        return true;
+    }
+    /* Without kind_flag a bitfield's width is its int type's (btf.rst, BTF_KIND_INT: bits 0-7
+     * of the trailing word are nr_bits, bits 16-23 an offset added to the member's). */
+    const uint8_t *t = type_at(b, resolve(b, type));
+    if (t && kind_of(rd32(t + 4)) == KIND_INT) {
+        uint32_t enc = rd32(t + TYPE_HDR);
+        *bit_off += (enc >> 16) & 0xff;
+        *bits = enc & 0xff;
+        return *bits != 0;
+    }
+    uint64_t size;
+    if (!lx_btf_type_size(b, type, &size) || size > 8)
+        return false;
+    *bits = (uint32_t)size * 8;
+    return true;
 }

@@ -43,6 +43,11 @@ uint32_t lx_btf_find_struct(const struct lx_btf *b, const char *name);
 bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint64_t *offset,
                    uint64_t *size);
 
+/* The bit offset and width of member `name` (a bitfield or not; anonymous members searched) of
+ * struct `sid`. False if there is no such member or its width cannot be told. */
+bool lx_btf_bitfield(const struct lx_btf *b, uint32_t sid, const char *name, uint64_t *bit_off,
+                     uint32_t *bits);
+
 /* Size in bytes of type `id` after typedefs and modifiers (pointers 8, arrays nelems x element);
  * false if it has none (void, functions) or a chain is too long. */
 bool lx_btf_type_size(const struct lx_btf *b, uint32_t id, uint64_t *size);

@@ -90,6 +90,9 @@ static int on_symbol(void *ctx, uint64_t addr, char type, const char *name, size
         {"__stop_BTF", &k->sym.stop_btf},
         {"entry_SYSCALL_64", &k->sym.entry_syscall_64},
         {"modules", &k->sym.modules},
+        {"__start_orc_unwind_ip", &k->sym.start_orc_ip},
+        {"__stop_orc_unwind_ip", &k->sym.stop_orc_ip},
+        {"__start_orc_unwind", &k->sym.start_orc},
     };
     for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
         if (!*wanted[i].dst && name_is(name, len, wanted[i].name))

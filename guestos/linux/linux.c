@@ -9,6 +9,7 @@
 #include "guestos/generic/generic.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
+#include "guestos/linux/orc_load.h"
 #include "guestos/linux/process.h"
 #include "guestos/linux/task.h"
 
@@ -47,7 +48,24 @@ struct lx_layer {
     struct lx_kread procs_kr;
     struct lx_proc_layout procs;
     struct lx_exe_name exe_cache[LX_EXE_CACHE];
+    /* The kernel's ORC tables, published once by the drain thread (release), read at every
+     * kernel-mode exit (acquire); the unwinder that uses them. */
+    _Atomic(struct lx_orc *) orc;
+    struct gw_unwinder kernel_unwinder;
 };
+
+static unsigned linux_kernel_unwind(const struct gw_unwinder *u, struct gw_walker *w,
+                                    const struct gw_regs *r, struct gw_stack *st)
+{
+    struct lx_layer *l = u->ctx;
+    const struct lx_orc *o = atomic_load_explicit(&l->orc, memory_order_acquire);
+    return o ? lx_orc_unwind(o, w, r, st) : gw_unwinder_run(&gw_fp_unwinder, w, r, st);
+}
+
+const struct gw_unwinder *lx_layer_kernel_unwinder(struct lx_layer *l)
+{
+    return &l->kernel_unwinder;
+}
 
 struct lx_layer *lx_layer_new(void)
 {
@@ -56,6 +74,9 @@ struct lx_layer *lx_layer_new(void)
         free(l);
         l = NULL;
     }
+    if (l)
+        l->kernel_unwinder =
+            (struct gw_unwinder){.name = "orc", .unwind = linux_kernel_unwind, .ctx = l};
     return l;
 }
 
@@ -66,6 +87,7 @@ static void linux_close(struct guestos *os)
         return;
     lx_kernel_free(l->k);
     free(atomic_load(&l->tasks));
+    lx_orc_free(atomic_load(&l->orc));
     free(l->syms);
     free(l);
     os->priv = NULL;
@@ -107,6 +129,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
     d->tasks_known = r != NULL;
+    struct lx_orc *o = lx_orc_load(k, d->stacks, sizeof(d->stacks));
+    if (o)
+        atomic_store_explicit(&l->orc, o, memory_order_release);
+    d->stacks_orc = o != NULL;
     return 0;
 }
 

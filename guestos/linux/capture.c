@@ -9,6 +9,9 @@
 
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
+#include "guestos/linux/orc_load.h"
+#include "guestos/linux/process.h"
+#include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
 
 #define PAGE 4096ull
@@ -71,8 +74,78 @@ static int count_symbol(void *ctx, uint64_t addr, char type, const char *name, s
     return 0;
 }
 
+/* A vCPU in the kernel's own address space (init_top_pgt), as the walks at an exit see it. */
+static struct gw_snapshot kernel_snapshot(const struct lx_kernel *k)
+{
+    uint64_t pgt = 0;
+    int64_t l5 = 0;
+    (void)lx_vmcoreinfo_symbol(&k->vmci, "init_top_pgt", &pgt);
+    (void)lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(pgtable_l5_enabled)", &l5);
+    return (struct gw_snapshot){.cr0 = 0x80000011,
+                                .cr3 = pgt - LX_START_KERNEL_MAP + k->img.phys_base,
+                                .cr4 = 0x20 | (l5 == 1 ? 0x1000 : 0),
+                                .efer = 0xd01,
+                                .cpl = 0};
+}
+
+struct stacks {
+    const struct lx_kernel *k;
+    struct lx_kread kr;
+    struct lx_switch_layout sl;
+    struct gw_walker *w;
+    const struct lx_orc *orc;
+    FILE *log;
+};
+
+/* Every sleeping leader's kernel stack with the ORC unwinder, so a capture holds the tables and
+ * the stacks (test_captured.c compares them with the guest's /proc/PID/stack). */
+static int unwind_task(void *ctx, uint64_t task)
+{
+    struct stacks *s = ctx;
+    int32_t pid = -1;
+    char comm[17] = {0};
+    struct gw_regs r;
+    if (!lx_kread(&s->kr, task + s->k->task.pid, &pid, 4) ||
+        !lx_kread(&s->kr, task + s->k->task.comm, comm, 16) ||
+        !lx_task_switched_regs(&s->kr, &s->sl, task, &r))
+        return 0;
+    uint64_t pc[64];
+    struct gw_stack st = GW_STACK_INIT(pc, 64);
+    lx_orc_unwind(s->orc, s->w, &r, &st);
+    fprintf(s->log, "capture: task %d \"%s\": %u kernel frames, %s%s\n", pid, comm, st.count,
+            gw_stop_reason_str(st.stop), st.user_entry ? ", user entry" : "");
+    return 0;
+}
+
+static void read_stacks(struct lx_kernel *k, const struct gmem *copy, FILE *log)
+{
+    char why[192];
+    struct lx_orc *orc = lx_orc_load(k, why, sizeof(why));
+    fprintf(log, "capture: kernel stacks: %s\n", why);
+    struct stacks s = {.k = k, .orc = orc, .log = log};
+    struct lx_proc_layout pl;
+    struct gw_walker w;
+    struct hv_err err;
+    if (!orc || !lx_proc_layout_of(k, &pl, why, sizeof(why)) ||
+        !lx_switch_layout_of(k, &s.sl, why, sizeof(why)) ||
+        lx_kread_init_kernel(&s.kr, k, copy, why, sizeof(why)) < 0 ||
+        gw_walker_init(&w, copy, NULL, &err) < 0) {
+        if (orc)
+            fprintf(log, "capture: task stacks: %s\n", why);
+        lx_orc_free(orc);
+        return;
+    }
+    struct gw_snapshot snap = kernel_snapshot(k);
+    gw_walker_begin(&w, &snap);
+    s.w = &w;
+    lx_tasks_each(&s.kr, &pl, k->sym.init_task, unwind_task, &s);
+    gw_walker_fini(&w);
+    lx_orc_free(orc);
+}
+
 /* Everything the Linux layer reads of a described kernel: its self-description, each CPU's
- * current task, the module list with every module's symbols. */
+ * current task, the module list with every module's symbols, the kernel's ORC tables and every
+ * sleeping task's kernel stack. */
 static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
 {
     struct hv_err err = {{0}, 0};
@@ -84,19 +157,11 @@ static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
             k->vmci.osrelease, k->kaslr_offset, k->nsyms, k->btf_note);
     char why[192];
     struct lx_task_reader *r = lx_task_reader_build(k, why, sizeof(why));
-    uint64_t pgt = 0;
-    int64_t l5 = 0;
-    (void)lx_vmcoreinfo_symbol(&k->vmci, "init_top_pgt", &pgt);
-    (void)lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(pgtable_l5_enabled)", &l5);
     struct gw_walker w;
     if (r && gw_walker_init(&w, copy, NULL, &err) == 0) {
         for (uint32_t i = 0; i < r->ncpus; i++) {
-            struct gw_snapshot s = {.cr0 = 0x80000011,
-                                    .cr3 = pgt - LX_START_KERNEL_MAP + k->img.phys_base,
-                                    .cr4 = 0x20 | (l5 == 1 ? 0x1000 : 0),
-                                    .efer = 0xd01,
-                                    .cpl = 0,
-                                    .gs_base = r->cpus[i].base};
+            struct gw_snapshot s = kernel_snapshot(k);
+            s.gs_base = r->cpus[i].base;
             gw_walker_begin(&w, &s);
             struct guestos_vcpu vc;
             guestos_vcpu_init(NULL, &vc);
@@ -114,6 +179,7 @@ static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
         fprintf(log, "capture: tasks: %s\n", r ? "no walker" : why);
     }
     free(r);
+    read_stacks(k, copy, log);
     struct lx_kmods km;
     if (lx_kmods_init(&km, k, copy, why, sizeof(why)) < 0) {
         fprintf(log, "capture: modules: %s\n", why);

@@ -44,6 +44,56 @@ static uint64_t mm_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint
     return (x.gpa & GUESTOS_CR3_ADDR_MASK) == root ? mm : 0;
 }
 
+int lx_tasks_each(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t init_task,
+                  int (*fn)(void *ctx, uint64_t task), void *ctx)
+{
+    lx_kread_forget(kr);
+    uint64_t head = init_task + pl->tasks, at;
+    if (!pl->known || !lx_kread(kr, head, &at, 8))
+        return -1;
+    for (unsigned n = 0; at != head && n < LX_MAX_TASKS; n++) {
+        if (!kernel_pointer(at) || at < pl->tasks)
+            return -1;
+        int rc = fn(ctx, at - pl->tasks);
+        if (rc)
+            return rc;
+        if (!lx_kread(kr, at, &at, 8)) /* tasks.next */
+            return -1;
+    }
+    return 0;
+}
+
+struct leader_search {
+    struct lx_kread *kr;
+    const struct lx_task_layout *tl;
+    int32_t tgid;
+    uint64_t root; /* 0: any address space */
+    uint64_t task, mm;
+};
+
+static int is_leader(void *ctx, uint64_t task)
+{
+    struct leader_search *s = ctx;
+    int32_t t;
+    if (!lx_kread(s->kr, task + s->tl->tgid, &t, 4))
+        return -1;
+    if (t != s->tgid)
+        return 0;
+    if (s->root && !(s->mm = mm_of(s->kr, s->tl, task, s->root)))
+        return 0;
+    s->task = task;
+    return 1;
+}
+
+uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
+                        const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid)
+{
+    struct leader_search s = {.kr = kr, .tl = tl, .tgid = tgid};
+    if (!tl->known || tgid <= 0)
+        return 0;
+    return lx_tasks_each(kr, pl, init_task, is_leader, &s) == 1 ? s.task : 0;
+}
+
 int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
                 const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
                 struct lx_exe *out)
@@ -51,24 +101,10 @@ int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
     memset(out, 0, sizeof(*out));
     if (!tl->known || !pl->known || tgid <= 0)
         return -1;
-    lx_kread_forget(kr);
-    uint64_t head = init_task + pl->tasks, at, mm = 0;
-    if (!lx_kread(kr, head, &at, 8))
+    struct leader_search s = {.kr = kr, .tl = tl, .tgid = tgid, .root = root};
+    if (lx_tasks_each(kr, pl, init_task, is_leader, &s) != 1 || !s.mm)
         return -1;
-    for (unsigned n = 0; at != head && n < LX_MAX_TASKS; n++) {
-        if (!kernel_pointer(at) || at < pl->tasks)
-            return -1;
-        uint64_t task = at - pl->tasks;
-        int32_t t;
-        if (!lx_kread(kr, task + tl->tgid, &t, 4))
-            return -1;
-        if (t == tgid && (mm = mm_of(kr, tl, task, root)))
-            break;
-        if (!lx_kread(kr, at, &at, 8)) /* tasks.next */
-            return -1;
-    }
-    if (!mm)
-        return -1;
+    uint64_t mm = s.mm;
     uint64_t auxv[2 * LX_AUXV_MAX_PAIRS];
     if (!lx_kread(kr, mm + pl->saved_auxv, auxv, pl->auxv_size))
         return -1;

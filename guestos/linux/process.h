@@ -38,6 +38,16 @@ struct lx_exe {
     uint64_t entry;  /* AT_ENTRY, 0 if not in it */
 };
 
+/* Call fn for each thread-group leader on init_task.tasks (at most LX_MAX_TASKS, each link
+ * checked); fn returns nonzero to stop. Returns what fn returned, 0 at the list's end, -1 if the
+ * list cannot be read. */
+int lx_tasks_each(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t init_task,
+                  int (*fn)(void *ctx, uint64_t task), void *ctx);
+
+/* The task_struct of the thread-group leader `tgid`, or 0. */
+uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
+                        const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid);
+
 /* The executable of process `tgid` whose address space's root is `root` (guest-physical, as
  * the recording's address spaces are). 0, or -1 when the task or its vector cannot be read. */
 int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,

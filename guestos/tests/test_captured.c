@@ -21,6 +21,9 @@
 #include "guestos/tests/capture_load.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
+#include "guestos/linux/orc_load.h"
+#include "guestos/linux/process.h"
+#include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
 
 #define MAX_SYMS 64
@@ -33,6 +36,17 @@ struct expected {
     } ksym[MAX_SYMS], kmodsym[MAX_SYMS];
     unsigned nksym, nkmodsym;
     char kmod[32];
+    /* Sleeping tasks' kernel stacks as /proc/PID/stack printed them: "func+0xoff/0xsize". */
+    struct {
+        int pid;
+        char comm[17];
+        unsigned n;
+        struct {
+            char name[64];
+            uint64_t off;
+        } f[32];
+    } stack[4];
+    unsigned nstack;
 };
 
 static void load_expected(const char *path, struct expected *e)
@@ -55,6 +69,20 @@ static void load_expected(const char *path, struct expected *e)
                    e->nkmodsym < MAX_SYMS) {
             e->kmodsym[e->nkmodsym].addr = addr;
             snprintf(e->kmodsym[e->nkmodsym++].name, sizeof(name), "%s", name);
+        } else if (!strncmp(line, "HVTEST kstack ", 14) && e->nstack < 4 &&
+                   sscanf(line + 14, "%d %16s", &e->stack[e->nstack].pid,
+                          e->stack[e->nstack].comm) == 2) {
+            e->nstack++;
+        } else if (!strncmp(line, "HVTEST kframe ", 14) && e->nstack > 0) {
+            int pid;
+            unsigned long long off;
+            char fn[64];
+            __typeof__(e->stack[0]) *s = &e->stack[e->nstack - 1];
+            if (sscanf(line + 14, "%d %63[^+]+0x%llx", &pid, fn, &off) == 3 && pid == s->pid &&
+                s->n < 32) {
+                snprintf(s->f[s->n].name, sizeof(s->f[0].name), "%s", fn);
+                s->f[s->n++].off = off;
+            }
         } else if (!strncmp(line, "HVTEST kmod ", 12) &&
                    sscanf(line + 12, "%31s %15s", e->kmod, status) == 2 && strcmp(status, "loaded"))
             e->kmod[0] = 0;
@@ -89,6 +117,91 @@ static int collect(void *ctx, uint64_t addr, char type, const char *name, size_t
         s->n++;
     }
     return 0;
+}
+
+/* The code symbol containing addr: the last at or below it (k->syms is in address order). */
+static const struct lx_ksym *ksym_at(const struct lx_kernel *k, uint64_t addr)
+{
+    size_t lo = 0, hi = k->nsyms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->syms[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && k->syms[lo - 1].type ? &k->syms[lo - 1] : NULL;
+}
+
+/* Each sleeping task the guest listed, unwound with the kernel's ORC tables from where it was
+ * switched out: the guest's own /proc/PID/stack must be our walk's outer frames exactly (name
+ * and offset of every return address); the kernel leaves out only the frames in its scheduling
+ * text at the top (stack_trace_consume_entry_nosched), from __schedule where the task switched,
+ * a few frames that must be all that ours has before them. */
+static void check_stacks(const char *capture, const struct lx_kernel *k, const struct gmem *mem,
+                         struct gw_walker *w, const struct expected *e)
+{
+    char why[192];
+    struct lx_orc *orc = lx_orc_load(k, why, sizeof(why));
+    if (!orc)
+        fail_msg("%s: %s", capture, why);
+    assert_true(orc->layout.how[0] == 'B'); /* from BTF's struct orc_entry */
+    struct lx_proc_layout pl;
+    struct lx_switch_layout sl;
+    struct lx_kread kr;
+    if (!lx_proc_layout_of(k, &pl, why, sizeof(why)) ||
+        !lx_switch_layout_of(k, &sl, why, sizeof(why)) ||
+        lx_kread_init_kernel(&kr, k, mem, why, sizeof(why)) < 0)
+        fail_msg("%s: %s", capture, why);
+    if (e->nstack < 3)
+        fail_msg("%s: the guest listed %u sleeping tasks' stacks", capture, e->nstack);
+    for (unsigned i = 0; i < e->nstack; i++) {
+        const __typeof__(e->stack[0]) *want = &e->stack[i];
+        uint64_t task = lx_task_of_pid(&kr, &k->task, &pl, k->sym.init_task, want->pid);
+        struct gw_regs r;
+        if (!task || !lx_task_switched_regs(&kr, &sl, task, &r))
+            fail_msg("%s: task %d not found or not switched out", capture, want->pid);
+        uint64_t pc[64];
+        struct gw_stack st = GW_STACK_INIT(pc, 64);
+        lx_orc_unwind(orc, w, &r, &st);
+        char got[2048] = "";
+        size_t used = 0;
+        for (unsigned j = 0; j < st.count && used < sizeof(got) - 96; j++) {
+            const struct lx_ksym *s = ksym_at(k, pc[j] - 1);
+            used += (size_t)snprintf(got + used, sizeof(got) - used, " %s+0x%" PRIx64,
+                                     s ? lx_ksym_name(k, s) : "?", s ? pc[j] - s->addr : 0);
+        }
+        if (st.stop != GW_STOP_CHAIN_END || st.count < want->n || want->n < 2)
+            fail_msg("%s: task %d %s: %u frames, %s (the guest lists %u):%s", capture, want->pid,
+                     want->comm, st.count, gw_stop_reason_str(st.stop), want->n, got);
+        unsigned skip = st.count - want->n;
+        for (unsigned j = 0; j < st.count; j++) {
+            const struct lx_ksym *s = ksym_at(k, pc[j] - 1);
+            const char *name = s ? lx_ksym_name(k, s) : "?";
+            if (j < skip) {
+                /* The switch happened in __schedule; the kernel leaves out what lies in its
+                 * scheduling text (__sched: schedule, do_nanosleep, ...), a few frames. */
+                if ((j == 0 && strcmp(name, "__schedule")) || skip > 4)
+                    fail_msg("%s: task %d: %u frames before the guest's, from %s:%s", capture,
+                             want->pid, skip, name, got);
+                continue;
+            }
+            if (strcmp(name, want->f[j - skip].name) || pc[j] - s->addr != want->f[j - skip].off)
+                fail_msg("%s: task %d: frame %u is %s+0x%" PRIx64 ", the guest says %s+0x%" PRIx64
+                         ":%s",
+                         capture, want->pid, j, name, s ? pc[j] - s->addr : 0,
+                         want->f[j - skip].name, want->f[j - skip].off, got);
+        }
+        /* User tasks end at their system call's entry frame, kernel threads at ret_from_fork. */
+        bool kthread = want->pid == 2;
+        assert_int_equal(st.user_entry, !kthread);
+        if (!kthread)
+            assert_true(st.user_regs.rip && (st.user_regs.rip >> 47) == 0);
+        print_message("%s: task %d %s: %u frames, the guest's %u exact%s:%s\n", capture,
+                      want->pid, want->comm, st.count, want->n,
+                      st.user_entry ? ", user entry" : "", got);
+    }
+    lx_orc_free(orc);
 }
 
 static void check_one(const char *capture, const char *expected_path)
@@ -145,6 +258,7 @@ static void check_one(const char *capture, const char *expected_path)
     assert_int_equal(id.task.tid, 1);
     assert_string_equal(id.task.comm, "reboot");
     assert_int_equal(vc.cpu, 0);
+    check_stacks(capture, k, &c.mem, &w, &e);
     gw_walker_fini(&w);
     free(r);
 

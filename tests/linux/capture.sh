@@ -18,7 +18,7 @@ rm -rf "$out"
 scen=$(mktemp)
 trap 'rm -f "$scen"' EXIT
 for k in generic cloud; do
-  echo "capture-$k|record|$k|1|256M|console=ttyS0 reboot=k panic=-1 pci=off hvtest.plan=work hvtest.ms=500||HVPROF_CAPTURE_GUEST=/out/capture-$k/capture.bin" >>"$scen"
+  echo "capture-$k|record|$k|1|256M|console=ttyS0 reboot=k panic=-1 pci=off hvtest.plan=work hvtest.ms=500 hvtest.stacks=1||HVPROF_CAPTURE_GUEST=/out/capture-$k/capture.bin" >>"$scen"
 done
 bash "$here/run.sh" "$cache" "$build/cli/hvprof" "$scen" "$out"
 for k in generic cloud; do
@@ -29,7 +29,7 @@ for k in generic cloud; do
   {
     echo "# The guest's own account (HVTEST lines of its console) and what the capture read."
     echo "# Captured by tests/linux/capture.sh from $(cat "$cache/kernel-$k/package")."
-    grep -a -o 'HVTEST \(userspace\|ksym\|kmod\|kmodsym\) .*' "$d/console.log" | tr -d '\r'
+    grep -a -o 'HVTEST \(userspace\|ksym\|kmod\|kmodsym\|kstack\|kframe\) .*' "$d/console.log" | tr -d '\r'
     grep '^capture:' "$d/summary.txt"
   } >"$data/$rel.expected"
   echo "$rel: $(du -h "$data/$rel.capture.gz" | cut -f1) capture, $(grep -c 'HVTEST' "$data/$rel.expected") guest lines"

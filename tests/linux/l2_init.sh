@@ -1,6 +1,8 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys, hvtest.ms=N.
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys, hvtest.ms=N;
+# hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
+# them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
 # Everything the tests compare with the recording is printed as "HVTEST ..." lines.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -9,11 +11,13 @@ mount -t devtmpfs dev /dev 2>/dev/null
 plan=boot
 ms=2000
 end=reboot
+stacks=0
 for a in $(cat /proc/cmdline); do
   case $a in
     hvtest.plan=*) plan=${a#*=} ;;
     hvtest.ms=*) ms=${a#*=} ;;
     hvtest.end=*) end=${a#*=} ;;
+    hvtest.stacks=*) stacks=${a#*=} ;;
   esac
 done
 # Linux keeps the la57 CPU flag only when it runs with 5-level paging (early_identify_cpu).
@@ -52,6 +56,20 @@ case $plan in
   *)
     echo "HVTEST unknown plan $plan" ;;
 esac
+if [ "$stacks" = 1 ]; then
+  # Tasks asleep in three kinds of kernel path: a timed sleep, a read of an empty pipe, and a
+  # kernel thread (kthreadd, pid 2). They stay asleep until the capture at the end.
+  sleep 100000 &
+  sleepy=$!
+  mkfifo /tmp/hv_fifo
+  sh -c 'exec 3<>/tmp/hv_fifo; exec cat <&3' &
+  reader=$!
+  busybox usleep 300000
+  for p in $sleepy $reader 2; do
+    echo "HVTEST kstack $p $(cat /proc/$p/comm)"
+    while read -r _ frame; do echo "HVTEST kframe $p $frame"; done </proc/$p/stack
+  done
+fi
 echo "HVTEST done"
 sync
 # reboot=k on the command line: the i8042 reset line; poweroff: ACPI S5 (PM1a_CNT). exec: pid 1

@@ -440,19 +440,28 @@ uint64_t tb_check_recording(const struct tb_result *r)
     struct hv_err err = {{0}, 0};
     if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
-    uint64_t user = 0, kernel = 0;
+    /* Kernel samples get their user stack at once (from the ORC walk's user entry frame) or
+     * through a continuation: count both. */
+    uint64_t user = 0, kernel = 0, with_user = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
-        if (p.samples.v[i].cpl == PROF_CPL_KERNEL)
-            kernel++;
-        else
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->cpl != PROF_CPL_KERNEL) {
             user++;
+            continue;
+        }
+        kernel++;
+        for (uint32_t j = 0; j < s->nframes; j++)
+            if (!(p.frames.v[s->first + j].flags & PROF_FRAME_KERNEL)) {
+                with_user++;
+                break;
+            }
     }
-    if (!user || !kernel || !st.completions) {
+    if (!user || !kernel || !with_user) {
         print_l1_interrupts(r);
         printf("%s: hvprof's summary:\n%s\n", r->name, r->summary);
         fail_msg("%s: %" PRIu64 " user and %" PRIu64 " kernel samples, %" PRIu64
-                 " completions: all must be present",
-                 r->name, user, kernel, st.completions);
+                 " kernel samples with user stacks (%" PRIu64 " completions): all must be present",
+                 r->name, user, kernel, with_user, st.completions);
     }
 
     /* One workload executable mapping at a time (the first mapping of each /bin/hv_* path per
@@ -493,7 +502,7 @@ uint64_t tb_check_recording(const struct tb_result *r)
                      r->name, mp->path, mp->lo, mp->hi, guest_pids, nseen, samples);
     }
     profile_free(&p);
-    return st.completions;
+    return with_user;
 }
 
 /* The kernel module the guest loaded: recorded as "[name]" over its code, with every code symbol
@@ -903,4 +912,87 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
         fail_msg("%s: the library hv_dlopen loaded is not in the recording by its path", r->name);
     profile_free(&p);
     return known;
+}
+
+static bool name_has(const char *fn, const char *part)
+{
+    return fn && strstr(fn, part) != NULL;
+}
+
+/* hv_syscalls' user chain from the kernel entry: a wrapper, its loop, main. */
+static bool syscall_user_chain(const struct profile *p, const struct prof_frame *f, uint32_t n)
+{
+    if (n < 2)
+        return false;
+    const char *w = frame_func(p, &f[0]), *c = frame_func(p, &f[1]);
+    if (!(name_has(w, "read") || name_has(w, "write") || name_has(w, "getppid")) || !c)
+        return false;
+    if (!strcmp(c, "main"))
+        return true; /* the echo child calls read and write from main */
+    if (strcmp(c, "getppid_loop") && strcmp(c, "read_loop") && strcmp(c, "pipe_loop"))
+        return false;
+    const char *m = n > 2 ? frame_func(p, &f[2]) : NULL;
+    return m && !strcmp(m, "main");
+}
+
+uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
+{
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    symbol_path_free(&sp);
+    uint64_t all = 0, syscall_ok = 0, irq_ok = 0, shown = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->cpl != PROF_CPL_KERNEL || !s->nframes)
+            continue;
+        uint64_t pid = profile_shown_pid(&p, s->pid);
+        bool ours = false;
+        for (unsigned k = 0; k < r->nprocs; k++)
+            ours |= (uint64_t)r->procs[k].pid == pid && !strncmp(r->procs[k].name, "hv_syscalls", 11);
+        if (!ours)
+            continue;
+        all++;
+        const struct prof_frame *f = &p.frames.v[s->first];
+        uint32_t nk = 0;
+        while (nk < s->nframes && (f[nk].flags & PROF_FRAME_KERNEL))
+            nk++;
+        const char *outer = nk ? frame_func(&p, &f[nk - 1]) : NULL;
+        bool ok = false;
+        if (name_has(outer, "entry_SYSCALL_64"))
+            ok = syscall_user_chain(&p, f + nk, s->nframes - nk) && ++syscall_ok;
+        else if (outer && !strncmp(outer, "asm_", 4))
+            ok = s->nframes > nk && frame_func(&p, &f[nk]) && ++irq_ok; /* the user PC, named */
+        if (!ok && shown++ < 5) {
+            printf("%s: hv_syscalls kernel sample:", r->name);
+            for (uint32_t j = 0; j < s->nframes && j < 24; j++) {
+                const char *fn = frame_func(&p, &f[j]);
+                printf(" %s%s", j == nk ? "| " : "", fn ? fn : "?");
+            }
+            printf("\n");
+        }
+    }
+    printf("%s: %" PRIu64 " kernel samples of hv_syscalls: %" PRIu64 " (%.1f%%) from the "
+           "system-call entry with the wrapper, its loop and main above it, %" PRIu64
+           " from an interrupt or exception entry with the interrupted user PC\n",
+           r->name, all, syscall_ok, all ? 100.0 * (double)syscall_ok / (double)all : 0, irq_ok);
+    profile_free(&p);
+    if (all < 50) {
+        printf("NOTE %s: only %" PRIu64 " kernel samples of hv_syscalls: not judged\n", r->name,
+               all);
+        return 0;
+    }
+    if ((double)(syscall_ok + irq_ok) < min_ok * (double)all)
+        fail_msg("%s: %.1f%% of hv_syscalls' kernel samples end at their entry with the user "
+                 "stack from there, %.0f%% expected",
+                 r->name, 100.0 * (double)(syscall_ok + irq_ok) / (double)all, 100 * min_ok);
+    return all;
 }

@@ -121,11 +121,12 @@ void tb_check_console_clean(const struct tb_result *r, const char *reference);
  * Malloc'd. */
 char *tb_reference(const char *kernel, unsigned vcpus);
 
-/* Recording checks: it reads cleanly, has user- and kernel-mode samples and completed
- * continuations, and each workload process of the guest is recorded as one process: the user
+/* Recording checks: it reads cleanly, has user- and kernel-mode samples and kernel samples
+ * with their user stacks (walked at once from the kernel entry frame, or completed later), and
+ * each workload process of the guest is recorded as one process: the user
  * samples inside its executable's mapping (the guest's own /proc/PID/maps) all belong to one
  * recorded process (processes that share a layout, a fork's parent and child, to at most as
- * many). Returns the number of completions. */
+ * many). Returns the number of kernel samples with user stacks. */
 uint64_t tb_check_recording(const struct tb_result *r);
 
 /* Kernel symbols from the guest's memory alone (no symbol file given to report): every symbol
@@ -154,6 +155,15 @@ void tb_check_tasks(const struct tb_result *r);
  * leaf's caller; hv_threads: spin_left <- left_loop <- left_worker, ...), and libc.so.6 is
  * named by its path in the guest with its exported functions read from guest memory. */
 uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact);
+
+/* hv_syscalls' kernel-mode samples (docs/orc.md): at least min_ok of them carry an unbroken
+ * kernel chain from the guest kernel's ORC tables that ends at the system-call entry
+ * (entry_SYSCALL_64...) with the user stack from the exact user PC at entry: a system-call
+ * wrapper, then its caller among the workload's loops, up to main. Kernel samples of the
+ * workloads that end at an interrupt or exception entry from user mode must name it and carry
+ * the interrupted user PC. Runs with fewer than 50 such samples are not judged. Returns the
+ * number judged. */
+uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok);
 
 /* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
  * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */

@@ -319,6 +319,8 @@ const char *gw_bad_frame_str(enum gw_bad_frame b)
         return "address in the wrong half of the address space";
     case GW_BAD_NON_CANONICAL:
         return "non-canonical address";
+    case GW_BAD_NOT_AFTER_CALL:
+        return "return address not after a call instruction";
     }
     return "unknown";
 }

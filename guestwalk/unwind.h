@@ -31,6 +31,7 @@ enum gw_bad_frame {
     GW_BAD_OUTSIDE_WINDOW, /* beyond RSP + stack_window, or frame larger than max_frame */
     GW_BAD_WRONG_HALF,     /* frame pointer or return address in the other half */
     GW_BAD_NON_CANONICAL,  /* frame pointer or return address not canonical */
+    GW_BAD_NOT_AFTER_CALL, /* a return address whose code does not follow a call */
 };
 
 /* Registers to start a walk from. `user` selects the user half and user-mode access checks. */

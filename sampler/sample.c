@@ -143,15 +143,16 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     walk(sv, &kstack);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
     /* The kernel walk reached the registers the thread entered the kernel with: its user stack
-     * starts at that exact PC, and its pages were in use a moment ago, so walk it now; only a
-     * walk that does not end cleanly falls back to the continuation (docs/orc.md). */
+     * starts at that exact PC, and its pages were in use a moment ago, so walk it now. Only a
+     * walk that met a page not present falls back to the continuation (the page may be back
+     * when the thread is); any other end would be the same later (docs/orc.md). */
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     bool user_now = false;
     if (user_thread && kstack.user_entry) {
         sv->st.user_entry++;
         if (!s->cfg.defer_user_stacks) {
             gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
-            user_now = ustack.stop == GW_STOP_CHAIN_END || ustack.stop == GW_STOP_DEPTH_CAP;
+            user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
         }
     }

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "guestwalk/frameless.h"
+
 struct orc_walk {
     struct gw_walker *w;
     struct gw_stack *st;
@@ -192,6 +194,17 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         return bad(k, GW_BAD_NON_CANONICAL, out->ip);
     if (!(out->ip >> 63))
         return bad(k, GW_BAD_WRONG_HALF, out->ip);
+    /* A return address outside the kernel image's table (a module's code, or something that is
+     * not code at all, as a stack address read where a function's frame is half switched) must
+     * follow a call instruction, or the walk ends before recording it. */
+    if (e->type == LX_ORC_TYPE_CALL && (out->ip < o->vmlinux.lo || out->ip >= o->vmlinux.hi)) {
+        uint8_t before[8];
+        struct pt_fault ignored;
+        if (gw_read_virt(k->w, out->ip - sizeof(before), before, sizeof(before), false,
+                         &ignored) != 0 ||
+            !gw_after_call(before, sizeof(before)))
+            return bad(k, GW_BAD_NOT_AFTER_CALL, out->ip);
+    }
     /* On one stack the caller's frame is above the callee's; only a pointer read from memory
      * (an indirect CFA, a pt_regs' sp) may lead to another stack, and only a few times. */
     *switched = false;

@@ -2,9 +2,10 @@
  * with KASLR on (the kernels' default), each boot twice so that a flaky boot shows up: user
  * space reached with every vCPU up, the workloads run and the guest reboots cleanly, the console
  * prints no warning that QEMU/KVM's boot of the same kernel does not, and the recording holds
- * user and kernel samples, completed continuations and one process per workload process, and
+ * user and kernel samples, kernel samples with user stacks and one process per workload process,
  * kernel symbols read from the guest's memory that match its /proc/kallsyms and name >= 95% of
- * the kernel samples. */
+ * the kernel samples, exact user chains, and hv_syscalls' kernel stacks unwound with the guest
+ * kernel's ORC tables from the sampled PC to the system-call entry (docs/orc.md). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,32 +31,41 @@ static const struct tb_scenario scenarios[] = {
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
+struct totals {
+    uint64_t judged;  /* user samples whose chains were judged */
+    uint64_t syscall; /* hv_syscalls' kernel samples judged */
+};
+
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
-    uint64_t *judged = ctx;
+    struct totals *t = ctx;
     tb_check_boot(r, s);
     char *ref = tb_reference(s->kernel, s->vcpus);
     tb_check_console_clean(r, ref);
     free(ref);
-    uint64_t completions = tb_check_recording(r);
+    uint64_t with_user = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95);
     tb_check_tasks(r);
-    *judged += tb_check_user_stacks(r, 0.99);
-    printf("%s: %.1f s, %u CPUs, %" PRIu64 " completions\n", r->name, r->seconds, r->cpus,
-           completions);
+    t->judged += tb_check_user_stacks(r, 0.99);
+    t->syscall += tb_check_syscall_stacks(r, 0.95);
+    printf("%s: %.1f s, %u CPUs, %" PRIu64 " kernel samples with user stacks\n", r->name,
+           r->seconds, r->cpus, with_user);
 }
 
 static void test_boot_matrix(void **state)
 {
     (void)state;
     char out[4096];
-    uint64_t judged = 0;
+    struct totals t = {0, 0};
     tb_run("boot", scenarios, N, 2, out, sizeof(out));
     for (size_t i = 0; i < N; i++)
-        tb_each_run(out, &scenarios[i], 2, check, &judged);
-    /* Exact user chains judged on enough samples over the matrix (a run may be starved). */
-    printf("user samples in the workloads' known functions judged: %" PRIu64 "\n", judged);
-    assert_true(judged >= 1000);
+        tb_each_run(out, &scenarios[i], 2, check, &t);
+    /* Exact chains judged on enough samples over the matrix (a run may be starved). */
+    printf("user samples in the workloads' known functions judged: %" PRIu64
+           "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
+           t.judged, t.syscall);
+    assert_true(t.judged >= 1000);
+    assert_true(t.syscall >= 1000);
 }
 
 int main(void)

@@ -30,7 +30,8 @@ static const struct tb_scenario scenarios[] = {
 
 struct totals {
     uint64_t with_pti, without;
-    uint64_t judged; /* user samples whose chains were judged */
+    uint64_t judged;  /* user samples whose chains were judged */
+    uint64_t syscall; /* hv_syscalls' kernel samples judged */
 };
 
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
@@ -47,11 +48,12 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     tb_check_kernel_symbols(r, 0.95); /* with or without PTI and KASLR */
     tb_check_tasks(r);
     t->judged += tb_check_user_stacks(r, 0.99);
+    t->syscall += tb_check_syscall_stacks(r, 0.95); /* ORC with and without PTI and KASLR */
     if (!strcmp(s->name, "generic-pti"))
         t->with_pti += c;
     else if (!strcmp(s->name, "generic-nopti"))
         t->without += c;
-    printf("%s: %.1f s, %" PRIu64 " completions\n", r->name, r->seconds, c);
+    printf("%s: %.1f s, %" PRIu64 " kernel samples with user stacks\n", r->name, r->seconds, c);
 }
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -60,7 +62,7 @@ static void test_pti_and_kaslr(void **state)
     (void)state;
     char out[4096];
     tb_run("modes", scenarios, N, 2, out, sizeof(out));
-    struct totals t = {0, 0, 0};
+    struct totals t = {0, 0, 0, 0};
     unsigned runs_pti = 0, runs_nopti = 0;
     for (size_t i = 0; i < N; i++) {
         unsigned n = tb_each_run(out, &scenarios[i], 2, check, &t);
@@ -69,13 +71,16 @@ static void test_pti_and_kaslr(void **state)
         else if (!strcmp(scenarios[i].name, "generic-nopti"))
             runs_nopti = n;
     }
-    printf("completions per run: %.0f with PTI, %.0f without\n", (double)t.with_pti / runs_pti,
-           (double)t.without / runs_nopti);
-    /* Comparable (before PTI pairs were recognised it was 3 against ~100): per run, PTI's
-     * completions are at least half of those without. */
+    printf("kernel samples with user stacks per run: %.0f with PTI, %.0f without\n",
+           (double)t.with_pti / runs_pti, (double)t.without / runs_nopti);
+    /* Comparable (before PTI pairs were recognised, completions were 3 against ~100): per run,
+     * PTI's are at least half of those without. */
     assert_true(t.with_pti * runs_nopti * 2 >= t.without * runs_pti);
-    printf("user samples in the workloads' known functions judged: %" PRIu64 "\n", t.judged);
+    printf("user samples in the workloads' known functions judged: %" PRIu64
+           "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
+           t.judged, t.syscall);
     assert_true(t.judged >= 1000);
+    assert_true(t.syscall >= 1000);
 }
 
 int main(void)

@@ -79,6 +79,9 @@ int lx_kmods_init(struct lx_kmods *r, const struct lx_kernel *k, const struct gm
         snprintf(why, why_len, "BTF: no struct mod_kallsyms with symtab, num_symtab, strtab");
         return -1;
     }
+    l->orc_known = member(b, mod, "arch.num_orcs", 4, &l->orc_num) &&
+                   member(b, mod, "arch.orc_unwind_ip", 8, &l->orc_ip) &&
+                   member(b, mod, "arch.orc_unwind", 8, &l->orc);
     if (lx_kread_init_kernel(&r->kr, k, mem, why, why_len) < 0)
         return -1;
     r->head = k->sym.modules;

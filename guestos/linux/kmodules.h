@@ -41,6 +41,10 @@ struct lx_kmod_layout {
     uint64_t text_size; /* its size, an unsigned int (core_layout.text_size or mem[0].size) */
     uint64_t kallsyms;  /* struct mod_kallsyms * */
     uint64_t ks_symtab, ks_num_symtab, ks_strtab;
+    /* struct mod_arch_specific's ORC tables (arch/x86/include/asm/module.h): num_orcs,
+     * orc_unwind_ip, orc_unwind; orc_known false when BTF has them not. */
+    bool orc_known;
+    uint64_t orc_num, orc_ip, orc;
 };
 
 struct lx_kmods {

@@ -20,6 +20,10 @@ enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
  * a failure is final only when it repeats. */
 #define LX_MAX_FAILED_LOOKS 3
 
+/* Module sets published at most (each replaces the last; a guest that loads and unloads
+ * modules without end keeps its last set). */
+#define LX_ORC_MAX_SETS 256
+
 /* The executable's path per process, once read (a process keeps it until exec, which makes a
  * new address space: a new key). */
 #define LX_EXE_CACHE 256
@@ -52,6 +56,18 @@ struct lx_layer {
      * kernel-mode exit (acquire); the unwinder that uses them. */
     _Atomic(struct lx_orc *) orc;
     struct gw_unwinder kernel_unwinder;
+    /* Modules' ORC tables (drain thread): one per module seen, kept until close (a vCPU may be
+     * walking with an older set), and the sets published, the last one current. */
+    struct lx_orc_modtab {
+        uint64_t mod, text, text_end;
+        char name[LX_KMOD_NAME_LEN + 1]; /* with the addresses: a module loaded again */
+        bool ok;
+        struct lx_orc_table t;
+    } *modtabs;
+    size_t nmodtabs;
+    struct lx_orc_mods *sets[LX_ORC_MAX_SETS];
+    size_t nsets;
+    char orc_mods_why[160]; /* the last module whose tables could not be read, and why */
 };
 
 static unsigned linux_kernel_unwind(const struct gw_unwinder *u, struct gw_walker *w,
@@ -88,6 +104,11 @@ static void linux_close(struct guestos *os)
     lx_kernel_free(l->k);
     free(atomic_load(&l->tasks));
     lx_orc_free(atomic_load(&l->orc));
+    for (size_t i = 0; i < l->nmodtabs; i++)
+        lx_orc_table_free(&l->modtabs[i].t);
+    free(l->modtabs);
+    for (size_t i = 0; i < l->nsets; i++)
+        free(l->sets[i]);
     free(l->syms);
     free(l);
     os->priv = NULL;
@@ -178,6 +199,60 @@ static void linux_identify_task(const struct guestos *os, struct guestos_vcpu *v
         vc->kernel_gs_seen = w->snap.gs_base; /* for the first user-mode stop after discovery */
 }
 
+static int by_text(const void *a, const void *b)
+{
+    const struct lx_orc_module *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Each listed module's ORC tables, read once, and the set of the listed modules published to
+ * the exit path when it changed. */
+static void update_module_orc(struct lx_layer *l, const struct lx_kmod *m, int n)
+{
+    struct lx_orc *o = atomic_load_explicit(&l->orc, memory_order_relaxed);
+    if (!o || n <= 0 || l->nsets >= LX_ORC_MAX_SETS)
+        return;
+    struct lx_orc_mods *set = calloc(1, sizeof(*set) + (size_t)n * sizeof(set->m[0]));
+    if (!set)
+        return;
+    for (int i = 0; i < n; i++) {
+        struct lx_orc_modtab *mt = NULL;
+        for (size_t j = 0; j < l->nmodtabs && !mt; j++)
+            if (l->modtabs[j].mod == m[i].addr && l->modtabs[j].text == m[i].text &&
+                l->modtabs[j].text_end == m[i].text + m[i].text_size &&
+                !strcmp(l->modtabs[j].name, m[i].name))
+                mt = &l->modtabs[j];
+        if (!mt && l->nmodtabs < LX_ORC_MAX_MODULES) {
+            if (!l->modtabs && !(l->modtabs = calloc(LX_ORC_MAX_MODULES, sizeof(*l->modtabs))))
+                break;
+            mt = &l->modtabs[l->nmodtabs++];
+            *mt = (struct lx_orc_modtab){
+                .mod = m[i].addr, .text = m[i].text, .text_end = m[i].text + m[i].text_size};
+            snprintf(mt->name, sizeof(mt->name), "%s", m[i].name);
+            mt->ok = lx_orc_load_module(&l->kmods, &m[i], &o->layout, &mt->t, l->orc_mods_why,
+                                        sizeof(l->orc_mods_why)) == 0;
+        }
+        if (mt && mt->ok)
+            set->m[set->n++] = (struct lx_orc_module){mt->text, mt->text_end, &mt->t};
+    }
+    qsort(set->m, set->n, sizeof(set->m[0]), by_text);
+    for (size_t i = 1; i < set->n; i++)
+        if (set->m[i].lo < set->m[i - 1].hi) { /* overlapping code regions: not modules */
+            free(set);
+            return;
+        }
+    const struct lx_orc_mods *cur = atomic_load_explicit(&o->mods, memory_order_relaxed);
+    bool same = cur && cur->n == set->n;
+    for (size_t i = 0; same && i < set->n; i++)
+        same = cur->m[i].t == set->m[i].t;
+    if (same || (!cur && !set->n)) {
+        free(set);
+        return;
+    }
+    l->sets[l->nsets++] = set;
+    atomic_store_explicit(&o->mods, set, memory_order_release);
+}
+
 static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
                                 struct guestos_kmodule *out, size_t max, struct hv_err *err)
 {
@@ -193,6 +268,7 @@ static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
     if (!m)
         return hv_errf(err, "out of memory");
     int n = lx_kmods_list(&l->kmods, m, max, err);
+    update_module_orc(l, m, n);
     for (int i = 0; i < n; i++) {
         out[i] = (struct guestos_kmodule){.text_start = m[i].text,
                                           .text_end = m[i].text + m[i].text_size,

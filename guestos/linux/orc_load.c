@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guestos/linux/kmodules.h"
+
 void lx_orc_free(struct lx_orc *o)
 {
     if (!o)
         return;
     lx_orc_table_free(&o->vmlinux);
-    free(o);
+    free(o); /* module tables and sets belong to their loader (guestos/linux/linux.c) */
 }
 
 static bool choose_layout(const struct lx_kernel *k, struct lx_orc_layout *l, char *why,
@@ -76,4 +78,45 @@ struct lx_orc *lx_orc_load(const struct lx_kernel *k, char *how, size_t how_len)
 fail:
     lx_orc_free(o);
     return NULL;
+}
+
+/* A module of ~20,000 entries (kvm) is 200 KiB of tables; a count past this is not a module's. */
+#define LX_ORC_MODULE_MAX_ENTRIES (1u << 20)
+
+int lx_orc_load_module(struct lx_kmods *r, const struct lx_kmod *m,
+                       const struct lx_orc_layout *layout, struct lx_orc_table *t, char *why,
+                       size_t why_len)
+{
+    const struct lx_kmod_layout *l = &r->lay;
+    uint32_t n;
+    uint64_t ips_va, raw_va;
+    if (!l->orc_known) {
+        snprintf(why, why_len, "BTF: no ORC tables in struct mod_arch_specific");
+        return -1;
+    }
+    lx_kread_forget(&r->kr);
+    if (!lx_kread(&r->kr, m->addr + l->orc_num, &n, 4) ||
+        !lx_kread(&r->kr, m->addr + l->orc_ip, &ips_va, 8) ||
+        !lx_kread(&r->kr, m->addr + l->orc, &raw_va, 8)) {
+        snprintf(why, why_len, "%s: struct module cannot be read", m->name);
+        return -1;
+    }
+    if (n == 0 || n > LX_ORC_MODULE_MAX_ENTRIES) {
+        snprintf(why, why_len, "%s: %" PRIu32 " ORC entries", m->name, n);
+        return -1;
+    }
+    int32_t *ips = malloc((size_t)n * 4);
+    uint8_t *raw = malloc((size_t)n * LX_ORC_ENTRY_SIZE);
+    int rc = -1;
+    if (!ips || !raw)
+        snprintf(why, why_len, "%s: out of memory for %" PRIu32 " ORC entries", m->name, n);
+    else if (!lx_kread(&r->kr, ips_va, ips, (size_t)n * 4) ||
+             !lx_kread(&r->kr, raw_va, raw, (size_t)n * LX_ORC_ENTRY_SIZE))
+        snprintf(why, why_len, "%s: its ORC tables cannot be read", m->name);
+    else
+        rc = lx_orc_table_build(t, ips, ips_va, raw, n, layout, m->text,
+                                m->text + m->text_size, why, why_len);
+    free(ips);
+    free(raw);
+    return rc;
 }

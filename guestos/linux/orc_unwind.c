@@ -1,5 +1,6 @@
 #include "guestos/linux/orc_unwind.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "guestwalk/frameless.h"
@@ -74,6 +75,27 @@ static bool regs_reg(struct orc_walk *k, const struct frame *f, unsigned reg, ui
     return read_u64(k, f->regs + at[reg], v);
 }
 
+/* The table whose code holds ip: the kernel image's, or a loaded module's. */
+static const struct lx_orc_table *table_for(const struct lx_orc *o, uint64_t ip)
+{
+    if (ip >= o->vmlinux.lo && ip < o->vmlinux.hi)
+        return &o->vmlinux;
+    const struct lx_orc_mods *m = atomic_load_explicit(&o->mods, memory_order_acquire);
+    if (!m)
+        return NULL;
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ip < m->m[mid].lo)
+            hi = mid;
+        else if (ip >= m->m[mid].hi)
+            lo = mid + 1;
+        else
+            return m->m[mid].t;
+    }
+    return NULL;
+}
+
 /* One step of unwind_next_frame: from f to its caller in *out. False: the walk ends (st->stop
  * set; GW_STOP_CHAIN_END with user_entry at the user boundary). */
 static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame *f,
@@ -82,7 +104,8 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
     /* A return address is looked up one byte back (the call may be a function's last
      * instruction); an interrupted PC as it is. */
     uint64_t at = f->signal ? f->ip : f->ip - 1;
-    const struct lx_orc_entry *e = lx_orc_find(&o->vmlinux, at);
+    const struct lx_orc_table *t = table_for(o, at);
+    const struct lx_orc_entry *e = t ? lx_orc_find(t, at) : NULL;
     if (!e || e->type == LX_ORC_TYPE_UNDEFINED) {
         k->st->bad_value = f->ip;
         return fail(k, GW_STOP_NO_UNWIND_INFO);
@@ -194,10 +217,10 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         return bad(k, GW_BAD_NON_CANONICAL, out->ip);
     if (!(out->ip >> 63))
         return bad(k, GW_BAD_WRONG_HALF, out->ip);
-    /* A return address outside the kernel image's table (a module's code, or something that is
-     * not code at all, as a stack address read where a function's frame is half switched) must
-     * follow a call instruction, or the walk ends before recording it. */
-    if (e->type == LX_ORC_TYPE_CALL && (out->ip < o->vmlinux.lo || out->ip >= o->vmlinux.hi)) {
+    /* A return address outside every table (code without ORC, or something that is not code
+     * at all, as a stack address read where a function's frame is half switched) must follow
+     * a call instruction, or the walk ends before recording it. */
+    if (e->type == LX_ORC_TYPE_CALL && !table_for(o, out->ip - 1)) {
         uint8_t before[8];
         struct pt_fault ignored;
         if (gw_read_virt(k->w, out->ip - sizeof(before), before, sizeof(before), false,

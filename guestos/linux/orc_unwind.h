@@ -17,17 +17,32 @@
  * pt_regs frame), of which a walk takes at most LX_ORC_MAX_SWITCHES. */
 #pragma once
 
+#include <stdatomic.h>
+
 #include "guestos/linux/orc.h"
 #include "guestwalk/unwinder.h"
 
 /* Entry, IRQ and exception stacks on the way down to a task stack, and one spare. */
 #define LX_ORC_MAX_SWITCHES 4
 
-/* The tables an ORC walk looks up: the kernel image's, and (later) modules'. Read-only once
- * published to the exit path. */
+/* Loaded modules' tables at one moment: sorted by code address, not overlapping. Immutable once
+ * published; a newer set replaces it (the Linux layer keeps the old ones until it closes). */
+#define LX_ORC_MAX_MODULES 512
+struct lx_orc_module {
+    uint64_t lo, hi; /* the module's code region */
+    const struct lx_orc_table *t;
+};
+struct lx_orc_mods {
+    size_t n;
+    struct lx_orc_module m[];
+};
+
+/* The tables an ORC walk looks up: the kernel image's (read-only once published to the exit
+ * path), and the modules' set of the moment. */
 struct lx_orc {
     struct lx_orc_layout layout;
     struct lx_orc_table vmlinux;
+    _Atomic(const struct lx_orc_mods *) mods; /* NULL: no module tables */
 };
 
 /* Walk the kernel stack from r (CPL 0). Fills st as gw_unwind_regs does, st->leaf = GW_LEAF_ORC

@@ -11,7 +11,13 @@
  * operations in it), CLOCK_MONOTONIC; each operation starts with gw_walker_begin (an empty
  * translation cache), as at an exit. The last line reads a real task in memory captured from a
  * Debian 6.1 guest (guestos/tests/data, tests/linux/capture.sh): pid 1 in the kernel, through
- * the guest's own page tables. */
+ * the guest's own page tables.
+ *
+ * Kernel stacks with the guest kernel's ORC tables (docs/orc.md), on the captured Debian 6.1
+ * kernel's own table (384,849 entries): a sleeping task's real stack from its switch frame to
+ * its system call's user entry, a lookup alone at spread-out PCs, and a 32-frame stack built in
+ * the synthetic image from the table's own CALL entries, beside a 32-frame frame-pointer walk
+ * of the same image (the ratio is what ORC adds per kernel sample). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +26,9 @@
 
 #include "bench/bench_util.h"
 #include "guestos/linux/kernel.h"
+#include "guestos/linux/orc_load.h"
+#include "guestos/linux/process.h"
+#include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
 #include "guestos/tests/capture_load.h"
 #include "guestwalk/tests/guest_image.h"
@@ -35,6 +44,7 @@
 #define CODE_VA  0x400000ull
 #define STACK_VA 0x7ffe00000000ull
 #define PER      200 /* operations per batch */
+#define KSTACK   0xffffc90000010000ull /* a 16 KiB kernel stack in the synthetic image */
 
 static const struct lx_task_layout layout = {.known = true,
                                              .pid = 2416,
@@ -80,6 +90,7 @@ static int build(struct bench *b)
         gimg_map_fresh(g, MM_PGD, 4096, GIMG_KERN_RW) ||
         gimg_map_fresh(g, CODE_VA, 4096, GIMG_P | GIMG_US) ||
         gimg_map_fresh(g, STACK_VA, 1 << 16, GIMG_USER_RW | GIMG_XD) ||
+        gimg_map_fresh(g, KSTACK, 16384, GIMG_KERN_RW) ||
         gimg_write_u64(g, MM + layout.mm_pgd, MM_PGD) ||
         task(b, 0, 812, 812, "hv_threads", TASKS) || task(b, 1, 813, 812, "worker", TASKS) ||
         gw_walker_init(&b->w, &g->mem, NULL, NULL) < 0)
@@ -119,7 +130,134 @@ struct real {
     struct gw_walker w;
     struct gw_snapshot snap;
     struct guestos_vcpu vc;
+    struct lx_orc *orc;   /* the kernel's ORC tables */
+    struct lx_kread kr;   /* the kernel's page tables, for the task list */
+    uint64_t sleep_task;  /* a sleeping `sleep` */
+    struct gw_regs sleep; /* its switch frame */
+    struct gw_regs orc32; /* a 32-frame stack in the synthetic image (KSTACK) */
+    struct gw_regs fp32;  /* a 32-frame frame-pointer chain there */
 };
+
+static int find_sleep(void *ctx, uint64_t task)
+{
+    struct real *x = ctx;
+    char comm[16];
+    if (!lx_kread(&x->kr, task + x->k->task.comm, comm, 16) || strncmp(comm, "sleep", 16))
+        return 0;
+    x->sleep_task = task;
+    return 1;
+}
+
+/* A 32-frame kernel stack for the captured kernel's table, built in the synthetic image: each
+ * return address lands on a CALL entry whose CFA is the stack pointer plus its offset; the last
+ * on an END_OF_STACK entry (a kernel thread's ret_from_fork). And a frame-pointer chain of 32
+ * records beside it. */
+static int build_kernel_stacks(struct bench *b, struct real *x)
+{
+    const struct lx_orc_table *t = &x->orc->vmlinux;
+    uint64_t sp = KSTACK + 0x100, end = 0;
+    size_t want = 31, got = 0; /* and the frame in ret_from_fork: 32 */
+    x->orc32 = (struct gw_regs){.rsp = sp};
+    for (size_t i = 0; i < t->n && !end; i++) {
+        const struct lx_orc_entry *e = &t->e[i];
+        uint64_t at = t->lo + t->ip[i];
+        if (lx_orc_find(t, at) != e || lx_orc_find(t, at + 1) != e)
+            continue; /* a terminator sharing its IP, or a one-byte row */
+        if (got < want && e->type == LX_ORC_TYPE_CALL && e->sp_reg == LX_ORC_REG_SP &&
+            e->bp_reg == LX_ORC_REG_UNDEFINED && e->sp_offset >= 8 && e->sp_offset <= 256 &&
+            (i * 7919) % 97 == 0) { /* spread over the table */
+            if (got == 0)
+                x->orc32.rip = at;
+            else if (gimg_write_u64(&b->g, sp - 8, at + 1))
+                return -1;
+            sp += (uint64_t)e->sp_offset;
+            got++;
+        } else if (got == want && e->type == LX_ORC_TYPE_END_OF_STACK) {
+            end = at;
+        }
+    }
+    if (got < want || !end || gimg_write_u64(&b->g, sp - 8, end + 1))
+        return -1;
+    uint64_t ret[32];
+    for (unsigned i = 0; i < 31; i++)
+        ret[i] = 0xffffffff81000000ull + 0x10 * (i + 1);
+    ret[31] = 0;
+    x->fp32 = (struct gw_regs){
+        .rip = 0xffffffff81000008ull, .rsp = KSTACK + 0x2000, .rbp = KSTACK + 0x2000};
+    return gimg_write_chain(&b->g, KSTACK + 0x2000, 32, 48, ret) ? -1 : 0;
+}
+
+enum korc { K_SLEEP, K_LOOKUP, K_ORC32, K_FP32, K_COUNT };
+static const char *const korc_names[K_COUNT] = {
+    "ORC walk, captured sleeping task (8 frames to user entry)",
+    "ORC table lookup alone (spread-out PCs, 384,849 entries)",
+    "ORC walk, 32 frames on the captured kernel's table",
+    "frame-pointer walk, 32 frames (same image, kernel half)",
+};
+
+static double korc_batch(struct bench *b, struct real *x, enum korc op)
+{
+    struct gw_snapshot s = gimg_cpu(&b->g, 0, 0, 0, 0);
+    uint64_t pcs[64];
+    const struct lx_orc_table *t = &x->orc->vmlinux;
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < PER; i++) {
+        struct gw_stack st = GW_STACK_INIT(pcs, 64);
+        switch (op) {
+        case K_SLEEP:
+            gw_walker_begin(&x->w, &x->snap);
+            if (lx_orc_unwind(x->orc, &x->w, &x->sleep, &st) != 8 || !st.user_entry) {
+                fprintf(stderr, "bench_guestos: sleeping task: %u frames, %s\n", st.count,
+                        gw_stop_reason_str(st.stop));
+                abort();
+            }
+            break;
+        case K_LOOKUP:
+            b->sink += lx_orc_find(t, t->lo + (i * 2654435761u) % (t->hi - t->lo))->sp_offset;
+            break;
+        case K_ORC32:
+            gw_walker_begin(&b->w, &s);
+            if (lx_orc_unwind(x->orc, &b->w, &x->orc32, &st) != 32 ||
+                st.stop != GW_STOP_CHAIN_END) {
+                fprintf(stderr, "bench_guestos: ORC 32: %u frames, %s\n", st.count,
+                        gw_stop_reason_str(st.stop));
+                abort();
+            }
+            break;
+        case K_FP32:
+            gw_walker_begin(&b->w, &s);
+            if (gw_unwind_regs(&b->w, &x->fp32, &st) != 32) {
+                fprintf(stderr, "bench_guestos: FP 32: %u frames, %s\n", st.count,
+                        gw_stop_reason_str(st.stop));
+                abort();
+            }
+            break;
+        default:
+            break;
+        }
+        b->sink += st.count;
+    }
+    return (double)(now_ns() - t0) / PER;
+}
+
+/* The captured kernel's ORC tables, its sleeping task and the synthetic 32-frame stacks. */
+static int load_orc(struct bench *b, struct real *x)
+{
+    char why[192];
+    struct lx_proc_layout pl;
+    struct lx_switch_layout sl;
+    if (!(x->orc = lx_orc_load(x->k, why, sizeof(why))) ||
+        !lx_proc_layout_of(x->k, &pl, why, sizeof(why)) ||
+        !lx_switch_layout_of(x->k, &sl, why, sizeof(why)) ||
+        lx_kread_init_kernel(&x->kr, x->k, &x->c.mem, why, sizeof(why)) < 0 ||
+        lx_tasks_each(&x->kr, &pl, x->k->sym.init_task, find_sleep, x) != 1 ||
+        !lx_task_switched_regs(&x->kr, &sl, x->sleep_task, &x->sleep) ||
+        build_kernel_stacks(b, x) < 0) {
+        fprintf(stderr, "bench_guestos: ORC: %s\n", x->orc ? why : "no tables");
+        return -1;
+    }
+    return 0;
+}
 
 static int load_real(struct real *x, const char *path)
 {
@@ -212,6 +350,11 @@ int main(int argc, char **argv)
     const char *capture = argc > 2 ? argv[2] : CAPTURE_FILE;
     bool real = load_real(&x, capture) == 0;
     double *rv = calloc(batches, sizeof(double));
+    double *kv[K_COUNT];
+    for (int o = 0; o < K_COUNT; o++)
+        if (!(kv[o] = calloc(batches, sizeof(double))))
+            return 1;
+    bool orc = real && load_orc(&b, &x) == 0;
     if (!rv)
         return 1;
     for (unsigned k = 0; k < batches; k++) { /* interleaved: host noise lands on all alike */
@@ -219,6 +362,8 @@ int main(int argc, char **argv)
             v[o][k] = batch(&b, (enum op)o);
         if (real)
             rv[k] = real_batch(&x, &b.sink);
+        for (int o = 0; orc && o < K_COUNT; o++)
+            kv[o][k] = korc_batch(&b, &x, (enum korc)o);
     }
     double med[OP_COUNT];
     for (int o = 0; o < OP_COUNT; o++) {
@@ -237,6 +382,15 @@ int main(int argc, char **argv)
     } else {
         printf("(no captured guest: %s)\n", capture);
     }
+    double kmed[K_COUNT];
+    for (int o = 0; orc && o < K_COUNT; o++) {
+        qsort(kv[o], batches, sizeof(double), cmp_double);
+        kmed[o] = kv[o][batches / 2];
+        printf("%-58s %7.1f ns\n", korc_names[o], kmed[o]);
+    }
+    if (orc)
+        printf("%-58s %7.2f\n", "ORC 32-frame walk / frame-pointer 32-frame walk",
+               kmed[K_ORC32] / kmed[K_FP32]);
     free(rv);
     for (int o = 0; o < OP_COUNT; o++)
         free(v[o]);

@@ -154,6 +154,10 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
             gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
+            /* Its frames need the process's modules: as a user sample does, this asks the
+             * drain thread to look at the address space (sampler/modules.c). */
+            if (user_now)
+                id_proc_seen_user(s->ids, proc, now);
         }
     }
     struct hvfxt_sample smp = {

@@ -141,6 +141,9 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     }
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
+    /* A walk that reached the user entry frame shows a user thread, even at its first sample. */
+    if (!halted && kstack.user_entry)
+        id_thread_mark_user(s->ids, thread);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
     /* The kernel walk reached the registers the thread entered the kernel with: its user stack
      * starts at that exact PC, and its pages were in use a moment ago, so walk it now. Only a

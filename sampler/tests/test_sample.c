@@ -4,7 +4,8 @@
  * back with the schema decoder and compares whole records: identity, stacks, continuation ids,
  * stop reasons. Covers every continuation path (opened, reused, completed here or on another
  * vCPU, abandoned on timeout, at the end and when the table is full), PTI CR3 pairs, idle vCPUs
- * and ring drops. */
+ * and ring drops, and a kernel walk that reaches the user entry frame (the user stack walked at
+ * once, or deferred). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,72 @@ static void test_kernel_thread(void **state)
     assert_int_equal(drain(f, 0), 1);
     assert_kernel_sample(&f->rec[0], thread_of(f, 0), PERIOD, 0);
     assert_int_equal(f->s->v[0].npend, 0);
+}
+
+/* A kernel unwinder that, like Linux ORC, reaches the frame where the thread entered the kernel:
+ * the kernel chain at KSTACK, then the user registers saved there (entry_regs). */
+static struct gw_regs entry_regs;
+
+static unsigned entry_unwind(const struct gw_unwinder *u, struct gw_walker *w,
+                             const struct gw_regs *r, struct gw_stack *st)
+{
+    (void)u;
+    unsigned n = gw_unwind_regs(w, r, st);
+    st->user_entry = true;
+    st->user_regs = entry_regs;
+    return n;
+}
+
+static const struct gw_unwinder entry_unwinder = {.name = "entry", .unwind = entry_unwind};
+
+/* The user stack is walked at once from the entry frame's registers and written in the kernel
+ * sample itself: no continuation, the user stop reason and caller method in the walk word, the
+ * thread known as a user thread even at its first sample. */
+static void test_user_stack_at_entry(void **state)
+{
+    struct fx *f = *state;
+    f->s->os.kernel_unwinder = &entry_unwinder;
+    entry_regs = (struct gw_regs){
+        .rip = UCODE + 8, .rsp = USTACK + 0x80, .rbp = USTACK + 0x100, .user = true};
+    tick(f, 0, kernel_at(f, FS_BASE0)); /* its first sample */
+    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(drain(f, 0), 1);
+    const struct hvfxt_sample_view *s = &f->rec[0].u.sample;
+    assert_int_equal(s->fields, HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
+                                    HVFXT_SF_CPL | HVFXT_SF_PC | HVFXT_SF_WALK |
+                                    HVFXT_SF_KERNEL_STACK | HVFXT_SF_USER_STACK);
+    assert_int_equal(s->continuation, 0);
+    assert_int_equal(s->walk, hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_END, 0, 0));
+    assert_stack(s->kernel_stack, KCODE + 8, kret);
+    assert_stack(s->user_stack, UCODE + 8, uret);
+    assert_int_equal(f->s->v[0].st.user_entry, 1);
+    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
+    assert_true(id_thread_is_user(f->s->ids, thread_of(f, FS_BASE0)));
+
+    /* A user stack page not present: the walk is left to the continuation. */
+    entry_regs.rsp = USTACK + 0x10000;
+    entry_regs.rbp = USTACK + 0x10000;
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1);
+    assert_kernel_sample(&f->rec[0], thread_of(f, FS_BASE0), f->now, CONT(0, 1));
+    assert_int_equal(f->s->v[0].st.user_entry, 2);
+    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
+}
+
+/* --defer-user-stacks: the RFC-0274 continuation even where the entry frame was reached. */
+static void test_user_stack_deferred(void **state)
+{
+    struct fx *f = *state;
+    f->s->os.kernel_unwinder = &entry_unwinder;
+    f->s->cfg.defer_user_stacks = true;
+    entry_regs = (struct gw_regs){
+        .rip = UCODE + 8, .rsp = USTACK + 0x80, .rbp = USTACK + 0x100, .user = true};
+    tick(f, 0, user_at(f, FS_BASE0));
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 2);
+    assert_kernel_sample(&f->rec[1], thread_of(f, FS_BASE0), f->now, CONT(0, 1));
+    assert_int_equal(f->s->v[0].st.user_entry, 1);
+    assert_int_equal(f->s->v[0].st.user_at_entry, 0);
 }
 
 /* Opened by a kernel tick, reused by the next, completed by the re-check that finds the thread
@@ -749,6 +816,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_continuation_abandoned_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pti_pair_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_stack_at_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_stack_deferred, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
         cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),

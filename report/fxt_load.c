@@ -15,6 +15,9 @@ struct pending {
     uint64_t *addr;
     uint32_t *flags;
     uint32_t n;
+    /* The record carries the user PC at kernel entry (its last frame): the completion's first
+     * frame, where the thread was when it came back, gives way to it (docs/orc.md). */
+    bool entry_pc;
 };
 
 /* Recent completions, for partial records that reach the file after their completion: a thread
@@ -100,7 +103,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         /* Only walks that ran: a kernel walk in a kernel sample, a user walk where frames came. */
         if (s->fields & HVFXT_SF_KERNEL_STACK)
             l->p->callers[0][hvfxt_walk_kernel_caller(s->walk)]++;
-        if (s->fields & HVFXT_SF_USER_STACK)
+        if ((s->fields & HVFXT_SF_USER_STACK) &&
+            hvfxt_walk_user_stop(s->walk) != HVFXT_STOP_DEFERRED) /* not the entry PC alone */
             l->p->callers[1][hvfxt_walk_user_caller(s->walk)]++;
     }
     if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
@@ -126,9 +130,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             if (i == 0 && cpl != PROF_CPL_KERNEL && (s->fields & HVFXT_SF_PC) && a == s->pc)
                 continue;
             l->addr[n] = a;
-            /* In a kernel sample, user frame 0 is the exact PC the thread entered the kernel
-             * from (the pt_regs of its entry frame), as a completion's first frame is. */
-            l->flags[n++] = i == 0 && cpl == PROF_CPL_KERNEL ? 0 : PROF_FRAME_RA;
+            l->flags[n++] = PROF_FRAME_RA;
         }
     }
     bool completion = (s->fields & HVFXT_SF_CONTINUATION_COMPLETION) != 0;
@@ -144,8 +146,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                 continue;
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
                                         pd->flags, pd->n, 1, l->err);
-            if (si < 0 ||
-                profile_append_frames(l->p, (uint32_t)si, l->addr, l->flags, n, l->err) < 0)
+            uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
+            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr + skip,
+                                                l->flags + skip, n - skip, l->err) < 0)
                 return -1;
             l->st->samples++;
             free(pd->addr);
@@ -181,8 +184,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         if (d->id && d->id == s->continuation) { /* completed already (another vCPU's stream) */
             int si =
                 profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
-            if (si < 0 ||
-                profile_append_frames(l->p, (uint32_t)si, d->addr, d->flags, d->n, l->err) < 0)
+            uint32_t skip = n > user_from && d->n > 0 ? 1 : 0;
+            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, d->addr + skip,
+                                                d->flags + skip, d->n - skip, l->err) < 0)
                 return -1;
             l->st->samples++;
             return 0;
@@ -204,7 +208,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                              cpl,
                              malloc((n + 1) * sizeof(uint64_t)),
                              malloc((n + 1) * sizeof(uint32_t)),
-                             n};
+                             n,
+                             n > user_from};
         if (!pd.addr || !pd.flags) {
             free(pd.addr);
             free(pd.flags);

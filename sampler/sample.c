@@ -189,6 +189,13 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
         if (smp.continuation) {
             smp.fields |= HVFXT_SF_CONTINUATION;
             ustop = HVFXT_STOP_DEFERRED;
+            /* The exact user PC at entry, known now: the reader puts it first and takes only
+             * the callers from the completion (docs/fxt-samples.md). */
+            if (kstack.user_entry) {
+                smp.fields |= HVFXT_SF_USER_STACK;
+                smp.user_stack = &kstack.user_regs.rip;
+                smp.n_user = 1;
+            }
         }
     }
     smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |

@@ -128,6 +128,36 @@ static void build_recording(struct buf *b)
                                 .user_stack = cu,
                                 .n_user = 2};
     put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &comp));
+    /* 5: a kernel sample that knows the exact user PC at kernel entry but defers the rest of
+     * the user stack (continuation 11): the completion's first frame gives way to that PC. */
+    uint64_t entry[] = {0x401070};
+    k1.fields |= HVFXT_SF_USER_STACK;
+    k1.continuation = 11;
+    k1.ts = 500;
+    k1.user_stack = entry;
+    k1.n_user = 1;
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
+    uint64_t cu2[] = {0x401080, 0x401210};
+    comp.completion = 11;
+    comp.user_stack = cu2;
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &comp));
+    /* 6: a kernel sample with its whole user stack, walked at once from the entry frame. */
+    uint64_t now[] = {0x401090, 0x401220};
+    k1.fields &= ~(uint64_t)HVFXT_SF_CONTINUATION;
+    k1.continuation = 0;
+    k1.ts = 600;
+    k1.user_stack = now;
+    k1.n_user = 2;
+    put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k1));
+}
+
+static const struct prof_sample *sample_at(const struct profile *p, uint64_t ts)
+{
+    for (size_t i = 0; i < p->samples.n; i++)
+        if (p->samples.v[i].ts == ts)
+            return &p->samples.v[i];
+    fail_msg("no sample at %llu", (unsigned long long)ts);
+    return NULL;
 }
 
 static void test_load(void **state)
@@ -142,13 +172,13 @@ static void test_load(void **state)
     struct hv_err err;
     if (fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(st.samples, 4);
-    assert_int_equal(st.completions, 1);
+    assert_int_equal(st.samples, 6);
+    assert_int_equal(st.completions, 2);
     assert_int_equal(st.partial_without_completion, 1);
     assert_int_equal(st.modules, 2);
     assert_int_equal(st.mappings, 2);
     assert_int_equal(p.period_ns, 250000);
-    assert_int_equal(p.samples.n, 4);
+    assert_int_equal(p.samples.n, 6);
     assert_string_equal(profile_process_name(&p, 0x10000001), "spin");
     assert_string_equal(profile_thread_name(&p, 0x10000001, 0x40000001), "spin-main");
     assert_string_equal(profile_process_name(&p, 0x10000000), "[kernel]");
@@ -182,8 +212,20 @@ static void test_load(void **state)
         assert_int_equal(f[3].flags, PROF_FRAME_RA);
     }
     assert_int_equal(p.samples.v[1].ts + 100, p.samples.v[2].ts);
-    assert_int_equal(p.samples.v[3].nframes, 2);
-    assert_int_equal(p.samples.v[3].ts, 400);
+    const struct prof_sample *orphan = sample_at(&p, 400);
+    assert_int_equal(orphan->nframes, 2);
+    /* The entry PC first, then the completion's callers; and a whole stack walked at once. */
+    const uint64_t want5[] = {0x401070, 0x401210}, want6[] = {0x401090, 0x401220};
+    const uint64_t *want[] = {want5, want6};
+    for (int i = 0; i < 2; i++) {
+        const struct prof_sample *s = sample_at(&p, 500 + 100 * (uint64_t)i);
+        assert_int_equal(s->nframes, 4);
+        const struct prof_frame *f = &p.frames.v[s->first];
+        assert_int_equal(f[2].addr, want[i][0]);
+        assert_int_equal(f[2].flags, 0); /* exact: the PC at kernel entry */
+        assert_int_equal(f[3].addr, want[i][1]);
+        assert_int_equal(f[3].flags, PROF_FRAME_RA);
+    }
     /* Symbolizing without symbol files keeps every frame as module+offset / raw. */
     assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
     assert_string_equal(p.funcs.v[p.locs.v[p.frames.v[s0->first].loc].func].name,

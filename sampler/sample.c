@@ -131,7 +131,8 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
  * for the return to user mode (a continuation). An idle (halted) vCPU never returns to a user
  * thread from here, so it opens none; in cpu mode it is not sampled at all. */
 static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
-                        uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid)
+                        uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
+                        bool user_as)
 {
     struct sampler *s = sv->s;
     bool halted = (snap->have & GW_SNAP_HALTED) && snap->halted;
@@ -141,8 +142,11 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     }
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
-    /* A walk that reached the user entry frame shows a user thread, even at its first sample. */
-    if (!halted && kstack.user_entry)
+    /* A walk that reached the user entry frame shows a user thread, even at its first sample;
+     * but a task that has given up its address space (Linux: after exit_mm) has no user stack
+     * left to walk, whatever its saved registers say. */
+    bool entry = !halted && kstack.user_entry && user_as;
+    if (entry)
         id_thread_mark_user(s->ids, thread);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
     /* The kernel walk reached the registers the thread entered the kernel with: its user stack
@@ -151,7 +155,7 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
      * when the thread is); any other end would be the same later (docs/orc.md). */
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     bool user_now = false;
-    if (user_thread && kstack.user_entry) {
+    if (user_thread && entry) {
         sv->st.user_entry++;
         if (!s->cfg.defer_user_stacks) {
             gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
@@ -191,7 +195,7 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
             ustop = HVFXT_STOP_DEFERRED;
             /* The exact user PC at entry, known now: the reader puts it first and takes only
              * the callers from the completion (docs/fxt-samples.md). */
-            if (kstack.user_entry) {
+            if (entry) {
                 smp.fields |= HVFXT_SF_USER_STACK;
                 smp.user_stack = &kstack.user_regs.rip;
                 smp.n_user = 1;
@@ -246,7 +250,7 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
             sampler_continuations_expire(sv, now);
         walked = sampler_now_ns();
         if (due)
-            take_kernel(sv, snap, now, proc, thread, pid, tid);
+            take_kernel(sv, snap, now, proc, thread, pid, tid, who.as_root != 0);
     }
     /* A re-check that finds another thread in user mode means ours is not on this vCPU (it
      * waits in the guest's run queue, or migrated): stop re-checking until a tick sees one of

@@ -46,6 +46,16 @@ bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *
     return user_mmu(mem, as, &mmu) && discover_guest_read(mem, &mmu, va, dst, len);
 }
 
+bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
+                                  const struct guestos_as *b, uint64_t va)
+{
+    struct pt_mmu ma, mb;
+    struct pt_xlate xa, xb;
+    return user_mmu(mem, a, &ma) && user_mmu(mem, b, &mb) &&
+           pt_translate(&ma, mem, va, PT_ACC_USER, &xa, NULL) == 0 &&
+           pt_translate(&mb, mem, va, PT_ACC_USER, &xb, NULL) == 0 && xa.gpa == xb.gpa;
+}
+
 long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,
                                     const struct guestos_as *as, const struct discover_module *m,
                                     guestos_symbol_fn fn, void *ctx)

@@ -33,6 +33,10 @@ struct lx_exe_name {
     uint64_t entry;
     unsigned looks;               /* reads tried (the task list may be changing under one) */
     char path[DISCOVER_NAME_MAX]; /* "" when it could not be read */
+    /* The process that forked it, once found (0: not yet, or none). */
+    unsigned parent_looks;
+    int32_t ppid;
+    uint64_t proot;
 };
 
 struct lx_layer {
@@ -333,22 +337,64 @@ static void read_execfn(const struct gmem *mem, const struct guestos_as *as, uin
     out[0] = 0; /* unterminated within the bound, or unreadable */
 }
 
-/* The generic discovery, and the executable named by the path it was started from. */
+/* Images a forked child shares with its parent. fork() copies no page-table entries for file
+ * mappings (mm/memory.c, vma_needs_copy: they fault in again), so a child that never touches
+ * an image's header page shows its code but no header to find it by. The parent's images whose
+ * executable pages the child maps to the same physical pages are the child's too. */
+static size_t inherit_modules(struct lx_layer *l, const struct gmem *mem,
+                              const struct guestos_as *as, struct lx_exe_name *c,
+                              struct discover_module *out, size_t n, size_t max)
+{
+    if (!c->proot && c->parent_looks < 3) {
+        c->parent_looks++;
+        l->procs_kr.mem = mem;
+        if (lx_proc_parent(&l->procs_kr, &l->k->task, &l->procs, l->k->sym.init_task, as->pid,
+                           as->root, &c->ppid, &c->proot) < 0)
+            c->proot = 0;
+    }
+    if (!c->proot || c->proot == as->root || n >= max)
+        return n;
+    struct guestos_as pas = *as;
+    pas.root = c->proot;
+    pas.pid = c->ppid;
+    struct discover_module *pm = malloc(max * sizeof(*pm));
+    if (!pm)
+        return n;
+    size_t pn = guestos_generic_discover_modules(NULL, mem, &pas, pm, max);
+    for (size_t i = 0; i < pn && n < max; i++) {
+        bool have = false, shared = false;
+        for (size_t j = 0; j < n && !have; j++)
+            have = out[j].start == pm[i].start;
+        for (unsigned s = 0; s < pm[i].nseg && !have && !shared; s++)
+            shared = (pm[i].seg[s].flags & 1) && /* PF_X */
+                     guestos_generic_shared_page(mem, as, &pas, pm[i].seg[s].start);
+        if (shared)
+            out[n++] = pm[i];
+    }
+    free(pm);
+    return n;
+}
+
+/* The generic discovery, images inherited from the parent, and the executable named by the path
+ * it was started from. */
 static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
                                      const struct guestos_as *as, struct discover_module *out,
                                      size_t max)
 {
     struct lx_layer *l = os->priv;
     size_t n = guestos_generic_discover_modules(os, mem, as, out, max);
-    bool unnamed = false;
-    for (size_t i = 0; i < n; i++)
-        unnamed |= !out[i].name[0];
-    if (!unnamed || l->state != LX_FOUND || !l->procs.known || as->pid <= 0)
+    if (l->state != LX_FOUND || !l->procs.known || as->pid <= 0)
         return n;
     struct lx_exe_name *c =
         &l->exe_cache[((uint32_t)as->pid ^ (uint32_t)(as->root >> 12)) % LX_EXE_CACHE];
     if (c->tgid != as->pid || c->root != as->root)
         *c = (struct lx_exe_name){.tgid = as->pid, .root = as->root};
+    n = inherit_modules(l, mem, as, c, out, n, max);
+    bool unnamed = false;
+    for (size_t i = 0; i < n; i++)
+        unnamed |= !out[i].name[0];
+    if (!unnamed)
+        return n;
     if (!c->path[0] && c->looks < 3) {
         struct lx_exe e;
         c->looks++;

@@ -22,6 +22,8 @@ bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, ch
         snprintf(why, why_len, "no init_task in kallsyms");
         return false;
     }
+    if (!lx_btf_member(b, task, "real_parent", &out->real_parent, &size) || size != 8)
+        out->real_parent = 0; /* forked children then keep only what their own pages show */
     out->known = true;
     return true;
 }
@@ -31,17 +33,25 @@ static bool kernel_pointer(uint64_t p)
     return (p >> 56) == 0xff && (p & 7) == 0;
 }
 
+/* The address space of a task's mm (the guest-physical root, as recorded; its mm in *mm), or 0. */
+static uint64_t root_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
+                        uint64_t *mm)
+{
+    uint64_t pgd;
+    struct pt_xlate x;
+    if (!lx_kread(kr, task + tl->mm, mm, 8) || !kernel_pointer(*mm) ||
+        !lx_kread(kr, *mm + tl->mm_pgd, &pgd, 8) || !kernel_pointer(pgd) || (pgd & 0xfff) ||
+        pt_translate(&kr->mmu, kr->mem, pgd, PT_ACC_SUPERVISOR, &x, NULL) < 0)
+        return 0;
+    return x.gpa & GUESTOS_CR3_ADDR_MASK;
+}
+
 /* The leader's mm if its address space is `root`, else 0. */
 static uint64_t mm_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
                       uint64_t root)
 {
-    uint64_t mm, pgd;
-    struct pt_xlate x;
-    if (!lx_kread(kr, task + tl->mm, &mm, 8) || !kernel_pointer(mm) ||
-        !lx_kread(kr, mm + tl->mm_pgd, &pgd, 8) || !kernel_pointer(pgd) || (pgd & 0xfff) ||
-        pt_translate(&kr->mmu, kr->mem, pgd, PT_ACC_SUPERVISOR, &x, NULL) < 0)
-        return 0;
-    return (x.gpa & GUESTOS_CR3_ADDR_MASK) == root ? mm : 0;
+    uint64_t mm;
+    return root_of(kr, tl, task, &mm) == root ? mm : 0;
 }
 
 int lx_tasks_each(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t init_task,
@@ -92,6 +102,24 @@ uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
     if (!tl->known || tgid <= 0)
         return 0;
     return lx_tasks_each(kr, pl, init_task, is_leader, &s) == 1 ? s.task : 0;
+}
+
+
+int lx_proc_parent(struct lx_kread *kr, const struct lx_task_layout *tl,
+                   const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid,
+                   uint64_t root, int32_t *ppid, uint64_t *proot)
+{
+    if (!tl->known || !pl->known || !pl->real_parent || tgid <= 0)
+        return -1;
+    struct leader_search s = {.kr = kr, .tl = tl, .tgid = tgid, .root = root};
+    uint64_t parent;
+    if (lx_tasks_each(kr, pl, init_task, is_leader, &s) != 1 ||
+        !lx_kread(kr, s.task + pl->real_parent, &parent, 8) || !kernel_pointer(parent) ||
+        !lx_kread(kr, parent + tl->tgid, ppid, 4) || *ppid <= 0)
+        return -1;
+    uint64_t mm;
+    *proot = root_of(kr, tl, parent, &mm);
+    return *proot ? 0 : -1;
 }
 
 int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,

@@ -66,6 +66,10 @@ struct guestos_task {
 struct guestos_ident {
     uint64_t proc_key;   /* the process (generic: as_root; Linux: tgid and address space) */
     uint64_t as_root;    /* its user address space: the canonical page-table root; 0 = none */
+    /* The address space CR3 holds at this stop (canonical root), which the OS layer's own view
+     * of the thread (as_root) may differ from: while the guest switches tasks, or after the
+     * task gave up its address space. */
+    uint64_t cr3_root;
     uint64_t thread_key; /* the thread within it (generic: the FS base; Linux: the tid) */
     struct guestos_task task;
     bool task_unreadable; /* the layer reads tasks, but not this stop's: generic identity */
@@ -198,6 +202,7 @@ static inline void guestos_identify(const struct guestos *os, struct guestos_vcp
     *out = (struct guestos_ident){0};
     os->ops->identify(os, vc, w->mem, snap, out);
     out->proc_key = out->as_root;
+    out->cr3_root = out->as_root;
     gw_walker_begin(w, snap);
     if (os->ops->identify_task)
         os->ops->identify_task(os, vc, w, out);

@@ -143,8 +143,10 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
     /* A walk that reached the user entry frame shows a user thread, even at its first sample;
-     * but a task that has given up its address space (Linux: after exit_mm) has no user stack
-     * left to walk, whatever its saved registers say. */
+     * but only where CR3 holds the thread's own address space: a task that has given up its
+     * address space (Linux: after exit_mm) has no user stack left, and while the guest switches
+     * tasks CR3, the stack and `current` change one after the other (switch_mm, then
+     * __switch_to_asm, then __switch_to), so the registers found may be another task's. */
     bool entry = !halted && kstack.user_entry && user_as;
     if (entry)
         id_thread_mark_user(s->ids, thread);
@@ -250,7 +252,8 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
             sampler_continuations_expire(sv, now);
         walked = sampler_now_ns();
         if (due)
-            take_kernel(sv, snap, now, proc, thread, pid, tid, who.as_root != 0);
+            take_kernel(sv, snap, now, proc, thread, pid, tid,
+                        who.as_root != 0 && who.as_root == who.cr3_root);
     }
     /* A re-check that finds another thread in user mode means ours is not on this vCPU (it
      * waits in the guest's run queue, or migrated): stop re-checking until a tick sees one of

@@ -49,6 +49,9 @@ struct guestos_vcpu {
 };
 
 #define GUESTOS_COMM_LEN 16 /* Linux TASK_COMM_LEN, include/linux/sched.h */
+/* A kernel stack is at most this large (Linux THREAD_SIZE: 16 KiB, 32 KiB with KASAN,
+ * arch/x86/include/asm/page_64_types.h; twice that for margin). */
+#define GUESTOS_KSTACK_MAX (64u << 10)
 
 /* The thread as the guest kernel describes it (Linux: its task_struct), when the OS layer could
  * read it at this stop. */
@@ -60,6 +63,8 @@ struct guestos_task {
     /* Its process's name when this stop tells it (Linux: the thread group leader's comm;
      * "swapper" for the idle tasks), else empty. */
     char process[GUESTOS_COMM_LEN];
+    /* Linux: the base of the thread's kernel stack (task->stack), 0 if not known. */
+    uint64_t kstack;
 };
 
 /* Who a snapshot belongs to. */

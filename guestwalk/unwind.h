@@ -54,6 +54,7 @@ struct gw_stack {
      * saved there. */
     bool user_entry;
     struct gw_regs user_regs;
+    uint64_t user_regs_at; /* the address of the frame that held them (Linux: its pt_regs) */
 };
 
 #define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})

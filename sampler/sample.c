@@ -130,9 +130,25 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
 /* A kernel-mode tick: the kernel half is always mapped, so walk it now; the user stack waits
  * for the return to user mode (a continuation). An idle (halted) vCPU never returns to a user
  * thread from here, so it opens none; in cpu mode it is not sampled at all. */
+/* Are the user registers the kernel walk found this thread's, and can its user memory be read?
+ * Not after it gave up its address space (Linux: exit_mm). While the guest switches tasks, CR3
+ * (switch_mm), the stack (__switch_to_asm) and `current` (__switch_to) change one after the
+ * other: registers found on another task's stack are not ours (Linux: they must lie on the
+ * thread's own kernel stack), and CR3 may already hold the next task's address space (the walk
+ * then uses the thread's own). */
+static bool entry_is_ours(const struct gw_stack *k, const struct guestos_ident *who)
+{
+    if (!k->user_entry || !who->as_root)
+        return false;
+    if (who->task.kstack)
+        return k->user_regs_at >= who->task.kstack &&
+               k->user_regs_at - who->task.kstack < GUESTOS_KSTACK_MAX;
+    return who->as_root == who->cr3_root;
+}
+
 static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
                         uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
-                        bool user_as)
+                        const struct guestos_ident *who)
 {
     struct sampler *s = sv->s;
     bool halted = (snap->have & GW_SNAP_HALTED) && snap->halted;
@@ -142,12 +158,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     }
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
-    /* A walk that reached the user entry frame shows a user thread, even at its first sample;
-     * but only where CR3 holds the thread's own address space: a task that has given up its
-     * address space (Linux: after exit_mm) has no user stack left, and while the guest switches
-     * tasks CR3, the stack and `current` change one after the other (switch_mm, then
-     * __switch_to_asm, then __switch_to), so the registers found may be another task's. */
-    bool entry = !halted && kstack.user_entry && user_as;
+    /* A walk that reached the user entry frame shows a user thread, even at its first sample. */
+    bool entry = !halted && entry_is_ours(&kstack, who);
     if (entry)
         id_thread_mark_user(s->ids, thread);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
@@ -160,6 +172,11 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     if (user_thread && entry) {
         sv->st.user_entry++;
         if (!s->cfg.defer_user_stacks) {
+            if (who->as_root != who->cr3_root) { /* mid-switch: CR3 is the next task's */
+                struct gw_snapshot own = *snap;
+                own.cr3 = who->as_root;
+                gw_walker_begin(&sv->walker, &own);
+            }
             gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
@@ -252,8 +269,7 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
             sampler_continuations_expire(sv, now);
         walked = sampler_now_ns();
         if (due)
-            take_kernel(sv, snap, now, proc, thread, pid, tid,
-                        who.as_root != 0 && who.as_root == who.cr3_root);
+            take_kernel(sv, snap, now, proc, thread, pid, tid, &who);
     }
     /* A re-check that finds another thread in user mode means ours is not on this vCPU (it
      * waits in the guest's run queue, or migrated): stop re-checking until a tick sees one of

@@ -181,6 +181,8 @@ static void read_btf(struct lx_kernel *k)
         snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no task_struct.comm");
         return;
     }
+    if (!lx_btf_member(&k->btf, task, "stack", &t.stack, &sz) || sz != 8)
+        t.stack = 0; /* kernel stacks then not tied to their task (docs/orc.md) */
     uint32_t mm = lx_btf_find_struct(&k->btf, "mm_struct");
     if (!mm || !lx_btf_member(&k->btf, mm, "pgd", &t.mm_pgd, &sz) || sz != 8) {
         snprintf(k->btf_note, sizeof(k->btf_note), "BTF: no mm_struct.pgd of 8 bytes");

@@ -36,6 +36,7 @@ struct lx_task_layout {
     uint64_t pid, tgid, comm, mm, flags, group_leader;
     uint64_t comm_size;
     uint64_t mm_pgd; /* struct mm_struct: pgd, the address space's top-level table */
+    uint64_t stack;  /* task_struct.stack, its kernel stack's base (0: not in BTF) */
 };
 
 struct lx_kernel {

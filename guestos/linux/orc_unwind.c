@@ -209,6 +209,7 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         k->st->user_entry = true;
         k->st->user_regs = (struct gw_regs){.rip = out->ip, .rsp = out->sp, .rbp = out->bp,
                                             .user = true};
+        k->st->user_regs_at = e->type == LX_ORC_TYPE_REGS ? cfa : cfa - LX_PT_IP;
         return fail(k, GW_STOP_CHAIN_END);
     }
     if (out->ip == 0)

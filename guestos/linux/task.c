@@ -206,6 +206,9 @@ void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struc
             !kernel_pointer(leader) || !read_comm(w, l, leader, t.process))
             t.process[0] = 0;
     }
+    if (l->stack && (gw_read_virt(w, task + l->stack, &t.kstack, 8, false, NULL) < 0 ||
+                     !kernel_pointer(t.kstack)))
+        t.kstack = 0;
     uint64_t root = out->as_root;
     if (t.kthread)
         root = 0; /* kernel threads borrow the last user address space (lazy TLB) */

@@ -284,6 +284,7 @@ static void test_syscall_entry(void **state)
     assert_int_equal(f->st.user_regs.rsp, 0x7ffc12345670);
     assert_int_equal(f->st.user_regs.rbp, 0x7ffc12345690);
     assert_true(f->st.user_regs.user);
+    assert_int_equal(f->st.user_regs_at, regs); /* where the pt_regs lie: the task's stack */
 }
 
 /* An interrupt taken in the kernel, handled on the IRQ stack: from the IRQ stack's top slot to

@@ -46,6 +46,10 @@ struct guestos_vcpu {
     /* Linux: the GS base of this vCPU's last kernel-mode stop while the kernel was not yet
      * described (not checked: a candidate for percpu_base). */
     uint64_t kernel_gs_seen;
+    /* Linux: where a thread's user pt_regs lie from the base of its kernel stack (THREAD_SIZE
+     * minus padding minus sizeof(pt_regs)), learned from this vCPU's first kernel walk that
+     * reached them; 0: not yet. */
+    uint64_t regs_top;
 };
 
 #define GUESTOS_COMM_LEN 16 /* Linux TASK_COMM_LEN, include/linux/sched.h */
@@ -169,6 +173,12 @@ struct guestos_ops {
     long (*module_symbols)(const struct guestos *os, const struct gmem *mem,
                            const struct guestos_as *as, const struct discover_module *m,
                            guestos_symbol_fn fn, void *ctx);
+    /* Exit path, optional: after the kernel walk of a user thread's kernel-mode stop, decide
+     * whether the user registers it found (k->user_entry) are the thread's own, or find them
+     * where the OS keeps them when the walk did not reach them. True: k->user_regs are the
+     * thread's registers at kernel entry. Without it: the walk's, if CR3 is the thread's. */
+    bool (*user_entry)(const struct guestos *os, struct guestos_vcpu *vc, struct gw_walker *w,
+                       const struct guestos_ident *who, struct gw_stack *k);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -211,6 +221,16 @@ static inline void guestos_identify(const struct guestos *os, struct guestos_vcp
     gw_walker_begin(w, snap);
     if (os->ops->identify_task)
         os->ops->identify_task(os, vc, w, out);
+}
+
+/* The thread's user registers at kernel entry after a kernel walk (the ops' user_entry). */
+static inline bool guestos_user_entry(const struct guestos *os, struct guestos_vcpu *vc,
+                                      struct gw_walker *w, const struct guestos_ident *who,
+                                      struct gw_stack *k)
+{
+    if (os->ops->user_entry)
+        return os->ops->user_entry(os, vc, w, who, k);
+    return k->user_entry && who->as_root && who->as_root == who->cr3_root;
 }
 
 /* Walk the stack of the walker's current stop with the user / kernel unwinder. */

@@ -130,22 +130,6 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
 /* A kernel-mode tick: the kernel half is always mapped, so walk it now; the user stack waits
  * for the return to user mode (a continuation). An idle (halted) vCPU never returns to a user
  * thread from here, so it opens none; in cpu mode it is not sampled at all. */
-/* Are the user registers the kernel walk found this thread's, and can its user memory be read?
- * Not after it gave up its address space (Linux: exit_mm). While the guest switches tasks, CR3
- * (switch_mm), the stack (__switch_to_asm) and `current` (__switch_to) change one after the
- * other: registers found on another task's stack are not ours (Linux: they must lie on the
- * thread's own kernel stack), and CR3 may already hold the next task's address space (the walk
- * then uses the thread's own). */
-static bool entry_is_ours(const struct gw_stack *k, const struct guestos_ident *who)
-{
-    if (!k->user_entry || !who->as_root)
-        return false;
-    if (who->task.kstack)
-        return k->user_regs_at >= who->task.kstack &&
-               k->user_regs_at - who->task.kstack < GUESTOS_KSTACK_MAX;
-    return who->as_root == who->cr3_root;
-}
-
 static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
                         uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
                         const struct guestos_ident *who)
@@ -159,7 +143,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
     /* A walk that reached the user entry frame shows a user thread, even at its first sample. */
-    bool entry = !halted && entry_is_ours(&kstack, who);
+    bool entry =
+        !halted && who->as_root && guestos_user_entry(&s->os, &sv->os, &sv->walker, who, &kstack);
     if (entry)
         id_thread_mark_user(s->ids, thread);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
@@ -221,8 +206,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
             }
         }
     }
-    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |
-               hvfxt_walk_callers(kstack.leaf, ucaller);
+    smp.walk =
+        hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) | hvfxt_walk_callers(kstack.leaf, ucaller);
     if (halted)
         sv->st.idle++;
     else

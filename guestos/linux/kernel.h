@@ -55,6 +55,7 @@ struct lx_kernel {
         uint64_t current_task, pcpu_hot, per_cpu_offset, nr_cpu_ids, init_task;
         uint64_t start_btf, stop_btf, entry_syscall_64, modules;
         uint64_t start_orc_ip, stop_orc_ip, start_orc; /* the ORC tables (orc.h) */
+        uint64_t entry_syscall_64_after_hwframe;
     } sym;
     /* The kernel's BTF (CONFIG_DEBUG_INFO_BTF), when kallsyms locates it, and what it says. */
     struct lx_btf btf;

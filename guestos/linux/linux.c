@@ -67,7 +67,7 @@ struct lx_layer {
         char name[LX_KMOD_NAME_LEN + 1]; /* with the addresses: a module loaded again */
         bool ok;
         struct lx_orc_table t;
-    } *modtabs;
+    } * modtabs;
     size_t nmodtabs;
     struct lx_orc_mods *sets[LX_ORC_MAX_SETS];
     size_t nsets;
@@ -257,6 +257,47 @@ static void update_module_orc(struct lx_layer *l, const struct lx_kmod *m, int n
     atomic_store_explicit(&o->mods, set, memory_order_release);
 }
 
+/* The thread's user registers at kernel entry (docs/orc.md, "The user boundary"). Linux keeps
+ * them at the top of the thread's kernel stack (task_pt_regs): an ORC walk that reached pt_regs
+ * elsewhere was on another task's stack (mid-switch: __switch_to_asm changes the stack before
+ * __switch_to changes `current`), and a walk that stopped early (entry and exit code, retpoline
+ * thunks) did not reach them: then they are read at the top of the thread's own stack, at the
+ * offset this vCPU's first whole walk showed. Not in entry_SYSCALL_64 before its pt_regs are
+ * written (they are the previous entry's there). */
+static bool linux_user_entry(const struct guestos *os, struct guestos_vcpu *vc, struct gw_walker *w,
+                             const struct guestos_ident *who, struct gw_stack *k)
+{
+    const struct lx_layer *l = os->priv;
+    uint64_t base = who->task.kstack;
+    if (!base) /* no task stack known: the walk's registers if CR3 is the thread's */
+        return k->user_entry && who->as_root == who->cr3_root;
+    if (k->user_entry && k->user_regs_at >= base && k->user_regs_at - base < GUESTOS_KSTACK_MAX) {
+        if (!vc->regs_top)
+            vc->regs_top = k->user_regs_at - base;
+        return true;
+    }
+    k->user_entry = false;
+    /* Published with the task reader (release), which gave who->task.kstack: l->k is stable. */
+    uint64_t rip = w->snap.rip;
+    if (!vc->regs_top ||
+        (rip >= l->k->sym.entry_syscall_64 && rip < l->k->sym.entry_syscall_64_after_hwframe))
+        return false;
+    uint8_t r[LX_PT_SIZE];
+    uint64_t ip, cs, sp, bp;
+    if (gw_read_virt(w, base + vc->regs_top, r, sizeof(r), false, NULL) < 0)
+        return false;
+    memcpy(&ip, r + LX_PT_IP, 8);
+    memcpy(&cs, r + LX_PT_CS, 8);
+    memcpy(&sp, r + LX_PT_SP, 8);
+    memcpy(&bp, r + LX_PT_BP, 8);
+    if (!(cs & 3) || !ip || (ip >> 47) || (sp >> 47))
+        return false;
+    k->user_entry = true;
+    k->user_regs = (struct gw_regs){.rip = ip, .rsp = sp, .rbp = bp, .user = true};
+    k->user_regs_at = base + vc->regs_top;
+    return true;
+}
+
 static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
                                 struct guestos_kmodule *out, size_t max, struct hv_err *err)
 {
@@ -421,5 +462,6 @@ const struct guestos_ops guestos_linux_ops = {
     .kernel_module_symbols = linux_kernel_module_symbols,
     .discover_modules = linux_discover_modules,
     .module_symbols = guestos_generic_module_symbols,
+    .user_entry = linux_user_entry,
     .close = linux_close,
 };

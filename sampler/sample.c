@@ -127,9 +127,11 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
     return walked;
 }
 
-/* A kernel-mode tick: the kernel half is always mapped, so walk it now; the user stack waits
- * for the return to user mode (a continuation). An idle (halted) vCPU never returns to a user
- * thread from here, so it opens none; in cpu mode it is not sampled at all. */
+/* A kernel-mode tick: the kernel half is always mapped, so walk it now. The user stack is walked
+ * now too from the registers the thread entered the kernel with, when the OS layer knows them
+ * (Linux ORC, docs/orc.md); else it waits for the return to user mode (a continuation). An idle
+ * (halted) vCPU never returns to a user thread from here, so it opens none; in cpu mode it is
+ * not sampled at all. */
 static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
                         uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
                         const struct guestos_ident *who)
@@ -142,7 +144,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     }
     struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
     walk(sv, &kstack);
-    /* A walk that reached the user entry frame shows a user thread, even at its first sample. */
+    /* The thread's own user registers at kernel entry (the walk's, or where the OS keeps them)
+     * show a user thread, even at its first sample. */
     bool entry =
         !halted && who->as_root && guestos_user_entry(&s->os, &sv->os, &sv->walker, who, &kstack);
     if (entry)

@@ -17,6 +17,7 @@ enum gw_snap_have {
 
 struct gw_snapshot {
     uint64_t rip, rsp, rbp, rflags;
+    uint64_t rcx; /* SYSCALL leaves the user RIP here (SDM Vol. 2B, SYSCALL) */
     uint64_t cr0, cr3, cr4, efer;
     uint64_t fs_base, gs_base; /* the segment bases in effect (SDM Vol. 3A §3.4.4) */
     uint64_t kernel_gs_base;   /* IA32_KERNEL_GS_BASE (0xC0000102), swapped in by SWAPGS */

@@ -159,7 +159,9 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     bool user_now = false;
     if (user_thread && entry) {
         sv->st.user_entry++;
-        if (!s->cfg.defer_user_stacks) {
+        /* No stack pointer: only the PC is known (Linux: in the system-call entry before its
+         * pt_regs are pushed); the rest of the stack through the continuation. */
+        if (!s->cfg.defer_user_stacks && kstack.user_regs.rsp) {
             if (who->as_root != who->cr3_root) { /* mid-switch: CR3 is the next task's */
                 struct gw_snapshot own = *snap;
                 own.cr3 = who->as_root;

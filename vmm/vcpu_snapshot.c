@@ -50,6 +50,7 @@ int vcpu_snapshot(struct vcpu *v, struct gw_snapshot *s, unsigned want)
         .rsp = r.rsp,
         .rbp = r.rbp,
         .rflags = r.rflags,
+        .rcx = r.rcx,
         .cr0 = sr.cr0,
         .cr3 = sr.cr3,
         .cr4 = sr.cr4,

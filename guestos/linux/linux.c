@@ -277,10 +277,19 @@ static bool linux_user_entry(const struct guestos *os, struct guestos_vcpu *vc, 
         return true;
     }
     k->user_entry = false;
-    /* Published with the task reader (release), which gave who->task.kstack: l->k is stable. */
+    /* Published with the task reader (release), which gave who->task.kstack: l->k is stable.
+     * In entry_SYSCALL_64 before its pt_regs are pushed, RCX still holds the user RIP SYSCALL
+     * saved (the user RSP is in flux): the exact PC, the rest of the stack deferred. */
     uint64_t rip = w->snap.rip;
-    if (!vc->regs_top ||
-        (rip >= l->k->sym.entry_syscall_64 && rip < l->k->sym.entry_syscall_64_after_hwframe))
+    if (rip >= l->k->sym.entry_syscall_64 && rip < l->k->sym.entry_syscall_64_after_hwframe) {
+        if (!w->snap.rcx || (w->snap.rcx >> 47))
+            return false;
+        k->user_entry = true;
+        k->user_regs = (struct gw_regs){.rip = w->snap.rcx, .user = true};
+        k->user_regs_at = 0;
+        return true;
+    }
+    if (!vc->regs_top)
         return false;
     uint8_t r[LX_PT_SIZE];
     uint64_t ip, cs, sp, bp;

@@ -934,6 +934,21 @@ static bool name_has(const char *fn, const char *part)
     return fn && strstr(fn, part) != NULL;
 }
 
+/* Entry code: the system-call entry and exit path (arch/x86/entry/entry_64.S: entry_SYSCALL_64
+ * and its inner labels, syscall_return_via_sysret, entry_SYSRETQ_*), or an interrupt or
+ * exception entry (asm_* stubs, error_entry). A sample there has the chain that ends at the
+ * entry: it is in it. */
+static bool syscall_entry_code(const char *fn)
+{
+    return fn && (!strncmp(fn, "entry_SYSCALL_64", 16) ||
+                  !strcmp(fn, "syscall_return_via_sysret") || !strncmp(fn, "entry_SYSRETQ", 13));
+}
+
+static bool irq_entry_code(const char *fn)
+{
+    return fn && (!strncmp(fn, "asm_", 4) || !strcmp(fn, "error_entry"));
+}
+
 /* hv_syscalls' user chain from the kernel entry: a wrapper, its loop, main. */
 static bool syscall_user_chain(const struct profile *p, const struct prof_frame *f, uint32_t n)
 {
@@ -972,7 +987,8 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
         uint64_t pid = profile_shown_pid(&p, s->pid);
         bool ours = false;
         for (unsigned k = 0; k < r->nprocs; k++)
-            ours |= (uint64_t)r->procs[k].pid == pid && !strncmp(r->procs[k].name, "hv_syscalls", 11);
+            ours |=
+                (uint64_t)r->procs[k].pid == pid && !strncmp(r->procs[k].name, "hv_syscalls", 11);
         if (!ours)
             continue;
         const struct prof_frame *f = &p.frames.v[s->first];
@@ -989,10 +1005,10 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
         bool ok = false;
         /* The user leaf is the exact PC at entry: inside the system-call wrapper, named. */
         bool named = s->nframes > nk && frame_func(&p, &f[nk]) != NULL;
-        if (name_has(outer, "entry_SYSCALL_64")) {
+        if (syscall_entry_code(outer)) {
             ok = named && ++syscall_ok;
             loops += syscall_user_chain(&p, f + nk, s->nframes - nk);
-        } else if (outer && !strncmp(outer, "asm_", 4)) {
+        } else if (irq_entry_code(outer)) {
             ok = named && ++irq_ok; /* the interrupted user PC, named */
         }
         if (!ok && shown++ < 5) {
@@ -1008,8 +1024,8 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
            " (%.1f%%) from the system-call entry with the user PC at entry named (%" PRIu64
            " of them in a loop's wrapper with the loop and main above it), %" PRIu64
            " from an interrupt or exception entry with the interrupted user PC named\n",
-           r->name, all, in_exec, syscall_ok,
-           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, irq_ok);
+           r->name, all, in_exec, syscall_ok, all ? 100.0 * (double)syscall_ok / (double)all : 0,
+           loops, irq_ok);
     profile_free(&p);
     if (all < 50) {
         printf("NOTE %s: only %" PRIu64 " kernel samples of hv_syscalls: not judged\n", r->name,

@@ -347,6 +347,15 @@ static void test_user_stack_at_entry(void **state)
     assert_entry_pc_deferred(&f->rec[0], CONT(0, 1));
     assert_int_equal(f->s->v[0].st.user_entry, 2);
     assert_int_equal(f->s->v[0].st.user_at_entry, 1);
+
+    /* Only the PC known (no stack pointer: Linux's system-call entry before its pt_regs): the
+     * same, without trying a walk. */
+    entry_regs.rsp = 0;
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1);
+    assert_entry_pc_deferred(&f->rec[0], CONT(0, 1));
+    assert_int_equal(f->s->v[0].st.user_entry, 3);
+    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
 }
 
 /* --defer-user-stacks: the RFC-0274 continuation even where the entry frame was reached. */

@@ -39,8 +39,8 @@ static bool read_kernel(struct orc_walk *k, uint64_t va, void *dst, size_t len)
     if (!kernel_va(k, va))
         return false;
     size_t avail;
-    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, PT_ACC_SUPERVISOR,
-                                  &avail, NULL, &k->st->fault);
+    const uint8_t *p = gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, PT_ACC_SUPERVISOR, &avail,
+                                  NULL, &k->st->fault);
     if (p && avail >= len) {
         memcpy(dst, p, len);
         return true;
@@ -66,8 +66,10 @@ struct frame {
 /* A register ORC may name as the CFA's base: DX, DI, R10 or R13 of the last full pt_regs. */
 static bool regs_reg(struct orc_walk *k, const struct frame *f, unsigned reg, uint64_t *v)
 {
-    static const uint16_t at[] = {[LX_ORC_REG_DX] = LX_PT_DX, [LX_ORC_REG_DI] = LX_PT_DI,
-                                  [LX_ORC_REG_R10] = LX_PT_R10, [LX_ORC_REG_R13] = LX_PT_R13};
+    static const uint16_t at[] = {[LX_ORC_REG_DX] = LX_PT_DX,
+                                  [LX_ORC_REG_DI] = LX_PT_DI,
+                                  [LX_ORC_REG_R10] = LX_PT_R10,
+                                  [LX_ORC_REG_R13] = LX_PT_R13};
     if (!f->regs) {
         k->st->bad_value = f->ip;
         return fail(k, GW_STOP_NO_UNWIND_INFO);
@@ -207,8 +209,8 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
      * 6.9 cs is a union with FRED bits above bit 15). */
     if (e->type != LX_ORC_TYPE_CALL && (cs & 3)) {
         k->st->user_entry = true;
-        k->st->user_regs = (struct gw_regs){.rip = out->ip, .rsp = out->sp, .rbp = out->bp,
-                                            .user = true};
+        k->st->user_regs =
+            (struct gw_regs){.rip = out->ip, .rsp = out->sp, .rbp = out->bp, .user = true};
         k->st->user_regs_at = e->type == LX_ORC_TYPE_REGS ? cfa : cfa - LX_PT_IP;
         return fail(k, GW_STOP_CHAIN_END);
     }
@@ -224,8 +226,8 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
     if (e->type == LX_ORC_TYPE_CALL && !table_for(o, out->ip - 1)) {
         uint8_t before[8];
         struct pt_fault ignored;
-        if (gw_read_virt(k->w, out->ip - sizeof(before), before, sizeof(before), false,
-                         &ignored) != 0 ||
+        if (gw_read_virt(k->w, out->ip - sizeof(before), before, sizeof(before), false, &ignored) !=
+                0 ||
             !gw_after_call(before, sizeof(before)))
             return bad(k, GW_BAD_NOT_AFTER_CALL, out->ip);
     }
@@ -238,6 +240,29 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         *switched = true;
     } else if (!indirect && e->type == LX_ORC_TYPE_CALL && out->sp - f->sp > k->w->cfg.max_frame)
         return bad(k, GW_BAD_OUTSIDE_WINDOW, out->sp);
+    return true;
+}
+
+/* Frame 0 only: code that ORC marks as an end or knows nothing of, which a call has just entered
+ * and which keeps the stack as the call left it (a retpoline thunk, a static-call trampoline):
+ * [rsp] is its caller's return address if the `call rel32` before it targeted this code, at
+ * most 64 bytes before the PC, and the caller is in a table. */
+static bool called_entry(const struct lx_orc *o, struct orc_walk *k, const struct frame *f,
+                         struct frame *out)
+{
+    uint64_t ret;
+    uint8_t call[5];
+    int32_t rel;
+    struct pt_fault ignored;
+    if ((f->sp & 7) || !(f->sp >> 63) || gw_read_virt(k->w, f->sp, &ret, 8, false, &ignored) != 0 ||
+        !(ret >> 63) || !pt_canonical(&k->w->mmu, ret) || !table_for(o, ret - 1) ||
+        gw_read_virt(k->w, ret - 5, call, 5, false, &ignored) != 0 || call[0] != 0xe8)
+        return false;
+    memcpy(&rel, call + 1, 4);
+    uint64_t target = ret + (uint64_t)(int64_t)rel;
+    if (f->ip < target || f->ip - target >= 64)
+        return false;
+    *out = (struct frame){.ip = ret, .sp = f->sp + 8, .bp = f->bp};
     return true;
 }
 
@@ -269,11 +294,21 @@ unsigned lx_orc_unwind(const struct lx_orc *o, struct gw_walker *w, const struct
     while (st->count < cap) {
         struct frame next;
         bool switched = false;
-        if (!step(o, &k, &f, &next, &switched))
-            return st->count;
+        if (!step(o, &k, &f, &next, &switched)) {
+            if (st->count > 1 || st->user_entry ||
+                (st->stop != GW_STOP_CHAIN_END && st->stop != GW_STOP_NO_UNWIND_INFO) ||
+                !called_entry(o, &k, &f, &next))
+                return st->count;
+            st->stop = GW_STOP_NONE;
+            st->bad_value = 0;
+            st->leaf = GW_LEAF_ENTRY; /* the caller read at [rsp], not from a table */
+            st->pc[st->count++] = next.ip;
+            f = next;
+            continue;
+        }
         if (switched && ++switches > LX_ORC_MAX_SWITCHES)
             return bad(&k, GW_BAD_NOT_INCREASING, next.sp), st->count;
-        if (st->count == 1)
+        if (st->count == 1 && st->leaf == GW_LEAF_NONE)
             st->leaf = GW_LEAF_ORC;
         st->pc[st->count++] = next.ip;
         f = next;

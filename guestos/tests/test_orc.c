@@ -111,9 +111,8 @@ static void build(struct lx_orc_table *t, const struct spec *s, size_t n)
     }
     struct lx_orc_layout l = l65();
     char why[96];
-    assert_int_equal(lx_orc_table_build(t, rel, ip_va, raw, n, &l, T, T + (64 << 20), why,
-                                        sizeof(why)),
-                     0);
+    assert_int_equal(
+        lx_orc_table_build(t, rel, ip_va, raw, n, &l, T, T + (64 << 20), why, sizeof(why)), 0);
     free(rel);
     free(raw);
 }
@@ -128,7 +127,9 @@ static void test_lookup(void **state)
     srand(7);
     for (size_t i = 0; i < N; i++) {
         ip += (uint64_t)(1 + rand() % 700); /* gaps below and above a 256-byte block */
-        s[i] = (struct spec){.ip = ip, .sp_off = (int16_t)(i % 4000), .sp_reg = LX_ORC_REG_SP,
+        s[i] = (struct spec){.ip = ip,
+                             .sp_off = (int16_t)(i % 4000),
+                             .sp_reg = LX_ORC_REG_SP,
                              .type = LX_ORC_TYPE_CALL};
     }
     /* A terminator sharing an IP with a real entry, listed first (scripts/sorttable's order):
@@ -172,7 +173,8 @@ enum {
     F_SPIN = 0x700,     /* hostile: a frame that does not move */
     F_LOOP = 0x800,     /* hostile: an indirect CFA that leads back */
     F_USERCFA = 0x900,  /* hostile: a CFA in user memory */
-    F_END = 0xa00,
+    F_THUNK = 0xa00,    /* a retpoline thunk: ORC marks it as an end */
+    F_END = 0xb00,
 };
 
 static const struct spec table[] = {
@@ -188,6 +190,7 @@ static const struct spec table[] = {
     {T + F_SPIN, 0, 0, LX_ORC_REG_SP, 0, LX_ORC_TYPE_CALL, 0},
     {T + F_LOOP, 0, 0, LX_ORC_REG_SP_INDIRECT, 0, LX_ORC_TYPE_CALL, 0},
     {T + F_USERCFA, 0x7000, 0, LX_ORC_REG_BP, 0, LX_ORC_TYPE_CALL, 0},
+    {T + F_THUNK, 0, 0, 0, 0, LX_ORC_TYPE_END_OF_STACK, 0},
     {T + F_END, 0, 0, 0, 0, LX_ORC_TYPE_UNDEFINED, 0},
 };
 
@@ -206,6 +209,7 @@ static int setup(void **state)
     assert_int_equal(gimg_init(&f->g, false), 0);
     assert_int_equal(gimg_map_fresh(&f->g, TASK_S, 16384, GIMG_KERN_RW), 0);
     assert_int_equal(gimg_map_fresh(&f->g, IRQ_S, 16384, GIMG_KERN_RW), 0);
+    assert_int_equal(gimg_map_fresh(&f->g, T, 4096, GIMG_KERN_RW), 0); /* code, for call bytes */
     struct hv_err err;
     assert_int_equal(gw_walker_init(&f->w, &f->g.mem, NULL, &err), 0);
     f->o.layout = l65();
@@ -239,8 +243,7 @@ static void put(struct fx *f, uint64_t va, uint64_t v)
 }
 
 /* pt_regs at va: ip, cs, sp, bp (the rest zero). */
-static void put_regs(struct fx *f, uint64_t va, uint64_t ip, uint64_t cs, uint64_t sp,
-                     uint64_t bp)
+static void put_regs(struct fx *f, uint64_t va, uint64_t ip, uint64_t cs, uint64_t sp, uint64_t bp)
 {
     put(f, va + LX_PT_IP, ip);
     put(f, va + LX_PT_CS, cs);
@@ -254,8 +257,8 @@ static void test_kernel_thread(void **state)
 {
     struct fx *f = *state;
     uint64_t sp = TASK_S + 0x3000, bp = sp + 0x10;
-    put(f, bp, TASK_S + 0x3f00);        /* saved rbp of the caller */
-    put(f, bp + 8, T + F_BODY + 0x50);  /* return into F_BODY; CFA = bp + 16 */
+    put(f, bp, TASK_S + 0x3f00);          /* saved rbp of the caller */
+    put(f, bp + 8, T + F_BODY + 0x50);    /* return into F_BODY; CFA = bp + 16 */
     put(f, bp + 16 + 24, T + F_FORK + 1); /* F_BODY's CFA = its sp + 32 */
     assert_int_equal(unwind(f, T + F_LEAF + 0x20, sp, bp), 3);
     assert_int_equal(f->st.stop, GW_STOP_CHAIN_END);
@@ -310,6 +313,32 @@ static void test_irq_stack(void **state)
     assert_false(f->st.user_entry);
 }
 
+/* A sample in a retpoline thunk, which ORC marks as an end: the caller whose `call rel32`
+ * targeted the thunk is read at [rsp], and the walk goes on from it; a call elsewhere is not
+ * taken. */
+static void test_called_thunk(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ret = T + F_BODY + 0x4a, sp = TASK_S + 0x3000;
+    int32_t rel = (int32_t)((T + F_THUNK) - ret);
+    uint8_t call[5] = {0xe8};
+    memcpy(call + 1, &rel, 4);
+    assert_int_equal(gimg_write(&f->g, ret - 5, call, 5), 0);
+    put(f, sp, ret);
+    put(f, sp + 8 + 24, T + F_FORK + 1); /* F_BODY: CFA = sp + 32 */
+    assert_int_equal(unwind(f, T + F_THUNK + 3, sp, 0), 3);
+    assert_int_equal(f->st.stop, GW_STOP_CHAIN_END);
+    assert_int_equal(f->st.leaf, GW_LEAF_ENTRY);
+    assert_int_equal(f->pc[1], ret);
+    assert_int_equal(f->pc[2], T + F_FORK + 1);
+    /* The call before the return address targets other code: the thunk stays an end. */
+    rel += 0x100;
+    memcpy(call + 1, &rel, 4);
+    assert_int_equal(gimg_write(&f->g, ret - 5, call, 5), 0);
+    assert_int_equal(unwind(f, T + F_THUNK + 3, sp, 0), 1);
+    assert_int_equal(f->st.stop, GW_STOP_CHAIN_END);
+}
+
 static void test_hostile(void **state)
 {
     struct fx *f = *state;
@@ -361,6 +390,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_syscall_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_irq_stack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_called_thunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

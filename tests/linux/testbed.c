@@ -979,7 +979,7 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
         profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     symbol_path_free(&sp);
-    uint64_t all = 0, syscall_ok = 0, loops = 0, irq_ok = 0, in_exec = 0, shown = 0;
+    uint64_t all = 0, syscall_ok = 0, loops = 0, irq_ok = 0, in_exec = 0, exiting = 0, shown = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
         if (s->cpl != PROF_CPL_KERNEL || !s->nframes)
@@ -993,11 +993,18 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
             continue;
         const struct prof_frame *f = &p.frames.v[s->first];
         uint32_t nk = 0;
-        bool exec = false;
-        while (nk < s->nframes && (f[nk].flags & PROF_FRAME_KERNEL))
-            exec |= name_has(frame_func(&p, &f[nk++]), "execve");
+        bool exec = false, exit = false;
+        while (nk < s->nframes && (f[nk].flags & PROF_FRAME_KERNEL)) {
+            const char *fn = frame_func(&p, &f[nk++]);
+            exec |= name_has(fn, "execve");
+            exit |= fn && !strcmp(fn, "do_exit");
+        }
         if (exec) { /* the shell that becomes hv_syscalls: its registers are busybox's */
             in_exec++;
+            continue;
+        }
+        if (exit) { /* after exit_mm() the process has no user stack left */
+            exiting++;
             continue;
         }
         all++;
@@ -1020,12 +1027,13 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
             printf("\n");
         }
     }
-    printf("%s: %" PRIu64 " kernel samples of hv_syscalls (%" PRIu64 " more in its exec): %" PRIu64
+    printf("%s: %" PRIu64 " kernel samples of hv_syscalls (%" PRIu64 " more in its exec, %" PRIu64
+           " in its exit): %" PRIu64
            " (%.1f%%) from the system-call entry with the user PC at entry named (%" PRIu64
            " of them in a loop's wrapper with the loop and main above it), %" PRIu64
            " from an interrupt or exception entry with the interrupted user PC named\n",
-           r->name, all, in_exec, syscall_ok, all ? 100.0 * (double)syscall_ok / (double)all : 0,
-           loops, irq_ok);
+           r->name, all, in_exec, exiting, syscall_ok,
+           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, irq_ok);
     profile_free(&p);
     if (all < 50) {
         printf("NOTE %s: only %" PRIu64 " kernel samples of hv_syscalls: not judged\n", r->name,

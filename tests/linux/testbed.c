@@ -769,38 +769,6 @@ void tb_check_tasks(const struct tb_result *r)
     profile_free(&p);
 }
 
-void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
-                    uint64_t *deep)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/bin/%s", name);
-    uint64_t lo = 0, hi = 0;
-    for (unsigned m = 0; m < r->nmaps && !hi; m++)
-        if (!strcmp(r->maps[m].path, path)) {
-            lo = r->maps[m].lo;
-            hi = r->maps[m].hi;
-        }
-    if (!hi)
-        fail_msg("%s: the guest printed no mapping of %s", r->name, path);
-    struct profile p;
-    profile_init(&p);
-    struct hv_err err = {{0}, 0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
-    *samples = *deep = 0;
-    for (size_t i = 0; i < p.samples.n; i++) {
-        const struct prof_sample *s = &p.samples.v[i];
-        if (s->cpl == PROF_CPL_KERNEL)
-            continue;
-        uint64_t pc = user_pc(&p, s);
-        if (pc < lo || pc >= hi)
-            continue;
-        (*samples)++;
-        if (s->nframes >= depth)
-            (*deep)++;
-    }
-    profile_free(&p);
-}
 
 /* The workloads' known call chains (tests/linux/workloads/): each function's possible callers,
  * up to the chain's root (main, or a thread's start function). */
@@ -834,6 +802,49 @@ static const char *frame_func(const struct profile *p, const struct prof_frame *
     if (f->loc == PROF_NONE || !p->locs.v[f->loc].resolved)
         return NULL;
     return p->funcs.v[p->locs.v[f->loc].func].name;
+}
+
+void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
+                    uint64_t *deep)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/bin/%s", name);
+    uint64_t lo = 0, hi = 0;
+    for (unsigned m = 0; m < r->nmaps && !hi; m++)
+        if (!strcmp(r->maps[m].path, path)) {
+            lo = r->maps[m].lo;
+            hi = r->maps[m].hi;
+        }
+    if (!hi)
+        fail_msg("%s: the guest printed no mapping of %s", r->name, path);
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {{0}, 0};
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    symbol_path_free(&sp);
+    *samples = *deep = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->cpl == PROF_CPL_KERNEL || !s->nframes)
+            continue;
+        uint64_t pc = user_pc(&p, s);
+        /* The program's own functions (built with frame pointers), not the static libc's
+         * startup code linked into the same mapping. */
+        const char *fn = frame_func(&p, &p.frames.v[s->first]);
+        if (pc < lo || pc >= hi || !fn || known_index(fn) < 0)
+            continue;
+        (*samples)++;
+        if (s->nframes >= depth)
+            (*deep)++;
+    }
+    profile_free(&p);
 }
 
 uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)

@@ -165,7 +165,9 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact);
  * number judged. */
 uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok);
 
-/* Samples whose user pc lies in the guest's mapping of /bin/NAME, and how many of those have a
- * user stack of at least `depth` frames (for frame-pointer walks through the guest's paging). */
+/* User samples in the program's own known functions (spin, leaf_a, ...: built with frame
+ * pointers) inside the guest's mapping of /bin/NAME, and how many of those have a user stack of
+ * at least `depth` frames (for frame-pointer walks through the guest's paging). The static libc
+ * linked into the same mapping (startup code without frame pointers) is not counted. */
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
                     uint64_t *deep);

@@ -510,10 +510,12 @@ def _linux(cfg, d):
     if lin and gen:
         a, b = median([x["exit_us"] for x in lin]), median([x["exit_us"] for x in gen])
         out += [f"`record-1k` reads each sample's guest task (pid, tid, name: "
-                f"docs/linux-introspection.md) and `record-1k-generic` does not "
+                f"docs/linux-introspection.md), unwinds kernel stacks with the guest kernel's ORC "
+                f"tables and walks a kernel sample's user stack from its entry frame at once "
+                f"(docs/orc.md: hence few continuations); `record-1k-generic` does none of it "
                 f"(`--guest-os generic`): exit path {fmt(a)} µs against {fmt(b)} µs per sample, "
                 f"a ratio of {fmt(a / b if b else 0, 2)} in the same outer VM run "
-                f"(bench_guestos below measures the task read alone).", ""]
+                f"(bench_guestos below measures the task read and ORC walks alone).", ""]
     return "\n".join(out)
 
 

@@ -43,7 +43,7 @@
 #define MM_PGD   0xffff888000610000ull
 #define CODE_VA  0x400000ull
 #define STACK_VA 0x7ffe00000000ull
-#define PER      200 /* operations per batch */
+#define PER      200                   /* operations per batch */
 #define KSTACK   0xffffc90000010000ull /* a 16 KiB kernel stack in the synthetic image */
 
 static const struct lx_task_layout layout = {.known = true,

@@ -73,8 +73,8 @@ struct guestos_task {
 
 /* Who a snapshot belongs to. */
 struct guestos_ident {
-    uint64_t proc_key;   /* the process (generic: as_root; Linux: tgid and address space) */
-    uint64_t as_root;    /* its user address space: the canonical page-table root; 0 = none */
+    uint64_t proc_key; /* the process (generic: as_root; Linux: tgid and address space) */
+    uint64_t as_root;  /* its user address space: the canonical page-table root; 0 = none */
     /* The address space CR3 holds at this stop (canonical root), which the OS layer's own view
      * of the thread (as_root) may differ from: while the guest switches tasks, or after the
      * task gave up its address space. */

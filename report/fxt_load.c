@@ -147,8 +147,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
                                         pd->flags, pd->n, 1, l->err);
             uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
-            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr + skip,
-                                                l->flags + skip, n - skip, l->err) < 0)
+            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr + skip, l->flags + skip,
+                                                n - skip, l->err) < 0)
                 return -1;
             l->st->samples++;
             free(pd->addr);
@@ -185,8 +185,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             int si =
                 profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
             uint32_t skip = n > user_from && d->n > 0 ? 1 : 0;
-            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, d->addr + skip,
-                                                d->flags + skip, d->n - skip, l->err) < 0)
+            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, d->addr + skip, d->flags + skip,
+                                                d->n - skip, l->err) < 0)
                 return -1;
             l->st->samples++;
             return 0;

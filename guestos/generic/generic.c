@@ -47,7 +47,7 @@ bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *
 }
 
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
-                                  const struct guestos_as *b, uint64_t va)
+                                 const struct guestos_as *b, uint64_t va)
 {
     struct pt_mmu ma, mb;
     struct pt_xlate xa, xb;

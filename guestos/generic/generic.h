@@ -20,7 +20,7 @@ size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *m
 /* Do two address spaces map user page va to the same guest-physical page (a file's page a forked
  * child shares with its parent)? */
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
-                                  const struct guestos_as *b, uint64_t va);
+                                 const struct guestos_as *b, uint64_t va);
 
 bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
                                void *dst, size_t len);

@@ -10,18 +10,33 @@
  *   >= 6.5:  sp_reg:4 bp_reg:4 type:3 signal:1 unused:4 */
 static void layout_le62(struct lx_orc_layout *l)
 {
-    *l = (struct lx_orc_layout){.sp_reg = 0, .bp_reg = 4, .type = 8, .type_bits = 2, .end = 10,
-                                .signal = -1, .old_types = true};
+    *l = (struct lx_orc_layout){.sp_reg = 0,
+                                .bp_reg = 4,
+                                .type = 8,
+                                .type_bits = 2,
+                                .end = 10,
+                                .signal = -1,
+                                .old_types = true};
 }
 static void layout_63(struct lx_orc_layout *l)
 {
-    *l = (struct lx_orc_layout){.sp_reg = 0, .bp_reg = 4, .type = 8, .type_bits = 2, .end = 11,
-                                .signal = 10, .old_types = true};
+    *l = (struct lx_orc_layout){.sp_reg = 0,
+                                .bp_reg = 4,
+                                .type = 8,
+                                .type_bits = 2,
+                                .end = 11,
+                                .signal = 10,
+                                .old_types = true};
 }
 static void layout_65(struct lx_orc_layout *l)
 {
-    *l = (struct lx_orc_layout){.sp_reg = 0, .bp_reg = 4, .type = 8, .type_bits = 3, .end = -1,
-                                .signal = 11, .old_types = false};
+    *l = (struct lx_orc_layout){.sp_reg = 0,
+                                .bp_reg = 4,
+                                .type = 8,
+                                .type_bits = 3,
+                                .end = -1,
+                                .signal = 11,
+                                .old_types = false};
 }
 
 static bool field(const struct lx_btf *b, uint32_t sid, const char *name, unsigned want_bits,
@@ -52,8 +67,9 @@ bool lx_orc_layout_from_btf(const struct lx_btf *b, struct lx_orc_layout *out, c
         !lx_btf_member(b, sid, "bp_offset", &off, &size) || off != 2 || size != 2 ||
         !lx_btf_type_size(b, sid, &size) || size != LX_ORC_ENTRY_SIZE ||
         !field(b, sid, "sp_reg", 4, &l.sp_reg) || !field(b, sid, "bp_reg", 4, &l.bp_reg)) {
-        snprintf(why, why_len, "BTF struct orc_entry is not 6 bytes of s16 sp_offset, bp_offset, "
-                               "sp_reg:4, bp_reg:4");
+        snprintf(why, why_len,
+                 "BTF struct orc_entry is not 6 bytes of s16 sp_offset, bp_offset, "
+                 "sp_reg:4, bp_reg:4");
         return false;
     }
     bool has_end = field(b, sid, "end", 1, &l.end);
@@ -67,10 +83,10 @@ bool lx_orc_layout_from_btf(const struct lx_btf *b, struct lx_orc_layout *out, c
         snprintf(why, why_len, "BTF struct orc_entry: an unknown arrangement of type and end");
         return false;
     }
-    snprintf(l.how, sizeof(l.how), "BTF struct orc_entry: type %d bits at %d, %s%s%s",
-             l.type_bits, l.type, l.old_types ? "end at " : "no end",
-             l.old_types ? (l.end == 10 ? "10" : "11") : "",
-             l.signal >= 0 ? (l.signal == 10 ? ", signal at 10" : ", signal at 11") : ", no signal");
+    snprintf(
+        l.how, sizeof(l.how), "BTF struct orc_entry: type %d bits at %d, %s%s%s", l.type_bits,
+        l.type, l.old_types ? "end at " : "no end", l.old_types ? (l.end == 10 ? "10" : "11") : "",
+        l.signal >= 0 ? (l.signal == 10 ? ", signal at 10" : ", signal at 11") : ", no signal");
     *out = l;
     return true;
 }
@@ -99,9 +115,10 @@ bool lx_orc_layout_from_release(const char *release, struct lx_orc_layout *out, 
                  minor);
         return false;
     }
-    snprintf(out->how, sizeof(out->how), "the layout of Linux %s", v <= 6002 ? "4.14-6.2"
-                                                                : v == 6003 ? "6.3"
-                                                                            : "6.5+");
+    snprintf(out->how, sizeof(out->how), "the layout of Linux %s",
+             v <= 6002   ? "4.14-6.2"
+             : v == 6003 ? "6.3"
+                         : "6.5+");
     return true;
 }
 

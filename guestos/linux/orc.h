@@ -77,16 +77,16 @@ bool lx_orc_layout_from_release(const char *release, struct lx_orc_layout *out, 
 
 struct lx_orc_entry lx_orc_decode(const struct lx_orc_layout *l, const uint8_t raw[6]);
 
-#define LX_ORC_MAX_ENTRIES (8u << 20) /* vmlinux of 6.1 has ~400k; a module a few thousand */
-#define LX_ORC_BLOCK_SHIFT 8          /* the kernel's LOOKUP_BLOCK_SIZE, orc_lookup.h */
+#define LX_ORC_MAX_ENTRIES (8u << 20)   /* vmlinux of 6.1 has ~400k; a module a few thousand */
+#define LX_ORC_BLOCK_SHIFT 8            /* the kernel's LOOKUP_BLOCK_SIZE, orc_lookup.h */
 #define LX_ORC_MAX_SPAN    (1ull << 30) /* KERNEL_IMAGE_SIZE: no table covers more */
 
 struct lx_orc_table {
-    uint64_t lo, hi;     /* lowest IP, and one past the highest */
-    uint32_t *ip;        /* offsets from lo, ascending */
+    uint64_t lo, hi; /* lowest IP, and one past the highest */
+    uint32_t *ip;    /* offsets from lo, ascending */
     struct lx_orc_entry *e;
     size_t n;
-    uint32_t *block;     /* entries with IP below lo + b * 256, per block b (nblocks + 1) */
+    uint32_t *block; /* entries with IP below lo + b * 256, per block b (nblocks + 1) */
     size_t nblocks;
     /* For the plausibility check of a layout: entries without information (a kernel has a
      * terminator after each stretch of code, a minority), and with fields no kernel writes. */

@@ -53,13 +53,13 @@ struct lx_orc *lx_orc_load(const struct lx_kernel *k, char *how, size_t how_len)
     const int32_t *ips = lx_kimage_ptr(&k->img, ip0, n * 4);
     const uint8_t *raw = lx_kimage_ptr(&k->img, e0, n * LX_ORC_ENTRY_SIZE);
     if (!ips || !raw) {
-        snprintf(how, how_len, "ORC tables at 0x%" PRIx64 " and 0x%" PRIx64 " cannot be read",
-                 ip0, e0);
+        snprintf(how, how_len, "ORC tables at 0x%" PRIx64 " and 0x%" PRIx64 " cannot be read", ip0,
+                 e0);
         goto fail;
     }
     char why[128];
-    if (lx_orc_table_build(&o->vmlinux, ips, ip0, raw, n, &o->layout, k->text_lo,
-                           k->text_hi + 4096, why, sizeof(why)) < 0) {
+    if (lx_orc_table_build(&o->vmlinux, ips, ip0, raw, n, &o->layout, k->text_lo, k->text_hi + 4096,
+                           why, sizeof(why)) < 0) {
         snprintf(how, how_len, "ORC: %s", why);
         goto fail;
     }
@@ -114,8 +114,8 @@ int lx_orc_load_module(struct lx_kmods *r, const struct lx_kmod *m,
              !lx_kread(&r->kr, raw_va, raw, (size_t)n * LX_ORC_ENTRY_SIZE))
         snprintf(why, why_len, "%s: its ORC tables cannot be read", m->name);
     else
-        rc = lx_orc_table_build(t, ips, ips_va, raw, n, layout, m->text,
-                                m->text + m->text_size, why, why_len);
+        rc = lx_orc_table_build(t, ips, ips_va, raw, n, layout, m->text, m->text + m->text_size,
+                                why, why_len);
     free(ips);
     free(raw);
     return rc;

@@ -104,10 +104,9 @@ uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
     return lx_tasks_each(kr, pl, init_task, is_leader, &s) == 1 ? s.task : 0;
 }
 
-
 int lx_proc_parent(struct lx_kread *kr, const struct lx_task_layout *tl,
-                   const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid,
-                   uint64_t root, int32_t *ppid, uint64_t *proot)
+                   const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
+                   int32_t *ppid, uint64_t *proot)
 {
     if (!tl->known || !pl->known || !pl->real_parent || tgid <= 0)
         return -1;

@@ -24,10 +24,10 @@
 
 struct lx_proc_layout {
     bool known;
-    uint64_t tasks;      /* task_struct.tasks (struct list_head) */
-    uint64_t saved_auxv; /* mm_struct.saved_auxv */
+    uint64_t tasks;       /* task_struct.tasks (struct list_head) */
+    uint64_t saved_auxv;  /* mm_struct.saved_auxv */
     uint64_t real_parent; /* task_struct.real_parent (the process that forked it) */
-    uint64_t auxv_size;  /* its size in bytes */
+    uint64_t auxv_size;   /* its size in bytes */
 };
 
 /* From BTF; known false (with why) when a member is missing. */
@@ -52,8 +52,8 @@ uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
 /* The process that forked process `tgid` (address space `root`): its tgid and its address space's
  * root. 0, or -1 (not found, no parent with an address space, no real_parent in BTF). */
 int lx_proc_parent(struct lx_kread *kr, const struct lx_task_layout *tl,
-                   const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid,
-                   uint64_t root, int32_t *ppid, uint64_t *proot);
+                   const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
+                   int32_t *ppid, uint64_t *proot);
 
 /* The executable of process `tgid` whose address space's root is `root` (guest-physical, as
  * the recording's address spaces are). 0, or -1 when the task or its vector cannot be read. */

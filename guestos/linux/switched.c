@@ -26,9 +26,9 @@ bool lx_task_switched_regs(struct lx_kread *kr, const struct lx_switch_layout *l
                            struct gw_regs *out)
 {
     uint64_t sp, bp, ret;
-    if (!l->known || !lx_kread(kr, task + l->thread_sp, &sp, 8) || (sp >> 63) == 0 ||
-        (sp & 7) || !lx_kread(kr, sp + l->frame_bp, &bp, 8) ||
-        !lx_kread(kr, sp + l->frame_ret, &ret, 8) || (ret >> 63) == 0)
+    if (!l->known || !lx_kread(kr, task + l->thread_sp, &sp, 8) || (sp >> 63) == 0 || (sp & 7) ||
+        !lx_kread(kr, sp + l->frame_bp, &bp, 8) || !lx_kread(kr, sp + l->frame_ret, &ret, 8) ||
+        (ret >> 63) == 0)
         return false;
     *out = (struct gw_regs){.rip = ret, .rsp = sp + l->frame_size, .rbp = bp};
     return true;

@@ -16,8 +16,8 @@
 
 struct lx_switch_layout {
     bool known;
-    uint64_t thread_sp;            /* task_struct.thread.sp */
-    uint64_t frame_bp, frame_ret;  /* in struct inactive_task_frame */
+    uint64_t thread_sp;           /* task_struct.thread.sp */
+    uint64_t frame_bp, frame_ret; /* in struct inactive_task_frame */
     uint64_t frame_size;
 };
 

@@ -197,9 +197,8 @@ static void check_stacks(const char *capture, const struct lx_kernel *k, const s
         assert_int_equal(st.user_entry, !kthread);
         if (!kthread)
             assert_true(st.user_regs.rip && (st.user_regs.rip >> 47) == 0);
-        print_message("%s: task %d %s: %u frames, the guest's %u exact%s:%s\n", capture,
-                      want->pid, want->comm, st.count, want->n,
-                      st.user_entry ? ", user entry" : "", got);
+        print_message("%s: task %d %s: %u frames, the guest's %u exact%s:%s\n", capture, want->pid,
+                      want->comm, st.count, want->n, st.user_entry ? ", user entry" : "", got);
     }
     lx_orc_free(orc);
 }

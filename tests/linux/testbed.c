@@ -769,7 +769,6 @@ void tb_check_tasks(const struct tb_result *r)
     profile_free(&p);
 }
 
-
 /* The workloads' known call chains (tests/linux/workloads/): each function's possible callers,
  * up to the chain's root (main, or a thread's start function). */
 static const struct {

@@ -195,13 +195,7 @@ static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
 
 unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
 {
-    st->count = 0;
-    st->stop = GW_STOP_NONE;
-    st->bad = GW_BAD_NONE;
-    st->bad_value = 0;
-    st->leaf = GW_LEAF_NONE;
-    st->user_entry = false;
-    memset(&st->fault, 0, sizeof(st->fault));
+    gw_stack_reset(st);
 
     struct walk k = {
         .w = w,

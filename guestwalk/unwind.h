@@ -59,6 +59,19 @@ struct gw_stack {
 
 #define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})
 
+/* Clear what a walk fills in (an unwinder's first step). */
+static inline void gw_stack_reset(struct gw_stack *st)
+{
+    st->count = 0;
+    st->stop = GW_STOP_NONE;
+    st->bad = GW_BAD_NONE;
+    st->bad_value = 0;
+    st->leaf = GW_LEAF_NONE;
+    st->user_entry = false;
+    st->user_regs_at = 0;
+    st->fault = (struct pt_fault){0};
+}
+
 /* Walk the stack of the state given to gw_walker_begin (user walk iff cpl == 3). Returns the
  * number of frames (also in st->count); st->stop says why it ended. */
 unsigned gw_unwind(struct gw_walker *w, struct gw_stack *st);

@@ -269,13 +269,7 @@ static bool called_entry(const struct lx_orc *o, struct orc_walk *k, const struc
 unsigned lx_orc_unwind(const struct lx_orc *o, struct gw_walker *w, const struct gw_regs *r,
                        struct gw_stack *st)
 {
-    st->count = 0;
-    st->stop = GW_STOP_NONE;
-    st->bad = GW_BAD_NONE;
-    st->bad_value = 0;
-    st->leaf = GW_LEAF_NONE;
-    st->user_entry = false;
-    memset(&st->fault, 0, sizeof(st->fault));
+    gw_stack_reset(st);
     if (w->mmu.mode == PT_MODE_NONE) {
         st->fault.reason = PT_NOT_LONG_MODE;
         st->stop = GW_STOP_UNSUPPORTED_MODE;

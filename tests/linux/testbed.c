@@ -803,6 +803,21 @@ static const char *frame_func(const struct profile *p, const struct prof_frame *
     return p->funcs.v[p->locs.v[f->loc].func].name;
 }
 
+/* The run's recording, symbolized with the workloads' own files (`--symbols` over them). */
+static void load_symbolized(const struct tb_result *r, struct profile *p)
+{
+    struct hv_err err = {{0}, 0};
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    if (fxt_load_profile_file(r->rec, p, NULL, NULL, NULL, &err) < 0 ||
+        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    symbol_path_free(&sp);
+}
+
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
                     uint64_t *deep)
 {
@@ -818,16 +833,7 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
         fail_msg("%s: the guest printed no mapping of %s", r->name, path);
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
-    struct symbol_path sp;
-    symbol_path_init(&sp);
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
-    symbol_path_free(&sp);
+    load_symbolized(r, &p);
     *samples = *deep = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
@@ -850,16 +856,7 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
 {
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
-    struct symbol_path sp;
-    symbol_path_init(&sp);
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
-    symbol_path_free(&sp);
+    load_symbolized(r, &p);
 
     /* Exact chains: from a known leaf through its callers to the root, nothing lost or added. */
     uint64_t known = 0, exact = 0, shown = 0;
@@ -979,16 +976,7 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
 {
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
-    struct symbol_path sp;
-    symbol_path_init(&sp);
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
-    symbol_path_free(&sp);
+    load_symbolized(r, &p);
     uint64_t all = 0, syscall_ok = 0, loops = 0, irq_ok = 0, in_exec = 0, exiting = 0, shown = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];

@@ -53,9 +53,6 @@ struct guestos_vcpu {
 };
 
 #define GUESTOS_COMM_LEN 16 /* Linux TASK_COMM_LEN, include/linux/sched.h */
-/* A kernel stack is at most this large (Linux THREAD_SIZE: 16 KiB, 32 KiB with KASAN,
- * arch/x86/include/asm/page_64_types.h; twice that for margin). */
-#define GUESTOS_KSTACK_MAX (64u << 10)
 
 /* The thread as the guest kernel describes it (Linux: its task_struct), when the OS layer could
  * read it at this stop. */

@@ -20,6 +20,9 @@ enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
  * a failure is final only when it repeats. */
 #define LX_MAX_FAILED_LOOKS 3
 
+/* THREAD_SIZE is 16 KiB, 32 KiB with KASAN (arch/x86/include/asm/page_64_types.h). */
+#define LX_THREAD_SIZE_MAX (32u << 10)
+
 /* Module sets published at most (each replaces the last; a guest that loads and unloads
  * modules without end keeps its last set). */
 #define LX_ORC_MAX_SETS 256
@@ -271,9 +274,14 @@ static bool linux_user_entry(const struct guestos *os, struct guestos_vcpu *vc, 
     uint64_t base = who->task.kstack;
     if (!base) /* no task stack known: the walk's registers if CR3 is the thread's */
         return k->user_entry && who->as_root == who->cr3_root;
-    if (k->user_entry && k->user_regs_at >= base && k->user_regs_at - base < GUESTOS_KSTACK_MAX) {
-        if (!vc->regs_top)
-            vc->regs_top = k->user_regs_at - base;
+    /* Exactly at the top of the thread's stack: with VMAP_STACK the next task's stack may lie a
+     * guard page above this one, so "somewhere near" is not enough. The offset is learned from a
+     * walk that cannot be mid-switch (CR3 is the thread's) and lies within THREAD_SIZE. */
+    uint64_t off = k->user_regs_at - base;
+    if (k->user_entry && k->user_regs_at >= base &&
+        (vc->regs_top ? off == vc->regs_top
+                      : off < LX_THREAD_SIZE_MAX && who->as_root == who->cr3_root)) {
+        vc->regs_top = off;
         return true;
     }
     k->user_entry = false;

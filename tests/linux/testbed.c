@@ -220,6 +220,12 @@ bool tb_triple_fault(const struct tb_result *r)
 
 static void print_l1_interrupts(const struct tb_result *r);
 
+bool tb_hung_in_boot(const struct tb_result *r)
+{
+    return r->present && !r->userspace && r->summary &&
+           strstr(r->summary, "guest stopped (timeout)");
+}
+
 bool tb_starved(const struct tb_result *r)
 {
     const char *t = r->summary ? strstr(r->summary, "\n  total ") : NULL;
@@ -262,6 +268,14 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
                    name, r.summary);
             print_l1_interrupts(&r);
             faults++;
+        } else if (tb_hung_in_boot(&r)) {
+            /* Seen once in ~60 runs (cloud-la57): both vCPUs looping through asm_exc_int3 in
+             * text patching 3 s into the boot, for the whole timeout; the platform's, like a
+             * triple fault. The kernel profile shows where it hung. */
+            printf("NOTE %s: the guest hung in its boot before /init (tolerated once per "
+                   "scenario on the emulated SVM, docs/linux.md):\n%.1500s\n",
+                   name, r.summary);
+            faults++;
         } else if (tb_triple_fault(&r)) {
             /* The first lines of the summary: the stop, the registers now (reset state), the
              * registers at the last exit. */
@@ -276,8 +290,9 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
         tb_free(&r);
     }
     if (!checked)
-        fail_msg("%s: the guest triple-faulted or had no user-mode exits in all %u runs", s->name,
-                 faults);
+        fail_msg("%s: the guest triple-faulted, hung in its boot or had no user-mode exits in all "
+                 "%u runs",
+                 s->name, faults);
     return checked;
 }
 

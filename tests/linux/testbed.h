@@ -93,6 +93,10 @@ bool tb_starved(const struct tb_result *r);
  * what is tolerated. */
 bool tb_triple_fault(const struct tb_result *r);
 
+/* The guest never reached /init and hvprof stopped it at its timeout (a guest kernel livelocked
+ * in its boot on the emulated platform: docs/linux.md); tolerated once per scenario. */
+bool tb_hung_in_boot(const struct tb_result *r);
+
 /* Load every run of scenario s and call check() on each run that did not triple-fault or starve
  * (tb_starved, printed with L1's interrupt counts). L1 boots
  * a guest that triple-faulted again, three attempts at most (tests/linux/l1_init.sh); every

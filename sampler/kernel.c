@@ -150,17 +150,13 @@ static void stacks_summary(const struct sampler *s, FILE *out)
         fprintf(out, "  kernel stacks: frame pointers (%s)\n", sk->stacks);
         return;
     }
-    uint64_t entry = 0, now = 0, kernel = 0;
-    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        entry += s->v[i].st.user_entry;
-        now += s->v[i].st.user_at_entry;
-        kernel += s->v[i].st.kernel;
-    }
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
     fprintf(out,
             "  kernel stacks: the kernel's %s; %" PRIu64 " of %" PRIu64
             " kernel samples reached the user entry frame, %" PRIu64
             " of them with the user stack walked from there at once%s\n",
-            sk->stacks, entry, kernel, now,
+            sk->stacks, t.user_entry, t.kernel, t.user_at_entry,
             s->cfg.defer_user_stacks ? " (--defer-user-stacks)" : "");
 }
 

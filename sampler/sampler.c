@@ -223,6 +223,8 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
         t->rechecks += st->rechecks;
         t->exits += st->exits;
         t->records += st->records;
+        t->user_entry += st->user_entry;
+        t->user_at_entry += st->user_at_entry;
         t->dropped += fxt_ring_dropped_total(&s->v[i].ring);
         ns += st->t_total;
         n += st->t_samples;

@@ -80,6 +80,9 @@ void sampler_destroy(struct sampler *s);
 struct sampler_totals {
     uint64_t user, kernel, idle, missed, completed, abandoned, dropped, rechecks, exits;
     uint64_t records;    /* sample records written by the vCPU threads (ring commits) */
+    /* Kernel samples whose walk reached the user entry frame, and of those whose user stack
+     * was walked from there at once (docs/orc.md). */
+    uint64_t user_entry, user_at_entry;
     double mean_exit_ns; /* mean VMM time per sample exit */
 };
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *t);

@@ -155,6 +155,8 @@ const char *gw_leaf_str(enum gw_leaf c)
         return "frameless function";
     case GW_LEAF_ORC:
         return "ORC table";
+    case GW_LEAF_CFI:
+        return "DWARF call-frame information";
     }
     return "unknown";
 }

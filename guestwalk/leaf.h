@@ -35,6 +35,8 @@ enum gw_leaf {
     GW_LEAF_FRAMELESS,
     /* Not a repair: the kernel's ORC table described the interrupted function's frame. */
     GW_LEAF_ORC,
+    /* Not a repair: the binary's DWARF call-frame information (.eh_frame) described it. */
+    GW_LEAF_CFI,
 };
 
 /* Capstone state, opened once per walker (detail off) with one preallocated instruction, so

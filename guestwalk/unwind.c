@@ -31,19 +31,24 @@ static void stop_bad(struct walk *k, enum gw_bad_frame bad, uint64_t value)
     k->st->bad_value = value;
 }
 
-/* One 8-byte stack read. The fast path is a cache hit on an aligned word inside one page. */
-static int read_u64(struct walk *k, uint64_t va, uint64_t *v, struct pt_fault *f)
+int gw_stack_read_u64(struct gw_walker *w, uint64_t va, bool user, uint64_t *v, struct pt_fault *f)
 {
     size_t avail;
-    const uint8_t *p =
-        gw_tlb_map(&k->w->tlb, &k->w->mmu, k->w->mem, va, k->access, &avail, NULL, f);
+    const uint8_t *p = gw_tlb_map(&w->tlb, &w->mmu, w->mem, va,
+                                  user ? PT_ACC_USER : PT_ACC_SUPERVISOR, &avail, NULL, f);
     if (!p)
         return -1;
     if (avail >= 8) {
         memcpy(v, p, 8);
         return 0;
     }
-    return gw_read_virt(k->w, va, v, 8, k->user, f);
+    return gw_read_virt(w, va, v, 8, user, f);
+}
+
+/* One 8-byte stack read. The fast path is a cache hit on an aligned word inside one page. */
+static int read_u64(struct walk *k, uint64_t va, uint64_t *v, struct pt_fault *f)
+{
+    return gw_stack_read_u64(k->w, va, k->user, v, f);
 }
 
 /* Read a frame record {saved rbp, return address}: one cache lookup when it lies in one page
@@ -193,6 +198,20 @@ static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
     return slot + 8;
 }
 
+uint64_t gw_unwind_leaf(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
+{
+    struct walk k = {
+        .w = w,
+        .st = st,
+        .cap = st->capacity < w->cfg.max_depth ? st->capacity : w->cfg.max_depth,
+        .user = r->user,
+        .access = r->user ? PT_ACC_USER : PT_ACC_SUPERVISOR,
+    };
+    if (w->cfg.no_leaf_repair || st->count >= k.cap)
+        return r->rsp;
+    return repair_leaf(&k, r);
+}
+
 unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
 {
     gw_stack_reset(st);
@@ -294,6 +313,8 @@ const char *gw_stop_reason_str(enum gw_stop s)
         return "guest not in long mode";
     case GW_STOP_NO_UNWIND_INFO:
         return "no unwind information";
+    case GW_STOP_UNWIND_RULE:
+        return "unwind rule not evaluable";
     }
     return "unknown";
 }

@@ -22,6 +22,8 @@ enum gw_stop {
     GW_STOP_DEPTH_CAP,        /* the frame array is full (min of capacity and max_depth) */
     GW_STOP_UNSUPPORTED_MODE, /* the vCPU is not in long mode: see gw_stack.fault */
     GW_STOP_NO_UNWIND_INFO,   /* table-driven unwinders: no usable entry for a PC (bad_value) */
+    GW_STOP_UNWIND_RULE,      /* DWARF CFI: a rule the walk cannot evaluate (a CFA in an untracked
+                               * register, an expression it refuses; bad_value = the PC) */
 };
 
 enum gw_bad_frame {
@@ -55,6 +57,10 @@ struct gw_stack {
     bool user_entry;
     struct gw_regs user_regs;
     uint64_t user_regs_at; /* the address of the frame that held them (Linux: its pt_regs) */
+    /* DWARF CFI walks (guestwalk/cfi_unwind.h): frames whose caller the tables gave, and walks
+     * that met a PC inside a module with tables but no rule for it (frame pointers there). */
+    uint16_t cfi_frames;
+    bool cfi_gap;
 };
 
 #define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})
@@ -69,6 +75,8 @@ static inline void gw_stack_reset(struct gw_stack *st)
     st->leaf = GW_LEAF_NONE;
     st->user_entry = false;
     st->user_regs_at = 0;
+    st->cfi_frames = 0;
+    st->cfi_gap = false;
     st->fault = (struct pt_fault){0};
 }
 
@@ -79,6 +87,16 @@ unsigned gw_unwind(struct gw_walker *w, struct gw_stack *st);
 /* Walk from explicit registers within the current stop (e.g. user registers saved in a kernel
  * entry frame). */
 unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st);
+
+/* For other unwinders (guestwalk/cfi_unwind.c): one 8-byte stack read through the walker's
+ * cache; 0, or -1 with *f. */
+int gw_stack_read_u64(struct gw_walker *w, uint64_t va, bool user, uint64_t *v, struct pt_fault *f);
+
+/* Leaf repair of frame 0 (already in st) without unwind tables: when the interrupted function's
+ * caller is only on the stack (the cases of guestwalk/leaf.h, or a frameless function), append
+ * its return address to st (st->leaf says how) and return the caller's RSP; else return
+ * r->rsp and append nothing. */
+uint64_t gw_unwind_leaf(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st);
 
 const char *gw_stop_reason_str(enum gw_stop s);
 const char *gw_bad_frame_str(enum gw_bad_frame b);

@@ -31,6 +31,7 @@ void gw_walker_fini(struct gw_walker *w)
 enum pt_fault_reason gw_walker_begin(struct gw_walker *w, const struct gw_snapshot *snap)
 {
     w->snap = *snap;
+    w->cfi = NULL;
     gw_tlb_flush(&w->tlb);
     return pt_mmu_init(&w->mmu, snap->cr0, snap->cr3, snap->cr4, snap->efer, snap->kernel_cr3,
                        w->cfg.phys_bits);

@@ -37,6 +37,8 @@ struct gw_config {
     bool no_leaf_repair;   /* disable leaf-frame repair */
 };
 
+struct gw_cfi_map; /* guestwalk/cfi_unwind.h */
+
 struct gw_walker {
     const struct gmem *mem;
     struct gw_config cfg; /* defaults filled in */
@@ -45,6 +47,9 @@ struct gw_walker {
     struct gw_tlb tlb;
     struct gw_snapshot snap;      /* state given to the last gw_walker_begin */
     struct gw_shape_cache shapes; /* frameless-scan answers, kept across stops */
+    /* The DWARF CFI tables of the address space being walked (guestwalk/cfi_unwind.h), set by
+     * the caller after gw_walker_begin (which clears it); NULL: none. */
+    const struct gw_cfi_map *cfi;
 };
 
 /* `cfg` may be NULL for defaults. Fails only if capstone cannot be opened. */

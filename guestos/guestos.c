@@ -3,11 +3,14 @@
 #include <string.h>
 
 #include "guestos/generic/generic.h"
+#include "guestwalk/cfi_unwind.h"
 #include "guestos/linux/linux.h"
 
 int guestos_open(struct guestos *os, const char *name, struct hv_err *err)
 {
-    *os = (struct guestos){.user_unwinder = &gw_fp_unwinder, .kernel_unwinder = &gw_fp_unwinder};
+    /* User stacks: DWARF CFI where the sampler published tables for the address space
+     * (gw_walker.cfi), frame pointers elsewhere (guestwalk/cfi_unwind.h). */
+    *os = (struct guestos){.user_unwinder = &gw_cfi_unwinder, .kernel_unwinder = &gw_fp_unwinder};
     if (!name || !strcmp(name, "generic")) {
         os->ops = &guestos_generic_ops;
         return 0;

@@ -176,6 +176,10 @@ struct guestos_ops {
      * thread's registers at kernel entry. Without it: the walk's, if CR3 is the thread's. */
     bool (*user_entry)(const struct guestos *os, struct guestos_vcpu *vc, struct gw_walker *w,
                        const struct guestos_ident *who, struct gw_stack *k);
+    /* Drain thread, optional: read len bytes of an address space's user memory (as its
+     * program could); false if any byte is not mapped. */
+    bool (*read_user)(const struct gmem *mem, const struct guestos_as *as, uint64_t va, void *dst,
+                      size_t len);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -245,6 +249,13 @@ static inline long guestos_module_symbols(const struct guestos *os, const struct
                                           void *ctx)
 {
     return os->ops->module_symbols ? os->ops->module_symbols(os, mem, as, m, fn, ctx) : -1;
+}
+
+static inline bool guestos_read_user(const struct guestos *os, const struct gmem *mem,
+                                     const struct guestos_as *as, uint64_t va, void *dst,
+                                     size_t len)
+{
+    return os->ops->read_user && os->ops->read_user(mem, as, va, dst, len);
 }
 
 static inline size_t guestos_discover_modules(struct guestos *os, const struct gmem *mem,

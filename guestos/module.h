@@ -43,6 +43,7 @@ struct discover_module {
     char name[DISCOVER_NAME_MAX];
     uint64_t dynamic, dynamic_size; /* run-time PT_DYNAMIC, 0 if none */
     uint64_t r_debug;               /* DT_DEBUG's value (an executable's loader state), or 0 */
+    uint64_t eh_frame_hdr;          /* run-time PT_GNU_EH_FRAME (unwind tables), 0 if none */
     struct discover_seg seg[DISCOVER_MAX_SEGS];
     unsigned nseg;
     bool file_offsets; /* seg[].file_offset are the image's own (read from its headers) */

@@ -116,6 +116,11 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
                     "\n# %s walks: every frame from the guest kernel's ORC tables in %" PRIu64
                     " (docs/orc.md)",
                     half ? "user" : "kernel", c[HVFXT_CALLER_ORC]);
+        if (c[HVFXT_CALLER_CFI])
+            fprintf(out,
+                    "\n# %s walks: the interrupted function's caller from the binary's DWARF "
+                    "call-frame information in %" PRIu64 " (docs/cfi.md)",
+                    half ? "user" : "kernel", c[HVFXT_CALLER_CFI]);
         if (patterns + c[HVFXT_CALLER_FRAMELESS])
             fprintf(out,
                     "\n# %s walks: the interrupted function's caller read from the frame chain in "

@@ -12,7 +12,8 @@ _Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
                    (int)GW_LEAF_RET == (int)HVFXT_CALLER_RET &&
                    (int)GW_LEAF_AFTER_POP == (int)HVFXT_CALLER_AFTER_POP &&
                    (int)GW_LEAF_FRAMELESS == (int)HVFXT_CALLER_FRAMELESS &&
-                   (int)GW_LEAF_ORC == (int)HVFXT_CALLER_ORC,
+                   (int)GW_LEAF_ORC == (int)HVFXT_CALLER_ORC &&
+                   (int)GW_LEAF_CFI == (int)HVFXT_CALLER_CFI,
                "caller methods out of step with enum gw_leaf");
 
 static unsigned stop_code(const struct gw_stack *st)
@@ -30,6 +31,8 @@ static unsigned stop_code(const struct gw_stack *st)
         return HVFXT_STOP_NONE;
     case GW_STOP_NO_UNWIND_INFO:
         return HVFXT_STOP_NO_UNWIND_INFO;
+    case GW_STOP_UNWIND_RULE:
+        return HVFXT_STOP_UNWIND_RULE;
     default:
         return HVFXT_STOP_ERROR;
     }
@@ -70,18 +73,37 @@ static void walk(struct sampler_vcpu *sv, struct gw_stack *st)
         sv->st.walk_fail++;
 }
 
+/* A user walk's use of DWARF CFI, counted for the summary. */
+static void count_cfi(struct sampler_vcpu *sv, const struct gw_stack *st)
+{
+    sv->st.cfi_walks += st->cfi_frames > 0;
+    sv->st.cfi_frames += st->cfi_frames;
+    sv->st.cfi_gaps += st->cfi_gap;
+    sv->st.cfi_rule_stops += st->stop == GW_STOP_UNWIND_RULE;
+}
+
+/* The walk word of a sample or completion with this user walk. */
+static uint64_t user_walk_word(unsigned kstop, unsigned kcaller, const struct gw_stack *u)
+{
+    return hvfxt_walk_word(kstop, stop_code(u), 0, 0) | hvfxt_walk_callers(kcaller, u->leaf) |
+           hvfxt_walk_user_cfi(u->cfi_frames);
+}
+
 /* A user-mode stop: complete the thread's open continuation with this user stack, and on a
  * due tick write the sample (one walk for both records). Returns the time the walk and the
  * completion were done (the stage times' walk/push split). */
-static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint32_t thread,
-                          uint64_t pid, uint64_t tid)
+static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint32_t proc,
+                          uint32_t thread, uint64_t pid, uint64_t tid)
 {
     struct sampler *s = sv->s;
     id_thread_mark_user(s->ids, thread);
     uint64_t cont = sampler_continuation_take(sv, thread);
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
-    if (cont || due)
+    if (cont || due) {
+        sv->walker.cfi = sampler_cfi_map(s, proc);
         walk(sv, &ustack);
+        count_cfi(sv, &ustack);
+    }
     if (cont) {
         /* RFC-0274 continuation_completion: this user stack completes every partial record
          * that carried `cont`, on whichever vCPU they were taken. */
@@ -97,8 +119,7 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
             .n_user = ustack.count,
             .vcpu = sv->index,
             .cpl = 3,
-            .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0) |
-                    hvfxt_walk_callers(0, ustack.leaf),
+            .walk = user_walk_word(HVFXT_STOP_NONE, 0, &ustack),
         };
         sampler_emit(sv, &c);
         sampler_continuation_completed(sv, cont);
@@ -119,8 +140,7 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
         .pc = sv->walker.snap.rip,
         .user_stack = ustack.pc,
         .n_user = ustack.count,
-        .walk = hvfxt_walk_word(HVFXT_STOP_NONE, stop_code(&ustack), 0, 0) |
-                hvfxt_walk_callers(0, ustack.leaf),
+        .walk = user_walk_word(HVFXT_STOP_NONE, 0, &ustack),
     };
     sv->st.user++;
     sampler_emit(sv, &smp);
@@ -167,7 +187,9 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
                 own.cr3 = who->as_root;
                 gw_walker_begin(&sv->walker, &own);
             }
+            sv->walker.cfi = sampler_cfi_map(s, proc);
             gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
+            count_cfi(sv, &ustack);
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
             /* Its frames need the process's modules: as a user sample does, this asks the
@@ -211,8 +233,9 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
             }
         }
     }
-    smp.walk =
-        hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) | hvfxt_walk_callers(kstack.leaf, ucaller);
+    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |
+               hvfxt_walk_callers(kstack.leaf, ucaller) |
+               (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
     if (halted)
         sv->st.idle++;
     else
@@ -253,7 +276,7 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
     if (snap->cpl == 3) {
         if (due)
             id_proc_seen_user(s->ids, proc, now);
-        walked = take_user(sv, now, due, thread, pid, tid);
+        walked = take_user(sv, now, due, proc, thread, pid, tid);
     } else {
         if (sv->npend)
             sampler_continuations_expire(sv, now);

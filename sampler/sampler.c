@@ -61,8 +61,9 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->proc_seq = calloc(ID_MAX_PROCS, sizeof(*s->proc_seq));
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->mods = sampler_modules_create();
+    s->cfi = sampler_cfi_create();
     if (!s->ids || !s->v || !s->proc_named || !s->thread_named || !s->proc_seq || !s->thread_seq ||
-        !s->mods) {
+        !s->mods || !s->cfi) {
         hv_errf(err, "out of memory");
         sampler_destroy(s);
         return NULL;
@@ -281,6 +282,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_kernel_summary(s, out);
     sampler_kmods_summary(s, out);
     sampler_modules_summary(s, out);
+    sampler_cfi_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -349,6 +351,7 @@ void sampler_destroy(struct sampler *s)
     free(s->proc_seq);
     free(s->thread_seq);
     sampler_modules_destroy(s->mods);
+    sampler_cfi_destroy(s->cfi);
     sampler_kmods_free(s);
     guestos_close(&s->os);
     free(s);

@@ -45,6 +45,9 @@ struct vcpu_stats {
     /* Kernel samples of user threads whose kernel walk reached the user entry frame (the exact
      * user PC at kernel entry), and of those whose user stack was walked from there at once. */
     uint64_t user_entry, user_at_entry;
+    /* User walks with frames from DWARF CFI, those frames, walks that met a module's code
+     * without a rule (frame pointers there), walks stopped at a rule they cannot evaluate. */
+    uint64_t cfi_walks, cfi_frames, cfi_gaps, cfi_rule_stops;
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
@@ -128,6 +131,7 @@ struct sampler {
     uint8_t *thread_named;
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
+    struct sampler_cfi *cfi; /* user modules' DWARF CFI (cfi_tables.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
     uint64_t drained_records;
@@ -191,6 +195,15 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
  * the file cannot be written. */
 int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err);
 void sampler_modules_summary(const struct sampler *s, FILE *out);
+/* cfi_tables.c: user modules' DWARF CFI, compiled on the drain thread after each look at an
+ * address space, published per process to the exit path (docs/cfi.md). */
+struct sampler_cfi *sampler_cfi_create(void);
+void sampler_cfi_destroy(struct sampler_cfi *c);
+void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_as *as,
+                        const struct discover_module *found, size_t n);
+/* Exit path: the process's current map (acquire), NULL if none. */
+const struct gw_cfi_map *sampler_cfi_map(const struct sampler *s, uint32_t proc);
+void sampler_cfi_summary(const struct sampler *s, FILE *out);
 /* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
 int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);

@@ -19,6 +19,7 @@ const char *hvfxt_stop_name(unsigned stop)
         [HVFXT_STOP_ABANDONED_END] = "abandoned-end",
         [HVFXT_STOP_ABANDONED_FULL] = "abandoned-full",
         [HVFXT_STOP_NO_UNWIND_INFO] = "no-unwind-info",
+        [HVFXT_STOP_UNWIND_RULE] = "unwind-rule",
     };
     return stop < sizeof(names) / sizeof(names[0]) ? names[stop] : "?";
 }

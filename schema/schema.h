@@ -45,6 +45,7 @@ enum hvfxt_sample_field {
 #define HVFXT_WALK_USER_TRUNC          (1ull << 17) /* user frames cut to fit the record */
 #define HVFXT_WALK_KERNEL_CALLER_SHIFT 18 /* [18..21] how the kernel leaf's caller was found */
 #define HVFXT_WALK_USER_CALLER_SHIFT   22 /* [22..25] the same for the user leaf */
+#define HVFXT_WALK_USER_CFI_SHIFT      26 /* [26..33] user frames from DWARF CFI (saturating) */
 /* How a walk found the interrupted function's caller (frame 1): the values of guestwalk's enum
  * gw_leaf, which the sampler stores as they are (docs/fxt-samples.md, walk word). */
 enum hvfxt_caller {
@@ -56,12 +57,22 @@ enum hvfxt_caller {
     HVFXT_CALLER_AFTER_POP = 5,   /* after pop rbp, at a tail jump: [rsp] */
     HVFXT_CALLER_FRAMELESS = 6,   /* a frameless function: decoded forward to its ret */
     HVFXT_CALLER_ORC = 7,         /* the guest kernel's ORC table (kernel walks) */
+    HVFXT_CALLER_CFI = 8,         /* the binary's DWARF call-frame information (user walks) */
     HVFXT_CALLER_COUNT
 };
 static inline uint64_t hvfxt_walk_callers(unsigned kernel, unsigned user)
 {
     return ((uint64_t)(kernel & 0xf) << HVFXT_WALK_KERNEL_CALLER_SHIFT) |
            ((uint64_t)(user & 0xf) << HVFXT_WALK_USER_CALLER_SHIFT);
+}
+/* How many of a user walk's callers came from DWARF call-frame information. */
+static inline uint64_t hvfxt_walk_user_cfi(unsigned frames)
+{
+    return (uint64_t)(frames > 255 ? 255 : frames) << HVFXT_WALK_USER_CFI_SHIFT;
+}
+static inline unsigned hvfxt_walk_user_cfi_frames(uint64_t walk)
+{
+    return (unsigned)(walk >> HVFXT_WALK_USER_CFI_SHIFT) & 0xff;
 }
 static inline unsigned hvfxt_walk_kernel_caller(uint64_t walk)
 {
@@ -86,6 +97,7 @@ enum hvfxt_walk_stop {
     HVFXT_STOP_ABANDONED_END = 10,    /* the session ended while the thread was in the kernel */
     HVFXT_STOP_ABANDONED_FULL = 11,   /* too many open continuations on the vCPU */
     HVFXT_STOP_NO_UNWIND_INFO = 12,   /* no unwind-table entry (ORC, CFI) for a frame's PC */
+    HVFXT_STOP_UNWIND_RULE = 13,      /* a CFI rule the walk cannot evaluate (docs/cfi.md) */
 };
 static inline uint64_t hvfxt_walk_word(unsigned kstop, unsigned ustop, int ktrunc, int utrunc)
 {

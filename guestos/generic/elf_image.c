@@ -83,12 +83,15 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
             m->build_id_len = elf_notes_find_build_id(notes, p->p_filesz, m->build_id);
     }
     for (unsigned i = 0; i < eh.e_phnum; i++) {
-        if (ph[i].p_type == PT_DYNAMIC && ph[i].p_vaddr <= MAX_IMAGE_SPAN + link_base &&
-            ph[i].p_memsz <= MAX_IMAGE_SPAN) {
+        bool inside =
+            ph[i].p_vaddr <= MAX_IMAGE_SPAN + link_base && ph[i].p_memsz <= MAX_IMAGE_SPAN;
+        if (ph[i].p_type == PT_DYNAMIC && inside && !m->dynamic) {
             m->dynamic = m->bias + ph[i].p_vaddr;
             m->dynamic_size = ph[i].p_memsz;
-            break;
         }
+        /* .eh_frame_hdr (LSB Core §10.6.2): where the unwind tables start (guestwalk/cfi.h). */
+        if (ph[i].p_type == PT_GNU_EH_FRAME && inside && !m->eh_frame_hdr)
+            m->eh_frame_hdr = m->bias + ph[i].p_vaddr;
     }
     struct elf_dynamic d;
     if (elf_dynamic_read(read, ctx, m, &d)) {

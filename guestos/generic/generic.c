@@ -72,4 +72,5 @@ const struct guestos_ops guestos_generic_ops = {
     .identify = guestos_generic_identify,
     .discover_modules = guestos_generic_discover_modules,
     .module_symbols = guestos_generic_module_symbols,
+    .read_user = guestos_generic_read_user,
 };

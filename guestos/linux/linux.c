@@ -479,6 +479,7 @@ const struct guestos_ops guestos_linux_ops = {
     .kernel_module_symbols = linux_kernel_module_symbols,
     .discover_modules = linux_discover_modules,
     .module_symbols = guestos_generic_module_symbols,
+    .read_user = guestos_generic_read_user,
     .user_entry = linux_user_entry,
     .close = linux_close,
 };

@@ -48,6 +48,7 @@ case $plan in
     /bin/hv_libcall "$ms" &
     /bin/hv_syscalls "$ms" &
     /bin/hv_dlopen "$ms" &
+    /bin/hv_nofp "$ms" &
     # Writes to the RAM disk run the module's code (brd_submit_bio and what it calls).
     for i in 1 2 3 4; do dd if=/dev/zero of=/dev/ram0 bs=64k count=128 2>/dev/null; done &
     wait ;;

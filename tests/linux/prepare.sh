@@ -32,7 +32,9 @@ need() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 }
-need qemu-system-x86 cpio gcc libc6-dev
+# libc6-dbg: glibc's full symbol table (start_thread, clone3, __libc_start_call_main and its
+# internals), for the tests to name the frames the CFI unwinder walks through in libc.so.6.
+need qemu-system-x86 cpio gcc libc6-dev libc6-dbg
 
 # The versioned package a metapackage points at ("linux-image-6.1.0-56-cloud-amd64").
 resolve() {
@@ -139,6 +141,9 @@ cc -static-pie -fPIE -o "$w/hv_syscalls" "$src/syscalls.c"
 cc2() { gcc -O2 -g -fno-omit-frame-pointer -I"$src" "$@"; }
 cc2 -shared -fPIC -o "$w/libhvplug.so" "$src/plug.c"
 cc2 -pie -fPIE -o "$w/hv_dlopen" "$src/dlopen.c" -ldl
+# Without frame pointers, as Debian builds most programs (and its glibc): -O2's default
+# -fomit-frame-pointer, unwind tables (GCC's default on x86-64). docs/cfi.md.
+gcc -O2 -g -fomit-frame-pointer -I"$src" -pie -fPIE -pthread -o "$w/hv_nofp" "$src/nofp.c"
 rm -rf "$cache/workloads"
 cp -r "$w" "$cache/workloads" # with debug info, for --symbols in the tests
 

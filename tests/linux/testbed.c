@@ -786,21 +786,37 @@ void tb_check_tasks(const struct tb_result *r)
 
 /* The workloads' known call chains (tests/linux/workloads/): each function's possible callers,
  * up to the chain's root (main, or a thread's start function). */
+/* Each known function's callers. "@libc" stands for one or more frames inside glibc's
+ * libc.so.6 (qsort's internals between hv_nofp's sort and its callback). Chains end where a
+ * caller is not in the table: at the program's entry in glibc (__libc_start_call_main) or a
+ * thread's start (clone3), which the frames below them must reach through glibc's own frames,
+ * built without frame pointers: DWARF CFI (docs/cfi.md). */
 static const struct {
-    const char *fn, *callers[2];
+    const char *fn, *callers[3];
 } known_callers[] = {
-    {"spin", {"leaf_a", "hot_b"}},
-    {"leaf_a", {"hot_a", NULL}},
-    {"hot_a", {"main", NULL}},
-    {"hot_b", {"main", NULL}},
-    {"spin_left", {"left_loop", NULL}},
-    {"left_loop", {"left_worker", NULL}},
-    {"spin_right", {"right_loop", NULL}},
-    {"right_loop", {"right_worker", NULL}},
-    {"plug_spin", {"plug_loop", NULL}},
-    {"plug_loop", {"plug_work", NULL}},
-    {"plug_work", {"run_plugin", NULL}},
-    {"run_plugin", {"main", NULL}},
+    {"spin", {"leaf_a", "hot_b", NULL}},
+    {"leaf_a", {"hot_a", NULL, NULL}},
+    {"hot_a", {"main", NULL, NULL}},
+    {"hot_b", {"main", NULL, NULL}},
+    {"spin_left", {"left_loop", NULL, NULL}},
+    {"left_loop", {"left_worker", NULL, NULL}},
+    {"left_worker", {"start_thread", NULL, NULL}},
+    {"spin_right", {"right_loop", NULL, NULL}},
+    {"right_loop", {"right_worker", NULL, NULL}},
+    {"right_worker", {"start_thread", NULL, NULL}},
+    {"start_thread", {"clone3", "__clone3", NULL}},
+    {"plug_spin", {"plug_loop", NULL, NULL}},
+    {"plug_loop", {"plug_work", NULL, NULL}},
+    {"plug_work", {"run_plugin", NULL, NULL}},
+    {"run_plugin", {"main", NULL, NULL}},
+    {"nofp_spin", {"nofp_middle", NULL, NULL}},
+    {"nofp_middle", {"nofp_outer", "nofp_worker", NULL}},
+    {"nofp_outer", {"main", NULL, NULL}},
+    {"nofp_worker", {"start_thread", NULL, NULL}},
+    {"nofp_key_spin", {"nofp_by_key", NULL, NULL}},
+    {"nofp_by_key", {"@libc", "nofp_sort", NULL}},
+    {"nofp_sort", {"main", NULL, NULL}},
+    {"main", {"__libc_start_call_main", NULL, NULL}},
 };
 
 static int known_index(const char *fn)
@@ -818,7 +834,44 @@ static const char *frame_func(const struct profile *p, const struct prof_frame *
     return p->funcs.v[p->locs.v[f->loc].func].name;
 }
 
-/* The run's recording, symbolized with the workloads' own files (`--symbols` over them). */
+/* The file name of the module a frame's function is in, "" if none. */
+static const char *frame_module(const struct profile *p, const struct prof_frame *f)
+{
+    if (f->loc == PROF_NONE || !p->locs.v[f->loc].resolved)
+        return "";
+    uint32_t m = p->funcs.v[p->locs.v[f->loc].func].module;
+    if (m == PROF_NONE)
+        return "";
+    const char *n = p->modules.v[m].name, *slash = strrchr(n, '/');
+    return slash ? slash + 1 : n;
+}
+
+/* Does the chain from frame j (a caller of known function k) continue as the table says?
+ * Returns the frame index of the matched caller (after any "@libc" frames), or 0. */
+static unsigned match_caller(const struct profile *p, const struct prof_frame *f, unsigned n,
+                             unsigned j, int k)
+{
+    const char *const *c = known_callers[k].callers;
+    bool libc = false;
+    for (unsigned i = 0; i < 3 && c[i]; i++)
+        libc |= !strcmp(c[i], "@libc");
+    if (libc) {
+        unsigned i = j;
+        while (i < n && !strncmp(frame_module(p, &f[i]), "libc.so", 7))
+            i++;
+        if (i == j || i >= n)
+            return 0;
+        j = i;
+    }
+    const char *fn = frame_func(p, &f[j]);
+    for (unsigned i = 0; fn && i < 3 && c[i]; i++)
+        if (!strcmp(c[i], fn))
+            return j;
+    return 0;
+}
+
+/* The run's recording, symbolized with the workloads' own files (`--symbols` over them) and
+ * glibc's separate debug file (libc6-dbg, /usr/lib/debug/.build-id). */
 static void load_symbolized(const struct tb_result *r, struct profile *p)
 {
     struct hv_err err = {{0}, 0};
@@ -827,8 +880,9 @@ static void load_symbolized(const struct tb_result *r, struct profile *p)
     struct symbol_path sp;
     symbol_path_init(&sp);
     if (fxt_load_profile_file(r->rec, p, NULL, NULL, NULL, &err) < 0 ||
-        symbol_path_add_dir(&sp, dir, &err) < 0 || profile_load_symbols(p, &sp, NULL, &err) < 0 ||
-        profile_symbolize(p, NULL, NULL, &err) < 0)
+        symbol_path_add_dir(&sp, dir, &err) < 0 ||
+        symbol_path_add_dir(&sp, "/usr/lib/debug", &err) < 0 ||
+        profile_load_symbols(p, &sp, NULL, &err) < 0 || profile_symbolize(p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     symbol_path_free(&sp);
 }
@@ -887,12 +941,11 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
         known++;
         bool ok = false;
         for (unsigned j = 1; j < s->nframes; j++) {
-            const char *fn = frame_func(&p, &f[j]);
-            const char *const *c = known_callers[k].callers;
-            if (!fn || !((c[0] && !strcmp(c[0], fn)) || (c[1] && !strcmp(c[1], fn))))
+            j = match_caller(&p, f, s->nframes, j, k);
+            if (!j)
                 break;
-            k = known_index(fn);
-            if (k < 0) { /* a root: main or a thread's start function */
+            k = known_index(frame_func(&p, &f[j]));
+            if (k < 0) { /* a root: the program's entry or a thread's start in glibc */
                 ok = true;
                 break;
             }

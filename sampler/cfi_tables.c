@@ -1,0 +1,300 @@
+/* DWARF call-frame information of the guest's user modules, for the exit path's user walks
+ * (docs/cfi.md). On the drain thread, after each look at a process's address space
+ * (sampler/modules.c): every module with a PT_GNU_EH_FRAME gets its table compiled once per
+ * build-id from the guest's memory (guestwalk/cfi.h: its .eh_frame_hdr and .eh_frame, read
+ * page by page; pages not present are holes, and the module is compiled again at a later look
+ * while any FDE was missing, up to CFI_LOOKS times); then the process's map of modules with
+ * tables (guestwalk/cfi_unwind.h) is published to the exit path, which loads it with acquire
+ * before a user walk of that process. Tables and maps are immutable once published and kept
+ * until the sampler closes (a vCPU may still walk with an older one). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guestwalk/cfi_unwind.h"
+#include "sampler/sampler_priv.h"
+
+#define CFI_LOOKS      4             /* compilations of a module while FDEs are missing */
+#define CFI_MAX_TABLES 4096          /* distinct binaries */
+#define CFI_MAX_MAPS   16384         /* maps published in all (then the last ones stay) */
+#define CFI_READ_MAX   (64ull << 20) /* bytes of a module's tables read from the guest */
+
+struct cfi_entry {
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+    const struct cfi_table *t; /* current, NULL if it could not be compiled */
+    unsigned looks;
+    bool complete; /* compiled with no FDE missing, or given up */
+};
+
+struct sampler_cfi {
+    struct cfi_entry *e;
+    size_t n, cap;
+    struct cfi_table **tables; /* every table compiled, freed at close */
+    size_t ntables, cap_tables;
+    _Atomic(const struct gw_cfi_map *) maps[ID_MAX_PROCS];
+    struct gw_cfi_map **all; /* every map published, freed at close */
+    size_t nall, cap_all;
+    uint64_t compiled, failed, no_build_id, fdes, fdes_absent, fdes_bad, unsupported, bytes_read,
+        ns;
+    char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
+};
+
+struct sampler_cfi *sampler_cfi_create(void)
+{
+    return calloc(1, sizeof(struct sampler_cfi));
+}
+
+void sampler_cfi_destroy(struct sampler_cfi *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->ntables; i++) {
+        cfi_table_free(c->tables[i]);
+        free(c->tables[i]);
+    }
+    for (size_t i = 0; i < c->nall; i++)
+        free(c->all[i]);
+    free(c->tables);
+    free(c->all);
+    free(c->e);
+    free(c);
+}
+
+const struct gw_cfi_map *sampler_cfi_map(const struct sampler *s, uint32_t proc)
+{
+    if (!s->cfi || proc == 0 || proc > ID_MAX_PROCS)
+        return NULL;
+    return atomic_load_explicit(&s->cfi->maps[proc - 1], memory_order_acquire);
+}
+
+static bool push_ptr(void ***v, size_t *n, size_t *cap, void *p)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        void **nv = realloc(*v, nc * sizeof(*nv));
+        if (!nv)
+            return false;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = p;
+    return true;
+}
+
+static struct cfi_entry *entry_of(struct sampler_cfi *c, const struct discover_module *m)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].build_id_len == m->build_id_len &&
+            !memcmp(c->e[i].build_id, m->build_id, m->build_id_len))
+            return &c->e[i];
+    if (c->n >= CFI_MAX_TABLES)
+        return NULL;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        struct cfi_entry *ne = realloc(c->e, nc * sizeof(*ne));
+        if (!ne)
+            return NULL;
+        c->e = ne;
+        c->cap = nc;
+    }
+    struct cfi_entry *e = &c->e[c->n++];
+    *e = (struct cfi_entry){.build_id_len = m->build_id_len};
+    memcpy(e->build_id, m->build_id, m->build_id_len);
+    return e;
+}
+
+/* The module's segment that holds .eh_frame_hdr (run-time, page-rounded), or NULL. */
+static const struct discover_seg *eh_segment(const struct discover_module *m)
+{
+    for (unsigned i = 0; i < m->nseg; i++)
+        if (m->eh_frame_hdr >= m->seg[i].start &&
+            m->eh_frame_hdr - m->seg[i].start < m->seg[i].size)
+            return &m->seg[i];
+    return NULL;
+}
+
+/* Compile m's table from the guest's memory. The bytes read: from .eh_frame_hdr's page (or
+ * .eh_frame's, where that lies lower in the segment) to the end of its segment, page by page. */
+static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
+                                 const struct discover_module *m, struct hv_err *err)
+{
+    struct sampler_cfi *c = s->cfi;
+    const struct discover_seg *seg = eh_segment(m);
+    if (!seg) {
+        hv_errf(err, ".eh_frame_hdr outside the module's segments");
+        return NULL;
+    }
+    uint64_t lo = m->eh_frame_hdr & ~0xfffull, hi = seg->start + seg->size;
+    /* .eh_frame_ptr (LSB §10.6.2): 4 bytes in, pcrel|sdata4 as every x86-64 linker writes it. */
+    uint8_t head[8];
+    if (guestos_read_user(&s->os, s->mem, as, m->eh_frame_hdr, head, sizeof(head)) &&
+        head[0] == 1 && head[1] == 0x1b) {
+        int32_t rel;
+        memcpy(&rel, head + 4, 4);
+        uint64_t ef = (m->eh_frame_hdr + 4 + (uint64_t)(int64_t)rel) & ~0xfffull;
+        if (ef >= seg->start && ef < lo)
+            lo = ef;
+    }
+    if (hi - lo > CFI_READ_MAX)
+        hi = lo + CFI_READ_MAX;
+    size_t len = (size_t)(hi - lo), pages = len / 4096;
+    uint8_t *data = malloc(len), *present = calloc(pages ? pages : 1, 1);
+    struct cfi_table *t = calloc(1, sizeof(*t));
+    if (!data || !present || !t) {
+        free(data);
+        free(present);
+        free(t);
+        hv_errf(err, "out of memory");
+        return NULL;
+    }
+    for (size_t p = 0; p < pages; p++)
+        present[p] = guestos_read_user(&s->os, s->mem, as, lo + p * 4096, data + p * 4096, 4096);
+    c->bytes_read += len;
+    struct cfi_src src = {
+        .image_base = m->start - m->bias,
+        .vaddr = lo - m->bias,
+        .data = data,
+        .len = len,
+        .present = present,
+    };
+    int rc = cfi_compile(&src, m->eh_frame_hdr - m->bias, 0, t, err);
+    free(data);
+    free(present);
+    if (rc < 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* The table to use for m now: compiled at its first look, again while FDEs were missing. */
+static const struct cfi_table *table_for(struct sampler *s, const struct guestos_as *as,
+                                         const struct discover_module *m)
+{
+    struct sampler_cfi *c = s->cfi;
+    if (!m->eh_frame_hdr)
+        return NULL;
+    if (!m->build_id_len) {
+        c->no_build_id++; /* no key to share it by: frame pointers for this one */
+        return NULL;
+    }
+    struct cfi_entry *e = entry_of(c, m);
+    if (!e || e->complete)
+        return e ? e->t : NULL;
+    uint64_t t0 = sampler_now_ns();
+    struct hv_err err = {{0}, 0};
+    struct cfi_table *t = compile(s, as, m, &err);
+    c->ns += sampler_now_ns() - t0;
+    e->looks++;
+    if (!t || !push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t)) {
+        if (t) {
+            cfi_table_free(t);
+            free(t);
+        }
+        c->failed++;
+        snprintf(c->last_error, sizeof(c->last_error), "%s: %s", m->name[0] ? m->name : "?",
+                 err.msg[0] ? err.msg : "out of memory");
+        e->complete = e->looks >= CFI_LOOKS;
+        return e->t;
+    }
+    /* A later compilation replaces the table only if it knows more. */
+    if (!e->t || t->stats.fdes > e->t->stats.fdes) {
+        if (!e->t)
+            c->compiled++;
+        else
+            c->fdes -= e->t->stats.fdes, c->fdes_absent -= e->t->stats.fdes_absent,
+                c->fdes_bad -= e->t->stats.fdes_bad, c->unsupported -= e->t->stats.unsupported;
+        e->t = t;
+        c->fdes += t->stats.fdes;
+        c->fdes_absent += t->stats.fdes_absent;
+        c->fdes_bad += t->stats.fdes_bad;
+        c->unsupported += t->stats.unsupported;
+    }
+    e->complete = e->t->stats.fdes_absent == 0 || e->looks >= CFI_LOOKS;
+    return e->t;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const struct gw_cfi_module *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static bool same_map(const struct gw_cfi_map *a, const struct gw_cfi_map *b)
+{
+    if (!a || a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->m[i].lo != b->m[i].lo || a->m[i].hi != b->m[i].hi || a->m[i].bias != b->m[i].bias ||
+            a->m[i].t != b->m[i].t)
+            return false;
+    return true;
+}
+
+void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_as *as,
+                        const struct discover_module *found, size_t n)
+{
+    struct sampler_cfi *c = s->cfi;
+    if (!c || proc == 0 || proc > ID_MAX_PROCS || c->nall >= CFI_MAX_MAPS)
+        return;
+    struct gw_cfi_map *map = malloc(sizeof(*map) + (n ? n : 1) * sizeof(map->m[0]));
+    if (!map)
+        return;
+    map->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct cfi_table *t = table_for(s, as, &found[i]);
+        if (t && t->nrows && found[i].end > found[i].start)
+            map->m[map->n++] =
+                (struct gw_cfi_module){found[i].start, found[i].end, found[i].bias, t};
+    }
+    qsort(map->m, map->n, sizeof(map->m[0]), by_lo);
+    size_t o = 0; /* overlapping images (a guest mid-exec): keep the first of each */
+    for (size_t i = 0; i < map->n; i++)
+        if (!o || map->m[i].lo >= map->m[o - 1].hi)
+            map->m[o++] = map->m[i];
+    map->n = o;
+    const struct gw_cfi_map *cur = atomic_load_explicit(&c->maps[proc - 1], memory_order_relaxed);
+    if ((!cur && !map->n) || same_map(cur, map) ||
+        !push_ptr((void ***)&c->all, &c->nall, &c->cap_all, map)) {
+        free(map);
+        return;
+    }
+    atomic_store_explicit(&c->maps[proc - 1], map, memory_order_release);
+}
+
+void sampler_cfi_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_cfi *c = s->cfi;
+    uint64_t walks = 0, frames = 0, gaps = 0, rules = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        walks += s->v[i].st.cfi_walks;
+        frames += s->v[i].st.cfi_frames;
+        gaps += s->v[i].st.cfi_gaps;
+        rules += s->v[i].st.cfi_rule_stops;
+    }
+    if (!c || (!c->compiled && !c->failed && !walks))
+        return;
+    size_t rows = 0, bytes = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].t) {
+            rows += c->e[i].t->nrows;
+            bytes += cfi_table_bytes(c->e[i].t);
+        }
+    fprintf(out,
+            "  user stacks: DWARF CFI of %" PRIu64 " modules (%" PRIu64 " FDEs, %zu rows, "
+            "%.1f KiB host memory; %.1f MiB of guest memory read in %.1f ms); %" PRIu64
+            " FDEs on pages not present, %" PRIu64 " malformed, %" PRIu64
+            " rows with an untracked CFA register\n",
+            c->compiled, c->fdes, rows, (double)bytes / 1024, (double)c->bytes_read / 1048576,
+            (double)c->ns / 1e6, c->fdes_absent, c->fdes_bad, c->unsupported);
+    fprintf(out,
+            "  user walks with CFI: %" PRIu64 " (%" PRIu64 " frames from the tables); %" PRIu64
+            " met code of a module without a rule for it (frame pointers there), %" PRIu64
+            " stopped at a rule they cannot evaluate\n",
+            walks, frames, gaps, rules);
+    if (c->failed)
+        fprintf(out, "  user stacks: %" PRIu64 " modules' CFI could not be compiled (last: %s)\n",
+                c->failed, c->last_error);
+}

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bench/bench_util.h"
+#include "bench/cfi_bench.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
 
@@ -246,5 +247,6 @@ int main(int argc, char **argv)
     gw_walker_fini(&b.w);
     gimg_free(&b.g);
     free(b.evict);
+    cfi_bench(b.batches);
     return 0;
 }

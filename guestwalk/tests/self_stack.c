@@ -22,6 +22,16 @@ static _Unwind_Reason_Code on_frame(struct _Unwind_Context *ctx, void *arg)
     return _URC_NO_REASON;
 }
 
+/* A copy of live stack memory, redzones of other frames included: no sanitizer may look at it
+ * (ASan's memcpy would report the redzones). */
+__attribute__((no_sanitize("address"), noinline)) static void copy_stack(uint8_t *dst,
+                                                                        uint64_t src, uint64_t n)
+{
+    const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)src;
+    for (uint64_t i = 0; i < n; i++)
+        dst[i] = p[i];
+}
+
 __attribute__((noinline)) void self_stack_capture(struct self_stack *s)
 {
     uint64_t rip, rsp, rbp;
@@ -45,7 +55,7 @@ __attribute__((noinline)) void self_stack_capture(struct self_stack *s)
     s->copy_len = top - rsp;
     s->copy = malloc(s->copy_len);
     if (s->copy)
-        memcpy(s->copy, (const void *)(uintptr_t)rsp, s->copy_len);
+        copy_stack(s->copy, rsp, s->copy_len);
     s->nref = 0;
     _Unwind_Backtrace(on_frame, s);
     __asm__ volatile("" ::: "memory");

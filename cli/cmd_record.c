@@ -12,6 +12,7 @@
 #include "cli/run_opts.h"
 #include "guestos/linux/capture.h"
 #include "sampler/sampler.h"
+#include "symbols/symbol_path.h"
 
 enum {
     OPT_HZ = 0x2000,
@@ -26,6 +27,7 @@ enum {
     OPT_QUIET,
     OPT_STAGE_TIMES,
     OPT_GUEST_OS,
+    OPT_SYMBOLS,
 };
 
 static const struct option record_longopts[] = {
@@ -41,6 +43,7 @@ static const struct option record_longopts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
     {"guest-os", required_argument, NULL, OPT_GUEST_OS},
+    {"symbols", required_argument, NULL, OPT_SYMBOLS},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -93,6 +96,11 @@ static void usage(FILE *out)
         "                         kernel's VMCOREINFO and symbols (kallsyms) in it and puts\n"
         "                         them into the recording; auto (default) is linux for a\n"
         "                         bzImage kernel, generic for an ELF64 one\n"
+        "  --symbols DIR          the guest's binaries on this host, found by build-id\n"
+        "                         (DIR/.build-id/xx/rest[.debug] or any file in DIR;\n"
+        "                         repeatable): their unwind tables (DWARF CFI) where the\n"
+        "                         guest's memory does not show them whole (docs/cfi.md);\n"
+        "                         'hvprof report' then looks in the first DIR too\n"
         "  --quiet                no progress line\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
         SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
@@ -103,8 +111,16 @@ static void usage(FILE *out)
 struct record_extra {
     uint64_t duration_ns;
     bool stage_times;
-    const char *guest_os; /* NULL = auto */
+    const char *guest_os;       /* NULL = auto */
+    struct symbol_path symbols; /* --symbols */
+    char first_symbols[PATH_MAX];
 };
+
+/* sampler_config.find_file: a guest binary's file by build-id among the --symbols dirs. */
+static char *find_guest_file(void *ctx, const uint8_t *build_id, uint32_t len, const char *name)
+{
+    return symbol_path_find(ctx, build_id, len, name);
+}
 
 static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
                              struct record_extra *x, struct hv_err *err)
@@ -170,6 +186,12 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     case OPT_STAGE_TIMES:
         x->stage_times = true;
         return 1;
+    case OPT_SYMBOLS:
+        if (symbol_path_add_dir(&x->symbols, arg, err) < 0)
+            return -1;
+        if (!x->first_symbols[0] && !realpath(arg, x->first_symbols))
+            return hv_errf_errno(err, "--symbols %s", arg);
+        return 1;
     case OPT_GUEST_OS:
         if (!strcmp(arg, "auto"))
             x->guest_os = NULL;
@@ -199,7 +221,9 @@ int cmd_record(int argc, char **argv)
         .recheck_ns = SAMPLER_DEFAULT_RECHECK_NS,
         .abandon_periods = SAMPLER_DEFAULT_ABANDON,
     };
-    struct record_extra x = {0, false, NULL};
+    static struct record_extra x;
+    x = (struct record_extra){0};
+    symbol_path_init(&x.symbols);
     struct hv_err err = {{0}, 0};
     optind = 1;
     opterr = 0;
@@ -254,6 +278,12 @@ int cmd_record(int argc, char **argv)
             strcpy(slash + 1, "progs");
             c.symbol_dir = symdir;
         }
+    }
+    if (x.first_symbols[0]) {
+        c.find_file = find_guest_file;
+        c.find_file_ctx = &x.symbols;
+        if (!c.symbol_dir)
+            c.symbol_dir = x.first_symbols;
     }
     c.vm_name = o.guest ? "hvprof demo guest" : o.kernel;
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "guestwalk/cfi_unwind.h"
+#include "sampler/cfi_file.h"
 #include "sampler/sampler_priv.h"
 
 #define CFI_LOOKS      4             /* compilations of a module while FDEs are missing */
@@ -25,7 +26,8 @@ struct cfi_entry {
     uint32_t build_id_len;
     const struct cfi_table *t; /* current, NULL if it could not be compiled */
     unsigned looks;
-    bool complete; /* compiled with no FDE missing, or given up */
+    bool complete;   /* compiled with no FDE missing, or given up */
+    bool file_tried; /* looked for its file (record --symbols) */
 };
 
 struct sampler_cfi {
@@ -38,6 +40,7 @@ struct sampler_cfi {
     size_t nall, cap_all;
     uint64_t compiled, failed, no_build_id, fdes, fdes_absent, fdes_bad, unsupported, bytes_read,
         ns;
+    uint64_t from_file; /* tables compiled from the binary's file instead */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
 
@@ -169,7 +172,60 @@ static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
     return t;
 }
 
-/* The table to use for m now: compiled at its first look, again while FDEs were missing. */
+/* Make t the entry's table if it knows more than the one it has (the old stays allocated). */
+static void adopt(struct sampler_cfi *c, struct cfi_entry *e, struct cfi_table *t)
+{
+    if (e->t && t->stats.fdes <= e->t->stats.fdes)
+        return;
+    if (!e->t) {
+        c->compiled++;
+    } else {
+        c->fdes -= e->t->stats.fdes;
+        c->fdes_absent -= e->t->stats.fdes_absent;
+        c->fdes_bad -= e->t->stats.fdes_bad;
+        c->unsupported -= e->t->stats.unsupported;
+    }
+    e->t = t;
+    c->fdes += t->stats.fdes;
+    c->fdes_absent += t->stats.fdes_absent;
+    c->fdes_bad += t->stats.fdes_bad;
+    c->unsupported += t->stats.unsupported;
+}
+
+static void note_failure(struct sampler_cfi *c, const struct discover_module *m, const char *why)
+{
+    c->failed++;
+    snprintf(c->last_error, sizeof(c->last_error), "%s: %s", m->name[0] ? m->name : "?", why);
+}
+
+/* The binary's own file (record --symbols), when its memory did not show the tables whole. */
+static struct cfi_table *from_file(struct sampler *s, const struct discover_module *m)
+{
+    if (!s->cfg.find_file)
+        return NULL;
+    char *path = s->cfg.find_file(s->cfg.find_file_ctx, m->build_id, m->build_id_len, m->name);
+    if (!path)
+        return NULL;
+    struct hv_err err = {{0}, 0};
+    struct cfi_table *t = cfi_table_from_file(path, &err);
+    free(path);
+    if (!t)
+        note_failure(s->cfi, m, err.msg);
+    return t;
+}
+
+/* Keep t for freeing at close; false (t freed) when out of memory. */
+static bool keep(struct sampler_cfi *c, struct cfi_table *t)
+{
+    if (push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t))
+        return true;
+    cfi_table_free(t);
+    free(t);
+    return false;
+}
+
+/* The table to use for m now: compiled from the guest's memory at its first look, from its file
+ * (record --symbols) when that memory lacks FDEs, else from memory again at later looks. */
 static const struct cfi_table *table_for(struct sampler *s, const struct guestos_as *as,
                                          const struct discover_module *m)
 {
@@ -186,33 +242,23 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
     uint64_t t0 = sampler_now_ns();
     struct hv_err err = {{0}, 0};
     struct cfi_table *t = compile(s, as, m, &err);
-    c->ns += sampler_now_ns() - t0;
     e->looks++;
-    if (!t || !push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t)) {
-        if (t) {
-            cfi_table_free(t);
-            free(t);
+    if (t && keep(c, t))
+        adopt(c, e, t);
+    bool whole = e->t && e->t->stats.fdes_absent == 0;
+    if (!whole && !e->file_tried) {
+        e->file_tried = true;
+        struct cfi_table *f = from_file(s, m);
+        if (f && keep(c, f)) {
+            adopt(c, e, f);
+            c->from_file++;
+            whole = true;
         }
-        c->failed++;
-        snprintf(c->last_error, sizeof(c->last_error), "%s: %s", m->name[0] ? m->name : "?",
-                 err.msg[0] ? err.msg : "out of memory");
-        e->complete = e->looks >= CFI_LOOKS;
-        return e->t;
     }
-    /* A later compilation replaces the table only if it knows more. */
-    if (!e->t || t->stats.fdes > e->t->stats.fdes) {
-        if (!e->t)
-            c->compiled++;
-        else
-            c->fdes -= e->t->stats.fdes, c->fdes_absent -= e->t->stats.fdes_absent,
-                c->fdes_bad -= e->t->stats.fdes_bad, c->unsupported -= e->t->stats.unsupported;
-        e->t = t;
-        c->fdes += t->stats.fdes;
-        c->fdes_absent += t->stats.fdes_absent;
-        c->fdes_bad += t->stats.fdes_bad;
-        c->unsupported += t->stats.unsupported;
-    }
-    e->complete = e->t->stats.fdes_absent == 0 || e->looks >= CFI_LOOKS;
+    e->complete = whole || e->looks >= CFI_LOOKS;
+    if (e->complete && !e->t)
+        note_failure(c, m, err.msg[0] ? err.msg : "out of memory");
+    c->ns += sampler_now_ns() - t0;
     return e->t;
 }
 
@@ -283,12 +329,14 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
             bytes += cfi_table_bytes(c->e[i].t);
         }
     fprintf(out,
-            "  user stacks: DWARF CFI of %" PRIu64 " modules (%" PRIu64 " FDEs, %zu rows, "
-            "%.1f KiB host memory; %.1f MiB of guest memory read in %.1f ms); %" PRIu64
-            " FDEs on pages not present, %" PRIu64 " malformed, %" PRIu64
-            " rows with an untracked CFA register\n",
-            c->compiled, c->fdes, rows, (double)bytes / 1024, (double)c->bytes_read / 1048576,
-            (double)c->ns / 1e6, c->fdes_absent, c->fdes_bad, c->unsupported);
+            "  user stacks: DWARF CFI of %" PRIu64 " modules, %" PRIu64 " of them from their "
+            "files (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; %.1f MiB of guest memory "
+            "read, %.1f ms in all); %" PRIu64 " FDEs on pages not present%s, %" PRIu64
+            " malformed, %" PRIu64 " rows with an untracked CFA register\n",
+            c->compiled, c->from_file, c->fdes, rows, (double)bytes / 1024,
+            (double)c->bytes_read / 1048576, (double)c->ns / 1e6, c->fdes_absent,
+            s->cfg.find_file ? "" : " (record --symbols DIR gives them from the files)",
+            c->fdes_bad, c->unsupported);
     fprintf(out,
             "  user walks with CFI: %" PRIu64 " (%" PRIu64 " frames from the tables); %" PRIu64
             " met code of a module without a rule for it (frame pointers there), %" PRIu64

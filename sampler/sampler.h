@@ -52,7 +52,12 @@ struct sampler_config {
     const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */
     const char *symbol_dir; /* where the guest's symbol files are, if known (a hint for report) */
     const char *guest_os;   /* the OS layer (guestos_open): "generic", "linux"; NULL = generic */
-    bool quiet;             /* no progress line */
+    /* The guest's binaries on the host (`record --symbols DIR`): a binary's file by build-id
+     * (and name), as a malloc'd path, or NULL. Used for DWARF CFI that the guest's memory does
+     * not show whole (docs/cfi.md); NULL: none. */
+    char *(*find_file)(void *ctx, const uint8_t *build_id, uint32_t build_id_len, const char *name);
+    void *find_file_ctx;
+    bool quiet; /* no progress line */
 };
 
 struct sampler;
@@ -79,7 +84,7 @@ void sampler_destroy(struct sampler *s);
 /* Totals for tests and the summary. */
 struct sampler_totals {
     uint64_t user, kernel, idle, missed, completed, abandoned, dropped, rechecks, exits;
-    uint64_t records;    /* sample records written by the vCPU threads (ring commits) */
+    uint64_t records; /* sample records written by the vCPU threads (ring commits) */
     /* Kernel samples whose walk reached the user entry frame, and of those whose user stack
      * was walked from there at once (docs/orc.md). */
     uint64_t user_entry, user_at_entry;

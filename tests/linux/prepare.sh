@@ -161,6 +161,12 @@ for b in "$w"/*; do
     cp -L "$l" "$r$l"
   done
 done
+# The guest's binaries as its user would have them on the host (`record --symbols`, for unwind
+# tables on pages the guest never touched, docs/cfi.md): the workloads and their libraries.
+rm -rf "$cache/guest-files"
+mkdir -p "$cache/guest-files"
+cp "$w"/hv_* "$w/libhvplug.so" "$cache/guest-files/"
+find "$r/lib" "$r/lib64" "$r/usr" -type f -name '*.so*' -exec cp {} "$cache/guest-files/" \; 2>/dev/null || true
 mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
 # brd.ko of each guest kernel (no dependencies), loaded by l2_init.sh for `uname -r`.

@@ -61,6 +61,8 @@ done
 cp "$cache/kernel-generic/vmlinuz" "$in/guest/vmlinuz-generic"
 cp "$cache/kernel-cloud/vmlinuz" "$in/guest/vmlinuz-cloud"
 cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$in/guest/"
+# The guest's binaries, for scenarios that give hvprof `--symbols /guest/files` (docs/cfi.md).
+if [ -d "$cache/guest-files" ]; then cp -r "$cache/guest-files" "$in/guest/files"; fi
 cp /usr/bin/qemu-system-x86_64 "$in/qemu/bin/"
 for l in $(ldd /usr/bin/qemu-system-x86_64 | grep -o '/[^ ]*'); do cp -L "$l" "$in/qemu/lib/"; done
 cp /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \

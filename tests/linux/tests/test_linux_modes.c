@@ -19,7 +19,8 @@
 #include "tests/linux/testbed.h"
 
 #define WORK "hvtest.plan=work hvtest.ms=1500"
-#define OPTS "--hz 1000 --timeout 180"
+/* --symbols: the guest's binaries, for unwind tables on pages it never touched (docs/cfi.md). */
+#define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
 
 static const struct tb_scenario scenarios[] = {
     {"generic-nopti", "record", "generic", 2, "512M", WORK " pti=off", OPTS, NULL},

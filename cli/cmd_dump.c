@@ -292,6 +292,10 @@ int cmd_dump(int argc, char **argv)
         }
     }
     if (optind + 1 != argc) {
+        if (optind >= argc)
+            fprintf(stderr, "hvprof dump: no file given\n");
+        else
+            fprintf(stderr, "hvprof dump: one file at a time (%d given)\n", argc - optind);
         dump_usage(stderr);
         return 2;
     }

@@ -206,6 +206,7 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
 
 int cmd_record(int argc, char **argv)
 {
+    run_signals_install(); /* first: a signal at any moment of start-up is handled */
     struct option longopts[RUN_OPTS_COUNT + RECORD_OPTS_COUNT + 1];
     memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
     memcpy(longopts + RUN_OPTS_COUNT, record_longopts, sizeof(record_longopts));
@@ -258,7 +259,7 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "hvprof record: no output file (use -o FILE)\n");
         return 2;
     }
-    if (run_opts_finish(&o, &err) < 0) {
+    if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, c.out_path, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         return 2;
     }
@@ -316,6 +317,7 @@ int cmd_record(int argc, char **argv)
     }
     struct vm_result res;
     int rc = vm_run(rs.vm, &res, &err);
+    run_signals_finishing();
     if (rc < 0)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
     struct hv_err ferr = {{0}, 0};

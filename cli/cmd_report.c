@@ -1,6 +1,7 @@
 /* hvprof report: symbolize a recording and write it as a top table, folded stacks, pprof,
  * perf-script text, an SVG flame graph or a timeline FXT (docs/report.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "cli/commands.h"
 #include "cli/parse.h"
 #include "schema/schema.h"
@@ -66,16 +68,24 @@ static void progress_cb(void *ctx, size_t done, size_t total)
     fprintf(stderr, "hvprof report: %s %3d%%\n", pr->what, pct);
 }
 
+/* One format to `path` (NULL or "-": stdout), a file created in `dirfd` (AT_FDCWD, or the
+ * directory of --format all, where a symbolic link planted by someone else is refused). A file
+ * that could not be written whole is removed, never left empty or cut. A reader that closed the
+ * pipe on stdout (`| head`) ends the command quietly. */
 static int write_one(enum report_format f, const struct profile *p, const struct report_opts *o,
-                     const char *path, bool quiet)
+                     int dirfd, const char *path, bool quiet)
 {
-    struct hv_err err;
+    struct hv_err err = {{0}, 0};
     bool binary = report_format_is_binary(f);
     FILE *out = stdout;
-    if (path && strcmp(path, "-")) {
-        out = fopen(path, binary ? "wb" : "w");
+    bool to_file = path && strcmp(path, "-");
+    if (to_file) {
+        int fd = hv_open_output_at(dirfd, path, dirfd != AT_FDCWD, &err);
+        out = fd < 0 ? NULL : fdopen(fd, "w");
         if (!out) {
-            fprintf(stderr, "hvprof report: %s: %s\n", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            fprintf(stderr, "hvprof report: %s\n", err.msg[0] ? err.msg : strerror(errno));
             return 1;
         }
     } else if (binary && isatty(STDOUT_FILENO)) {
@@ -84,13 +94,26 @@ static int write_one(enum report_format f, const struct profile *p, const struct
         return 2;
     }
     int rc = report_write(f, p, o, out, &err);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hv_errf_errno(&err, "%s", path);
+    if (rc == 0 && fflush(out) != 0)
+        rc = hv_errf_errno(&err, "write");
+    if (rc == 0 && ferror(out)) {
+        errno = EIO;
+        rc = hv_errf_errno(&err, "write");
+    }
+    if (!to_file && rc < 0 && errno == EPIPE)
+        return 0; /* the reader has what it wanted */
+    if (to_file && fclose(out) != 0 && rc == 0)
+        rc = hv_errf_errno(&err, "close");
     if (rc < 0) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        if (to_file) {
+            unlinkat(dirfd, path, 0);
+            fprintf(stderr, "hvprof report: cannot write %s: %s (removed)\n", path, err.msg);
+        } else {
+            fprintf(stderr, "hvprof report: cannot write the report to stdout: %s\n", err.msg);
+        }
         return 1;
     }
-    if (!quiet && out != stdout)
+    if (!quiet && to_file)
         fprintf(stderr, "hvprof report: wrote %s\n", path);
     return 0;
 }
@@ -249,6 +272,12 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     const char *file = argv[optind];
+    const struct hv_file_role outs[] = {{"-o", all ? NULL : output}};
+    const struct hv_file_role ins[] = {{"the recording", file}, {"--kernel-symbols", ksyms}};
+    if (hv_check_outputs(outs, 1, ins, 2, &err) < 0) {
+        fprintf(stderr, "hvprof report: %s\n", err.msg);
+        goto out;
+    }
     status = 1;
     struct stat st;
     struct progress pr = {.what = "reading", .last = -1};
@@ -287,7 +316,7 @@ int cmd_report(int argc, char **argv)
     if (!quiet)
         warn_unresolved(&p);
     if (!all) {
-        status = write_one((enum report_format)format, &p, &ro, output, quiet);
+        status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output, quiet);
         goto out;
     }
     const char *dir = output ? output : "hvprof-report";
@@ -295,12 +324,19 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "hvprof report: %s: %s\n", dir, strerror(errno));
         goto out;
     }
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) {
+        fprintf(stderr, "hvprof report: %s: %s\n", dir, strerror(errno));
+        goto out;
+    }
     status = 0;
     for (int f = 0; f < REPORT_NFORMATS && status == 0; f++) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, report_format_filename((enum report_format)f));
-        status = write_one((enum report_format)f, &p, &ro, path, quiet);
+        const char *name = report_format_filename((enum report_format)f);
+        status = write_one((enum report_format)f, &p, &ro, dirfd, name, true);
+        if (status == 0 && !quiet)
+            fprintf(stderr, "hvprof report: wrote %s/%s\n", dir, name);
     }
+    close(dirfd);
     goto out;
 bad_value:
     fprintf(stderr, "hvprof report: %s\n", err.msg);

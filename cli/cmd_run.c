@@ -18,6 +18,7 @@ static void usage(FILE *out)
 
 int cmd_run(int argc, char **argv)
 {
+    run_signals_install(); /* first: a signal at any moment of start-up is handled */
     struct option longopts[RUN_OPTS_COUNT + 2];
     memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
     longopts[RUN_OPTS_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
@@ -52,7 +53,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "hvprof run: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (run_opts_finish(&o, &err) < 0) {
+    if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, NULL, &err) < 0) {
         fprintf(stderr, "hvprof run: %s\n", err.msg);
         return 2;
     }
@@ -65,7 +66,9 @@ int cmd_run(int argc, char **argv)
     }
     run_session_catch_signals(&s);
     struct vm_result res;
-    if (vm_run(s.vm, &res, &err) < 0) {
+    int rc = vm_run(s.vm, &res, &err);
+    run_signals_finishing();
+    if (rc < 0) {
         fprintf(stderr, "hvprof run: %s\n", err.msg);
         run_session_close(&s);
         return 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "cli/parse.h"
 
 #define DEMO_KERNEL "hvprof-guest.elf"
@@ -141,9 +142,16 @@ static int join_path(char out[PATH_MAX], const char *dir, const char *name)
 
 static int check_readable(const char *what, const char *path, struct hv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hv_errf(err, "cannot read %s '%s': %s", what, path, strerror(errno));
+    int fd = hv_open_input(path, err); /* a FIFO or a directory is refused, never waited on */
+    if (fd < 0) {
+        /* hv_open_input says "PATH: why". */
+        size_t n = strlen(path);
+        const char *why =
+            !strncmp(err->msg, path, n) && err->msg[n] == ':' ? err->msg + n + 2 : err->msg;
+        char reason[HV_ERR_MSG_MAX];
+        snprintf(reason, sizeof(reason), "%s", why);
+        return hv_errf(err, "cannot read %s '%s': %s", what, path, reason);
+    }
     close(fd);
     return 0;
 }
@@ -172,15 +180,22 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     return 0;
 }
 
+int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)
+{
+    const struct hv_file_role outs[] = {{"-o", recording}, {"--console", o->console}};
+    const struct hv_file_role ins[] = {{"--kernel", o->kernel}, {"--initrd", o->initrd}};
+    return hv_check_outputs(outs, 2, ins, 2, err);
+}
+
 int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,
                      bool sync_regs, struct hv_err *err)
 {
     memset(s, 0, sizeof(*s));
     s->console_fd = STDOUT_FILENO;
     if (o->console) {
-        s->console_fd = open(o->console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        s->console_fd = hv_open_output(o->console, err);
         if (s->console_fd < 0)
-            return hv_errf(err, "--console: cannot create '%s': %s", o->console, strerror(errno));
+            return hv_err_prefix(err, "--console");
         s->own_console = true;
     }
     struct vm_config cfg = {
@@ -216,26 +231,36 @@ fail:
 static struct vm *volatile signal_vm;
 
 static volatile sig_atomic_t stop_signals;
+static volatile sig_atomic_t pending_signal; /* the first, taken before the VM could be stopped */
+static volatile sig_atomic_t finishing;      /* the VM has stopped: the work left is bounded */
 
-/* First SIGINT/SIGTERM/SIGHUP: stop the VM cleanly (the caller then finishes its work, e.g. the
- * recording). A second one: leave at once (async-signal-safe calls only); what was already
- * written stays on disk as whole records (fxt/writer.c writes record-aligned buffers). */
+/* SIGINT/SIGTERM/SIGHUP, from the command's start (docs/reliability.md, "Signals"):
+ *   before the VM runs  the first is remembered: the VM is stopped as soon as it exists, and
+ *                       the command finishes its work (a recording is complete) and says so;
+ *   while it runs       the first stops the VM cleanly; a second (then or before) leaves at once
+ *                       (async-signal-safe calls only): what was written stays on disk as
+ *                       whole records (fxt/writer.c writes record-aligned buffers);
+ *   after it stopped    ignored: finishing the file and printing the summary take milliseconds
+ *                       and no guest, and a second Ctrl-C must not cut them short. */
 static void on_stop_signal(int sig)
 {
+    if (finishing)
+        return;
+    struct vm *vm = signal_vm;
     if (stop_signals++ > 0) {
         static const char msg[] = "\nhvprof: second signal, exiting now\n";
         ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
         (void)rc;
         _exit(128 + sig);
     }
-    struct vm *vm = signal_vm;
     if (vm)
         vm_request_stop(vm, VM_STOP_SIGNAL, 128 + sig, -1, NULL);
+    else if (!pending_signal)
+        pending_signal = sig;
 }
 
-void run_session_catch_signals(struct run_session *s)
+void run_signals_install(void)
 {
-    signal_vm = s->vm;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop_signal;
@@ -243,13 +268,31 @@ void run_session_catch_signals(struct run_session *s)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* A closed pipe on stdout or stderr (`hvprof record ... | head`) is a write error, never a
+     * reason to die halfway through a recording. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void run_session_catch_signals(struct run_session *s)
+{
+    signal_vm = s->vm;
+    /* A signal that came during start-up: the VM stops as soon as it runs. */
+    int sig = pending_signal;
+    if (sig)
+        vm_request_stop(s->vm, VM_STOP_SIGNAL, 128 + sig, -1, NULL);
+}
+
+void run_signals_finishing(void)
+{
+    finishing = 1;
 }
 
 void run_session_close(struct run_session *s)
 {
-    /* The handlers stay: a stop signal from here on has no VM to stop (the caller only prints
-     * its summary now), but a second one still leaves at once with its message, instead of the
-     * default action killing the process silently halfway through the summary. */
+    /* The handlers stay: a stop signal from here on has no VM to stop (the caller only finishes
+     * its file and prints its summary now) and is ignored, instead of the default action killing
+     * the process halfway through. */
+    finishing = 1;
     if (signal_vm == s->vm)
         signal_vm = NULL;
     vm_destroy(s->vm);

@@ -77,8 +77,18 @@ struct run_session {
 /* Create the VM with `hooks` (may be NULL) and boot the kernel into it. */
 int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,
                      bool sync_regs, struct hv_err *err);
-/* SIGINT/SIGTERM/SIGHUP stop s->vm cleanly (status 128 + signo) until run_session_close. */
+/* No output (`recording`, NULL for run; --console) may be the kernel, the initrd or another
+ * output (common/files.h): -1 with the two paths named. */
+int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err);
+
+/* SIGINT/SIGTERM/SIGHUP handled from the command's start (call first; SIGPIPE ignored): one
+ * before the VM runs is kept for run_session_catch_signals (cli/run_opts.c says when a second
+ * one leaves at once). */
+void run_signals_install(void);
+/* From now on they stop s->vm cleanly (status 128 + signo), at once if one came earlier. */
 void run_session_catch_signals(struct run_session *s);
+/* The VM has stopped: signals are ignored while the command finishes (also run_session_close). */
+void run_signals_finishing(void);
 void run_session_close(struct run_session *s);
 
 /* Print a one-line summary of why the VM stopped (nothing for a plain guest exit). */

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/files.h"
 #include "fxt/ring.h"
 
 /* The largest prefix of the buffer's first `limit` bytes that is whole records, and how many
@@ -141,14 +143,20 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
         hv_errf_errno(err, "fxt writer: allocating");
         goto fail;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        hv_errf_errno(err, "cannot create %s", path);
+    /* Locked and emptied only once locked: a second writer of the same file fails, untouched
+     * (common/files.h). */
+    w->fd = hv_open_output(path, err);
+    if (w->fd < 0)
+        goto fail;
+    size_t n = fxt_enc_magic(w->scratch, 1);
+    if (put(w, w->scratch, n, err) || fxt_writer_flush(w, err) < 0) {
+        /* Not even the magic record: no file is better than one no reader accepts. */
+        hv_err_prefix(err, "cannot write %s", path);
+        struct stat st;
+        if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
         goto fail;
     }
-    size_t n = fxt_enc_magic(w->scratch, 1);
-    if (put(w, w->scratch, n, err) || fxt_writer_flush(w, err) < 0)
-        goto fail;
     w->records_written++;
     return 0;
 fail:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/files.h"
 #include "schema/schema.h"
 #include "symbols/hashidx.h"
 #include "symbols/kallsyms.h"
@@ -356,9 +357,9 @@ static const struct symtab *module_symtab(const struct prof_module *m)
 
 int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = hv_fopen_input(path, err);
     if (!f)
-        return hv_errf_errno(err, "%s", path);
+        return -1;
     char magic[4] = {0};
     size_t got = fread(magic, 1, 4, f);
     fclose(f);

@@ -122,6 +122,11 @@ int sampler_drain_once(struct sampler *s, bool final)
             goto fail;
         s->drained_records += (uint64_t)n;
     }
+    /* To the file every pass (record-aligned writes): a SIGKILL, crash or OOM kill loses at most
+     * what the rings took since the last pass, not the writer's whole buffer
+     * (docs/reliability.md, "What a kill loses"). */
+    if (fxt_writer_flush(&s->w, &err) < 0)
+        goto fail;
     progress(s, sampler_now_ns(), final);
     return 0;
 fail:

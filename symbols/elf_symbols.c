@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
+
 #define MAX_PHDRS    4096 /* more than any linker emits; bounds a hostile e_phnum */
 #define MAX_SECTIONS 65536
 
@@ -151,15 +153,16 @@ static int load_path(struct elf_symbols *es, const char *path, bool notes_only, 
     es_init(es);
     if (elf_version(EV_CURRENT) == EV_NONE)
         return hv_errf(err, "libelf: %s", elf_errmsg(-1));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hv_open_input(path, err);
     if (fd < 0)
-        return hv_errf_errno(err, "%s", path);
+        return -1;
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_MAX_FILE_SIZE) {
         close(fd);
         return hv_errf(err, "%s: not a regular file of at most 2 GiB", path);
     }
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    /* Read, not mapped: a file that shrinks while it is read gives an error, not SIGBUS. */
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
     int rc = e ? load_elf(e, es, notes_only, err) : hv_errf(err, "%s", elf_errmsg(-1));
     if (e)
         elf_end(e);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/files.h"
+
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9')
@@ -66,9 +68,9 @@ int kallsyms_parse(struct symtab *t, const char *text, size_t len, struct hv_err
 
 int kallsyms_load_file(struct symtab *t, const char *path, struct hv_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = hv_fopen_input(path, err);
     if (!f)
-        return hv_errf_errno(err, "%s", path);
+        return -1;
     /* /proc/kallsyms reports size 0, so read until EOF rather than trusting st_size. */
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);

@@ -117,6 +117,10 @@ static int make_fixtures(void)
     uint64_t trunc[3] = {0x0016547846040010ull,
                          0 | (3ull << 4) | (1ull << 16) | (0ull << 20) | (6ull << 52), 0};
     memcpy(&trunc[2], "hvprof\0\0", 8);
+    char fifo[1024];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", scratch);
+    if (mkfifo(fifo, 0600) != 0)
+        return -1;
     return write_file("empty", "", 0) || write_file("garbage", garbage, sizeof(garbage) - 1) ||
                    write_file("zeros.bin", zeros, sizeof(zeros)) ||
                    write_file("trunc.fxt", trunc, sizeof(trunc))

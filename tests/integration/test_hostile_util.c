@@ -154,6 +154,7 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
              * waits until the previous one has been taken. */
             if (ready_at >= 0 && t >= next_sig &&
                 !(sent > 0 && signal_pending(pid, c->sigs[sent - 1]))) {
+                r->sig_at[sent] = now_s();
                 kill(pid, c->sigs[sent++]);
                 next_sig = t + c->gap_ms / 1000.0;
             }
@@ -227,8 +228,11 @@ static void parse_sample(struct hv_fxt_check *c, const char *line, struct u64_li
         c->partials++;
         push(announced, v);
     }
-    if (!is_completion)
+    if (!is_completion) {
         c->samples++;
+        if (field_u64(line, " ts=", &v) && v > c->last_sample_ts)
+            c->last_sample_ts = v;
+    }
     const char *w = strstr(line, " walk=kstop:");
     if (w) {
         const char *end;

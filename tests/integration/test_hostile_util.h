@@ -26,6 +26,7 @@ struct hv_cmd_result {
     bool signalled;
     double elapsed_s;
     bool signals_sent; /* every requested signal was delivered */
+    double sig_at[4];  /* CLOCK_MONOTONIC seconds at which each signal was sent */
 };
 
 int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r);
@@ -57,6 +58,7 @@ struct hv_fxt_check {
     uint32_t kstops, ustops; /* bit r set: some sample's kernel/user walk stopped with reason r */
     uint64_t max_user_frames, max_kernel_frames;
     uint64_t bad_walk_words; /* walk= fields whose stop names are not hvprof's */
+    uint64_t last_sample_ts; /* the latest sample's timestamp (CLOCK_MONOTONIC ns), 0 if none */
 };
 
 /* Run dump --stats and dump on `path`; fill *c. Returns 0 when both ran. */

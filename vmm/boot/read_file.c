@@ -1,5 +1,7 @@
 #include "vmm/boot/read_file.h"
 
+#include "common/files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,9 +10,9 @@
 
 int boot_read_file(const char *path, size_t max, uint8_t **data, size_t *size, struct hv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hv_open_input(path, err); /* never blocks: a FIFO is refused */
     if (fd < 0)
-        return hv_errf_errno(err, "%s", path);
+        return -1;
     struct stat st;
     size_t cap = 1 << 16;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)

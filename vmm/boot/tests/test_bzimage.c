@@ -327,7 +327,7 @@ static void test_files(void **state)
 
     cfg.kernel_path = "/tmp";
     assert_int_equal(boot_load(&r.gmem, &cfg, &b, &err), -1);
-    assert_string_equal(err.msg, "/tmp: Is a directory");
+    assert_string_equal(err.msg, "/tmp: a directory, not a file hvprof can read");
 
     /* A real file round trip: bzImage + initrd from disk. */
     struct bz_spec spec = bz_default_spec();

@@ -1,0 +1,150 @@
+#include "common/files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *kind_of(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISCHR(m))
+        return "a character device";
+    return "not a regular file";
+}
+
+static int blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+int hv_open_input(const char *path, struct hv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return hv_errf_errno(err, "%s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        hv_errf_errno(err, "%s: stat", path);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        hv_errf(err, "%s: %s, not a file hvprof can read", path, kind_of(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    if (blocking(fd) < 0) {
+        hv_errf_errno(err, "%s", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+FILE *hv_fopen_input(const char *path, struct hv_err *err)
+{
+    int fd = hv_open_input(path, err);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        hv_errf_errno(err, "%s", path);
+        close(fd);
+    }
+    return f;
+}
+
+int hv_open_output_at(int dirfd, const char *path, bool nofollow, struct hv_err *err)
+{
+    /* No O_TRUNC: the lock comes first, so a second writer truncates nothing. O_NONBLOCK: a FIFO
+     * without a reader fails (ENXIO) instead of blocking; refused below anyway. */
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+    if (nofollow)
+        flags |= O_NOFOLLOW;
+    int fd = openat(dirfd, path, flags, 0644);
+    if (fd < 0) {
+        if (errno == ELOOP && nofollow)
+            return hv_errf(err, "%s: a symbolic link; refusing to write through it", path);
+        if (errno == ENXIO)
+            return hv_errf(err, "%s: a FIFO, not a file hvprof can write", path);
+        return hv_errf_errno(err, "cannot create %s", path);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        hv_errf_errno(err, "%s: stat", path);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+        hv_errf(err, "%s: %s, not a file hvprof can write", path, kind_of(st.st_mode));
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode)) {
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK)
+                hv_errf(err, "%s: another process is writing it (locked); not touched", path);
+            else
+                hv_errf_errno(err, "%s: lock", path);
+            goto fail;
+        }
+        if (ftruncate(fd, 0) != 0) {
+            hv_errf_errno(err, "%s: truncate", path);
+            goto fail;
+        }
+    }
+    if (blocking(fd) < 0) {
+        hv_errf_errno(err, "%s", path);
+        goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return -1;
+}
+
+static bool same(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int hv_check_outputs(const struct hv_file_role *outputs, size_t nout,
+                     const struct hv_file_role *inputs, size_t nin, struct hv_err *err)
+{
+    for (size_t i = 0; i < nout; i++) {
+        const struct hv_file_role *o = &outputs[i];
+        if (!o->path)
+            continue;
+        struct stat so;
+        bool exists = stat(o->path, &so) == 0;
+        /* Character devices (/dev/null, a terminal) may be shared by any number of outputs. */
+        if (exists && S_ISCHR(so.st_mode))
+            continue;
+        for (size_t k = 0; exists && k < nin; k++) {
+            struct stat si;
+            if (inputs[k].path && stat(inputs[k].path, &si) == 0 && same(&so, &si))
+                return hv_errf(err,
+                               "%s %s is the same file as %s %s: refusing to overwrite an input",
+                               o->role, o->path, inputs[k].role, inputs[k].path);
+        }
+        for (size_t k = i + 1; k < nout; k++) {
+            const struct hv_file_role *p = &outputs[k];
+            if (!p->path)
+                continue;
+            struct stat sp;
+            bool clash =
+                exists && stat(p->path, &sp) == 0 ? same(&so, &sp) : !strcmp(o->path, p->path);
+            if (clash)
+                return hv_errf(err, "%s %s and %s %s are the same file: give them different paths",
+                               o->role, o->path, p->role, p->path);
+        }
+    }
+    return 0;
+}

@@ -78,9 +78,11 @@ static int write_one(enum report_format f, const struct profile *p, const struct
     struct hv_err err = {{0}, 0};
     bool binary = report_format_is_binary(f);
     FILE *out = stdout;
-    bool to_file = path && strcmp(path, "-");
+    bool to_file = path && strcmp(path, "-"), regular = false;
     if (to_file) {
         int fd = hv_open_output_at(dirfd, path, dirfd != AT_FDCWD, &err);
+        struct stat st;
+        regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         out = fd < 0 ? NULL : fdopen(fd, "w");
         if (!out) {
             if (fd >= 0)
@@ -106,8 +108,11 @@ static int write_one(enum report_format f, const struct profile *p, const struct
         rc = hv_errf_errno(&err, "close");
     if (rc < 0) {
         if (to_file) {
-            unlinkat(dirfd, path, 0);
-            fprintf(stderr, "hvprof report: cannot write %s: %s (removed)\n", path, err.msg);
+            /* Only a file it created: never a device (/dev/full) or another's special file. */
+            if (regular)
+                unlinkat(dirfd, path, 0);
+            fprintf(stderr, "hvprof report: cannot write %s: %s%s\n", path, err.msg,
+                    regular ? " (removed)" : "");
         } else {
             fprintf(stderr, "hvprof report: cannot write the report to stdout: %s\n", err.msg);
         }

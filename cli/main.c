@@ -1,4 +1,5 @@
 /* hvprof: sample unmodified virtual-machine guests from the hypervisor. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,10 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* A full disk or RLIMIT_FSIZE (SIGXFSZ) and a closed pipe (SIGPIPE) are write errors that
+     * each command reports with the file's name, never a silent death (docs/reliability.md). */
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

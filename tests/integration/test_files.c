@@ -1,0 +1,266 @@
+/* What hvprof does to the files it is given (docs/reliability.md, "Files"), with the real binary:
+ * an output never truncates an input or another output (same inode, any name), a second
+ * recorder of the same output is refused while the first goes on, a closed pipe does not kill a
+ * recording, a disk full before the header leaves no file, a recording shrinking while it is
+ * read gives an error or a prefix (never SIGBUS), a symbolic link planted in a report directory
+ * is not written through, and a report that cannot be written whole is removed. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/common/need_kvm.h"
+#include "tests/integration/guest_run.h"
+#include "tests/integration/test_hostile_util.h"
+
+static char dir[512];
+
+static const char *at(const char *name)
+{
+    static char paths[8][600];
+    static unsigned next;
+    char *p = paths[next++ % 8];
+    snprintf(p, 600, "%s/%s", dir, name);
+    return p;
+}
+
+/* Run `script` with /bin/sh in the scratch directory, HV set to the binary; stdout+stderr into
+ * `out`. Returns the exit status (128 + N if killed by signal N). */
+static int sh(const char *script, char **out)
+{
+    char full[8192], log[600];
+    snprintf(log, sizeof(log), "%s/sh.log", dir);
+    snprintf(full, sizeof(full), "cd '%s' || exit 99; HV='%s'; export HV; %s", dir, hv_exe(),
+             script);
+    const char *argv[] = {"/bin/sh", "-c", full, NULL};
+    struct hv_cmd cmd = {.argv = argv, .stdout_path = log, .stderr_path = log, .timeout_s = 200};
+    struct hv_cmd_result r;
+    assert_int_equal(hv_cmd_run(&cmd, &r), 0);
+    char *text = hv_read_file(log, NULL);
+    fprintf(stderr, "$ %s\n-> %d\n%s", script, r.status, text ? text : "");
+    if (out)
+        *out = text;
+    else
+        free(text);
+    return r.status;
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = hv_read_file(a, &la), *y = hv_read_file(b, &lb);
+    bool same = x && y && la == lb && !memcmp(x, y, la);
+    free(x);
+    free(y);
+    return same;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *d = hv_tmp_dir("files");
+    if (!d)
+        return -1;
+    snprintf(dir, sizeof(dir), "%s", d);
+    char kernel[1024], initrd[1024], cmd[4096];
+    snprintf(kernel, sizeof(kernel), "%s", guest_build_path("tests/guest/hvprof-guest.elf"));
+    snprintf(initrd, sizeof(initrd), "%s", guest_build_path("tests/guest/hvprof-guest.cpio"));
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s/k.elf' && cp '%s' '%s/i.cpio'", kernel, dir, initrd,
+             dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    hv_tmp_cleanup();
+    return 0;
+}
+
+static void test_output_is_an_input(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("cp k.elf k.orig && cp i.cpio i.orig && ln -f k.elf k.link", NULL), 0);
+    static const char *const cmds[] = {
+        "$HV record -o k.elf --kernel k.elf",
+        "$HV run --kernel k.elf --console k.elf",
+        "$HV record -o i.cpio --kernel k.elf --initrd i.cpio",
+        "$HV record -o k.link --kernel k.elf", /* a hard link: another name, the same inode */
+        "$HV run --kernel k.elf --initrd i.cpio --console ./i.cpio",
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char *out;
+        assert_int_equal(sh(cmds[i], &out), 2);
+        assert_non_null(strstr(out, "refusing to overwrite an input"));
+        free(out);
+        assert_true(same_bytes(at("k.elf"), at("k.orig")));
+        assert_true(same_bytes(at("i.cpio"), at("i.orig")));
+    }
+    /* The recording and the console, one file: refused before either is created. */
+    char *out;
+    assert_int_equal(sh("$HV record -o r.fxt --console r.fxt --guest demo", &out), 2);
+    assert_non_null(strstr(out, "are the same file"));
+    free(out);
+    assert_int_not_equal(access(at("r.fxt"), F_OK), 0);
+}
+
+/* A second recorder of the same file: refused, the first one's recording complete. */
+static void test_second_writer(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char *out;
+    int st = sh("$HV record -o w.fxt --quiet --guest demo --cmdline 'progs=workload seconds=30' "
+                "--console w.con --timeout 100s & a=$!; "
+                "i=0; until grep -q 'entering user mode' w.con 2>/dev/null || [ $i -ge 200 ]; do "
+                "sleep 0.05; i=$((i+1)); done; "
+                "$HV record -o w.fxt --quiet --guest demo --cmdline 'progs=workload seconds=1'; "
+                "echo second=$?; kill -INT $a; wait $a; echo first=$?",
+                &out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "another process is writing it"));
+    assert_non_null(strstr(out, "second=1"));
+    assert_non_null(strstr(out, "first=130"));
+    free(out);
+    struct hv_fxt_check fc;
+    assert_int_equal(hv_fxt_check(at("w.fxt"), &fc), 0);
+    assert_int_equal(fc.stats_status, 0);
+    assert_true(fc.session_start && fc.session_stop && fc.samples > 0);
+}
+
+/* `hvprof record ... | head -c 1`: the guest's console goes to a closed pipe; the recording
+ * goes on to its end and exits 0 with a complete file (SIGPIPE used to kill it: status 141). */
+static void test_closed_pipe(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char *out;
+    assert_int_equal(sh("($HV record -o p.fxt --quiet --guest demo "
+                        "--cmdline 'progs=workload seconds=1' 2>p.err; echo $? >p.status) "
+                        "| head -c 1 >/dev/null; cat p.status p.err",
+                        &out),
+                     0);
+    assert_true(!strncmp(out, "0\n", 2));
+    free(out);
+    struct hv_fxt_check fc;
+    assert_int_equal(hv_fxt_check(at("p.fxt"), &fc), 0);
+    assert_int_equal(fc.stats_status, 0);
+    assert_true(fc.session_stop && fc.samples > 0);
+}
+
+/* Not even the header fits (RLIMIT_FSIZE of 1 byte, as a full disk): the error names the file,
+ * and no file is left (a file that exists is a readable recording). */
+static void test_full_before_header(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char *out;
+    /* The limit in a subshell whose messages go through a pipe (not limited) to the log. */
+    assert_int_equal(sh("(ulimit -f 0; $HV record -o h.fxt --quiet --guest demo; echo status=$?) "
+                        "2>&1 | cat",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "status=1"));
+    assert_non_null(strstr(out, "cannot write h.fxt"));
+    free(out);
+    assert_int_not_equal(access(at("h.fxt"), F_OK), 0);
+}
+
+/* A recording cut short while report and dump read it: an error or a report of the prefix,
+ * never a signal (the reader mapped the file: SIGBUS past the new end). */
+static void test_shrinking_input(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    assert_int_equal(sh("$HV record -o s.fxt --quiet --guest demo --vcpus 2 "
+                        "--cmdline 'progs=workload seconds=2' >/dev/null",
+                        NULL),
+                     0);
+    char script[1024];
+    for (unsigned i = 0; i < 12; i++) {
+        /* The truncation lands at a different moment of the read each time. */
+        snprintf(script, sizeof(script),
+                 "cp s.fxt t.fxt; (sleep 0.00%u; truncate -s %u t.fxt) & "
+                 "$HV %s t.fxt >/dev/null 2>&1; echo status=$?; wait",
+                 i % 10, 4096 * (i + 1), i % 2 ? "dump" : "report --format folded -q -o t.out");
+        char *out;
+        assert_int_equal(sh(script, &out), 0);
+        int status = -1;
+        const char *p = strstr(out, "status=");
+        if (p)
+            status = atoi(p + 7);
+        free(out);
+        assert_true(status == 0 || status == 1);
+    }
+}
+
+/* report --format all into a directory where someone planted a symbolic link under a report's
+ * name: the link's target is not written, the run fails with a message naming the file. */
+static void test_symlink_in_report_dir(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    assert_int_equal(sh("$HV record -o l.fxt --quiet --guest demo --cmdline 'progs=workload "
+                        "seconds=1' >/dev/null && mkdir -p out && echo precious >victim && "
+                        "ln -sf ../victim out/top.txt",
+                        NULL),
+                     0);
+    char *out;
+    assert_int_equal(sh("$HV report l.fxt --format all -o out", &out), 1);
+    assert_non_null(strstr(out, "top.txt: a symbolic link; refusing to write through it"));
+    free(out);
+    char *v = hv_read_file(at("victim"), NULL);
+    assert_string_equal(v, "precious\n");
+    free(v);
+}
+
+/* A report that cannot be written whole (a full device) names the file; one that is a
+ * regular file is removed rather than left cut; /dev/full itself stays. */
+static void test_report_write_error(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    assert_int_equal(sh("$HV record -o e.fxt --quiet --guest demo --cmdline 'progs=workload "
+                        "seconds=1' >/dev/null",
+                        NULL),
+                     0);
+    char *out;
+    assert_int_equal(sh("$HV report e.fxt -o /dev/full", &out), 1);
+    assert_non_null(strstr(out, "cannot write /dev/full"));
+    free(out);
+    struct stat st;
+    assert_int_equal(stat("/dev/full", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    /* A 4 KiB file size limit: the regular file is removed, not left cut. */
+    assert_int_equal(sh("(ulimit -f 4; $HV report e.fxt --format perf-script -o big.txt; "
+                        "echo status=$?) 2>&1 | cat",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "status=1"));
+    assert_non_null(strstr(out, "cannot write big.txt"));
+    assert_non_null(strstr(out, "(removed)"));
+    free(out);
+    assert_int_not_equal(access(at("big.txt"), F_OK), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_output_is_an_input), cmocka_unit_test(test_second_writer),
+        cmocka_unit_test(test_closed_pipe),        cmocka_unit_test(test_full_before_header),
+        cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
+        cmocka_unit_test(test_report_write_error),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

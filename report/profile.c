@@ -141,6 +141,17 @@ int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
     return 0;
 }
 
+/* A copy of a name from a recording or a symbol file with its control characters (C0, DEL)
+ * shown as '?': a hostile guest's names must not drive the terminal a report is printed on. */
+static char *dup_printable(const char *name)
+{
+    char *c = strdup(name);
+    for (char *q = c; q && *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+    return c;
+}
+
 int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,
                        uint32_t build_id_len, bool kernel, struct hv_err *err)
 {
@@ -160,7 +171,7 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
         return -1;
     struct prof_module *m = &p->modules.v[p->modules.n];
     memset(m, 0, sizeof(*m));
-    if (!(m->name = strdup(name)))
+    if (!(m->name = dup_printable(name)))
         return hv_errf(err, "profile: out of memory");
     if (build_id_len)
         memcpy(m->build_id, build_id, build_id_len);
@@ -222,7 +233,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
             return hv_errf(err, "profile: out of memory");
         hashidx_init(p->name_index);
     }
-    char *copy = strdup(name ? name : "");
+    char *copy = dup_printable(name ? name : "");
     if (!copy)
         return hv_errf(err, "profile: out of memory");
     if (guest_id >= 0)
@@ -464,16 +475,20 @@ static bool func_eq(const void *ctx, uint32_t idx)
 static int intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
 {
     struct prof_index *ix = p->index;
-    struct func_key k = {p, name, module};
-    uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, name, strlen(name)), module);
-    uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
-    if (f != HASHIDX_NONE)
-        return (int)f;
-    if (VEC_RESERVE(p->funcs, err) < 0)
-        return -1;
-    char *copy = strdup(name);
+    char *copy = dup_printable(name); /* the key too: equal names stay one function */
     if (!copy)
         return hv_errf(err, "profile: out of memory");
+    struct func_key k = {p, copy, module};
+    uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, copy, strlen(copy)), module);
+    uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
+    if (f != HASHIDX_NONE) {
+        free(copy);
+        return (int)f;
+    }
+    if (VEC_RESERVE(p->funcs, err) < 0) {
+        free(copy);
+        return -1;
+    }
     p->funcs.v[p->funcs.n] = (struct prof_func){copy, module};
     if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
         return hv_errf(err, "profile: out of memory");

@@ -60,7 +60,8 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         return hv_errf(err, "out of memory");
     for (size_t i = 0; i < p->samples.n; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, p->samples.n, sizeof(*order), by_time, (void *)p);
+    if (p->samples.n > 1)
+        qsort_r(order, p->samples.n, sizeof(*order), by_time, (void *)p);
     char comm[64], name[SYMTAB_MAX_NAME_LEN + 64];
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[order[i]];

@@ -111,7 +111,8 @@ int report_stacks_build(const struct profile *p, struct report_stacks *out, stru
             goto oom;
     }
     if (out->n > 1)
-        qsort(out->v, out->n, sizeof(*out->v), cmp_stack);
+        if (out->n > 1)
+            qsort(out->v, out->n, sizeof(*out->v), cmp_stack);
     rc = 0;
     goto done;
 oom:

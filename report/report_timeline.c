@@ -195,7 +195,8 @@ static struct pair *distinct(const struct profile *p, int which, size_t *n)
                : which == 1 ? (struct pair){s->pid, 0}
                             : (struct pair){s->pid, s->tid};
     }
-    qsort(v, p->samples.n, sizeof(*v), cmp_pair);
+    if (p->samples.n > 1)
+        qsort(v, p->samples.n, sizeof(*v), cmp_pair);
     size_t w = 0;
     for (size_t i = 0; i < p->samples.n; i++) {
         if (!w || cmp_pair(&v[w - 1], &v[i]))
@@ -284,7 +285,8 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
     uint64_t period = p->period_ns ? (uint64_t)((double)p->period_ns * (double)tps / 1e9) : 0;
     for (size_t i = 0; i < p->samples.n; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, p->samples.n, sizeof(*order), cmp_by_vcpu_ts, (void *)p);
+    if (p->samples.n > 1)
+        qsort_r(order, p->samples.n, sizeof(*order), cmp_by_vcpu_ts, (void *)p);
     if (!period) {
         for (size_t i = 1; i < p->samples.n; i++) {
             const struct prof_sample *a = &p->samples.v[order[i - 1]], *b = &p->samples.v[order[i]];
@@ -303,7 +305,8 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
     for (size_t i = 0; i < p->samples.n; i++)
         if (p->samples.v[i].tid)
             order[nt++] = (uint32_t)i;
-    qsort_r(order, nt, sizeof(*order), cmp_by_thread_ts, (void *)p);
+    if (nt > 1)
+        qsort_r(order, nt, sizeof(*order), cmp_by_thread_ts, (void *)p);
     if (lay_out(t, p, order, nt, period, true, st) < 0)
         goto fail;
     rc = 0;

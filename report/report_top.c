@@ -93,9 +93,14 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
             add_group(&vcpus, &nvcpus, s->vcpu, s->weight, s->cpl == PROF_CPL_KERNEL) < 0)
             goto oom;
     }
-    qsort(rows, nf, sizeof(*rows), cmp_row);
-    qsort(procs, nprocs, sizeof(*procs), cmp_group);
-    qsort(vcpus, nvcpus, sizeof(*vcpus), cmp_group);
+    /* qsort with a NULL array is undefined even for 0 elements (C11 7.22.5): no samples, no
+     * groups. */
+    if (nf > 1)
+        qsort(rows, nf, sizeof(*rows), cmp_row);
+    if (nprocs > 1)
+        qsort(procs, nprocs, sizeof(*procs), cmp_group);
+    if (nvcpus > 1)
+        qsort(vcpus, nvcpus, sizeof(*vcpus), cmp_group);
 
     fprintf(out, "# hvprof report: %" PRIu64 " samples, %zu processes, %zu vCPUs", total, nprocs,
             nvcpus);

@@ -35,6 +35,10 @@ struct id_proc {
     /* Time of its last user-mode sample (relaxed: a hint for the drain thread, which looks at
      * a process's modules again while it keeps running user code). */
     _Atomic uint64_t last_user_ts;
+    /* Time of its last user-mode sample whose PC lay outside every module the drain thread had
+     * published unwind tables for (code its looks have not found yet: an executable whose code
+     * ran only after the loader's long start, a library just loaded, JIT code). */
+    _Atomic uint64_t unknown_code_ts;
 };
 
 struct id_thread {
@@ -75,6 +79,13 @@ static inline void id_proc_seen_user(struct id_table *t, uint32_t id, uint64_t t
 {
     if (id && id <= ID_MAX_PROCS)
         atomic_store_explicit(&t->procs[id - 1].last_user_ts, ts, memory_order_relaxed);
+}
+
+/* Process `id` ran user code at `ts` that no published module covers (nothing for id 0). */
+static inline void id_proc_unknown_code(struct id_table *t, uint32_t id, uint64_t ts)
+{
+    if (id && id <= ID_MAX_PROCS)
+        atomic_store_explicit(&t->procs[id - 1].unknown_code_ts, ts, memory_order_relaxed);
 }
 
 /* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never

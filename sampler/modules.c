@@ -27,10 +27,14 @@
 #define MOD_LOOK_MAX_NS     2000000000ull /* 2 s */
 #define MOD_LOOKS_PER_DRAIN 8 /* re-looks per drain pass (10 ms): bounds the drain's latency */
 #define MOD_SYMBOL_LOOKS    4 /* looks for a module's symbols before giving up on them */
+/* Looks taken early because samples ran code no look had found, in a row that found nothing:
+ * past this (JIT code, a module without tables) the ordinary schedule applies again. */
+#define MOD_UNKNOWN_LOOKS 8
 
 struct proc_look {
-    uint64_t at;   /* time of the last look (0: none yet) */
-    uint64_t wait; /* until the next */
+    uint64_t at;        /* time of the last look (0: none yet) */
+    uint64_t wait;      /* until the next */
+    unsigned fruitless; /* early looks for unknown code in a row that found nothing */
 };
 
 /* Modules and mappings already written (sampler/module_registry.h dedupes by build-id). */
@@ -154,7 +158,7 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
 {
     if (look(s, proc, p, p->info.first_ts, err) < 0)
         return -1;
-    s->mods->look[proc - 1] = (struct proc_look){sampler_now_ns(), MOD_LOOK_MIN_NS};
+    s->mods->look[proc - 1] = (struct proc_look){sampler_now_ns(), MOD_LOOK_MIN_NS, 0};
     return 0;
 }
 
@@ -166,7 +170,15 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
         uint32_t id = (mods->cursor + k) % ID_MAX_PROCS + 1;
         struct proc_look *l = &mods->look[id - 1];
         const struct id_proc *p = id_proc_at(s->ids, id);
-        if (!l->at || !p || !p->info.cr3 || now < l->at + l->wait)
+        if (!l->at || !p || !p->info.cr3)
+            continue;
+        /* Samples in code no look had found (an executable whose code starts after a long
+         * loader phase, whose looks doubled their wait): look again soon, not at the doubled
+         * wait; unless such looks keep finding nothing. */
+        uint64_t unknown = atomic_load_explicit(&p->unknown_code_ts, memory_order_relaxed);
+        bool early =
+            unknown > l->at && l->fruitless < MOD_UNKNOWN_LOOKS && now >= l->at + MOD_LOOK_MIN_NS;
+        if (!early && now < l->at + l->wait)
             continue;
         uint64_t seen = atomic_load_explicit(&p->last_user_ts, memory_order_relaxed);
         if (seen < l->at)
@@ -179,6 +191,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
         l->at = sampler_now_ns();
         l->wait = written > 0 ? MOD_LOOK_MIN_NS
                               : (l->wait * 2 > MOD_LOOK_MAX_NS ? MOD_LOOK_MAX_NS : l->wait * 2);
+        l->fruitless = written > 0 ? 0 : l->fruitless + 1;
         mods->cursor = id % ID_MAX_PROCS;
         done++;
     }

@@ -3,6 +3,7 @@
  * vCPU snapshot and guest memory (through the walker), so tests drive it with saved snapshots
  * and a synthetic guest (sampler/tests/). Exit-path rules: no allocation, no locks, no system
  * calls but clock_gettime (vDSO). */
+#include "guestwalk/cfi_unwind.h"
 #include "sampler/sampler_priv.h"
 
 /* The walk word stores guestwalk's leaf cases as they are (schema/schema.h, enum hvfxt_caller). */
@@ -100,9 +101,13 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
     uint64_t cont = sampler_continuation_take(sv, thread);
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     if (cont || due) {
-        sv->walker.cfi = sampler_cfi_map(s, proc);
+        const struct gw_cfi_map *map = sampler_cfi_map(s, proc);
+        sv->walker.cfi = map;
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
+        /* Code no look has found yet: ask the drain thread to look soon (sampler/modules.c). */
+        if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
+            id_proc_unknown_code(s->ids, proc, now);
     }
     if (cont) {
         /* RFC-0274 continuation_completion: this user stack completes every partial record

@@ -71,7 +71,8 @@ void symtab_finish(struct symtab *t)
     if (t->sorted)
         return;
     if (t->n > 1) {
-        qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names);
+        if (t->n > 1)
+            qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names);
     }
     size_t w = 0;
     for (size_t r = 0; r < t->n; r++) {

@@ -351,6 +351,40 @@ static void test_timeline(void **state)
     fxtr_unmap_file(buf, len);
 }
 
+/* Names from a hostile recording carry terminal escapes: no format passes a control character
+ * through (issue "reliability" item 14); an empty profile writes every format without undefined
+ * behaviour (qsort of a NULL array, item 9; UBSan in the sanitizer build). */
+static void test_hostile_names_and_empty(void **state)
+{
+    struct ctx *c = *state;
+    struct hv_err err;
+    assert_int_equal(profile_set_name(&c->p, SYNTH_PID, 0, "evil\x1b[2J\x1b]0;title\x07", 7, &err),
+                     0);
+    for (int f = 0; f < REPORT_NFORMATS; f++) {
+        if (report_format_is_binary((enum report_format)f))
+            continue;
+        size_t len;
+        char *text = read_file(write_format(c, (enum report_format)f), &len);
+        for (size_t i = 0; i < len; i++)
+            if (text[i] == 0x1b || text[i] == 0x07)
+                fail_msg("%s: control character 0x%02x at byte %zu",
+                         report_format_name((enum report_format)f), text[i], i);
+        free(text);
+    }
+    struct profile empty;
+    profile_init(&empty);
+    for (int f = 0; f < REPORT_NFORMATS; f++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/empty-%s", c->dir,
+                 report_format_filename((enum report_format)f));
+        FILE *out = fopen(path, "wb");
+        struct report_opts o = {0};
+        assert_int_equal(report_write((enum report_format)f, &empty, &o, out, &err), 0);
+        fclose(out);
+    }
+    profile_free(&empty);
+}
+
 static void test_formats(void **state)
 {
     (void)state;
@@ -365,7 +399,7 @@ int main(void)
         cmocka_unit_test(test_folded),  cmocka_unit_test(test_pprof),
         cmocka_unit_test(test_svg),     cmocka_unit_test(test_perf_script),
         cmocka_unit_test(test_top),     cmocka_unit_test(test_timeline),
-        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_formats), cmocka_unit_test(test_hostile_names_and_empty),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,6 +3,11 @@
  * benchmark run can record on this host (a million samples is ~8 minutes of 1 kHz on 2 vCPUs).
  *
  *   bench_mkrecording -o FILE -n SAMPLES --workload PROG.elf --kernel KERNEL.elf [--vcpus N]
+ *                     [--procs P]
+ *
+ * --procs P: P guest processes (each its own address space, name, thread and mapping of the
+ * workload), the samples going round them; for timing reports of recordings with 10^5-10^6
+ * processes and mappings (docs/reliability.md, "Report cost"). Default: one per vCPU.
  *
  * Same writer, record encoder and module records as the sampler (fxt_writer, fxt_enc_sample,
  * discover_record). Each vCPU runs its own `workload` process; the
@@ -32,6 +37,7 @@ struct func {
 
 struct gen {
     struct fxt_writer w;
+    uint32_t nprocs, nvcpus, next_proc;
     struct func hot, warm, gamma, alpha, beta, main_, start;
     uint64_t kstack[8];
     unsigned nk;
@@ -119,15 +125,16 @@ static int emit(struct gen *g, uint32_t vcpu, const struct hvfxt_sample *s, stru
 }
 
 struct vstate {
+    uint32_t proc; /* the process it samples now (1-based) */
     uint64_t cont_id, ts;
     unsigned pending; /* partial records waiting for their completion */
     unsigned kernel_left;
 };
 
-/* One sample of vCPU v (its process and thread are v + 1). */
+/* One sample of vCPU v (of its process vs->proc, whose one thread has the same id). */
 static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_err *err)
 {
-    uint64_t pid = hvfxt_koid_guest_process(v + 1), tid = hvfxt_koid_guest_thread(v + 1);
+    uint64_t pid = hvfxt_koid_guest_process(vs->proc), tid = hvfxt_koid_guest_thread(vs->proc);
     uint64_t ustack[8];
     vs->ts += 1000000; /* 1 kHz */
     if (vs->kernel_left == 0 && vs->pending == 0 && rnd(g) % 20 == 0)
@@ -188,6 +195,11 @@ static int one_sample(struct gen *g, uint32_t v, struct vstate *vs, struct hv_er
         .n_user = n,
         .walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_END, 0, 0),
     };
+    /* With more processes than vCPUs, the next user sample is the next process's. */
+    if (g->nprocs > g->nvcpus) {
+        g->next_proc = g->next_proc % g->nprocs + 1;
+        vs->proc = g->next_proc;
+    }
     return emit(g, v, &s, err);
 }
 
@@ -231,14 +243,23 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     m.seg[0] = (struct discover_seg){.start = 0x400000, .size = 0x10000, .flags = 5};
     m.nseg = 1;
     struct vstate vs[MAX_VCPUS] = {{0}};
-    for (uint32_t v = 0; v < nvcpus; v++) {
-        uint64_t pid = hvfxt_koid_guest_process(v + 1);
-        if (hvfxt_write_guest_process(&g->w, v + 1, "workload", -1, err) < 0 ||
-            hvfxt_write_guest_thread(&g->w, v + 1, v + 1, "workload", -1, err) < 0 ||
+    g->nvcpus = nvcpus;
+    if (g->nprocs < nvcpus)
+        g->nprocs = nvcpus;
+    for (uint32_t id = 1; id <= g->nprocs; id++) {
+        uint64_t pid = hvfxt_koid_guest_process(id);
+        char name[32];
+        snprintf(name, sizeof(name), g->nprocs > nvcpus ? "workload-%u" : "workload", id);
+        if (hvfxt_write_guest_process(&g->w, id, name, (int64_t)id + 100, err) < 0 ||
+            hvfxt_write_guest_thread(&g->w, id, id, name, (int64_t)id + 100, err) < 0 ||
             discover_record(&g->w, &reg, pid, &m, 1, 1, err) < 0)
             goto out;
+    }
+    for (uint32_t v = 0; v < nvcpus; v++) {
+        vs[v].proc = v + 1;
         vs[v].ts = 1000000000ull;
     }
+    g->next_proc = nvcpus;
     uint64_t done = 0;
     while (done < nsamples) {
         for (uint32_t v = 0; v < nvcpus && done < nsamples; v++) {
@@ -264,10 +285,15 @@ int main(int argc, char **argv)
     const char *out = NULL, *prog = NULL, *kernel = NULL;
     uint64_t n = 1000000;
     unsigned nvcpus = 2;
+    uint32_t procs = 0;
     static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},   {"samples", required_argument, NULL, 'n'},
-        {"workload", required_argument, NULL, 'w'}, {"kernel", required_argument, NULL, 'k'},
-        {"vcpus", required_argument, NULL, 'v'},    {0},
+        {"output", required_argument, NULL, 'o'},
+        {"samples", required_argument, NULL, 'n'},
+        {"workload", required_argument, NULL, 'w'},
+        {"kernel", required_argument, NULL, 'k'},
+        {"vcpus", required_argument, NULL, 'v'},
+        {"procs", required_argument, NULL, 'p'},
+        {0},
     };
     int opt;
     while ((opt = getopt_long(argc, argv, "o:n:", opts, NULL)) != -1) {
@@ -287,6 +313,9 @@ int main(int argc, char **argv)
         case 'v':
             nvcpus = (unsigned)strtoul(optarg, NULL, 10);
             break;
+        case 'p':
+            procs = (uint32_t)strtoul(optarg, NULL, 10);
+            break;
         default:
             return 2;
         }
@@ -299,6 +328,7 @@ int main(int argc, char **argv)
         return 2;
     }
     static struct gen g = {.rng = 88172645463325252ull};
+    g.nprocs = procs;
     struct hv_err err = {{0}, 0};
     if (load_symbols(&g, prog, kernel) < 0)
         return 1;

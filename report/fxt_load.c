@@ -376,19 +376,24 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
 
 /* pprof wants the file offset of each mapping's start: the module's lowest mapped vaddr is its
  * ELF header (file offset 0), so offset = vaddr - that. */
-static void fix_file_offsets(struct profile *p)
+static int fix_file_offsets(struct profile *p, struct hv_err *err)
 {
-    for (size_t i = 0; i < p->mappings.n; i++) {
-        if (p->mappings.v[i].file_offset_known)
-            continue;
-        uint64_t lo = UINT64_MAX;
-        for (size_t j = 0; j < p->mappings.n; j++) {
-            if (p->mappings.v[j].module == p->mappings.v[i].module &&
-                p->mappings.v[j].start - p->mappings.v[j].bias < lo)
-                lo = p->mappings.v[j].start - p->mappings.v[j].bias;
-        }
-        p->mappings.v[i].file_offset = p->mappings.v[i].file_offset - lo;
+    /* One pass for every module's lowest link address, one to apply it: O(mappings). */
+    uint64_t *lo = malloc((p->modules.n ? p->modules.n : 1) * sizeof(*lo));
+    if (!lo)
+        return hv_errf(err, "out of memory");
+    for (size_t i = 0; i < p->modules.n; i++)
+        lo[i] = UINT64_MAX;
+    for (size_t j = 0; j < p->mappings.n; j++) {
+        const struct prof_mapping *m = &p->mappings.v[j];
+        if (m->start - m->bias < lo[m->module])
+            lo[m->module] = m->start - m->bias;
     }
+    for (size_t i = 0; i < p->mappings.n; i++)
+        if (!p->mappings.v[i].file_offset_known)
+            p->mappings.v[i].file_offset -= lo[p->mappings.v[i].module];
+    free(lo);
+    return 0;
 }
 
 int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_load_stats *st,
@@ -485,7 +490,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         st->samples++;
         st->partial_without_completion++;
     }
-    fix_file_offsets(p);
+    if (fix_file_offsets(p, err) < 0)
+        goto done;
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
     for (size_t i = 0; i < p->modules.n; i++)
         if (p->modules.v[i].ksyms)

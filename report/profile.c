@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/files.h"
+#include "report/profile_maps.h"
 #include "schema/schema.h"
 #include "symbols/hashidx.h"
 #include "symbols/kallsyms.h"
@@ -87,6 +88,7 @@ void profile_free(struct profile *p)
     free(p->locs.v);
     free(p->funcs.v);
     drop_index(p);
+    prof_maps_index_free(p);
     memset(p, 0, sizeof(*p));
 }
 
@@ -152,6 +154,24 @@ static char *dup_printable(const char *name)
     return c;
 }
 
+struct module_key {
+    const struct profile *p;
+    const char *name;
+    const uint8_t *build_id;
+    uint32_t build_id_len;
+    bool kernel;
+};
+
+static bool module_eq(const void *ctx, uint32_t idx)
+{
+    const struct module_key *k = ctx;
+    const struct prof_module *m = &k->p->modules.v[idx];
+    bool same = k->build_id_len ? m->build_id_len == k->build_id_len &&
+                                      !memcmp(m->build_id, k->build_id, k->build_id_len)
+                                : !m->build_id_len && !strcmp(m->name, k->name);
+    return same && m->kernel == k->kernel;
+}
+
 int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,
                        uint32_t build_id_len, bool kernel, struct hv_err *err)
 {
@@ -159,14 +179,16 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
         build_id_len = ELF_BUILD_ID_MAX;
     if (!name || !*name)
         name = kernel ? "[kernel]" : "[unknown]";
-    for (size_t i = 0; i < p->modules.n; i++) {
-        const struct prof_module *m = &p->modules.v[i];
-        bool same = build_id_len ? m->build_id_len == build_id_len &&
-                                       !memcmp(m->build_id, build_id, build_id_len)
-                                 : !m->build_id_len && !strcmp(m->name, name);
-        if (same && m->kernel == kernel)
-            return (int)i;
-    }
+    struct prof_maps_index *x = prof_maps_index(p);
+    if (!x)
+        return hv_errf(err, "profile: out of memory");
+    /* By key in a hash (a recording may name 10^5 modules: no scan per record). The name key
+     * is the name as given; a module found by build-id keeps its first name. */
+    struct module_key k = {p, name, build_id, build_id_len, kernel};
+    uint64_t h = prof_module_hash(name, build_id, build_id_len, kernel);
+    uint32_t found = hashidx_find(&x->mods, h, module_eq, &k);
+    if (found != HASHIDX_NONE)
+        return (int)found;
     if (VEC_RESERVE(p->modules, err) < 0)
         return -1;
     struct prof_module *m = &p->modules.v[p->modules.n];
@@ -177,7 +199,22 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
         memcpy(m->build_id, build_id, build_id_len);
     m->build_id_len = build_id_len;
     m->kernel = kernel;
+    if (hashidx_insert(&x->mods, h, (uint32_t)p->modules.n) < 0)
+        return hv_errf(err, "profile: out of memory");
     return (int)p->modules.n++;
+}
+
+struct mapping_key {
+    const struct profile *p;
+    uint64_t pid, start, size;
+    uint32_t module;
+};
+
+static bool mapping_eq(const void *ctx, uint32_t idx)
+{
+    const struct mapping_key *k = ctx;
+    const struct prof_mapping *m = &k->p->mappings.v[idx];
+    return m->pid == k->pid && m->start == k->start && m->size == k->size && m->module == k->module;
 }
 
 int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_t size,
@@ -187,15 +224,20 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
         return hv_errf(err, "profile: mapping names unknown module %u", module);
     if (size == 0)
         return hv_errf(err, "profile: empty mapping at 0x%" PRIx64, start);
-    for (size_t i = 0; i < p->mappings.n; i++) {
-        const struct prof_mapping *m = &p->mappings.v[i];
-        if (m->pid == pid && m->start == start && m->size == size && m->module == module)
-            return (int)i; /* re-announced (e.g. discovery at every snapshot) */
-    }
+    struct prof_maps_index *x = prof_maps_index(p);
+    if (!x)
+        return hv_errf(err, "profile: out of memory");
+    struct mapping_key k = {p, pid, start, size, module};
+    uint64_t h = prof_mapping_hash(pid, start, size, module);
+    uint32_t found = hashidx_find(&x->maps, h, mapping_eq, &k);
+    if (found != HASHIDX_NONE)
+        return (int)found; /* re-announced (e.g. discovery at every snapshot) */
     if (VEC_RESERVE(p->mappings, err) < 0)
         return -1;
     p->mappings.v[p->mappings.n] =
         (struct prof_mapping){pid, start, size, bias, file_offset, module, false};
+    if (hashidx_insert(&x->maps, h, (uint32_t)p->mappings.n) < 0)
+        return hv_errf(err, "profile: out of memory");
     return (int)p->mappings.n++;
 }
 
@@ -495,20 +537,10 @@ static int intern_func(struct profile *p, const char *name, uint32_t module, str
     return (int)p->funcs.n++;
 }
 
-static uint32_t find_mapping(const struct profile *p, uint64_t space, uint64_t addr)
-{
-    for (size_t i = 0; i < p->mappings.n; i++) {
-        const struct prof_mapping *m = &p->mappings.v[i];
-        if (m->pid == space && addr >= m->start && addr - m->start < m->size)
-            return (uint32_t)i;
-    }
-    return PROF_NONE;
-}
-
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
 {
     char buf[SYMTAB_MAX_NAME_LEN + 64];
-    l->mapping = find_mapping(p, l->space, l->addr);
+    l->mapping = prof_find_mapping(p, l->space, l->addr);
     l->resolved = false;
     l->func_off = 0;
     int f;
@@ -611,12 +643,11 @@ void profile_name_processes_from_modules(struct profile *p)
         if (known && !synthetic_process_name(known->name))
             continue;
         const struct prof_mapping *best = NULL;
-        for (size_t i = 0; i < p->mappings.n; i++) {
-            const struct prof_mapping *m = &p->mappings.v[i];
-            if (m->pid == pid && !p->modules.v[m->module].kernel &&
-                (!best || m->start < best->start))
-                best = m;
-        }
+        size_t nm;
+        const uint32_t *ids = prof_mappings_of(p, pid, &nm); /* in order of start */
+        for (size_t i = 0; i < nm && !best; i++)
+            if (!p->modules.v[p->mappings.v[ids[i]].module].kernel)
+                best = &p->mappings.v[ids[i]];
         char buf[64];
         const char *name = buf;
         if (known && (!best || hvfxt_module_name_is_placeholder(p->modules.v[best->module].name)))

@@ -107,6 +107,7 @@ struct profile {
     char symbol_dir[512]; /* recorder's hint: where the guest's symbol files are */
     void *index;          /* private lookup state (hash tables) */
     void *name_index;     /* private: names by (pid, tid) */
+    void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
     bool guest_ids;       /* some process or thread has a guest pid / tid */
 };
 

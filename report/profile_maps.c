@@ -1,0 +1,131 @@
+#include "report/profile_maps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Mappings of one pid that overlap one address: more than this many candidates below the address
+ * are not searched (a hostile recording's pile of overlapping mappings stays bounded). */
+#define OVERLAP_SCAN 64
+
+struct prof_maps_index *prof_maps_index(struct profile *p)
+{
+    if (!p->maps_index) {
+        struct prof_maps_index *x = calloc(1, sizeof(*x));
+        if (!x)
+            return NULL;
+        hashidx_init(&x->mods);
+        hashidx_init(&x->maps);
+        p->maps_index = x;
+    }
+    return p->maps_index;
+}
+
+void prof_maps_index_free(struct profile *p)
+{
+    struct prof_maps_index *x = p->maps_index;
+    if (!x)
+        return;
+    hashidx_free(&x->mods);
+    hashidx_free(&x->maps);
+    free(x->order);
+    free(x);
+    p->maps_index = NULL;
+}
+
+uint64_t prof_module_hash(const char *name, const uint8_t *build_id, uint32_t build_id_len,
+                          bool kernel)
+{
+    uint64_t h = build_id_len ? hashidx_bytes(HASHIDX_SEED, build_id, build_id_len)
+                              : hashidx_bytes(HASHIDX_SEED ^ 1, name, strlen(name));
+    return hashidx_u64(h, kernel);
+}
+
+uint64_t prof_mapping_hash(uint64_t pid, uint64_t start, uint64_t size, uint32_t module)
+{
+    return hashidx_u64(hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, pid), start), size),
+                       module);
+}
+
+static int by_pid_start(const void *a, const void *b, void *ctx)
+{
+    const struct profile *p = ctx;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct prof_mapping *x = &p->mappings.v[i], *y = &p->mappings.v[j];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The sorted order of the mappings as they are now; false when out of memory. */
+static bool sorted(struct profile *p, struct prof_maps_index *x)
+{
+    if (x->order && x->norder == p->mappings.n)
+        return true;
+    uint32_t *o = realloc(x->order, (p->mappings.n ? p->mappings.n : 1) * sizeof(*o));
+    if (!o)
+        return false;
+    for (size_t i = 0; i < p->mappings.n; i++)
+        o[i] = (uint32_t)i;
+    if (p->mappings.n > 1)
+        qsort_r(o, p->mappings.n, sizeof(*o), by_pid_start, p);
+    x->order = o;
+    x->norder = p->mappings.n;
+    return true;
+}
+
+/* First position in the order whose (pid, start) is above (pid, addr). */
+static size_t upper(const struct profile *p, const uint32_t *o, size_t n, uint64_t pid,
+                    uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct prof_mapping *m = &p->mappings.v[o[mid]];
+        if (m->pid < pid || (m->pid == pid && m->start <= addr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint32_t prof_find_mapping(struct profile *p, uint64_t pid, uint64_t addr)
+{
+    struct prof_maps_index *x = prof_maps_index(p);
+    if (!x || !sorted(p, x))
+        return PROF_NONE;
+    size_t at = upper(p, x->order, x->norder, pid, addr);
+    uint32_t best = PROF_NONE;
+    for (size_t k = 0; k < OVERLAP_SCAN && at > 0; k++) {
+        uint32_t id = x->order[--at];
+        const struct prof_mapping *m = &p->mappings.v[id];
+        if (m->pid != pid)
+            break;
+        if (addr - m->start < m->size && id < best)
+            best = id; /* of overlapping mappings, the first added, as before */
+    }
+    return best;
+}
+
+const uint32_t *prof_mappings_of(struct profile *p, uint64_t pid, size_t *n)
+{
+    *n = 0;
+    struct prof_maps_index *x = prof_maps_index(p);
+    if (!x || !sorted(p, x))
+        return NULL;
+    size_t lo = 0, hi = x->norder; /* first with m.pid >= pid */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->mappings.v[x->order[mid]].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < x->norder && p->mappings.v[x->order[end]].pid == pid)
+        end++;
+    *n = end - lo;
+    return *n ? &x->order[lo] : NULL;
+}

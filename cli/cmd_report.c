@@ -133,10 +133,27 @@ static int parse_id(const char *s, const char *what, uint64_t *out)
     return 0;
 }
 
+/* Any named symbol (end markers of code sections are nameless, symtab.h)? */
+static bool has_named(const struct symtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->names[t->v[i].name])
+            return true;
+    return false;
+}
+
 static void warn_unresolved(const struct profile *p)
 {
     for (size_t i = 0; i < p->modules.n; i++) {
         const struct prof_module *m = &p->modules.v[i];
+        const struct symtab *t = m->elf ? &m->elf->syms : m->ksyms;
+        if (t && !has_named(t) && m->sym_file) {
+            fprintf(stderr,
+                    "hvprof report: %s matches %s but holds no function symbols (a stripped "
+                    "file?); its frames stay module+offset\n",
+                    m->sym_file, m->name);
+            continue;
+        }
         if (m->elf || m->ksyms)
             continue;
         char hex[2 * ELF_BUILD_ID_MAX + 1];
@@ -299,6 +316,18 @@ int cmd_report(int argc, char **argv)
                 ls.dropped, ls.loss_records);
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "hvprof report: %s holds no samples\n", file);
+    if (!quiet && !ls.session_stop)
+        fprintf(stderr,
+                "hvprof report: %s ends without its session_stop marker: the recording was cut "
+                "short (the recorder was killed, or the file is still being written); reporting "
+                "the %" PRIu64 " samples it holds\n",
+                file, ls.samples);
+    if (!quiet && ls.completions_cut)
+        fprintf(stderr,
+                "hvprof report: %" PRIu64 " kernel samples' completed user stacks were left off: "
+                "the recording's completions would expand it beyond 4 frames per word of the "
+                "file (a corrupt or hostile recording)\n",
+                ls.completions_cut);
     /* The recorder's hint (the built-in guest's program files) comes after any --symbols. */
     struct stat dst;
     if (p.symbol_dir[0] && stat(p.symbol_dir, &dst) == 0 && S_ISDIR(dst.st_mode) &&
@@ -312,7 +341,13 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "hvprof report: %s\n", err.msg);
         goto out;
     }
+    size_t before = p.samples.n;
     profile_filter(&p, &filter);
+    if (before && !p.samples.n)
+        fprintf(stderr,
+                "hvprof report: no sample of %s matches the filters (--vcpu, --pid, "
+                "--tid, --comm, --user, --kernel): the report is empty\n",
+                file);
     pr = (struct progress){.what = "symbolizing", .last = -1, .on = pr.on};
     if (profile_symbolize(&p, progress_cb, &pr, &err) < 0) {
         fprintf(stderr, "hvprof report: %s\n", err.msg);

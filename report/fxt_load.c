@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "schema/decode.h"
+#include "symbols/hashidx.h"
 
 struct pending {
     uint32_t provider;
@@ -43,8 +44,18 @@ struct modmap {
     uint32_t idx;
 };
 
+/* Completed user stacks appended to partial records, in frames, at most this many per 8-byte
+ * word of the file (plus a floor): a hostile recording that names one long completion from many
+ * small partial records cannot make the report's memory grow beyond a fixed factor of its input
+ * (docs/reliability.md, "Report cost"). Real recordings stay far below: a completion is shared
+ * by the few partial records of one kernel entry. */
+#define COMPLETION_FRAMES_PER_WORD 4
+#define COMPLETION_FRAMES_FLOOR    (1u << 20)
+
 struct loader {
     struct profile *p;
+    uint64_t completion_budget; /* frames left for completed stacks */
+    struct hashidx mod_ids;     /* l->mods by recorded module id */
     struct fxt_load_stats *st;
     struct hv_err *err;
     struct pending *pend;
@@ -77,14 +88,47 @@ static int reserve(struct loader *l, size_t n)
     return 0;
 }
 
+/* A string of the recording, its control characters shown as '?' (a hostile guest's names must
+ * not drive a terminal; profile.c does the same for every name it keeps). */
 static char *str_dup(struct fxtr_string s)
 {
     char *c = malloc((size_t)s.len + 1);
     if (c) {
         memcpy(c, s.ptr, s.len);
         c[s.len] = 0;
+        for (size_t i = 0; i < s.len; i++)
+            if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f)
+                c[i] = c[i] ? '?' : c[i];
     }
     return c;
+}
+
+/* Append a completed user stack to sample si, within the loader's budget (the sample keeps its
+ * own frames when the budget is spent; the count says how many were cut). */
+static int append_completion(struct loader *l, int si, const uint64_t *addr, const uint32_t *flags,
+                             uint32_t n)
+{
+    if (n > l->completion_budget) {
+        l->st->completions_cut++;
+        return 0;
+    }
+    l->completion_budget -= n;
+    return profile_append_frames(l->p, (uint32_t)si, addr, flags, n, l->err);
+}
+
+static bool modmap_eq(const void *ctx, uint32_t idx)
+{
+    const struct loader *l = ((const struct loader *const *)ctx)[0];
+    const uint64_t *id = ((const uint64_t *const *)ctx)[1];
+    return l->mods[idx].id == *id;
+}
+
+/* The profile's module for a recorded module id, or PROF_NONE. */
+static uint32_t modmap_find(const struct loader *l, uint64_t id)
+{
+    const void *ctx[2] = {l, &id};
+    uint32_t i = hashidx_find(&l->mod_ids, hashidx_u64(HASHIDX_SEED, id), modmap_eq, ctx);
+    return i == HASHIDX_NONE ? PROF_NONE : l->mods[i].idx;
 }
 
 static int on_sample(struct loader *l, const struct fxtr_record *rec,
@@ -147,8 +191,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
                                         pd->flags, pd->n, 1, l->err);
             uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
-            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, l->addr + skip, l->flags + skip,
-                                                n - skip, l->err) < 0)
+            if (si < 0 || append_completion(l, si, l->addr + skip, l->flags + skip, n - skip) < 0)
                 return -1;
             l->st->samples++;
             free(pd->addr);
@@ -185,8 +228,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             int si =
                 profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
             uint32_t skip = n > user_from && d->n > 0 ? 1 : 0;
-            if (si < 0 || profile_append_frames(l->p, (uint32_t)si, d->addr + skip, d->flags + skip,
-                                                d->n - skip, l->err) < 0)
+            if (si < 0 ||
+                append_completion(l, si, d->addr + skip, d->flags + skip, d->n - skip) < 0)
                 return -1;
             l->st->samples++;
             return 0;
@@ -233,13 +276,12 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
         return hv_errf(l->err, "out of memory");
     /* A module record for an id already seen renames that module (the recorder found its path
      * after it had recorded it by soname). */
-    for (size_t i = 0; i < l->nmods; i++) {
-        if (l->mods[i].id == m->id) {
-            struct prof_module *pm = &l->p->modules.v[l->mods[i].idx];
-            free(pm->name);
-            pm->name = name;
-            return 0;
-        }
+    uint32_t known = modmap_find(l, m->id);
+    if (known != PROF_NONE) {
+        struct prof_module *pm = &l->p->modules.v[known];
+        free(pm->name);
+        pm->name = name;
+        return 0;
     }
     int idx = profile_add_module(l->p, name, m->build_id, m->build_id_len, false, l->err);
     free(name);
@@ -253,7 +295,10 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
         l->mods = v;
         l->mods_cap = cap;
     }
-    l->mods[l->nmods++] = (struct modmap){m->id, (uint32_t)idx};
+    l->mods[l->nmods] = (struct modmap){m->id, (uint32_t)idx};
+    if (hashidx_insert(&l->mod_ids, hashidx_u64(HASHIDX_SEED, m->id), (uint32_t)l->nmods) < 0)
+        return hv_errf(l->err, "out of memory");
+    l->nmods++;
     l->st->modules++;
     return 0;
 }
@@ -262,11 +307,7 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
  * time): into the module's symbol table, which symbol files given later replace. */
 static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
 {
-    uint32_t idx = PROF_NONE;
-    for (size_t i = 0; i < l->nmods; i++) {
-        if (l->mods[i].id == v->module_id)
-            idx = l->mods[i].idx;
-    }
+    uint32_t idx = modmap_find(l, v->module_id);
     if (idx == PROF_NONE)
         return hv_errf(l->err, "symbol record names unknown module %" PRIu64, v->module_id);
     struct prof_module *m = &l->p->modules.v[idx];
@@ -295,11 +336,7 @@ static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
 
 static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
 {
-    uint32_t idx = PROF_NONE;
-    for (size_t i = 0; i < l->nmods; i++) {
-        if (l->mods[i].id == m->module_id)
-            idx = l->mods[i].idx;
-    }
+    uint32_t idx = modmap_find(l, m->module_id);
     if (idx == PROF_NONE)
         return hv_errf(l->err, "mapping at 0x%" PRIx64 " names unknown module %" PRIu64, m->start,
                        m->module_id);
@@ -351,6 +388,8 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
 {
     /* session_start carries the settings; session_stop what is known only at the end (the
      * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
+    if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
+        l->st->session_stop = true;
     if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&
         !fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         return;
@@ -408,7 +447,12 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     if (len < 8 || memcmp(buf, magic, 8))
         return hv_errf(err, "not an hvprof recording: no FXT magic record at the start "
                             "(hvprof record writes Fuchsia Trace Format files)");
-    struct loader l = {.p = p, .st = st, .err = err};
+    struct loader l = {.p = p,
+                       .st = st,
+                       .err = err,
+                       .completion_budget = COMPLETION_FRAMES_PER_WORD * (uint64_t)(len / 8) +
+                                            COMPLETION_FRAMES_FLOOR};
+    hashidx_init(&l.mod_ids);
     l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
     if (!l.recent)
         return hv_errf(err, "out of memory");
@@ -514,6 +558,7 @@ done:
     }
     free(l.recent);
     free(l.mods);
+    hashidx_free(&l.mod_ids);
     free(l.addr);
     free(l.flags);
     free(x);

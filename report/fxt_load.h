@@ -14,6 +14,10 @@ struct fxt_load_stats {
     uint64_t records, samples, completions, partial_without_completion;
     uint64_t modules, mappings, loss_records, dropped;
     uint64_t symbols; /* symbols carried in the recording (a guest kernel's) */
+    /* Partial records whose completed user stack was left off: the completions would have
+     * expanded the profile beyond 4 frames per 8-byte word of the file (fxt_load.c). */
+    uint64_t completions_cut;
+    bool session_stop; /* the recording ends with its session_stop marker */
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

@@ -1,6 +1,7 @@
 #include "symbols/elf_symbols.h"
 
 #include <elf.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -120,13 +121,40 @@ static int read_sections(Elf *e, struct elf_symbols *es, bool notes_only, struct
     return 0;
 }
 
-static int load_elf(Elf *e, struct elf_symbols *es, bool notes_only, struct hv_err *err)
+/* Headers and sections must lie inside the file's `size` bytes: a file cut short (a partial
+ * copy or download) would otherwise load as one with fewer or no symbols, silently. */
+static int check_extent(Elf *e, const GElf_Ehdr *eh, uint64_t size, struct hv_err *err)
+{
+    if (eh->e_phoff &&
+        (eh->e_phoff > size || (uint64_t)eh->e_phnum * eh->e_phentsize > size - eh->e_phoff))
+        return hv_errf(err, "truncated: its program headers end past the file's %" PRIu64 " bytes",
+                       size);
+    if (eh->e_shoff &&
+        (eh->e_shoff > size || (uint64_t)eh->e_shnum * eh->e_shentsize > size - eh->e_shoff))
+        return hv_errf(err, "truncated: its section headers end past the file's %" PRIu64 " bytes",
+                       size);
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+            continue;
+        if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+            return hv_errf(err, "truncated: a section ends past the file's %" PRIu64 " bytes",
+                           size);
+    }
+    return 0;
+}
+
+static int load_elf(Elf *e, uint64_t size, struct elf_symbols *es, bool notes_only,
+                    struct hv_err *err)
 {
     if (elf_kind(e) != ELF_K_ELF)
         return hv_errf(err, "not an ELF file");
     GElf_Ehdr eh;
     if (!gelf_getehdr(e, &eh))
         return hv_errf(err, "bad ELF header: %s", elf_errmsg(-1));
+    if (check_extent(e, &eh, size, err) < 0)
+        return -1;
     es->e_type = eh.e_type;
     es->e_entry = eh.e_entry;
     if (read_phdrs(e, es, notes_only) < 0 || read_sections(e, es, notes_only, err) < 0)
@@ -163,7 +191,8 @@ static int load_path(struct elf_symbols *es, const char *path, bool notes_only, 
     }
     /* Read, not mapped: a file that shrinks while it is read gives an error, not SIGBUS. */
     Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    int rc = e ? load_elf(e, es, notes_only, err) : hv_errf(err, "%s", elf_errmsg(-1));
+    int rc = e ? load_elf(e, (uint64_t)st.st_size, es, notes_only, err)
+               : hv_errf(err, "%s", elf_errmsg(-1));
     if (e)
         elf_end(e);
     close(fd);
@@ -203,7 +232,7 @@ int elf_symbols_load_mem(struct elf_symbols *es, const void *buf, size_t len, st
         return hv_errf(err, "out of memory");
     memcpy(copy, buf, len);
     Elf *e = elf_memory(copy, len);
-    int rc = e ? load_elf(e, es, false, err) : hv_errf(err, "%s", elf_errmsg(-1));
+    int rc = e ? load_elf(e, len, es, false, err) : hv_errf(err, "%s", elf_errmsg(-1));
     if (e)
         elf_end(e);
     free(copy);

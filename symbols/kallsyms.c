@@ -1,6 +1,7 @@
 #include "symbols/kallsyms.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,14 @@ int kallsyms_parse(struct symtab *t, const char *text, size_t len, struct hv_err
     if (!added)
         return hv_errf(err, "no text symbols (expected kallsyms / System.map lines such as "
                             "'ffffffff81000000 T _text')");
+    bool any = false;
+    for (size_t i = 0; i < t->n && !any; i++)
+        any = t->v[i].addr != 0;
+    /* What /proc/kallsyms shows a reader without CAP_SYSLOG under kptr_restrict: every name,
+     * every address 0. Taken as it is, every kernel frame would be named after one symbol. */
+    if (!any)
+        return hv_errf(err, "every symbol's address is 0: kallsyms read without the right to "
+                            "see addresses (kptr_restrict); read /proc/kallsyms as root");
     symtab_finish(t);
     return 0;
 }

@@ -70,10 +70,8 @@ void symtab_finish(struct symtab *t)
 {
     if (t->sorted)
         return;
-    if (t->n > 1) {
-        if (t->n > 1)
-            qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names);
-    }
+    if (t->n > 1) /* qsort of a NULL array is undefined even for 0 elements (C11 7.22.5) */
+        qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names);
     size_t w = 0;
     for (size_t r = 0; r < t->n; r++) {
         if (w > 0 && t->v[w - 1].addr == t->v[r].addr) {

@@ -117,13 +117,28 @@ static int make_fixtures(void)
     uint64_t trunc[3] = {0x0016547846040010ull,
                          0 | (3ull << 4) | (1ull << 16) | (0ull << 20) | (6ull << 52), 0};
     memcpy(&trunc[2], "hvprof\0\0", 8);
+    /* The same provider-info record whole: an hvprof recording with no sample and no
+     * session_stop marker (a recorder killed at once). */
+    uint64_t nostop[3] = {0x0016547846040010ull,
+                          0 | (2ull << 4) | (1ull << 16) | (0ull << 20) | (6ull << 52), 0};
+    memcpy(&nostop[2], "hvprof\0\0", 8);
+    static const char zero_ks[] = "0000000000000000 T _text\n0000000000000000 T start_kernel\n";
+    /* An ELF file cut after its first 4 KiB: this test binary's own headers, no sections. */
+    static uint8_t elf_head[4096];
+    FILE *self = fopen("/proc/self/exe", "rb");
+    if (!self || fread(elf_head, 1, sizeof(elf_head), self) != sizeof(elf_head))
+        return -1;
+    fclose(self);
     char fifo[1024];
     snprintf(fifo, sizeof(fifo), "%s/fifo", scratch);
     if (mkfifo(fifo, 0600) != 0)
         return -1;
     return write_file("empty", "", 0) || write_file("garbage", garbage, sizeof(garbage) - 1) ||
                    write_file("zeros.bin", zeros, sizeof(zeros)) ||
-                   write_file("trunc.fxt", trunc, sizeof(trunc))
+                   write_file("trunc.fxt", trunc, sizeof(trunc)) ||
+                   write_file("nostop.fxt", nostop, sizeof(nostop)) ||
+                   write_file("zero-kallsyms.txt", zero_ks, sizeof(zero_ks) - 1) ||
+                   write_file("trunc.elf", elf_head, sizeof(elf_head))
                ? -1
                : 0;
 }

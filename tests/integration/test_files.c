@@ -254,13 +254,45 @@ static void test_report_write_error(void **state)
     assert_int_not_equal(access(at("big.txt"), F_OK), 0);
 }
 
+/* Inputs that are wrong without being malformed get a warning that says what the report does:
+ * filters that match no sample, a symbol file whose build-id matches but that holds no symbols
+ * (a stripped copy), a recording cut on a record boundary before its session_stop. */
+static void test_silent_garbage_warned(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char prog[1024], script[4096];
+    snprintf(prog, sizeof(prog), "%s", guest_build_path("tests/guest/progs/workload.elf"));
+    snprintf(script, sizeof(script),
+             "$HV record -o g.fxt --quiet --guest demo --cmdline 'progs=workload seconds=1' "
+             ">/dev/null && mkdir -p stripped && cp '%s' stripped/ && strip stripped/workload.elf",
+             prog);
+    assert_int_equal(sh(script, NULL), 0);
+    char *out;
+    assert_int_equal(sh("$HV report g.fxt --comm no-such-program -o r1.txt", &out), 0);
+    assert_non_null(strstr(out, "no sample of g.fxt matches the filters"));
+    free(out);
+    assert_int_equal(sh("$HV report g.fxt --symbols stripped -o r2.txt", &out), 0);
+    assert_non_null(strstr(out, "holds no function symbols (a stripped file?)"));
+    free(out);
+    /* Cut at the last whole record before 60 %% of the file: what `dump` lists as its offset. */
+    assert_int_equal(sh("m=$(( $(stat -c %s g.fxt) * 6 / 10 )); cut=$($HV dump g.fxt | "
+                        "{ last=0; while read -r off rest; do o=$((off)); "
+                        "[ $o -le $m ] && last=$o; done; echo $last; }); "
+                        "head -c $cut g.fxt >cut.fxt && $HV report cut.fxt -o r3.txt",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "ends without its session_stop marker"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_is_an_input), cmocka_unit_test(test_second_writer),
         cmocka_unit_test(test_closed_pipe),        cmocka_unit_test(test_full_before_header),
         cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
-        cmocka_unit_test(test_report_write_error),
+        cmocka_unit_test(test_report_write_error), cmocka_unit_test(test_silent_garbage_warned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/parse.h"
@@ -304,8 +306,12 @@ int cmd_record(int argc, char **argv)
     const char *nosync = getenv("HVPROF_NO_SYNC_REGS");
     bool sync_regs = !(nosync && *nosync && strcmp(nosync, "0") != 0);
     if (run_session_open(&rs, &o, &hooks, sync_regs, &err) < 0) {
+        /* The guest never started: no recording of it, so no file (ours, still locked). */
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         sampler_destroy(s);
+        struct stat st; /* a regular file only: never /dev/null or another device */
+        if (stat(c.out_path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(c.out_path);
         return 1;
     }
     run_session_catch_signals(&rs);

@@ -10,6 +10,7 @@
 
 #include "common/files.h"
 #include "cli/parse.h"
+#include "vmm/boot/layout.h"
 
 #define DEMO_KERNEL "hvprof-guest.elf"
 #define DEMO_INITRD "hvprof-guest.cpio"
@@ -173,6 +174,11 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     }
     if (!o->kernel)
         return hv_errf(err, "no guest given: use --guest demo or --kernel FILE");
+    if (o->cmdline && strlen(o->cmdline) > BOOT_CMDLINE_MAX)
+        return hv_errf(err,
+                       "--cmdline is %zu bytes; hvprof passes at most %u (a Linux kernel may "
+                       "take fewer: its boot header says)",
+                       strlen(o->cmdline), BOOT_CMDLINE_MAX);
     if (check_readable("kernel", o->kernel, err) < 0)
         return -1;
     if (o->initrd && check_readable("initrd", o->initrd, err) < 0)

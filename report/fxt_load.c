@@ -19,6 +19,15 @@ struct pending {
     /* The record carries the user PC at kernel entry (its last frame): the completion's first
      * frame, where the thread was when it came back, gives way to it (docs/orc.md). */
     bool entry_pc;
+    uint32_t next; /* the next pending record of the same continuation id, or UINT32_MAX */
+};
+
+/* The pending records of one continuation id, in file order (head .. tail through `next`):
+ * a completion finds its own in O(1), whatever else waits (a hostile recording of many
+ * never-completed records made a scan per completion quadratic). */
+struct chain {
+    uint64_t id;
+    uint32_t head, tail; /* UINT32_MAX: none waiting */
 };
 
 /* Recent completions, for partial records that reach the file after their completion: a thread
@@ -58,9 +67,12 @@ struct loader {
     struct hashidx mod_ids;     /* l->mods by recorded module id */
     struct fxt_load_stats *st;
     struct hv_err *err;
-    struct pending *pend;
+    struct pending *pend; /* completed ones have addr NULL */
     size_t npend, pend_cap;
-    struct done *recent; /* RECENT_COMPLETIONS entries */
+    struct chain *chains;
+    size_t nchains, chains_cap;
+    struct hashidx chain_ids; /* chains by id */
+    struct done *recent;      /* RECENT_COMPLETIONS entries */
     struct modmap *mods;
     size_t nmods, mods_cap;
     uint64_t *addr; /* scratch frame arrays */
@@ -131,6 +143,37 @@ static uint32_t modmap_find(const struct loader *l, uint64_t id)
     return i == HASHIDX_NONE ? PROF_NONE : l->mods[i].idx;
 }
 
+static bool chain_eq(const void *ctx, uint32_t idx)
+{
+    const struct loader *l = ((const struct loader *const *)ctx)[0];
+    const uint64_t *id = ((const uint64_t *const *)ctx)[1];
+    return l->chains[idx].id == *id;
+}
+
+/* The chain of continuation `id`; created when `create`. NULL if none (or out of memory). */
+static struct chain *chain_of(struct loader *l, uint64_t id, bool create)
+{
+    const void *ctx[2] = {l, &id};
+    uint64_t h = hashidx_u64(HASHIDX_SEED, id);
+    uint32_t i = hashidx_find(&l->chain_ids, h, chain_eq, ctx);
+    if (i != HASHIDX_NONE)
+        return &l->chains[i];
+    if (!create)
+        return NULL;
+    if (l->nchains == l->chains_cap) {
+        size_t cap = l->chains_cap ? l->chains_cap * 2 : 64;
+        struct chain *v = realloc(l->chains, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        l->chains = v;
+        l->chains_cap = cap;
+    }
+    if (hashidx_insert(&l->chain_ids, h, (uint32_t)l->nchains) < 0)
+        return NULL;
+    l->chains[l->nchains] = (struct chain){id, UINT32_MAX, UINT32_MAX};
+    return &l->chains[l->nchains++];
+}
+
 static int on_sample(struct loader *l, const struct fxtr_record *rec,
                      const struct hvfxt_sample_view *s)
 {
@@ -184,10 +227,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
          * the first is the interrupted user pc, since those partial records are at CPL 0. */
         if (n > 0)
             l->flags[0] &= ~PROF_FRAME_RA;
-        for (size_t i = 0; i < l->npend; i++) {
+        struct chain *c = chain_of(l, s->completion, false);
+        for (uint32_t i = c ? c->head : UINT32_MAX; i != UINT32_MAX;) {
             struct pending *pd = &l->pend[i];
-            if (pd->id != s->completion)
-                continue;
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
                                         pd->flags, pd->n, 1, l->err);
             uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
@@ -196,8 +238,12 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             l->st->samples++;
             free(pd->addr);
             free(pd->flags);
-            l->pend[i--] = l->pend[--l->npend];
+            pd->addr = NULL;
+            pd->flags = NULL;
+            i = pd->next;
         }
+        if (c)
+            c->head = c->tail = UINT32_MAX;
         /* Keep it for partial records of other vCPU streams that come later in the file. */
         struct done *d = &l->recent[done_slot(s->completion)];
         free(d->addr);
@@ -242,6 +288,11 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             l->pend = v;
             l->pend_cap = cap;
         }
+        if (l->npend >= UINT32_MAX - 1)
+            return hv_errf(l->err, "more than 2^32 partial records");
+        struct chain *c = chain_of(l, s->continuation, true);
+        if (!c)
+            return hv_errf(l->err, "out of memory");
         struct pending pd = {rec->provider,
                              s->continuation,
                              ts,
@@ -252,7 +303,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                              malloc((n + 1) * sizeof(uint64_t)),
                              malloc((n + 1) * sizeof(uint32_t)),
                              n,
-                             n > user_from};
+                             n > user_from,
+                             UINT32_MAX};
         if (!pd.addr || !pd.flags) {
             free(pd.addr);
             free(pd.flags);
@@ -260,6 +312,12 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         }
         memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
         memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
+        uint32_t at = (uint32_t)l->npend;
+        if (c->tail == UINT32_MAX)
+            c->head = at;
+        else
+            l->pend[c->tail].next = at;
+        c->tail = at;
         l->pend[l->npend++] = pd;
         return 0;
     }
@@ -453,6 +511,7 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
                        .completion_budget = COMPLETION_FRAMES_PER_WORD * (uint64_t)(len / 8) +
                                             COMPLETION_FRAMES_FLOOR};
     hashidx_init(&l.mod_ids);
+    hashidx_init(&l.chain_ids);
     l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
     if (!l.recent)
         return hv_errf(err, "out of memory");
@@ -528,6 +587,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     /* Partial records whose completion never came keep their kernel part. */
     for (size_t i = 0; i < l.npend; i++) {
         struct pending *pd = &l.pend[i];
+        if (!pd->addr)
+            continue; /* completed */
         if (profile_add_sample(p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr, pd->flags,
                                pd->n, 1, err) < 0)
             goto done;
@@ -559,6 +620,8 @@ done:
     free(l.recent);
     free(l.mods);
     hashidx_free(&l.mod_ids);
+    free(l.chains);
+    hashidx_free(&l.chain_ids);
     free(l.addr);
     free(l.flags);
     free(x);

@@ -73,6 +73,13 @@ int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
         return hv_errf_errno(err, "cannot open /dev/kvm");
     }
     int version = ioctl(k->fd, KVM_GET_API_VERSION, 0);
+    if (version < 0) {
+        /* Something else at that path (a file, another driver): it answers no KVM ioctl. */
+        int e = errno;
+        kvm_sys_close(k);
+        errno = e;
+        return hv_errf_errno(err, "/dev/kvm is not a KVM device (KVM_GET_API_VERSION failed)");
+    }
     if (version != KVM_API_VERSION) {
         kvm_sys_close(k);
         return hv_errf(err, "/dev/kvm speaks API version %d, hvprof needs %d", version,

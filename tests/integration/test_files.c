@@ -286,6 +286,24 @@ static void test_silent_garbage_warned(void **state)
     free(out);
 }
 
+/* A /dev/kvm that is something else (here /dev/null bound over it in a private mount namespace):
+ * the error says so, instead of "API version -1". Skipped where mounting is not permitted. */
+static void test_kvm_not_kvm(void **state)
+{
+    (void)state;
+    char *out;
+    int st = sh("unshare -m sh -c 'mount --bind /dev/null /dev/kvm || exit 77; "
+                "$HV run --guest demo'",
+                &out);
+    if (st == 77 || strstr(out, "unshare:")) {
+        free(out);
+        skip();
+    }
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(out, "/dev/kvm is not a KVM device (KVM_GET_API_VERSION failed)"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_closed_pipe),        cmocka_unit_test(test_full_before_header),
         cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
         cmocka_unit_test(test_report_write_error), cmocka_unit_test(test_silent_garbage_warned),
+        cmocka_unit_test(test_kvm_not_kvm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

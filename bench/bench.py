@@ -32,6 +32,7 @@ class Config:
             self.rates, self.vcpus = [1000], [1]
             self.sc_batches, self.bd_rounds, self.bd_seconds = 21, 1, 1
             self.report_samples, self.report_rounds = 100000, 1
+            self.many_procs = [10000]
             self.scale_vcpus, self.scale_procs, self.scale_rounds, self.scale_seconds = [1, 2], [2, 16], 1, 1
             self.scale_rate = 1000
             self.linux_rounds = 0
@@ -40,6 +41,7 @@ class Config:
             self.rates, self.vcpus = [100, 1000, 4000, 10000], [1, 2]
             self.sc_batches, self.bd_rounds, self.bd_seconds = 201, 3, 2
             self.report_samples, self.report_rounds = 1000000, 3
+            self.many_procs = [100000, 300000]
             self.scale_vcpus, self.scale_procs, self.scale_rounds, self.scale_seconds = [1, 2, 4, 8], [2, 16, 64], 3, 2
             self.scale_rate = 1000
             self.linux_rounds = 3

@@ -153,6 +153,22 @@ def throughput(r, cfg, tmp):
                                   "--vmlinux", r.kernel_elf], 1200)
             d["report"].setdefault(fmt, []).append({"wall_s": res.wall_s,
                                                      "maxrss_kib": res.maxrss_kib})
+    # Report cost with 10^4-10^6 processes, each its own address space, name and mapping (one
+    # sample each): what was quadratic in processes and mappings (docs/reliability.md 2c).
+    d["many"] = []
+    for procs in cfg.many_procs:
+        many = os.path.join(tmp, "many.fxt")
+        r.run(f"synthetic recording, {procs} processes",
+              [os.path.join(r.build, "bench", "bench_mkrecording"), "-o", many, "-n", str(procs),
+               "--workload", os.path.join(r.progs, "workload.elf"), "--kernel", r.kernel_elf,
+               "--vcpus", "2", "--procs", str(procs)], 1200)
+        size = os.path.getsize(many)
+        res = r.run_measured(f"report top, {procs} processes (timed)",
+                             [r.hvprof, "report", many, "--format", "top", "-q", "-o",
+                              os.path.join(tmp, "report.out"), "--symbols", r.progs], 1200)
+        d["many"].append({"procs": procs, "bytes": size, "wall_s": res.wall_s,
+                          "maxrss_kib": res.maxrss_kib})
+        os.remove(many)
     rows = _folded(r, rec)
     d["symbolized"] = sum(n for _, n in rows)
     d["unsymbolized_frames"] = sum(n for f, n in rows if any(x.startswith("0x") for x in f))

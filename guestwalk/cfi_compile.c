@@ -230,6 +230,9 @@ struct builder {
     struct cfi_table *t;
     size_t cap_rows, cap_exprs, cap_bytes;
     bool oom;
+    /* Bytes of CIEs and FDEs left to read: a forged .eh_frame_hdr can point every entry at one
+     * huge FDE (or FDEs at one huge CIE); the total stays linear in the input. */
+    uint64_t budget;
 };
 
 static bool grow(void **v, size_t *cap, size_t need_n, size_t elem, size_t max)
@@ -578,7 +581,8 @@ static bool parse_cie(const struct cfi_src *src, uint64_t va, struct cie *ci, bo
     return true;
 }
 
-/* Compile one FDE at `va`. Returns 1 compiled, 0 absent (a page not present), -1 malformed. */
+/* Compile one FDE at `va`. Returns 1 compiled, 0 absent (a page not present), -1 malformed or
+ * over the work budget. */
 static int compile_fde(struct builder *b, const struct cfi_src *src, uint64_t va)
 {
     bool absent;
@@ -586,8 +590,9 @@ static int compile_fde(struct builder *b, const struct cfi_src *src, uint64_t va
     if (!cur_init(&c, src, va, 4, &absent))
         return absent ? 0 : -1;
     uint64_t len = get_n(&c, 4);
-    if (len == 0 || len == 0xffffffffull || len < 8)
+    if (len == 0 || len == 0xffffffffull || len < 8 || len > b->budget)
         return -1;
+    b->budget -= len;
     if (!cur_init(&c, src, va + 4, len, &absent))
         return absent ? 0 : -1;
     uint64_t id_at = c.va;
@@ -597,6 +602,10 @@ static int compile_fde(struct builder *b, const struct cfi_src *src, uint64_t va
     struct cie ci;
     if (!parse_cie(src, id_at - id, &ci, &absent))
         return absent ? 0 : -1;
+    uint64_t cie_len = (uint64_t)(ci.init.end - ci.init.p);
+    if (cie_len > b->budget)
+        return -1;
+    b->budget -= cie_len;
     uint64_t start = get_ptr(&c, ci.fde_enc, 0);
     uint64_t range = get_ptr(&c, (uint8_t)(ci.fde_enc & 0x0f), 0);
     if (ci.has_aug_data) {
@@ -746,7 +755,8 @@ int cfi_compile(const struct cfi_src *src, uint64_t hdr, uint64_t eh_frame, stru
         return hv_errf(err, "call-frame information of %zu bytes: larger than hvprof reads",
                        src->len);
     /* Row addresses are 32-bit offsets from the start of the image's lowest mapped page. */
-    struct builder b = {.t = t};
+    /* Every byte read about 8 times over (CIEs are shared by many FDEs), plus a floor. */
+    struct builder b = {.t = t, .budget = 8 * (uint64_t)src->len + (1u << 20)};
     uint64_t ef = eh_frame;
     bool used_hdr = hdr && compile_from_hdr(&b, src, hdr, &ef);
     if (!used_hdr && ef && !b.oom)

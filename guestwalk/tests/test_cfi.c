@@ -353,6 +353,44 @@ static void test_rules(void **state)
     cfi_table_free(&t);
 }
 
+/* A forged .eh_frame_hdr whose 16384 entries all name one FDE of 64 KiB of instructions: the
+ * compiler reads about 8 times its input, then counts the rest as malformed (without the
+ * budget: 16384 x 64 KiB = 1 GiB of instructions executed). */
+static void test_work_budget(void **state)
+{
+    (void)state;
+    enum { NENT = 16384, BODY = 64 << 10 };
+    size_t hdr_len = 12 + NENT * 8, cie_off = hdr_len;
+    size_t len = hdr_len + 32 + 32 + BODY;
+    uint8_t *buf = calloc(1, len);
+    assert_non_null(buf);
+    size_t off = cie_off + put_cie(buf + cie_off);
+    size_t fde = off;
+    uint8_t *ins = calloc(1, BODY); /* DW_CFA_nop */
+    off += put_fde(buf + cie_off, off - cie_off, EH_VA + cie_off, 0x401000, 0x40, ins, BODY);
+    free(ins);
+    /* version 1, eh_frame_ptr pcrel|sdata4, fde_count udata4, table datarel|sdata4 */
+    buf[0] = 1, buf[1] = 0x1b, buf[2] = 0x03, buf[3] = 0x3b;
+    int32_t ef = (int32_t)(cie_off - 4);
+    uint32_t count = NENT;
+    memcpy(buf + 4, &ef, 4);
+    memcpy(buf + 8, &count, 4);
+    for (uint32_t i = 0; i < NENT; i++) {
+        int32_t pc = 0x1000, at = (int32_t)fde;
+        memcpy(buf + 12 + i * 8, &pc, 4);
+        memcpy(buf + 16 + i * 8, &at, 4);
+    }
+    struct cfi_src src = {.image_base = 0x400000, .vaddr = EH_VA, .data = buf, .len = off};
+    struct cfi_table t;
+    assert_int_equal(cfi_compile(&src, EH_VA, 0, &t, NULL), 0);
+    printf("forged table: %lu FDEs compiled, %lu refused\n", (unsigned long)t.stats.fdes,
+           (unsigned long)t.stats.fdes_bad);
+    assert_true(t.stats.fdes >= 1 && t.stats.fdes < 64);
+    assert_true(t.stats.fdes + t.stats.fdes_bad == NENT);
+    cfi_table_free(&t);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_signal_frame),
         cmocka_unit_test(test_mixed_with_frame_pointers),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_work_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

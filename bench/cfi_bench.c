@@ -55,7 +55,7 @@ static unsigned capture(const struct gw_cfi_map *map, struct gimg *g, struct gw_
 }
 
 static double time_walks(const struct gw_cfi_map *map, struct gw_walker *w, struct gimg *g,
-                         unsigned batches, bool flush, unsigned *frames, unsigned *from_cfi)
+                         unsigned batches, unsigned *frames, unsigned *from_cfi)
 {
     enum { PER_BATCH = 200 };
     double *v = calloc(batches, sizeof(double));
@@ -65,10 +65,7 @@ static double time_walks(const struct gw_cfi_map *map, struct gw_walker *w, stru
     for (unsigned i = 0; i < batches; i++) {
         uint64_t t0 = now_ns();
         for (unsigned k = 0; k < PER_BATCH; k++) {
-            /* As the sampler: begin (translation cache flushed), then the walk; `flush`: the
-             * lookup cache empty too (a stack never sampled before). */
-            if (flush)
-                gw_cfi_cache_flush(w);
+            /* As the sampler: begin (translation cache flushed), then the walk. */
             gw_walker_begin(w, &s);
             struct gw_stack st = GW_STACK_INIT(pcs, GW_DEFAULT_MAX_DEPTH);
             struct gw_regs r = gw_regs_of(&s);
@@ -152,12 +149,10 @@ void cfi_bench(unsigned batches)
     for (int mixed = 0; mixed < 2; mixed++) {
         unsigned n = capture(map, &g, &w, mixed);
         unsigned frames = 0, from_cfi = 0;
-        double cold = time_walks(map, &w, &g, batches, true, &frames, &from_cfi);
-        double warm = time_walks(map, &w, &g, batches, false, &frames, &from_cfi);
-        printf("  %3u frames, %s %8.1f ns lookups cold, %8.1f ns cached (%u callers from CFI)\n", n,
-               mixed ? "mixed (one frame-pointer function):"
-                     : "every frame from .eh_frame:        ",
-               cold, warm, from_cfi);
+        double ns = time_walks(map, &w, &g, batches, &frames, &from_cfi);
+        printf("  %3u frames, %s %8.1f ns (%u callers from CFI)\n", n,
+               mixed ? "mixed (one frame-pointer function)" : "every frame from .eh_frame   ", ns,
+               from_cfi);
     }
     struct compile_ctx c = {batches};
     dl_iterate_phdr(compile_one, &c);

@@ -2,8 +2,6 @@
 
 #include "guestwalk/cfi_expr.h"
 
-#include <string.h>
-
 const struct gw_cfi_module *gw_cfi_map_find(const struct gw_cfi_map *map, uint64_t pc)
 {
     if (!map)
@@ -19,30 +17,6 @@ const struct gw_cfi_module *gw_cfi_map_find(const struct gw_cfi_map *map, uint64
     if (!lo || pc >= map->m[lo - 1].hi)
         return NULL;
     return &map->m[lo - 1];
-}
-
-void gw_cfi_cache_flush(struct gw_walker *w)
-{
-    memset(w->cfi_cache, 0, sizeof(w->cfi_cache));
-}
-
-/* The module and row for `look` in `map`, through the walker's cache. */
-static const struct cfi_row *lookup(struct gw_walker *w, const struct gw_cfi_map *map,
-                                    uint64_t look, const struct gw_cfi_module **mod)
-{
-    uint64_t h = (look ^ (look >> 12) ^ ((uint64_t)(uintptr_t)map >> 4)) * 0x9e3779b97f4a7c15ull;
-    struct gw_cfi_cache_entry *e = &w->cfi_cache[(h >> 40) & (GW_CFI_CACHE - 1)];
-    if (e->map == map && e->pc == look) {
-        w->cfi_hits++;
-        *mod = e->m;
-        return e->row;
-    }
-    w->cfi_misses++;
-    const struct gw_cfi_module *m = gw_cfi_map_find(map, look);
-    const struct cfi_row *row = m ? cfi_find(m->t, look - m->bias) : NULL;
-    *e = (struct gw_cfi_cache_entry){map, look, m, row};
-    *mod = m;
-    return row;
 }
 
 struct frame {
@@ -273,8 +247,8 @@ unsigned gw_cfi_unwind(const struct gw_cfi_map *map, struct gw_walker *w, const 
         /* A return address is after its call: look up the call (pc - 1). Frame 0 and the frame a
          * signal interrupted have their exact PC. */
         uint64_t look = f.signal ? f.pc : f.pc - 1;
-        const struct gw_cfi_module *m;
-        const struct cfi_row *row = lookup(w, map, look, &m);
+        const struct gw_cfi_module *m = gw_cfi_map_find(map, look);
+        const struct cfi_row *row = m ? cfi_find(m->t, look - m->bias) : NULL;
         if (row) {
             if (!step_cfi(&c, m, row, &f))
                 return st->count;

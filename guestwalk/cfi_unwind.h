@@ -38,9 +38,6 @@ struct gw_cfi_map {
 /* The module covering run-time address pc, or NULL. */
 const struct gw_cfi_module *gw_cfi_map_find(const struct gw_cfi_map *map, uint64_t pc);
 
-/* Forget the walker's cached lookups (guestwalk/walker.h): after freeing a map it used. */
-void gw_cfi_cache_flush(struct gw_walker *w);
-
 /* Walks w->cfi's tables (frame pointers alone when it is NULL). */
 extern const struct gw_unwinder gw_cfi_unwinder;
 

@@ -38,20 +38,6 @@ struct gw_config {
 };
 
 struct gw_cfi_map; /* guestwalk/cfi_unwind.h */
-struct gw_cfi_module;
-struct cfi_row;
-
-/* The CFI walk's lookups (module, then row) per (map, PC), kept across stops: samples hit the same
- * return addresses again and again, and two binary searches per frame made CFI walks several
- * times the cost of frame-pointer walks. Maps are immutable and outlive every walk (the sampler
- * frees them at the end); a caller that frees one sooner calls gw_cfi_cache_flush. */
-#define GW_CFI_CACHE 1024 /* entries, a power of two */
-struct gw_cfi_cache_entry {
-    const struct gw_cfi_map *map; /* NULL: empty */
-    uint64_t pc;
-    const struct gw_cfi_module *m; /* NULL: no module with tables covers pc */
-    const struct cfi_row *row;     /* NULL: no rule for pc */
-};
 
 struct gw_walker {
     const struct gmem *mem;
@@ -64,8 +50,6 @@ struct gw_walker {
     /* The DWARF CFI tables of the address space being walked (guestwalk/cfi_unwind.h), set by
      * the caller after gw_walker_begin (which clears it); NULL: none. */
     const struct gw_cfi_map *cfi;
-    struct gw_cfi_cache_entry cfi_cache[GW_CFI_CACHE];
-    uint64_t cfi_hits, cfi_misses;
 };
 
 /* `cfg` may be NULL for defaults. Fails only if capstone cannot be opened. */

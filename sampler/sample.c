@@ -106,7 +106,7 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
         /* Code no look has found yet: ask the drain thread to look soon (sampler/modules.c). */
-        if (due && ustack.leaf != GW_LEAF_CFI && !gw_cfi_map_find(map, sv->walker.snap.rip))
+        if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
     }
     if (cont) {

@@ -17,7 +17,8 @@
 #      HVPROF_TB_STALL    seconds without a finished scenario before L1 is stopped (default 400)
 #      HVPROF_TB_FAULT_ATTEMPTS  boots of a scenario whose guest triple-faults (default 3; the
 #                         64-vCPU test takes 1: there most boots end so, docs/linux.md)
-#      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 4)
+#      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 6: the
+#                         emulated SVM resets L1 now and then, docs/linux.md)
 #      HVPROF_TB_WARMUP   a file with one scenario line run once at the start of every L1 boot,
 #                         only its sample counts kept (docs/linux.md, "The first run after L1's
 #                         boot"); unset: none
@@ -34,7 +35,7 @@ smp=${HVPROF_TB_SMP:-$(nproc)}
 tcg_thread=${HVPROF_TB_TCG_THREAD:-multi}
 stall=${HVPROF_TB_STALL:-400}
 l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
-l1_boots=${HVPROF_TB_L1_BOOTS:-4}
+l1_boots=${HVPROF_TB_L1_BOOTS:-6}
 [ "$smp" -gt 4 ] && smp=4
 log() { echo "linux-testbed: $*" >&2; }
 

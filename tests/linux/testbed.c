@@ -299,7 +299,7 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
 void tb_check_boot(const struct tb_result *r, const struct tb_scenario *s)
 {
     if (!r->present)
-        fail_msg("%s: did not finish: the outer VM died during it in four boots (see l1.log)",
+        fail_msg("%s: did not finish: the outer VM died during it in every boot (see l1.log)",
                  r->name);
     if (r->status != 0)
         fail_msg("%s: exit status %d\n%s", r->name, r->status, r->summary);

@@ -297,8 +297,10 @@ int hv_fxt_check(const char *path, struct hv_fxt_check *c)
     }
     free(text);
     /* Announced ids (deduplicated: several partial records share one) against completions. */
-    qsort(announced.v, announced.n, sizeof(uint64_t), cmp_u64);
-    qsort(completed.v, completed.n, sizeof(uint64_t), cmp_u64);
+    if (announced.n > 1) /* a recording without samples has no array to sort */
+        qsort(announced.v, announced.n, sizeof(uint64_t), cmp_u64);
+    if (completed.n > 1)
+        qsort(completed.v, completed.n, sizeof(uint64_t), cmp_u64);
     size_t na = 0;
     for (size_t i = 0; i < announced.n; i++)
         if (na == 0 || announced.v[na - 1] != announced.v[i])

@@ -198,15 +198,20 @@ static uint64_t repair_leaf(struct walk *k, const struct gw_regs *r)
     return slot + 8;
 }
 
-uint64_t gw_unwind_leaf(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
+static struct walk walk_of(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
 {
-    struct walk k = {
+    return (struct walk){
         .w = w,
         .st = st,
         .cap = st->capacity < w->cfg.max_depth ? st->capacity : w->cfg.max_depth,
         .user = r->user,
         .access = r->user ? PT_ACC_USER : PT_ACC_SUPERVISOR,
     };
+}
+
+uint64_t gw_unwind_leaf(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
+{
+    struct walk k = walk_of(w, r, st);
     if (w->cfg.no_leaf_repair || st->count >= k.cap)
         return r->rsp;
     return repair_leaf(&k, r);
@@ -215,14 +220,7 @@ uint64_t gw_unwind_leaf(struct gw_walker *w, const struct gw_regs *r, struct gw_
 unsigned gw_unwind_regs(struct gw_walker *w, const struct gw_regs *r, struct gw_stack *st)
 {
     gw_stack_reset(st);
-
-    struct walk k = {
-        .w = w,
-        .st = st,
-        .cap = st->capacity < w->cfg.max_depth ? st->capacity : w->cfg.max_depth,
-        .user = r->user,
-        .access = r->user ? PT_ACC_USER : PT_ACC_SUPERVISOR,
-    };
+    struct walk k = walk_of(w, r, st);
     if (w->mmu.mode == PT_MODE_NONE) {
         st->fault.reason = PT_NOT_LONG_MODE;
         stop(&k, GW_STOP_UNSUPPORTED_MODE);

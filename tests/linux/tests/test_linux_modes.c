@@ -48,7 +48,10 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     uint64_t c = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95); /* with or without PTI and KASLR */
     tb_check_tasks(r);
-    t->judged += tb_check_user_stacks(r, 0.99);
+    /* Chains through glibc to clone3 / __libc_start_call_main: a process's first samples may
+     * come before its libraries' unwind tables are published (docs/cfi.md): 95 %, the issue's
+     * target; the runs measured 97.4-100 %. */
+    t->judged += tb_check_user_stacks(r, 0.95);
     t->syscall += tb_check_syscall_stacks(r, 0.95); /* ORC with and without PTI and KASLR */
     if (!strcmp(s->name, "generic-pti"))
         t->with_pti += c;

@@ -15,8 +15,8 @@
  * Returns false if any byte is not mapped (nothing is then assumed about dst). */
 typedef bool (*discover_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
 
-#define DISCOVER_MAX_SEGS   16 /* PT_LOAD segments kept per module */
-#define DISCOVER_MAX_PHDRS  64 /* program headers examined */
+#define DISCOVER_MAX_SEGS  16 /* PT_LOAD segments kept per module */
+#define DISCOVER_MAX_PHDRS 64 /* program headers examined */
 /* Pages scanned below an executable range for the ELF header. GNU ld's default -z separate-code
  * puts the headers in a read-only first segment with the dynamic symbols and relocations before
  * the code: 0x26000 bytes in Debian 12's libc.so.6, more in large C++ libraries. */

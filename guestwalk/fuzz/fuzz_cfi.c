@@ -20,7 +20,7 @@
 struct cfi_fuzz_head {
     uint32_t hdr_off, eh_frame_off; /* offsets into the bytes; ~0: not given */
     uint64_t rip, rsp, rbp;
-    uint8_t absent;       /* bit i: page i of the bytes not present */
+    uint8_t absent; /* bit i: page i of the bytes not present */
     uint8_t pad[7];
 };
 
@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t present[(CFI_FUZZ_MAX >> 12) + 1];
     for (size_t i = 0; i < sizeof(present); i++)
         present[i] = i < 8 ? !((h.absent >> i) & 1) : 1;
-    struct cfi_src src = {.image_base = 0, .vaddr = CFI_FUZZ_VADDR, .data = bytes, .len = len,
-                          .present = present};
+    struct cfi_src src = {
+        .image_base = 0, .vaddr = CFI_FUZZ_VADDR, .data = bytes, .len = len, .present = present};
     uint64_t hdr = h.hdr_off < len ? CFI_FUZZ_VADDR + h.hdr_off : 0;
     uint64_t ef = h.eh_frame_off < len ? CFI_FUZZ_VADDR + h.eh_frame_off : 0;
     struct cfi_table t;

@@ -24,8 +24,8 @@ static _Unwind_Reason_Code on_frame(struct _Unwind_Context *ctx, void *arg)
 
 /* A copy of live stack memory, redzones of other frames included: no sanitizer may look at it
  * (ASan's memcpy would report the redzones). */
-__attribute__((no_sanitize("address"), noinline)) static void copy_stack(uint8_t *dst,
-                                                                        uint64_t src, uint64_t n)
+__attribute__((no_sanitize("address"), noinline)) static void copy_stack(uint8_t *dst, uint64_t src,
+                                                                         uint64_t n)
 {
     const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)src;
     for (uint64_t i = 0; i < n; i++)

@@ -204,7 +204,14 @@ static void test_signal_at_startup(void **state)
         rr.errtext = hv_read_file(rr.err, NULL);
         fprintf(stderr, "== SIGTERM %u ms after start: status %d after %.2f s\n%s", delay,
                 rr.r.status, rr.r.elapsed_s, rr.errtext ? rr.errtext : "");
-        assert_false(rr.r.signalled);
+        if (rr.r.signalled) {
+            /* Before main() (a slow start under a sanitizer runtime): the default action, and
+             * nothing may have been created yet. */
+            fprintf(stderr, "NOTE: the signal came before hvprof's first instruction\n");
+            assert_int_not_equal(access(rr.out, F_OK), 0);
+            rec_free(&rr);
+            continue;
+        }
         assert_int_equal(rr.r.status, 128 + SIGTERM);
         assert_non_null(strstr(rr.errtext, "stopped by signal 15"));
         assert_true(rr.r.elapsed_s < 20);

@@ -38,8 +38,7 @@ struct sampler_cfi {
     _Atomic(const struct gw_cfi_map *) maps[ID_MAX_PROCS];
     struct gw_cfi_map **all; /* every map published, freed at close */
     size_t nall, cap_all;
-    uint64_t compiled, failed, no_build_id, fdes, fdes_absent, fdes_bad, unsupported, bytes_read,
-        ns;
+    uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file; /* tables compiled from the binary's file instead */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
@@ -177,19 +176,8 @@ static void adopt(struct sampler_cfi *c, struct cfi_entry *e, struct cfi_table *
 {
     if (e->t && t->stats.fdes <= e->t->stats.fdes)
         return;
-    if (!e->t) {
-        c->compiled++;
-    } else {
-        c->fdes -= e->t->stats.fdes;
-        c->fdes_absent -= e->t->stats.fdes_absent;
-        c->fdes_bad -= e->t->stats.fdes_bad;
-        c->unsupported -= e->t->stats.unsupported;
-    }
+    c->compiled += !e->t;
     e->t = t;
-    c->fdes += t->stats.fdes;
-    c->fdes_absent += t->stats.fdes_absent;
-    c->fdes_bad += t->stats.fdes_bad;
-    c->unsupported += t->stats.unsupported;
 }
 
 static void note_failure(struct sampler_cfi *c, const struct discover_module *m, const char *why)
@@ -322,21 +310,29 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     }
     if (!c || (!c->compiled && !c->failed && !walks))
         return;
+    /* Of the tables in use (one per binary): a replaced table is not counted. */
     size_t rows = 0, bytes = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].t) {
-            rows += c->e[i].t->nrows;
-            bytes += cfi_table_bytes(c->e[i].t);
-        }
+    struct cfi_stats st = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cfi_table *t = c->e[i].t;
+        if (!t)
+            continue;
+        rows += t->nrows;
+        bytes += cfi_table_bytes(t);
+        st.fdes += t->stats.fdes;
+        st.fdes_absent += t->stats.fdes_absent;
+        st.fdes_bad += t->stats.fdes_bad;
+        st.unsupported += t->stats.unsupported;
+    }
     fprintf(out,
             "  user stacks: DWARF CFI of %" PRIu64 " modules, %" PRIu64 " of them from their "
             "files (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; %.1f MiB of guest memory "
             "read, %.1f ms in all); %" PRIu64 " FDEs on pages not present%s, %" PRIu64
             " malformed, %" PRIu64 " rows with an untracked CFA register\n",
-            c->compiled, c->from_file, c->fdes, rows, (double)bytes / 1024,
-            (double)c->bytes_read / 1048576, (double)c->ns / 1e6, c->fdes_absent,
+            c->compiled, c->from_file, st.fdes, rows, (double)bytes / 1024,
+            (double)c->bytes_read / 1048576, (double)c->ns / 1e6, st.fdes_absent,
             s->cfg.find_file ? "" : " (record --symbols DIR gives them from the files)",
-            c->fdes_bad, c->unsupported);
+            st.fdes_bad, st.unsupported);
     fprintf(out,
             "  user walks with CFI: %" PRIu64 " (%" PRIu64 " frames from the tables); %" PRIu64
             " met code of a module without a rule for it (frame pointers there), %" PRIu64

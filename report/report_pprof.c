@@ -2,8 +2,8 @@
  * google/pprof proto/profile.proto) encoded by protobuf-c and gzip-compressed with zlib ("On-disk,
  * the serialized proto must be gzip-compressed"). One Mapping per module mapping (with its
  * build-id), one Location per (address space, address), one Function per (module, name); samples
- * carry labels vcpu, pid, tid, process, thread and cpl, all strings (pprof drops a numeric label
- * whose value is 0). */
+ * carry labels vcpu, pid, tid and cpl as numbers with units (pprof drops a numeric label whose
+ * value and unit are both 0) and process and thread as strings. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +103,58 @@ out:
 
 enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
 
+/* Mapping.file_offset as pprof reads it (internal/elfexec GetBase): a user-space mapping
+ * carries the file offset of its start, the ELF segment's own; a kernel image mapped in the
+ * upper half carries 0 (perf's convention for the kernel map: pprof then takes the base from the
+ * segment holding .text, or from _stext for a vmlinux, with any KASLR slide), and so does a
+ * kernel module (ET_REL: pprof refuses any other offset). The segment offset of a kernel image
+ * made `pprof -disasm` fail ("could not identify base"). */
+static int by_name(const void *a, const void *b, void *ctx)
+{
+    const struct prof_func *f = ctx;
+    return strcmp(f[*(const uint32_t *)a].name, f[*(const uint32_t *)b].name);
+}
+
+/* Which functions share their name with a function of another binary. pprof's views aggregate
+ * by name alone (its default granularity clears Function.filename, internal/driver
+ * aggregate()), so `_start` of three programs would show as one function holding all three
+ * shares; those get the binary's base name appended ("_start (workload.elf)"). NULL when out of
+ * memory; all false when no name is shared. */
+static bool *shared_names(const struct profile *p)
+{
+    size_t n = p->funcs.n;
+    uint32_t *ix = malloc((n ? n : 1) * sizeof(*ix));
+    bool *shared = calloc(n ? n : 1, sizeof(*shared));
+    if (!ix || !shared) {
+        free(ix);
+        free(shared);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (uint32_t)i;
+    qsort_r(ix, n, sizeof(*ix), by_name, p->funcs.v);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        bool other = false;
+        while (j < n && !strcmp(p->funcs.v[ix[j]].name, p->funcs.v[ix[i]].name)) {
+            other |= p->funcs.v[ix[j]].module != p->funcs.v[ix[i]].module;
+            j++;
+        }
+        for (size_t k = i; other && k < j; k++)
+            shared[ix[k]] = p->funcs.v[ix[k]].module != PROF_NONE;
+        i = j;
+    }
+    free(ix);
+    return shared;
+}
+
+static uint64_t pprof_file_offset(const struct prof_mapping *m, const struct prof_module *mod)
+{
+    if (mod->kernel && m->start >= (1ull << 63))
+        return 0;
+    return m->file_offset;
+}
+
 int report_write_pprof(const struct profile *p, const struct report_opts *o, FILE *out,
                        struct hv_err *err)
 {
@@ -128,11 +180,12 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     Perftools__Profiles__Label **labelp = calloc(ns * NLABELS + 1, sizeof(*labelp));
     uint64_t *loc_ids = calloc(p->frames.n + 1, sizeof(*loc_ids));
     int64_t *values = calloc(ns * 2 + 1, sizeof(*values));
+    bool *shared = shared_names(p);
     int64_t comment_id = 0;
     uint8_t *packed = NULL;
     int rc = -1;
     if (!maps || !mapp || !locs || !locp || !lines || !linep || !fns || !fnp || !smp || !smpp ||
-        !labels || !labelp || !loc_ids || !values)
+        !labels || !labelp || !loc_ids || !values || !shared)
         goto oom;
     str_id(&st, ""); /* string_table[0] must be "" */
 
@@ -162,7 +215,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         pm->id = i + 1;
         pm->memory_start = m->start;
         pm->memory_limit = m->size > UINT64_MAX - m->start ? UINT64_MAX : m->start + m->size;
-        pm->file_offset = m->file_offset;
+        pm->file_offset = pprof_file_offset(m, mod);
         pm->filename = str_id(&st, mod->name);
         pm->build_id = str_id(&st, hex);
         pm->has_functions = mod->has_functions;
@@ -172,11 +225,28 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         Perftools__Profiles__Function *f = &fns[i];
         perftools__profiles__function__init(f);
         f->id = i + 1;
-        f->name = f->system_name = str_id(&st, p->funcs.v[i].name);
-        /* The binary as the function's file: pprof aggregates functions by name and file, so
-         * `_start` of three programs stays three functions. */
-        if (p->funcs.v[i].module != PROF_NONE)
-            f->filename = str_id(&st, p->modules.v[p->funcs.v[i].module].name);
+        const struct prof_func *pf = &p->funcs.v[i];
+        f->name = f->system_name = str_id(&st, pf->name);
+        if (pf->module == PROF_NONE) {
+            fnp[i] = f;
+            continue;
+        }
+        /* The binary as the function's file (`-granularity=filefunctions` and `-list` name
+         * it), and in the name itself where another binary has the same name. */
+        const char *bin = p->modules.v[pf->module].name;
+        f->filename = str_id(&st, bin);
+        if (shared[i]) {
+            const char *base = strrchr(bin, '/') ? strrchr(bin, '/') + 1 : bin;
+            size_t len = strlen(pf->name) + strlen(base) + 4;
+            char *qualified = malloc(len);
+            if (!qualified) {
+                st.failed = true;
+            } else {
+                snprintf(qualified, len, "%s (%s)", pf->name, base);
+                f->name = str_id(&st, qualified);
+                free(qualified);
+            }
+        }
         fnp[i] = f;
     }
     for (size_t i = 0; i < nl; i++) {
@@ -192,9 +262,12 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         locs[i].line = &linep[i];
         locp[i] = &locs[i];
     }
-    char num[24];
     int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),    str_id(&st, "tid"),
                              str_id(&st, "process"), str_id(&st, "thread"), str_id(&st, "cpl")};
+    /* profile.proto Label.num_unit: "an arbitrary string (for example, "requests") as a custom
+     * count unit"; none for the string labels. */
+    int64_t units[NLABELS] = {str_id(&st, "index"), str_id(&st, "id"), str_id(&st, "id"), 0, 0,
+                              str_id(&st, "ring")};
     for (size_t i = 0; i < ns; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         Perftools__Profiles__Sample *ps = &smp[i];
@@ -213,19 +286,18 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             lb[k].key = keys[k];
             labelp[i * NLABELS + k] = &lb[k];
         }
-        /* Strings, not numbers: pprof's decoder drops a numeric label of value 0 without a
-         * unit (profile/encode.go), and vcpu 0, cpl 0 and the guest's pid 0 (its idle tasks)
-         * are common values. `-tagfocus=vcpu=0` then matches them. */
-        snprintf(num, sizeof(num), "%u", (unsigned)s->vcpu);
-        lb[L_VCPU].str = str_id(&st, num);
-        snprintf(num, sizeof(num), "%" PRIu64, (uint64_t)profile_shown_pid(p, s->pid));
-        lb[L_PID].str = str_id(&st, num);
-        snprintf(num, sizeof(num), "%" PRIu64, (uint64_t)profile_shown_tid(p, s->pid, s->tid));
-        lb[L_TID].str = str_id(&st, num);
+        /* Numbers with a unit: pprof's decoder drops a numeric label whose value and unit are
+         * both 0 (profile/encode.go), and vcpu 0, cpl 0 and the guest's pid 0 (its idle tasks)
+         * are common values; a value such as `-tagfocus=vcpu=0` is matched against numeric
+         * labels only (internal/driver compileTagFilter), never against strings. */
+        lb[L_VCPU].num = (int64_t)s->vcpu;
+        lb[L_PID].num = (int64_t)profile_shown_pid(p, s->pid);
+        lb[L_TID].num = (int64_t)profile_shown_tid(p, s->pid, s->tid);
+        lb[L_CPL].num = (int64_t)s->cpl;
+        for (int k = 0; k < NLABELS; k++)
+            lb[k].num_unit = units[k];
         lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
         lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
-        snprintf(num, sizeof(num), "%u", (unsigned)s->cpl);
-        lb[L_CPL].str = str_id(&st, num);
         ps->n_label = NLABELS;
         ps->label = &labelp[i * NLABELS];
         smpp[i] = ps;
@@ -271,6 +343,7 @@ done:
     free(linep);
     free(fns);
     free(fnp);
+    free(shared);
     free(smp);
     free(smpp);
     free(labels);

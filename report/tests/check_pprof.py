@@ -32,8 +32,11 @@ print(json.dumps({
     # whose value can be 0 must be a string (or carry a unit) to survive.
     "dropped_by_pprof": sorted({s[l.key] for x in p.sample for l in x.label
                                 if l.str == 0 and l.num == 0 and l.num_unit == 0}),
-    "vcpus": sorted({s[l.str] for x in p.sample for l in x.label if s[l.key] == "vcpu"}),
-    "cpls": sorted({s[l.str] for x in p.sample for l in x.label if s[l.key] == "cpl"}),
+    # Numbers, so that `-tagfocus=vcpu=0` (a numeric filter in pprof) matches them.
+    "vcpus": sorted({l.num for x in p.sample for l in x.label if s[l.key] == "vcpu"}),
+    "cpls": sorted({l.num for x in p.sample for l in x.label if s[l.key] == "cpl"}),
+    "label_units": sorted({(s[l.key], s[l.num_unit]) for x in p.sample for l in x.label
+                           if l.num_unit}),
     "leaf": leaf,
     "period": p.period,
     "function_files": sorted({(s[f.name], s[f.filename]) for f in p.function if f.filename}),

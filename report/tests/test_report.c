@@ -111,8 +111,10 @@ static void test_pprof(void **state)
         strstr(out, "\"labels\": [\"cpl\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]"));
     assert_non_null(strstr(out, "\"dropped_by_pprof\": []"));
     assert_non_null(strstr(out, "[\"fixture_leaf\", \"prog_static\"]")); /* its binary */
-    assert_non_null(strstr(out, "\"cpls\": [\"0\", \"3\"]"));
-    assert_non_null(strstr(out, "\"vcpus\": [\"0\""));
+    assert_non_null(strstr(out, "\"cpls\": [0, 3]"));
+    assert_non_null(strstr(out, "\"vcpus\": [0"));
+    assert_non_null(strstr(out, "\"label_units\": [[\"cpl\", \"ring\"], [\"pid\", \"id\"], "
+                                "[\"tid\", \"id\"], [\"vcpu\", \"index\"]]"));
     assert_non_null(strstr(out, "[\"cpu\", \"nanoseconds\"]"));
     assert_non_null(strstr(out, "\"period\": 1000000"));
     free(out);

@@ -5,11 +5,14 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev linux-libc-dev libelf-dev
       libcapstone-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-      python3 python3-protobuf protobuf-compiler cpio valgrind nodejs)
+      python3 python3-protobuf protobuf-compiler cpio valgrind nodejs
+      golang-go golang-github-google-pprof-dev binutils chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The consumer tests' npm (tests/consumers): Debian's, unless a Node.js package brought its own.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

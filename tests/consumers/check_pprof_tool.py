@@ -13,14 +13,14 @@ show (docs/report.md, "Checked with"):
   -list       the same functions' source lines (pprof's own symbolization from the binaries'
               DWARF, -symbolize=force)
 
-usage: check_pprof_tool.py OUT_DIR GUEST_BUILD_DIR
-  OUT_DIR: record.sh's directory (report/ inside); pprof is built into OUT_DIR/pprof-bin."""
+usage: check_pprof_tool.py PPROF OUT_DIR GUEST_BUILD_DIR
+  PPROF: build_pprof.sh's binary; OUT_DIR: record.sh's directory (report/ inside)."""
 import os
 import re
 import subprocess
 import sys
 
-out_dir, guest = sys.argv[1:3]
+PPROF, out_dir, guest = sys.argv[1:4]
 report = os.path.join(out_dir, "report")
 profile = os.path.join(report, "profile.pb.gz")
 failures = []
@@ -32,24 +32,6 @@ def check(cond, what):
         failures.append(what)
 
 
-def build_pprof():
-    """pprof from the Go sources Debian ships (GOPATH mode: every dependency is a Debian
-    package under /usr/share/gocode)."""
-    src = "/usr/share/gocode/src/github.com/google/pprof"
-    if not os.path.isdir(src):
-        sys.exit("check_pprof_tool: %s missing: install golang-github-google-pprof-dev "
-                 "(scripts/deps.sh does)" % src)
-    binary = os.path.join(out_dir, "pprof-bin", "pprof")
-    env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode",
-               GOCACHE=os.path.join(out_dir, "pprof-bin", "cache"), GOFLAGS="")
-    r = subprocess.run(["go", "build", "-o", binary, "github.com/google/pprof"], env=env,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("check_pprof_tool: building pprof failed:\n" + r.stdout + r.stderr)
-    return binary
-
-
-PPROF = build_pprof()
 ENV = dict(os.environ, HOME=out_dir,
            PPROF_BINARY_PATH=os.path.join(guest, "progs") + os.pathsep + guest)
 

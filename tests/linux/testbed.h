@@ -176,6 +176,14 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact);
  * number judged. */
 uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok);
 
+/* pprof -disasm on this run's recording (tests/linux/testbed_pprof.c): for each of a static
+ * executable's, a PIE's and a shared object's function sampled in user mode, every sample pprof
+ * counts for it lies on one of its instructions (the mappings' file offsets are right). Needs
+ * the pprof the consumers_pprof fixture builds. Returns a bit per kind verified (bit i of
+ * TB_PPROF_FNS); a function without samples in the run is not judged. */
+#define TB_PPROF_FNS 3
+unsigned tb_check_pprof_disasm(const struct tb_result *r);
+
 /* User samples in the program's own known functions (spin, leaf_a, ...: built with frame
  * pointers) inside the guest's mapping of /bin/NAME, and how many of those have a user stack of
  * at least `depth` frames (for frame-pointer walks through the guest's paging). The static libc

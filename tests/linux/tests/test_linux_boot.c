@@ -5,7 +5,9 @@
  * user and kernel samples, kernel samples with user stacks and one process per workload process,
  * kernel symbols read from the guest's memory that match its /proc/kallsyms and name >= 95% of
  * the kernel samples, exact user chains, and hv_syscalls' kernel stacks unwound with the guest
- * kernel's ORC tables from the sampled PC to the system-call entry (docs/orc.md). */
+ * kernel's ORC tables from the sampled PC to the system-call entry (docs/orc.md), and Google's
+ * pprof finding the samples of a static executable, a PIE and a shared object in their files
+ * (-disasm). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,6 +37,7 @@ static const struct tb_scenario scenarios[] = {
 struct totals {
     uint64_t judged;  /* user samples whose chains were judged */
     uint64_t syscall; /* hv_syscalls' kernel samples judged */
+    unsigned pprof;   /* image kinds pprof -disasm verified (tb_check_pprof_disasm) */
 };
 
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
@@ -52,6 +55,9 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
      * target; the runs measured 97.4-100 %. */
     t->judged += tb_check_user_stacks(r, 0.95);
     t->syscall += tb_check_syscall_stacks(r, 0.95);
+    /* Once each kind is verified, other runs need not repeat it (~10 s a run). */
+    if (t->pprof != (1u << TB_PPROF_FNS) - 1)
+        t->pprof |= tb_check_pprof_disasm(r);
     printf("%s: %.1f s, %u CPUs, %" PRIu64 " kernel samples with user stacks\n", r->name,
            r->seconds, r->cpus, with_user);
 }
@@ -60,7 +66,7 @@ static void test_boot_matrix(void **state)
 {
     (void)state;
     char out[4096];
-    struct totals t = {0, 0};
+    struct totals t = {0, 0, 0};
     tb_run("boot", scenarios, N, 2, out, sizeof(out));
     for (size_t i = 0; i < N; i++)
         tb_each_run(out, &scenarios[i], 2, check, &t);
@@ -70,6 +76,11 @@ static void test_boot_matrix(void **state)
            t.judged, t.syscall);
     assert_true(t.judged >= 1000);
     assert_true(t.syscall >= 1000);
+    /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's
+     * function in their binaries. */
+    printf("pprof -disasm verified for %u of %d image kinds\n", __builtin_popcount(t.pprof),
+           TB_PPROF_FNS);
+    assert_int_equal(t.pprof, (1u << TB_PPROF_FNS) - 1);
 }
 
 int main(void)

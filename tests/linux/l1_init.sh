@@ -100,7 +100,16 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   cp /proc/interrupts "$d/irq.before"
   a=1
   while :; do
+    # Progress while it runs: every 60 s the guest console's last line, so that a scenario
+    # that the test bed's watchdog or timeout ends (L1 then writes no results) still shows in
+    # L1's console where its guest was.
+    (while sleep 60; do
+      echo "L1: scenario $name still running at $(cut -d' ' -f1 /proc/uptime) s; its console: $(tail -n 1 "$d/console.log" 2>/dev/null | cut -c1-160)"
+    done) &
+    beat=$!
     run_scenario
+    kill "$beat" 2>/dev/null
+    wait "$beat" 2>/dev/null
     grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null && [ $a -lt "$fault_attempts" ] || break
     mkdir -p "$d/fault.$a"
     mv "$d/summary.txt" "$d/console.log" "$d/fault.$a/" 2>/dev/null

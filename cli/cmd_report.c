@@ -349,6 +349,8 @@ int cmd_report(int argc, char **argv)
                 "--tid, --comm, --user, --kernel): the report is empty\n",
                 file);
     pr = (struct progress){.what = "symbolizing", .last = -1, .on = pr.on};
+    /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */
+    p.want_lines = all || format == REPORT_PPROF;
     if (profile_symbolize(&p, progress_cb, &pr, &err) < 0) {
         fprintf(stderr, "hvprof report: %s\n", err.msg);
         goto out;

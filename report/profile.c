@@ -53,6 +53,9 @@ static void free_module_syms(struct prof_module *m)
     }
     free(m->sym_file);
     m->sym_file = NULL;
+    dwarf_lines_close(m->lines);
+    m->lines = NULL;
+    m->lines_tried = false;
 }
 
 static void drop_index(struct profile *p)
@@ -74,8 +77,10 @@ void profile_free(struct profile *p)
     }
     for (size_t i = 0; i < p->names.n; i++)
         free(p->names.v[i].name);
-    for (size_t i = 0; i < p->funcs.n; i++)
+    for (size_t i = 0; i < p->funcs.n; i++) {
         free(p->funcs.v[i].name);
+        free(p->funcs.v[i].file);
+    }
     free(p->samples.v);
     free(p->frames.v);
     free(p->modules.v);
@@ -531,10 +536,36 @@ static int intern_func(struct profile *p, const char *name, uint32_t module, str
         free(copy);
         return -1;
     }
-    p->funcs.v[p->funcs.n] = (struct prof_func){copy, module};
+    p->funcs.v[p->funcs.n] = (struct prof_func){.name = copy, .module = module};
     if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
         return hv_errf(err, "profile: out of memory");
     return (int)p->funcs.n++;
+}
+
+/* The location's source line, and its function's source file, from the module's symbol file's
+ * DWARF (symbols/dwarf_lines.h). Best effort: a file without DWARF, or an address it does not
+ * cover, leaves them unknown. */
+static void source_line(struct profile *p, struct prof_module *mod, uint32_t f, struct prof_loc *l,
+                        uint64_t link)
+{
+    if (!mod->lines_tried) {
+        mod->lines_tried = true;
+        struct hv_err ignored = {{0}, 0};
+        if (mod->elf && mod->sym_file)
+            (void)dwarf_lines_open(&mod->lines, mod->sym_file, &ignored);
+    }
+    struct src_line sl;
+    if (!mod->lines || !dwarf_lines_lookup(mod->lines, link, &sl))
+        return;
+    struct prof_func *fn = &p->funcs.v[f];
+    if (!fn->file) {
+        fn->file = dup_printable(sl.func_file ? sl.func_file : sl.file);
+        fn->start_line = sl.func_file ? sl.func_line : 0;
+    }
+    /* A line number means a line of the function's file (pprof's Line has no file of its
+     * own). */
+    if (fn->file && !strcmp(fn->file, sl.file))
+        l->line = sl.line;
 }
 
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
@@ -560,6 +591,8 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
             l->func_off = link - s->addr;
             l->resolved = true;
             mod->has_functions = true;
+            if (f >= 0 && p->want_lines)
+                source_line(p, mod, (uint32_t)f, l, link - ((l->flags & PROF_FRAME_RA) ? 1 : 0));
         } else {
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->name), link);
             f = intern_func(p, buf, mp->module, err);
@@ -589,8 +622,10 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
 {
     /* Start over so that symbols loaded since the last call are used. */
     drop_index(p);
-    for (size_t i = 0; i < p->funcs.n; i++)
+    for (size_t i = 0; i < p->funcs.n; i++) {
         free(p->funcs.v[i].name);
+        free(p->funcs.v[i].file);
+    }
     p->funcs.n = 0;
     p->locs.n = 0;
     if (ensure_index(p, err) < 0)

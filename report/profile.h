@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "symbols/dwarf_lines.h"
 #include "symbols/elf_symbols.h"
 #include "symbols/symbol_path.h"
 #include "symbols/symtab.h"
@@ -47,10 +48,12 @@ struct prof_module {
     uint8_t build_id[ELF_BUILD_ID_MAX];
     uint32_t build_id_len;
     bool kernel;
-    char *sym_file;          /* file symbols came from, NULL if none was found */
-    struct elf_symbols *elf; /* owned; NULL if no ELF symbol file */
-    struct symtab *ksyms;    /* owned; kallsyms/System.map for a kernel module */
-    bool has_functions;      /* at least one frame resolved to a function */
+    char *sym_file;            /* file symbols came from, NULL if none was found */
+    struct elf_symbols *elf;   /* owned; NULL if no ELF symbol file */
+    struct symtab *ksyms;      /* owned; kallsyms/System.map for a kernel module */
+    bool has_functions;        /* at least one frame resolved to a function */
+    struct dwarf_lines *lines; /* owned; the symbol file's DWARF, opened on first use */
+    bool lines_tried;          /* `lines` was looked for (NULL: the file has none) */
 };
 
 struct prof_mapping {
@@ -76,11 +79,14 @@ struct prof_loc {
     uint32_t func;     /* always valid: a real function or a fallback name */
     uint64_t func_off; /* addr - bias - function start; 0 for fallbacks */
     bool resolved;     /* func is a symbol (not a module+0xoff / raw fallback) */
+    uint32_t line;     /* source line in the function's file (profile.want_lines), 0 unknown */
 };
 
 struct prof_func {
     char *name;      /* "main", "hello+0x1136", "0xffffffff81000000" */
     uint32_t module; /* PROF_NONE for raw addresses */
+    char *file;      /* its source file from the module's DWARF (want_lines), NULL unknown */
+    uint32_t start_line;
 };
 
 #define PROF_VEC(T)                                                                                \
@@ -109,6 +115,9 @@ struct profile {
     void *name_index;     /* private: names by (pid, tid) */
     void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
     bool guest_ids;       /* some process or thread has a guest pid / tid */
+    /* profile_symbolize also looks up source lines in the symbol files' DWARF (for pprof's
+     * -list; costs a DWARF scope lookup per distinct address). */
+    bool want_lines;
 };
 
 void profile_init(struct profile *p);

@@ -231,10 +231,12 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             fnp[i] = f;
             continue;
         }
-        /* The binary as the function's file (`-granularity=filefunctions` and `-list` name
-         * it), and in the name itself where another binary has the same name. */
+        /* The function's source file where the binary's DWARF says (pprof's -list reads it),
+         * else the binary; the binary also goes into the name where another binary has a
+         * function of the same name. */
         const char *bin = p->modules.v[pf->module].name;
-        f->filename = str_id(&st, bin);
+        f->filename = str_id(&st, pf->file ? pf->file : bin);
+        f->start_line = pf->start_line;
         if (shared[i]) {
             const char *base = strrchr(bin, '/') ? strrchr(bin, '/') + 1 : bin;
             size_t len = strlen(pf->name) + strlen(base) + 4;
@@ -254,6 +256,9 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         perftools__profiles__location__init(&locs[i]);
         perftools__profiles__line__init(&lines[i]);
         lines[i].function_id = l->func + 1;
+        lines[i].line = l->line;
+        if (l->line && l->mapping != PROF_NONE)
+            maps[l->mapping].has_line_numbers = maps[l->mapping].has_filenames = true;
         linep[i] = &lines[i];
         locs[i].id = i + 1;
         locs[i].mapping_id = l->mapping == PROF_NONE ? 0 : l->mapping + 1;

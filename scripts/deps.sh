@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev linux-libc-dev libelf-dev
-      libcapstone-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+      libdw-dev libcapstone-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
       python3 python3-protobuf protobuf-compiler cpio valgrind nodejs
       golang-go golang-github-google-pprof-dev binutils chromium)
 missing=()

@@ -103,12 +103,6 @@ out:
 
 enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
 
-/* Mapping.file_offset as pprof reads it (internal/elfexec GetBase): a user-space mapping
- * carries the file offset of its start, the ELF segment's own; a kernel image mapped in the
- * upper half carries 0 (perf's convention for the kernel map: pprof then takes the base from the
- * segment holding .text, or from _stext for a vmlinux, with any KASLR slide), and so does a
- * kernel module (ET_REL: pprof refuses any other offset). The segment offset of a kernel image
- * made `pprof -disasm` fail ("could not identify base"). */
 static int by_name(const void *a, const void *b, void *ctx)
 {
     const struct prof_func *f = ctx;
@@ -148,6 +142,12 @@ static bool *shared_names(const struct profile *p)
     return shared;
 }
 
+/* Mapping.file_offset as pprof reads it (internal/elfexec GetBase): a user-space mapping
+ * carries the file offset of its start, the ELF segment's own; a kernel image mapped in the
+ * upper half carries 0 (perf's convention for the kernel map: pprof then takes the base from the
+ * segment holding .text, or from _stext for a vmlinux, with any KASLR slide), and so does a
+ * kernel module (ET_REL: pprof refuses any other offset). The segment offset of a kernel image
+ * made `pprof -disasm` fail ("could not identify base"). */
 static uint64_t pprof_file_offset(const struct prof_mapping *m, const struct prof_module *mod)
 {
     if (mod->kernel && m->start >= (1ull << 63))

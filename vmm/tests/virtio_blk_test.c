@@ -1,0 +1,383 @@
+/* The virtio block device's requests and the split virtqueue under them (vmm/virtio/), driven
+ * the way Linux's virtio_blk driver drives them: descriptors, available ring and used ring in a
+ * guest RAM the test owns, a raw image in a temporary file. Then what a hostile driver may do:
+ * loops, buffers outside RAM, writable before readable buffers, runaway indices, nested
+ * indirect tables: each breaks the queue, never the host. Exact values from VIRTIO 1.2 5.2. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vmm/virtio/blk.h"
+
+#define RAM_BYTES (1u << 20)
+#define DESC      0x1000u
+#define AVAIL     0x2000u
+#define USED      0x3000u
+#define QSIZE     16u
+#define HDR       0x8000u /* request header */
+#define DATA      0x10000u
+#define STATUS    0x9000u
+#define ITABLE    0xa000u /* an indirect table */
+#define DISK      (64u * 1024)
+
+struct t {
+    uint8_t *ram;
+    struct gmem m;
+    struct virtq q;
+    struct virtio_blk b;
+    char path[64];
+    uint16_t avail_idx;
+};
+
+static void put_desc(struct t *t, uint64_t table, uint16_t i, uint64_t addr, uint32_t len,
+                     uint16_t flags, uint16_t next)
+{
+    uint8_t *p = t->ram + table + 16u * i;
+    memcpy(p, &addr, 8);
+    memcpy(p + 8, &len, 4);
+    memcpy(p + 12, &flags, 2);
+    memcpy(p + 14, &next, 2);
+}
+
+/* The driver makes chain `head` available (2.7.13). */
+static void publish(struct t *t, uint16_t head)
+{
+    memcpy(t->ram + AVAIL + 4 + 2u * (t->avail_idx % QSIZE), &head, 2);
+    t->avail_idx++;
+    __atomic_store_n((uint16_t *)(t->ram + AVAIL + 2), t->avail_idx, __ATOMIC_RELEASE);
+}
+
+static void put_header(struct t *t, uint32_t type, uint64_t sector)
+{
+    memset(t->ram + HDR, 0, 16);
+    memcpy(t->ram + HDR, &type, 4);
+    memcpy(t->ram + HDR + 8, &sector, 8);
+}
+
+/* header (readable), data (readable for OUT, writable otherwise), status (writable). */
+static void request(struct t *t, uint32_t type, uint64_t sector, uint32_t len)
+{
+    put_header(t, type, sector);
+    t->ram[STATUS] = 0xff;
+    uint16_t dflags = VIRTQ_DESC_F_NEXT | (type == VIRTIO_BLK_T_OUT ? 0 : VIRTQ_DESC_F_WRITE);
+    put_desc(t, DESC, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
+    put_desc(t, DESC, 1, DATA, len, dflags, 2);
+    put_desc(t, DESC, 2, STATUS, 1, VIRTQ_DESC_F_WRITE, 0);
+    publish(t, 0);
+}
+
+static uint32_t used_len(struct t *t, uint16_t k, uint32_t *id)
+{
+    uint32_t v;
+    memcpy(id, t->ram + USED + 4 + 8u * (k % QSIZE), 4);
+    memcpy(&v, t->ram + USED + 8 + 8u * (k % QSIZE), 4);
+    return v;
+}
+
+static int open_disk(struct t *t, bool readonly)
+{
+    struct hv_err err = {{0}, 0};
+    int rc = virtio_blk_open(&t->b, t->path, readonly, &err);
+    if (rc < 0)
+        fprintf(stderr, "%s\n", err.msg);
+    return rc;
+}
+
+static int setup(void **state)
+{
+    struct t *t = calloc(1, sizeof(*t));
+    t->ram = calloc(1, RAM_BYTES);
+    gmem_init(&t->m);
+    struct hv_err err;
+    if (gmem_add(&t->m, 0, RAM_BYTES, t->ram, &err) < 0)
+        return -1;
+    snprintf(t->path, sizeof(t->path), "/tmp/hvprof-blk-XXXXXX");
+    int fd = mkstemp(t->path);
+    if (fd < 0)
+        return -1;
+    uint8_t *img = malloc(DISK);
+    for (unsigned i = 0; i < DISK; i++)
+        img[i] = (uint8_t)(i * 7 + i / 512);
+    if (write(fd, img, DISK) != DISK)
+        return -1;
+    free(img);
+    close(fd);
+    t->q = (struct virtq){.size = QSIZE, .desc = DESC, .avail = AVAIL, .used = USED};
+    assert_true(virtq_enable(&t->q, &t->m));
+    if (open_disk(t, false) < 0)
+        return -1;
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct t *t = *state;
+    virtio_blk_close(&t->b);
+    unlink(t->path);
+    free(t->ram);
+    free(t);
+    return 0;
+}
+
+static void file_bytes(struct t *t, uint64_t off, void *out, size_t len)
+{
+    int fd = open(t->path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, out, len, (off_t)off), (ssize_t)len);
+    close(fd);
+}
+
+static void test_read_write_flush_id(void **state)
+{
+    struct t *t = *state;
+    assert_int_equal(t->b.sectors, DISK / 512);
+    /* IN: 2 sectors from sector 3. */
+    request(t, VIRTIO_BLK_T_IN, 3, 1024);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    uint8_t want[1024];
+    file_bytes(t, 3 * 512, want, sizeof(want));
+    assert_memory_equal(t->ram + DATA, want, sizeof(want));
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    uint32_t id;
+    assert_int_equal(used_len(t, 0, &id), 1024 + 1); /* data + status (2.7.8) */
+    assert_int_equal(id, 0);
+    assert_int_equal(*(uint16_t *)(t->ram + USED + 2), 1);
+    /* OUT: one sector at sector 5 reaches the file. */
+    memset(t->ram + DATA, 0xab, 512);
+    request(t, VIRTIO_BLK_T_OUT, 5, 512);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    assert_int_equal(used_len(t, 1, &id), 1);
+    uint8_t got[512], ab[512];
+    memset(ab, 0xab, sizeof(ab));
+    file_bytes(t, 5 * 512, got, sizeof(got));
+    assert_memory_equal(got, ab, sizeof(got));
+    /* FLUSH, GET_ID (the image's name, 20 bytes at most). */
+    request(t, VIRTIO_BLK_T_FLUSH, 0, 0);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    memset(t->ram + DATA, 0, 32);
+    request(t, VIRTIO_BLK_T_GET_ID, 0, 20);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    assert_memory_equal(t->ram + DATA, strrchr(t->path, '/') + 1, strlen(t->path) - 5);
+    assert_int_equal(used_len(t, 3, &id), 20 + 1);
+    assert_int_equal(t->b.reads, 1);
+    assert_int_equal(t->b.writes, 1);
+    assert_int_equal(t->b.flushes, 1);
+    assert_int_equal(t->b.errors, 0);
+}
+
+static void test_errors_reported(void **state)
+{
+    struct t *t = *state;
+    /* Past the end, a partial sector, an unknown type. */
+    request(t, VIRTIO_BLK_T_IN, DISK / 512, 512);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+    request(t, VIRTIO_BLK_T_IN, DISK / 512 - 1, 1024);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+    request(t, VIRTIO_BLK_T_OUT, 1, 100);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+    request(t, 99, 0, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_UNSUPP);
+    /* A host I/O error (the image's descriptor now read-only: pwrite fails) reaches the guest
+     * as IOERR. */
+    int ro = open(t->path, O_RDONLY);
+    assert_true(ro >= 0);
+    assert_true(dup2(ro, t->b.fd) >= 0);
+    close(ro);
+    request(t, VIRTIO_BLK_T_OUT, 2, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+    assert_int_equal(t->b.errors, 5);
+    assert_false(t->q.broken); /* the guest's requests were answered, the queue is fine */
+}
+
+static void test_readonly(void **state)
+{
+    struct t *t = *state;
+    virtio_blk_close(&t->b);
+    assert_int_equal(open_disk(t, true), 0);
+    assert_true(virtio_blk_features(&t->b) & (1ull << VIRTIO_BLK_F_RO));
+    uint8_t before[512], after[512];
+    file_bytes(t, 0, before, sizeof(before));
+    memset(t->ram + DATA, 0x5a, 512);
+    request(t, VIRTIO_BLK_T_OUT, 0, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+    file_bytes(t, 0, after, sizeof(after));
+    assert_memory_equal(before, after, sizeof(before));
+}
+
+static void test_layouts(void **state)
+{
+    struct t *t = *state;
+    /* The header split over two buffers, data and status in one writable buffer (any layout,
+     * 2.7.4.3), then the same through an indirect table. */
+    put_header(t, VIRTIO_BLK_T_IN, 1);
+    put_desc(t, DESC, 4, HDR, 8, VIRTQ_DESC_F_NEXT, 7);
+    put_desc(t, DESC, 7, HDR + 8, 8, VIRTQ_DESC_F_NEXT, 9);
+    put_desc(t, DESC, 9, DATA, 513, VIRTQ_DESC_F_WRITE, 0);
+    publish(t, 4);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    uint8_t want[512];
+    file_bytes(t, 512, want, sizeof(want));
+    assert_memory_equal(t->ram + DATA, want, sizeof(want));
+    assert_int_equal(t->ram[DATA + 512], VIRTIO_BLK_S_OK);
+    put_desc(t, ITABLE, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
+    put_desc(t, ITABLE, 1, DATA, 512, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2);
+    put_desc(t, ITABLE, 2, STATUS, 1, VIRTQ_DESC_F_WRITE, 0);
+    put_desc(t, DESC, 3, ITABLE, 48, VIRTQ_DESC_F_INDIRECT, 0);
+    put_header(t, VIRTIO_BLK_T_IN, 2);
+    publish(t, 3);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    file_bytes(t, 1024, want, sizeof(want));
+    assert_memory_equal(t->ram + DATA, want, sizeof(want));
+    uint32_t id;
+    assert_int_equal(used_len(t, 1, &id), 513);
+    assert_int_equal(id, 3);
+}
+
+/* Each hostile chain breaks the queue: -1, and nothing more is taken from it. */
+static void expect_broken(struct t *t)
+{
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), -1);
+    assert_true(t->q.broken);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), -1);
+    /* The driver's reset and re-enable bring it back. */
+    t->avail_idx = 0;
+    *(uint16_t *)(t->ram + AVAIL + 2) = 0;
+    assert_true(virtq_enable(&t->q, &t->m));
+}
+
+static void test_hostile_chains(void **state)
+{
+    struct t *t = *state;
+    put_header(t, VIRTIO_BLK_T_IN, 0);
+    /* A loop. */
+    put_desc(t, DESC, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
+    put_desc(t, DESC, 1, DATA, 512, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 0);
+    publish(t, 0);
+    expect_broken(t);
+    /* A buffer past RAM, and one straddling its end. */
+    put_desc(t, DESC, 0, RAM_BYTES + 4096, 16, 0, 0);
+    publish(t, 0);
+    expect_broken(t);
+    put_desc(t, DESC, 0, RAM_BYTES - 8, 16, 0, 0);
+    publish(t, 0);
+    expect_broken(t);
+    /* A readable buffer after a writable one. */
+    put_desc(t, DESC, 0, STATUS, 1, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1);
+    put_desc(t, DESC, 1, HDR, 16, 0, 0);
+    publish(t, 0);
+    expect_broken(t);
+    /* next past the table; a head past the table. */
+    put_desc(t, DESC, 0, HDR, 16, VIRTQ_DESC_F_NEXT, QSIZE);
+    publish(t, 0);
+    expect_broken(t);
+    publish(t, QSIZE + 3);
+    expect_broken(t);
+    /* More available than the queue holds. */
+    *(uint16_t *)(t->ram + AVAIL + 2) = QSIZE + 1;
+    expect_broken(t);
+    /* Nested indirect tables; indirect with NEXT; a table of no whole descriptor. */
+    put_desc(t, ITABLE, 0, ITABLE, 16, VIRTQ_DESC_F_INDIRECT, 0);
+    put_desc(t, DESC, 0, ITABLE, 16, VIRTQ_DESC_F_INDIRECT, 0);
+    publish(t, 0);
+    expect_broken(t);
+    put_desc(t, DESC, 0, ITABLE, 16, VIRTQ_DESC_F_INDIRECT | VIRTQ_DESC_F_NEXT, 1);
+    publish(t, 0);
+    expect_broken(t);
+    put_desc(t, DESC, 0, ITABLE, 24, VIRTQ_DESC_F_INDIRECT, 0);
+    publish(t, 0);
+    expect_broken(t);
+    /* An indirect loop. */
+    put_desc(t, ITABLE, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
+    put_desc(t, ITABLE, 1, DATA, 16, VIRTQ_DESC_F_NEXT, 0);
+    put_desc(t, DESC, 0, ITABLE, 32, VIRTQ_DESC_F_INDIRECT, 0);
+    publish(t, 0);
+    expect_broken(t);
+    /* No writable byte for the status: answered as nothing written, the queue stays. */
+    put_desc(t, DESC, 0, HDR, 16, 0, 0);
+    publish(t, 0);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    uint32_t id;
+    assert_int_equal(used_len(t, 0, &id), 0);
+}
+
+static void test_enable_checks(void **state)
+{
+    struct t *t = *state;
+    struct virtq q = {.size = 12, .desc = DESC, .avail = AVAIL, .used = USED}; /* not 2^n */
+    assert_false(virtq_enable(&q, &t->m));
+    q = (struct virtq){.size = 16, .desc = DESC + 8, .avail = AVAIL, .used = USED};
+    assert_false(virtq_enable(&q, &t->m)); /* desc not 16-aligned */
+    q = (struct virtq){.size = 16, .desc = DESC, .avail = AVAIL, .used = RAM_BYTES - 64};
+    assert_false(virtq_enable(&q, &t->m)); /* used ring past RAM */
+    q = (struct virtq){.size = 512, .desc = DESC, .avail = AVAIL, .used = USED};
+    assert_false(virtq_enable(&q, &t->m)); /* more than offered */
+    assert_int_equal(virtq_pop(&q, &t->m, &t->b.req), -1);
+}
+
+static void test_config_and_open(void **state)
+{
+    struct t *t = *state;
+    uint8_t cfg[24];
+    virtio_blk_config_read(&t->b, 0, cfg, sizeof(cfg));
+    uint64_t cap;
+    uint32_t blk, seg;
+    memcpy(&cap, cfg, 8);
+    memcpy(&seg, cfg + 12, 4);
+    memcpy(&blk, cfg + 20, 4);
+    assert_int_equal(cap, DISK / 512);
+    assert_int_equal(blk, 512);
+    assert_int_equal(seg, VIRTQ_MAX_SEGS - 2);
+    uint64_t f = virtio_blk_features(&t->b);
+    assert_true(f & (1ull << VIRTIO_F_VERSION_1));
+    assert_true(f & (1ull << VIRTIO_BLK_F_FLUSH));
+    assert_false(f & (1ull << VIRTIO_BLK_F_RO));
+    /* The image is locked: a second writer is refused. */
+    struct virtio_blk other;
+    struct hv_err err = {{0}, 0};
+    assert_int_equal(virtio_blk_open(&other, t->path, false, &err), -1);
+    assert_non_null(strstr(err.msg, "in use by another process"));
+    /* Not raw: qcow2's magic gets the conversion command. */
+    char q2[] = "/tmp/hvprof-qcow2-XXXXXX";
+    int fd = mkstemp(q2);
+    assert_true(fd >= 0);
+    uint8_t hdr[4096] = {'Q', 'F', 'I', 0xfb};
+    assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    close(fd);
+    assert_int_equal(virtio_blk_open(&other, q2, true, &err), -1);
+    assert_non_null(strstr(err.msg, "qcow2"));
+    assert_non_null(strstr(err.msg, "qemu-img convert -O raw"));
+    unlink(q2);
+    assert_int_equal(virtio_blk_open(&other, "/nonexistent/disk.img", true, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/disk.img"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_read_write_flush_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_chains, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enable_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_and_open, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,244 @@
+#include "vmm/virtio/blk.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Image formats that are not raw, by their first bytes (each format's own header magic). */
+static const struct {
+    const char *magic;
+    unsigned len;
+    const char *name;
+} formats[] = {
+    {"QFI\xfb", 4, "qcow2"},
+    {"KDMV", 4, "VMDK"},
+    {"vhdxfile", 8, "VHDX"},
+    {"conectix", 8, "VHD"},
+};
+
+int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struct hv_err *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->fd = -1;
+    int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return hv_errf_errno(err, "%s", path);
+    struct stat st;
+    uint64_t bytes = 0;
+    if (fstat(fd, &st) < 0) {
+        hv_errf_errno(err, "%s", path);
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode)) {
+        bytes = (uint64_t)st.st_size;
+    } else if (!S_ISBLK(st.st_mode) || ioctl(fd, BLKGETSIZE64, &bytes) < 0) {
+        hv_errf(err, "%s: not a regular file or block device", path);
+        goto fail;
+    }
+    uint8_t head[8] = {0};
+    if (pread(fd, head, sizeof(head), 0) < 0) {
+        hv_errf_errno(err, "%s", path);
+        goto fail;
+    }
+    for (unsigned i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+        if (!memcmp(head, formats[i].magic, formats[i].len)) {
+            hv_errf(err,
+                    "%s: a %s image; hvprof boots raw images only: convert it with "
+                    "`qemu-img convert -O raw %s %s.raw`",
+                    path, formats[i].name, path, path);
+            goto fail;
+        }
+    if (bytes < VIRTIO_BLK_SECTOR) {
+        hv_errf(err, "%s: %llu bytes, less than one 512-byte sector", path,
+                (unsigned long long)bytes);
+        goto fail;
+    }
+    /* One writer per image, as QEMU locks its images: a second VM on the same disk would
+     * corrupt the file system on it. */
+    if (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+        hv_errf(err, "%s: %s", path,
+                errno == EWOULDBLOCK ? "in use by another process (locked)" : strerror(errno));
+        goto fail;
+    }
+    b->fd = fd;
+    b->readonly = readonly;
+    b->sectors = bytes / VIRTIO_BLK_SECTOR;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    /* 5.2.6: up to 20 bytes, NUL-terminated only if shorter. */
+    size_t idlen = strlen(base) < sizeof(b->id) ? strlen(base) : sizeof(b->id);
+    memcpy(b->id, base, idlen);
+    return 0;
+fail:
+    close(fd);
+    return -1;
+}
+
+void virtio_blk_close(struct virtio_blk *b)
+{
+    if (b->fd >= 0)
+        close(b->fd);
+    b->fd = -1;
+}
+
+uint64_t virtio_blk_features(const struct virtio_blk *b)
+{
+    uint64_t f = 1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_BLK_F_SEG_MAX |
+                 1ull << VIRTIO_BLK_F_BLK_SIZE | 1ull << VIRTIO_BLK_F_FLUSH;
+    if (b->readonly)
+        f |= 1ull << VIRTIO_BLK_F_RO;
+    return f;
+}
+
+void virtio_blk_config_read(const struct virtio_blk *b, uint32_t off, uint8_t *out, unsigned len)
+{
+    /* 5.2.4 struct virtio_blk_config: capacity (le64) at 0, size_max (le32) at 8, seg_max
+     * (le32) at 12, geometry at 16, blk_size (le32) at 20; the rest is left 0. */
+    uint8_t cfg[24] = {0};
+    uint32_t seg_max = VIRTQ_MAX_SEGS - 2, blk = VIRTIO_BLK_SECTOR; /* header, status */
+    memcpy(cfg, &b->sectors, 8);
+    memcpy(cfg + 12, &seg_max, 4);
+    memcpy(cfg + 20, &blk, 4);
+    for (unsigned i = 0; i < len; i++)
+        out[i] = off + i < sizeof(cfg) ? cfg[off + i] : 0;
+}
+
+/* iovecs for bytes [from, from + n) of the request's readable (write = false) or writable
+ * buffers. Returns the count, -1 if the range is not there. */
+static int span(const struct virtq_req *r, bool write, uint64_t from, uint64_t n, struct iovec *iov)
+{
+    int k = 0;
+    uint64_t pos = 0;
+    unsigned first = write ? r->nread : 0, last = write ? r->nseg : r->nread;
+    for (unsigned i = first; i < last && n; i++) {
+        uint64_t len = r->seg[i].len;
+        if (from < pos + len) {
+            uint64_t skip = from > pos ? from - pos : 0, take = len - skip < n ? len - skip : n;
+            iov[k++] = (struct iovec){r->seg[i].host + skip, take};
+            from += take;
+            n -= take;
+        }
+        pos += len;
+    }
+    return n ? -1 : k;
+}
+
+/* preadv/pwritev of the whole range (retried on EINTR and short transfers); false on an I/O
+ * error or end of file. */
+static bool transfer(int fd, bool write, struct iovec *iov, int n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t got = write ? pwritev(fd, iov, n, (off_t)off) : preadv(fd, iov, n, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        off += (uint64_t)got;
+        while (n > 0 && (size_t)got >= iov->iov_len) {
+            got -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + got;
+            iov->iov_len -= (size_t)got;
+        }
+    }
+    return true;
+}
+
+/* One request; returns the bytes written into its writable buffers (data, status). */
+static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
+{
+    static_assert(VIRTQ_MAX_SEGS <= IOV_MAX, "one iovec per buffer");
+    struct iovec iov[VIRTQ_MAX_SEGS];
+    /* 5.2.6: type, reserved, sector (16 bytes, device-readable) ... status (the last
+     * device-writable byte). Without a writable byte there is nowhere to answer. */
+    if (r->write_bytes == 0) {
+        b->errors++;
+        return 0;
+    }
+    const struct virtq_seg *last = &r->seg[r->nseg - 1];
+    uint8_t *status = last->host + last->len - 1;
+    uint64_t data_in = r->write_bytes - 1; /* writable bytes before the status */
+    uint8_t hdr[16];
+    uint32_t type;
+    uint64_t sector;
+    int n = span(r, false, 0, sizeof(hdr), iov);
+    if (n < 0) {
+        b->errors++;
+        *status = VIRTIO_BLK_S_IOERR;
+        return 1;
+    }
+    for (int i = 0, at = 0; i < n; at += (int)iov[i].iov_len, i++)
+        memcpy(hdr + at, iov[i].iov_base, iov[i].iov_len);
+    memcpy(&type, hdr, 4);
+    memcpy(&sector, hdr + 8, 8);
+    uint64_t data_out = r->read_bytes - sizeof(hdr);
+    uint8_t st = VIRTIO_BLK_S_OK;
+    uint32_t written = 0;
+    switch (type) {
+    case VIRTIO_BLK_T_IN:
+    case VIRTIO_BLK_T_OUT: {
+        bool out = type == VIRTIO_BLK_T_OUT;
+        uint64_t len = out ? data_out : data_in;
+        /* Whole sectors inside the disk (5.2.6.1: a multiple of 512 bytes). */
+        if (len % VIRTIO_BLK_SECTOR || sector > b->sectors ||
+            len / VIRTIO_BLK_SECTOR > b->sectors - sector || (out && b->readonly)) {
+            st = VIRTIO_BLK_S_IOERR;
+            break;
+        }
+        n = out ? span(r, false, sizeof(hdr), len, iov) : span(r, true, 0, len, iov);
+        if (n < 0 || !transfer(b->fd, out, iov, n, sector * VIRTIO_BLK_SECTOR)) {
+            st = VIRTIO_BLK_S_IOERR;
+            break;
+        }
+        if (out) {
+            b->writes++;
+            b->bytes_written += len;
+        } else {
+            b->reads++;
+            b->bytes_read += len;
+            written = (uint32_t)len;
+        }
+        break;
+    }
+    case VIRTIO_BLK_T_FLUSH:
+        b->flushes++;
+        if (!b->readonly && fdatasync(b->fd) < 0)
+            st = VIRTIO_BLK_S_IOERR;
+        break;
+    case VIRTIO_BLK_T_GET_ID: {
+        uint64_t len = data_in < VIRTIO_BLK_ID_BYTES ? data_in : VIRTIO_BLK_ID_BYTES;
+        n = span(r, true, 0, len, iov);
+        for (int i = 0, at = 0; i < n; at += (int)iov[i].iov_len, i++)
+            memcpy(iov[i].iov_base, b->id + at, iov[i].iov_len);
+        written = (uint32_t)len;
+        break;
+    }
+    default:
+        st = VIRTIO_BLK_S_UNSUPP;
+    }
+    b->errors += st != VIRTIO_BLK_S_OK;
+    *status = st;
+    return written + 1;
+}
+
+int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem *m)
+{
+    int done = 0, rc;
+    while ((rc = virtq_pop(q, m, &b->req)) == 1) {
+        uint32_t written = serve(b, &b->req);
+        if (!virtq_push(q, m, b->req.head, written))
+            return -1;
+        done++;
+    }
+    return rc < 0 ? -1 : done;
+}

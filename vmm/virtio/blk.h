@@ -1,0 +1,58 @@
+/* A virtio block device's requests (VIRTIO 1.2 section 5.2) against a raw image file, apart from
+ * any transport: the transport hands it the request queue and raises the interrupt when asked.
+ * Every request is answered: data read or written at its sector, a flush that reaches the disk
+ * (fdatasync), the device id; a request past the end of the disk, of an unknown type or
+ * malformed gets VIRTIO_BLK_S_IOERR or _UNSUPP, and a host I/O error is reported to the guest as
+ * VIRTIO_BLK_S_IOERR, never dropped. A read-only disk answers writes with IOERR. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "vmm/virtio/virtq.h"
+
+/* 5.2.3: feature bits this device offers. */
+#define VIRTIO_BLK_F_SEG_MAX  2
+#define VIRTIO_BLK_F_RO       5
+#define VIRTIO_BLK_F_BLK_SIZE 6
+#define VIRTIO_BLK_F_FLUSH    9
+#define VIRTIO_F_VERSION_1    32 /* 6: a modern (1.x) device */
+
+/* 5.2.6: request types and status values. */
+#define VIRTIO_BLK_T_IN     0
+#define VIRTIO_BLK_T_OUT    1
+#define VIRTIO_BLK_T_FLUSH  4
+#define VIRTIO_BLK_T_GET_ID 8
+#define VIRTIO_BLK_S_OK     0
+#define VIRTIO_BLK_S_IOERR  1
+#define VIRTIO_BLK_S_UNSUPP 2
+
+#define VIRTIO_BLK_SECTOR   512u
+#define VIRTIO_BLK_ID_BYTES 20u
+
+struct virtio_blk {
+    int fd; /* the image, opened by virtio_blk_open */
+    bool readonly;
+    uint64_t sectors; /* capacity in 512-byte sectors (the image's size, rounded down) */
+    char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID's answer: the image's base name, cut */
+    /* What the device did, for the recording's summary and the tests. */
+    uint64_t reads, writes, flushes, errors, bytes_read, bytes_written;
+    struct virtq_req req; /* the request being served (4 KiB: kept off the caller's stack) */
+};
+
+/* Opens a raw image (a regular file or block device; qcow2 and other formats are refused with
+ * how to convert them). */
+int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struct hv_err *err);
+void virtio_blk_close(struct virtio_blk *b);
+
+/* 64-bit feature set offered (VIRTIO_F_VERSION_1, SEG_MAX, BLK_SIZE, FLUSH, RO if read-only). */
+uint64_t virtio_blk_features(const struct virtio_blk *b);
+
+/* 5.2.4: the configuration space (capacity, seg_max, blk_size at their offsets), `len` bytes at
+ * `off` into `out`; bytes past the end read as 0. */
+void virtio_blk_config_read(const struct virtio_blk *b, uint32_t off, uint8_t *out, unsigned len);
+
+/* Serves every request the driver made available on q. Returns how many were completed, -1 if
+ * the queue is broken (the transport then sets DEVICE_NEEDS_RESET). */
+int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem *m);

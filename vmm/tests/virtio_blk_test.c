@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "vmm/virtio/blk.h"
+#include "virtq_driver.h"
 
 #define RAM_BYTES (1u << 20)
 #define DESC      0x1000u
@@ -34,25 +35,18 @@ struct t {
     struct virtq q;
     struct virtio_blk b;
     char path[64];
-    uint16_t avail_idx;
+    struct vq_driver d;
 };
 
 static void put_desc(struct t *t, uint64_t table, uint16_t i, uint64_t addr, uint32_t len,
                      uint16_t flags, uint16_t next)
 {
-    uint8_t *p = t->ram + table + 16u * i;
-    memcpy(p, &addr, 8);
-    memcpy(p + 8, &len, 4);
-    memcpy(p + 12, &flags, 2);
-    memcpy(p + 14, &next, 2);
+    vqd_desc(&t->d, table, i, addr, len, flags, next);
 }
 
-/* The driver makes chain `head` available (2.7.13). */
 static void publish(struct t *t, uint16_t head)
 {
-    memcpy(t->ram + AVAIL + 4 + 2u * (t->avail_idx % QSIZE), &head, 2);
-    t->avail_idx++;
-    __atomic_store_n((uint16_t *)(t->ram + AVAIL + 2), t->avail_idx, __ATOMIC_RELEASE);
+    vqd_publish(&t->d, head);
 }
 
 static void put_header(struct t *t, uint32_t type, uint64_t sector)
@@ -76,10 +70,7 @@ static void request(struct t *t, uint32_t type, uint64_t sector, uint32_t len)
 
 static uint32_t used_len(struct t *t, uint16_t k, uint32_t *id)
 {
-    uint32_t v;
-    memcpy(id, t->ram + USED + 4 + 8u * (k % QSIZE), 4);
-    memcpy(&v, t->ram + USED + 8 + 8u * (k % QSIZE), 4);
-    return v;
+    return vqd_used(&t->d, k, id);
 }
 
 static int open_disk(struct t *t, bool readonly)
@@ -111,6 +102,7 @@ static int setup(void **state)
     free(img);
     close(fd);
     t->q = (struct virtq){.size = QSIZE, .desc = DESC, .avail = AVAIL, .used = USED};
+    t->d = (struct vq_driver){t->ram, DESC, AVAIL, USED, QSIZE, 0};
     assert_true(virtq_enable(&t->q, &t->m));
     if (open_disk(t, false) < 0)
         return -1;
@@ -257,7 +249,7 @@ static void expect_broken(struct t *t)
     assert_true(t->q.broken);
     assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), -1);
     /* The driver's reset and re-enable bring it back. */
-    t->avail_idx = 0;
+    t->d.avail_idx = 0;
     *(uint16_t *)(t->ram + AVAIL + 2) = 0;
     assert_true(virtq_enable(&t->q, &t->m));
 }

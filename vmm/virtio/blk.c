@@ -242,3 +242,27 @@ int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem 
     }
     return rc < 0 ? -1 : done;
 }
+
+static uint64_t ops_features(void *dev)
+{
+    return virtio_blk_features(dev);
+}
+
+static void ops_config_read(void *dev, uint32_t off, uint8_t *out, unsigned len)
+{
+    virtio_blk_config_read(dev, off, out, len);
+}
+
+static int ops_notify(void *dev, unsigned q, struct virtq *vq, const struct gmem *m)
+{
+    (void)q; /* one queue: requestq (5.2.2) */
+    return virtio_blk_process(dev, vq, m);
+}
+
+const struct virtio_dev_ops virtio_blk_ops = {
+    .device_id = 2, /* 5: block device */
+    .nqueues = 1,
+    .features = ops_features,
+    .config_read = ops_config_read,
+    .notify = ops_notify,
+};

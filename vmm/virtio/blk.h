@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "vmm/virtio/device.h"
 #include "vmm/virtio/virtq.h"
 
 /* 5.2.3: feature bits this device offers. */
@@ -56,3 +57,6 @@ void virtio_blk_config_read(const struct virtio_blk *b, uint32_t off, uint8_t *o
 /* Serves every request the driver made available on q. Returns how many were completed, -1 if
  * the queue is broken (the transport then sets DEVICE_NEEDS_RESET). */
 int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem *m);
+
+/* The block device for a transport (dev: a struct virtio_blk): one request queue. */
+extern const struct virtio_dev_ops virtio_blk_ops;

@@ -106,6 +106,76 @@
 static const uint8_t dsdt_aml[] = {
     0x08, '_', 'S', '5', '_', 0x12, 0x05, 0x02, 0x0a, ACPI_SLEEP_TYP_S5, 0x00};
 
+/* The DSDT's virtio-MMIO devices (ACPI 6.4 section 20 for the AML, 6.4.3.4 Memory32Fixed,
+ * 6.4.3.6 Extended Interrupt):
+ *   Scope (\_SB) { Device (VRnn) { Name (_HID, "LNRO0005") Name (_UID, nn)
+ *     Name (_CRS, ResourceTemplate () { Memory32Fixed (ReadWrite, base, size)
+ *                                        Interrupt (ResourceConsumer, Edge, ActiveHigh,
+ *                                                   Exclusive) { gsi } }) } }
+ * Each device is 61 bytes, the scope's header 7: at most 4 devices fit one-byte or two-byte
+ * PkgLengths (20.2.4). */
+#define AML_DEVICE_BYTES 61u
+#define AML_SCOPE_HEAD   7u
+
+/* PkgLength (20.2.4) for `content` bytes that follow it: 1 byte below 63, else 2 (12 bits). */
+static size_t aml_pkglen(uint8_t *p, size_t content)
+{
+    if (content + 1 < 64) {
+        p[0] = (uint8_t)(content + 1);
+        return 1;
+    }
+    size_t v = content + 2;
+    p[0] = (uint8_t)(0x40 | (v & 0xf));
+    p[1] = (uint8_t)(v >> 4);
+    return 2;
+}
+
+static size_t aml_virtio_device(uint8_t *p, unsigned i, const struct acpi_virtio_mmio *v)
+{
+    static const uint8_t crs_end[] = {0x79, 0x00};
+    uint8_t *start = p;
+    *p++ = 0x5b;                 /* ExtOpPrefix */
+    *p++ = 0x82;                 /* DeviceOp */
+    *p++ = AML_DEVICE_BYTES - 2; /* PkgLength: itself and the 58 bytes after it */
+    *p++ = 'V', *p++ = 'R', *p++ = (uint8_t)('0' + i / 10 % 10), *p++ = (uint8_t)('0' + i % 10);
+    *p++ = 0x08, memcpy(p, "_HID", 4), p += 4;     /* NameOp */
+    *p++ = 0x0d, memcpy(p, "LNRO0005", 9), p += 9; /* StringPrefix, NUL-terminated */
+    *p++ = 0x08, memcpy(p, "_UID", 4), p += 4;
+    *p++ = 0x0a, *p++ = (uint8_t)i; /* BytePrefix */
+    *p++ = 0x08, memcpy(p, "_CRS", 4), p += 4;
+    *p++ = 0x11; /* BufferOp */
+    *p++ = 26;   /* PkgLength: itself, BufferSize (2) and 23 bytes */
+    *p++ = 0x0a, *p++ = 23;
+    *p++ = 0x86, *p++ = 9, *p++ = 0, *p++ = 1; /* Memory32Fixed, length 9, read-write */
+    st32(p, v->base), p += 4;
+    st32(p, v->size), p += 4;
+    *p++ = 0x89, *p++ = 6, *p++ = 0; /* Extended Interrupt, length 6 */
+    *p++ = 0x03;                     /* consumer, edge, active high, exclusive */
+    *p++ = 1;                        /* one interrupt */
+    st32(p, v->gsi), p += 4;
+    memcpy(p, crs_end, sizeof(crs_end)), p += sizeof(crs_end); /* End Tag, checksum 0 */
+    return (size_t)(p - start);
+}
+
+/* The DSDT body: \_S5, then the virtio devices' scope. Returns its length; buf NULL: measure. */
+static size_t dsdt_body(uint8_t *buf, const struct acpi_config *cfg)
+{
+    size_t devices = cfg->nvirtio * AML_DEVICE_BYTES;
+    size_t len = sizeof(dsdt_aml) + (cfg->nvirtio ? AML_SCOPE_HEAD + devices : 0);
+    if (!buf)
+        return len;
+    uint8_t *p = buf;
+    memcpy(p, dsdt_aml, sizeof(dsdt_aml)), p += sizeof(dsdt_aml);
+    if (cfg->nvirtio) {
+        *p++ = 0x10; /* ScopeOp */
+        p += aml_pkglen(p, 5 + devices);
+        memcpy(p, "\\_SB_", 5), p += 5;
+        for (unsigned i = 0; i < cfg->nvirtio; i++)
+            p += aml_virtio_device(p, i, &cfg->virtio[i]);
+    }
+    return (size_t)(p - buf);
+}
+
 uint8_t acpi_sum(const void *p, size_t len)
 {
     const uint8_t *b = p;
@@ -255,9 +325,12 @@ int acpi_build(uint8_t *buf, size_t cap, uint64_t base, const struct acpi_config
 {
     if (cfg->nr_cpus == 0 || cfg->nr_cpus > ACPI_MAX_CPUS)
         return hv_errf(err, "ACPI tables: %u vCPUs (1-%u supported)", cfg->nr_cpus, ACPI_MAX_CPUS);
+    if (cfg->nvirtio > ACPI_MAX_VIRTIO_MMIO)
+        return hv_errf(err, "ACPI tables: %u virtio devices (at most %u)", cfg->nvirtio,
+                       ACPI_MAX_VIRTIO_MMIO);
     /* Layout: RSDP, XSDT, FADT, FACS (64-byte aligned, §5.2.10), DSDT, MADT. */
     const size_t xsdt_len = SDT_HEADER + 2 * 8;
-    const size_t dsdt_len = SDT_HEADER + sizeof(dsdt_aml);
+    const size_t dsdt_len = SDT_HEADER + dsdt_body(NULL, cfg);
     size_t off_xsdt = align16(RSDP_SIZE);
     size_t off_fadt = align16(off_xsdt + xsdt_len);
     size_t off_facs = (off_fadt + FADT_SIZE + 63) & ~(size_t)63;
@@ -271,7 +344,7 @@ int acpi_build(uint8_t *buf, size_t cap, uint64_t base, const struct acpi_config
 
     uint8_t *dsdt = buf + off_dsdt;
     sdt_header(dsdt, "DSDT", (uint32_t)dsdt_len, 2);
-    memcpy(dsdt + SDT_HEADER, dsdt_aml, sizeof(dsdt_aml));
+    dsdt_body(dsdt + SDT_HEADER, cfg);
     sdt_checksum(dsdt);
 
     uint8_t *facs = buf + off_facs;

@@ -52,10 +52,21 @@
 /* The most vCPUs the table area can describe (16-byte x2APIC entries). */
 #define ACPI_MAX_CPUS 2048u
 
+/* virtio-MMIO devices the DSDT describes (docs/virtio.md): Linux's virtio_mmio driver binds to
+ * _HID "LNRO0005" with the window and the interrupt from _CRS. */
+#define ACPI_MAX_VIRTIO_MMIO 4u
+
+struct acpi_virtio_mmio {
+    uint32_t base, size; /* the register window */
+    uint32_t gsi;        /* its interrupt: edge-triggered, active high */
+};
+
 struct acpi_config {
     unsigned nr_cpus;
     uint32_t ioapic_addr;
     uint8_t ioapic_id;
+    unsigned nvirtio;
+    struct acpi_virtio_mmio virtio[ACPI_MAX_VIRTIO_MMIO];
 };
 
 /* Build every table into `buf` (as it will sit at guest-physical `base`, RSDP first). Fails if

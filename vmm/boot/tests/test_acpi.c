@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -195,6 +197,72 @@ static void test_acpi_limits(void **state)
     assert_non_null(strstr(err.msg, "only 512 available"));
 }
 
+/* The DSDT with two virtio-MMIO devices, disassembled by ACPICA's iasl (Debian's acpica-tools):
+ * the AML a guest's interpreter reads, not bytes compared with themselves. */
+static void test_acpi_virtio_devices(void **state)
+{
+    (void)state;
+    size_t cap = 65536, len;
+    uint8_t *buf = calloc(1, cap);
+    struct hv_err err = {0};
+    struct acpi_config cfg = {.nr_cpus = 2,
+                              .ioapic_addr = 0xfec00000u,
+                              .ioapic_id = 2,
+                              .nvirtio = 2,
+                              .virtio = {{0xd0000000u, 0x1000, 5}, {0xd0001000u, 0x1000, 7}}};
+    assert_int_equal(acpi_build(buf, cap, 0xe0000, &cfg, &len, &err), 0);
+    struct tables t = {buf, 0xe0000, len};
+    const uint8_t *x = table_at(&t, r64(buf + 24), "XSDT");
+    const uint8_t *f = table_at(&t, r64(x + 36), "FACP");
+    const uint8_t *d = table_at(&t, r64(f + 140), "DSDT");
+    uint32_t dlen = r32(d + 4);
+    assert_int_equal(acpi_sum(d, dlen), 0);
+    char dir[] = "/tmp/hvprof-dsdt-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], cmd[512];
+    snprintf(path, sizeof(path), "%s/dsdt.dat", dir);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(d, 1, dlen, fp), dlen);
+    fclose(fp);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && iasl -d dsdt.dat >/dev/null 2>&1 && cat dsdt.dsl", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char dsl[65536];
+    size_t n = fread(dsl, 1, sizeof(dsl) - 1, p);
+    dsl[n] = 0;
+    if (pclose(p) != 0)
+        fail_msg("iasl -d failed (acpica-tools installed? scripts/deps.sh installs it):\n%s", dsl);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    /* What iasl prints for each device, in order. */
+    const char *want[] = {"Scope (\\_SB)",
+                          "Device (VR00)",
+                          "Name (_HID, \"LNRO0005\")",
+                          "Name (_UID, 0x00)",
+                          "Memory32Fixed (ReadWrite,",
+                          "0xD0000000,",
+                          "0x00001000,",
+                          "Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive, ,, )",
+                          "0x00000005,",
+                          "Device (VR01)",
+                          "Name (_UID, 0x01)",
+                          "0xD0001000,",
+                          "0x00000007,"};
+    const char *at = dsl;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const char *hit = strstr(at, want[i]);
+        if (!hit)
+            fail_msg("iasl's disassembly lacks \"%s\" (after the previous items):\n%s", want[i],
+                     dsl);
+        at = hit + strlen(want[i]);
+    }
+    assert_non_null(strstr(dsl, "Name (_S5, Package (0x02)"));
+    cfg.nvirtio = ACPI_MAX_VIRTIO_MMIO + 1;
+    assert_int_equal(acpi_build(buf, cap, 0xe0000, &cfg, &len, &err), -1);
+    free(buf);
+}
+
 static void test_acpi_in_guest(void **state)
 {
     struct test_ram r;
@@ -211,6 +279,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acpi_cpu_counts),
         cmocka_unit_test(test_acpi_limits),
+        cmocka_unit_test(test_acpi_virtio_devices),
         cmocka_unit_test(test_acpi_in_guest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

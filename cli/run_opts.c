@@ -24,6 +24,7 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"mem", required_argument, NULL, RUN_OPT_MEM},
     {"console", required_argument, NULL, RUN_OPT_CONSOLE},
     {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
+    {"disk", required_argument, NULL, RUN_OPT_DISK},
 };
 
 void run_opts_usage(FILE *out)
@@ -39,8 +40,10 @@ void run_opts_usage(FILE *out)
             "  --mem SIZE         guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)\n"
             "  --console FILE     write the guest's serial console to FILE (default: stdout)\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
-            "exit status 124\n",
-            BOOT_MAX_CPUS);
+            "exit status 124\n"
+            "  --disk FILE[,readonly]  a raw disk image as a virtio block device (/dev/vda, vdb, "
+            "...; at most %u; docs/virtio.md)\n",
+            BOOT_MAX_CPUS, VM_MAX_DISKS);
 }
 
 void run_opts_init(struct run_opts *o)
@@ -84,6 +87,21 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
     case RUN_OPT_CONSOLE:
         o->console = arg;
         return 1;
+    case RUN_OPT_DISK: {
+        if (o->ndisks == VM_MAX_DISKS)
+            return hv_errf(err, "--disk: at most %u disks", VM_MAX_DISKS);
+        size_t len = strlen(arg);
+        bool ro = len > 9 && !strcmp(arg + len - 9, ",readonly");
+        if (ro)
+            len -= 9;
+        if (len == 0 || len >= PATH_MAX)
+            return hv_errf(err, "--disk: expected FILE or FILE,readonly, got '%.64s'", arg);
+        memcpy(o->disk_path[o->ndisks], arg, len);
+        o->disk_path[o->ndisks][len] = 0;
+        o->disks[o->ndisks] = (struct vm_disk){o->disk_path[o->ndisks], ro};
+        o->ndisks++;
+        return 1;
+    }
     case RUN_OPT_TIMEOUT:
         /* Up to a week; a zero timeout would mean "none", so the minimum is 1 ms. */
         if (parse_duration_ns(arg, "--timeout", 1000000ull, 7ull * 24 * 3600 * 1000000000ull, &v,
@@ -210,6 +228,8 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
         .sync_regs = sync_regs,
         .console_fd = s->console_fd,
         .timeout_s = o->timeout_s,
+        .disks = o->disks,
+        .ndisks = o->ndisks,
     };
     if (hooks)
         cfg.hooks = *hooks;
@@ -222,7 +242,10 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
         .cmdline = o->cmdline,
         .nr_cpus = o->vcpus,
         .mem_bytes = o->mem_bytes,
+        .nvirtio = o->ndisks,
     };
+    for (unsigned i = 0; i < o->ndisks; i++)
+        bc.virtio[i] = (typeof(bc.virtio[i])){vm_disk_base(i), VIRTIO_MMIO_SIZE, vm_disk_gsi(i)};
     if (boot_load(vm_gmem(s->vm), &bc, &s->boot, err) < 0)
         goto fail;
     struct vm_entry ve = {.regs = s->boot.regs, .sregs = s->boot.sregs};

@@ -36,10 +36,11 @@ enum {
     RUN_OPT_MEM,
     RUN_OPT_CONSOLE,
     RUN_OPT_TIMEOUT,
+    RUN_OPT_DISK,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 8
+#define RUN_OPTS_COUNT 9
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -56,6 +57,9 @@ struct run_opts {
     double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
     char initrd_path[PATH_MAX];
+    struct vm_disk disks[VM_MAX_DISKS]; /* --disk FILE[,readonly] */
+    unsigned ndisks;
+    char disk_path[VM_MAX_DISKS][PATH_MAX];
 };
 
 void run_opts_init(struct run_opts *o);

@@ -149,8 +149,12 @@ static bool handle_exit(struct vcpu *v)
         handle_io(v);
         return true;
     case KVM_EXIT_MMIO:
-        /* No MMIO devices in user space (LAPIC/IOAPIC are in the kernel): reads return 0. */
-        if (!run->mmio.is_write)
+        /* The disks' virtio windows (vmm/disks.h); nothing else in user space (LAPIC/IOAPIC
+         * are in the kernel): other reads return 0. */
+        if (!vm_disks_mmio(&v->vm->disks, run->mmio.phys_addr, run->mmio.data,
+                           run->mmio.len <= sizeof(run->mmio.data) ? run->mmio.len : 0,
+                           run->mmio.is_write) &&
+            !run->mmio.is_write)
             memset(run->mmio.data, 0, sizeof(run->mmio.data));
         return true;
     case KVM_EXIT_HLT:

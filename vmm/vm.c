@@ -172,6 +172,9 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
     pthread_cond_init(&vm->gate_cond, NULL);
     if (vm_devices_init(&vm->dev, vm, cfg->console_fd, err) < 0)
         goto fail;
+    /* The disks first among the files: a wrong image fails before KVM is set up. */
+    if (vm_disks_open(&vm->disks, vm, cfg->disks, cfg->ndisks, err) < 0)
+        goto fail;
     if (hv_signals_install() < 0) {
         hv_errf_errno(err, "installing the vCPU signal handlers");
         goto fail;
@@ -323,6 +326,7 @@ void vm_destroy(struct vm *vm)
         if (vm->ram[i])
             munmap(vm->ram[i], vm->ram_size[i]);
     kvm_sys_close(&vm->kvm);
+    vm_disks_close(&vm->disks);
     if (vm->dev.vm)
         vm_devices_destroy(&vm->dev);
     pthread_cond_destroy(&vm->gate_cond);

@@ -38,6 +38,7 @@
 #include "guestwalk/gmem.h"
 #include "guestwalk/snapshot.h"
 #include "vmm/devices.h"
+#include "vmm/disks.h"
 #include "vmm/kvm_sys.h"
 
 #define HV_SIG_KICK (SIGRTMIN)     /* stop / kick a vCPU out of KVM_RUN */
@@ -88,11 +89,13 @@ struct vm_result {
 };
 
 struct vm_config {
-    unsigned nr_vcpus;  /* 1..min(KVM_CAP_MAX_VCPUS, VM_MAX_VCPUS) */
-    uint64_t mem_bytes; /* guest RAM, >= VM_MIN_MEM, multiple of 4 KiB */
-    bool sync_regs;     /* use KVM_CAP_SYNC_REGS (REGS|SREGS) when the host has it */
-    int console_fd;     /* UART output; -1 discards; the fd stays owned by the caller */
-    double timeout_s;   /* 0 = none */
+    unsigned nr_vcpus;           /* 1..min(KVM_CAP_MAX_VCPUS, VM_MAX_VCPUS) */
+    uint64_t mem_bytes;          /* guest RAM, >= VM_MIN_MEM, multiple of 4 KiB */
+    bool sync_regs;              /* use KVM_CAP_SYNC_REGS (REGS|SREGS) when the host has it */
+    int console_fd;              /* UART output; -1 discards; the fd stays owned by the caller */
+    double timeout_s;            /* 0 = none */
+    const struct vm_disk *disks; /* virtio block devices (vmm/disks.h), ndisks of them */
+    unsigned ndisks;
     struct vm_hooks hooks;
 };
 
@@ -136,6 +139,7 @@ struct vm {
     void *ram[2];     /* host mappings (below the MMIO gap, above 4 GiB) */
     uint64_t ram_size[2];
     struct vm_devices dev;
+    struct vm_disks disks;
 
     struct vm_entry entry;
     bool has_entry;

@@ -122,6 +122,8 @@ static int make_fixtures(void)
     uint64_t nostop[3] = {0x0016547846040010ull,
                           0 | (2ull << 4) | (1ull << 16) | (0ull << 20) | (6ull << 52), 0};
     memcpy(&nostop[2], "hvprof\0\0", 8);
+    /* A qcow2 image's first bytes: its magic "QFI\xfb" (QEMU's docs/interop/qcow2.txt). */
+    static const uint8_t qcow2[4096] = {'Q', 'F', 'I', 0xfb, 0, 0, 0, 3};
     static const char zero_ks[] = "0000000000000000 T _text\n0000000000000000 T start_kernel\n";
     /* An ELF file cut after its first 4 KiB: this test binary's own headers, no sections. */
     static uint8_t elf_head[4096];
@@ -138,7 +140,8 @@ static int make_fixtures(void)
                    write_file("trunc.fxt", trunc, sizeof(trunc)) ||
                    write_file("nostop.fxt", nostop, sizeof(nostop)) ||
                    write_file("zero-kallsyms.txt", zero_ks, sizeof(zero_ks) - 1) ||
-                   write_file("trunc.elf", elf_head, sizeof(elf_head))
+                   write_file("trunc.elf", elf_head, sizeof(elf_head)) ||
+                   write_file("qcow2.img", qcow2, sizeof(qcow2))
                ? -1
                : 0;
 }

@@ -26,12 +26,19 @@
 /* Used for a bzImage when boot_config.cmdline is NULL (boot.rst; docs/linux.md). */
 #define BOOT_LINUX_DEFAULT_CMDLINE "console=ttyS0 earlyprintk=serial reboot=k panic=-1 pci=off"
 
+#define BOOT_MAX_VIRTIO_MMIO 4u
+
 struct boot_config {
     const char *kernel_path;
     const char *initrd_path; /* may be NULL */
     const char *cmdline;     /* NULL: BOOT_LINUX_DEFAULT_CMDLINE for a bzImage, none for ELF */
     unsigned nr_cpus;        /* 1..BOOT_MAX_CPUS; the MP table lists this many processors */
     uint64_t mem_bytes; /* guest RAM; the gmem must hold the regions layout_ram_regions() gives */
+    /* virtio-MMIO devices for the DSDT (the VM's disks, vmm/disks.h): window and GSI. */
+    unsigned nvirtio;
+    struct {
+        uint32_t base, size, gsi;
+    } virtio[BOOT_MAX_VIRTIO_MMIO];
 };
 
 enum boot_kind { BOOT_ELF64, BOOT_BZIMAGE };

@@ -82,7 +82,11 @@ int boot_load_images(struct gmem *mem, const struct boot_config *cfg,
     /* IOAPIC id: after the CPUs' APIC ids while they fit in 8 bits (as the MP table has it). */
     struct acpi_config acpi = {.nr_cpus = cfg->nr_cpus,
                                .ioapic_addr = MP_IOAPIC_BASE,
-                               .ioapic_id = cfg->nr_cpus < 255 ? (uint8_t)cfg->nr_cpus : 0};
+                               .ioapic_id = cfg->nr_cpus < 255 ? (uint8_t)cfg->nr_cpus : 0,
+                               .nvirtio = cfg->nvirtio};
+    for (unsigned i = 0; i < cfg->nvirtio && i < ACPI_MAX_VIRTIO_MMIO; i++)
+        acpi.virtio[i] =
+            (struct acpi_virtio_mmio){cfg->virtio[i].base, cfg->virtio[i].size, cfg->virtio[i].gsi};
     if (gdt_write(mem, err) || pt_identity_write(mem, err) ||
         mptable_write(mem, cfg->nr_cpus, err) || acpi_write(mem, &acpi, err) ||
         smbios_write(mem, err))

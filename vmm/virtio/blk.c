@@ -52,7 +52,7 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struc
         if (!memcmp(head, formats[i].magic, formats[i].len)) {
             hv_errf(err,
                     "%s: a %s image; hvprof boots raw images only: convert it with "
-                    "`qemu-img convert -O raw %s %s.raw`",
+                    "qemu-img convert -O raw %s %s.raw",
                     path, formats[i].name, path, path);
             goto fail;
         }

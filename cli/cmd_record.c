@@ -336,12 +336,15 @@ int cmd_record(int argc, char **argv)
         if (lx_capture(vm_gmem(rs.vm), capture, stderr, &cerr) < 0)
             fprintf(stderr, "hvprof record: %s\n", cerr.msg);
     }
+    char disks[4 * 512];
+    run_disks_summary(rs.vm, &o, disks, sizeof(disks));
     run_session_close(&rs);
     fflush(stdout);
     bool duration_stop = by_duration && res.reason == VM_STOP_TIMEOUT;
     if (rc == 0 && !duration_stop)
         run_report_stop(stderr, "hvprof record", &res);
     sampler_print_summary(s, stderr);
+    fputs(disks, stderr);
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);
     sampler_destroy(s);

@@ -1,6 +1,7 @@
 #include "cli/run_opts.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
@@ -344,5 +345,24 @@ void run_report_stop(FILE *out, const char *cmd, const struct vm_result *r)
     default:
         fprintf(out, "%s: guest stopped (%s)%s%s\n", cmd, vm_stop_reason_name(r->reason),
                 r->detail[0] ? ": " : "", r->detail);
+    }
+}
+
+void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < vm->disks.n && used < len; i++) {
+        const struct virtio_blk *b = &vm->disks.v[i].blk;
+        int n = snprintf(buf + used, len - used,
+                         "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64
+                         " writes (%.1f MiB), %" PRIu64 " flushes, %" PRIu64
+                         " requests answered with an error\n",
+                         'a' + i, o->disks[i].path, b->readonly ? " (read-only)" : "", b->reads,
+                         (double)b->bytes_read / (1 << 20), b->writes,
+                         (double)b->bytes_written / (1 << 20), b->flushes, b->errors);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
     }
 }

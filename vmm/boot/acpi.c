@@ -112,10 +112,10 @@ static const uint8_t dsdt_aml[] = {
  *     Name (_CRS, ResourceTemplate () { Memory32Fixed (ReadWrite, base, size)
  *                                        Interrupt (ResourceConsumer, Edge, ActiveHigh,
  *                                                   Exclusive) { gsi } }) } }
- * Each device is 61 bytes, the scope's header 7: at most 4 devices fit one-byte or two-byte
- * PkgLengths (20.2.4). */
+ * Each device is 61 bytes, the scope's header 8 (ScopeOp, a two-byte PkgLength: 5 + 61 n bytes
+ * follow it, at least 66; the name "\_SB_"), so up to 4 devices fit (20.2.4). */
 #define AML_DEVICE_BYTES 61u
-#define AML_SCOPE_HEAD   7u
+#define AML_SCOPE_HEAD   8u
 
 /* PkgLength (20.2.4) for `content` bytes that follow it: 1 byte below 63, else 2 (12 bits). */
 static size_t aml_pkglen(uint8_t *p, size_t content)
@@ -344,7 +344,8 @@ int acpi_build(uint8_t *buf, size_t cap, uint64_t base, const struct acpi_config
 
     uint8_t *dsdt = buf + off_dsdt;
     sdt_header(dsdt, "DSDT", (uint32_t)dsdt_len, 2);
-    dsdt_body(dsdt + SDT_HEADER, cfg);
+    if (dsdt_body(dsdt + SDT_HEADER, cfg) != dsdt_len - SDT_HEADER)
+        return hv_errf(err, "ACPI tables: the DSDT's AML is not the size measured for it");
     sdt_checksum(dsdt);
 
     uint8_t *facs = buf + off_facs;

@@ -38,6 +38,14 @@ grep -E ' (__svm_vcpu_run|svm_vcpu_run)([[:space:]]|$)' /proc/kallsyms | sed 's/
 save 0 l1
 # One attempt of the scenario in $name, $cmd, ... (the variables of the loop below) into $d.
 run_scenario() {
+  # A scenario with the test bed's disk (docs/virtio.md) gets a fresh 64 MiB image labelled at
+  # its start; its first 8 KiB are kept for the test after the run.
+  disk=/tmp/hvtest-disk.img
+  case " $opts " in *" --disk $disk"*)
+    rm -f "$disk"
+    dd if=/dev/zero of="$disk" bs=1M count=0 seek=64 2>/dev/null
+    printf 'HVPROF-DISK-TEST' | dd of="$disk" conv=notrunc 2>/dev/null ;;
+  esac
   # shellcheck disable=SC2086 # $opts is a word list on purpose
   case $cmd in
     qemu)
@@ -55,6 +63,7 @@ run_scenario() {
         >"$d/summary.txt" 2>&1 ;;
   esac
   echo $? >"$d/status"
+  case " $opts " in *" --disk $disk"*) dd if="$disk" of="$d/disk.head" bs=512 count=16 2>/dev/null ;; esac
 }
 
 # The warm-up (docs/linux.md, "The first run after L1's boot"): one run of /warmup's scenario

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys, hvtest.ms=N;
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk, hvtest.ms=N;
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
 # Everything the tests compare with the recording is printed as "HVTEST ..." lines.
@@ -54,6 +54,32 @@ case $plan in
     wait ;;
   sys)
     /bin/hv_syscalls "$ms" ;;
+  disk)
+    # The virtio disk hvprof gives with --disk (docs/virtio.md), found through the ACPI tables
+    # by Debian's own modules: read the label the test bed wrote at its start, write one back,
+    # and keep the disk busy while hv_busy runs.
+    for m in virtio_ring virtio virtio_mmio virtio_blk; do
+      insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST disk insmod $m failed"
+    done
+    for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; busybox usleep 100000; done
+    if [ -b /dev/vda ]; then
+      echo "HVTEST disk size $(cat /sys/block/vda/size) label $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
+      echo "HVTEST-WRITTEN-BY-THE-GUEST" | dd of=/dev/vda bs=512 seek=8 conv=fsync 2>/dev/null &&
+        echo "HVTEST disk wrote"
+      /bin/hv_busy "$ms" &
+      busy=$!
+      while kill -0 $busy 2>/dev/null; do
+        dd if=/dev/vda of=/dev/null bs=64k count=256 iflag=direct 2>/dev/null ||
+          dd if=/dev/vda of=/dev/null bs=64k count=256 2>/dev/null
+      done
+      echo "HVTEST disk read done"
+    else
+      echo "HVTEST disk missing"
+      dmesg | grep -i -E 'virtio|LNRO|ACPI (Error|Warning)' | sed 's/^/HVTEST disk dmesg /'
+      ls /sys/bus/acpi/devices /sys/bus/platform/devices 2>/dev/null | tr '\n' ' ' |
+        sed 's/^/HVTEST disk devices /'
+      echo
+    fi ;;
   *)
     echo "HVTEST unknown plan $plan" ;;
 esac

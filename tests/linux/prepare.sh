@@ -177,6 +177,12 @@ for k in generic cloud; do
   [ -n "$f" ] || { log "brd module not in $(basename "$kpkg")"; exit 1; }
   mkdir -p "$r/modules/$rel"
   case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/brd.ko" ;; *) cp "$f" "$r/modules/$rel/brd.ko" ;; esac
+  # The virtio disk's drivers (docs/virtio.md), in their load order, for hvtest.plan=disk.
+  for m in virtio_ring virtio virtio_mmio virtio_blk; do
+    f=$(find "$kpkg/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
+    [ -n "$f" ] || { log "$m module not in $(basename "$kpkg")"; exit 1; }
+    case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
+  done
 done
 cp "$here/l2_init.sh" "$r/init"
 mkcpio "$r" "$cache/l2.cpio.gz"

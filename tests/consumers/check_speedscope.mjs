@@ -162,8 +162,11 @@ try {
       count = Number(m[5]);
       seen.add(`${m[1]} ${m[2]}/${m[3]}`);
       for (const r of t.rows) listed.add(r.name);
-      await page.keyboard.press('n'); // speedscope: next profile in the file
-      await page.waitForTimeout(200);
+      // speedscope: next profile in the file. Wait for its title to show (a loaded machine
+      // re-renders late): reading the table before would see the last profile again.
+      await page.keyboard.press('n');
+      for (let w = 0; w < 100 && (await table(page)).title === t.title; w++)
+        await page.waitForTimeout(100);
     }
     check(count === threads.size && seen.size === threads.size,
           `perf-script.txt: ${count} profiles, ${seen.size} threads seen, ${threads.size} in the file`);

@@ -120,12 +120,18 @@ unsigned tb_check_pprof_disasm(const struct tb_result *r)
                  files, pprof, f, f, prof);
         out = capture(cmd, &st);
         uint64_t head = 0, on = 0;
-        if (!out || !routine(out, f, &head, &on) || head != flat || on != flat)
+        /* Every sample pprof puts in the routine lies on one of its instructions, and (almost)
+         * all of -top's: pprof takes a routine's end from the next symbol of any kind in nm's
+         * list, hvprof from the next function, so a sample in a function's tail padding may be
+         * left out (1 of 194 in one run). A wrong file offset leaves none. */
+        if (!out || !routine(out, f, &head, &on) || head == 0 || on != head ||
+            (double)head < 0.95 * (double)flat)
             fail_msg("%s: pprof -disasm of %s (%s): %" PRIu64 " samples in -top, %" PRIu64
                      " in its ROUTINE, %" PRIu64 " on its instructions:\n%.2000s",
                      r->name, f, fns[i].kind, flat, head, on, out ? out : "");
-        printf("%s: pprof -disasm=%s (%s): all %" PRIu64 " samples on its instructions\n", r->name,
-               f, fns[i].kind, flat);
+        printf("%s: pprof -disasm=%s (%s): %" PRIu64 " of its %" PRIu64
+               " samples on its instructions\n",
+               r->name, f, fns[i].kind, on, flat);
         free(out);
         verified |= 1u << i;
     }

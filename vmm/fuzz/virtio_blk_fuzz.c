@@ -17,6 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char image[] = "/tmp/hvprof-virtio-fuzz-XXXXXX";
 
+static void remove_image(void)
+{
+    unlink(image);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int made;
@@ -25,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (fd < 0 || ftruncate(fd, RAM) < 0)
             abort();
         close(fd);
+        atexit(remove_image);
         made = 1;
     }
     uint8_t *ram = calloc(1, RAM);

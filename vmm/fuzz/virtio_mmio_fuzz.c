@@ -23,6 +23,11 @@ static void irq(void *ctx, bool level)
     (void)level;
 }
 
+static void remove_image(void)
+{
+    unlink(image);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int made;
@@ -31,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (fd < 0 || ftruncate(fd, 64 * 1024) < 0)
             abort();
         close(fd);
+        atexit(remove_image);
         made = 1;
     }
     uint8_t *ram = calloc(1, RAM);

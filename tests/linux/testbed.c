@@ -1059,6 +1059,7 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
     profile_init(&p);
     load_symbolized(r, &p);
     uint64_t all = 0, syscall_ok = 0, loops = 0, irq_ok = 0, in_exec = 0, exiting = 0, shown = 0;
+    uint64_t fork_ok = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
         if (s->cpl != PROF_CPL_KERNEL || !s->nframes)
@@ -1096,6 +1097,12 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
             loops += syscall_user_chain(&p, f + nk, s->nframes - nk);
         } else if (irq_entry_code(outer)) {
             ok = named && ++irq_ok; /* the interrupted user PC, named */
+        } else if (outer && !strcmp(outer, "ret_from_fork")) {
+            /* A forked child before its first return to user space: its kernel stack starts at
+             * ret_from_fork, whose saved registers are the user state it will resume in (the
+             * fork's return in libc): as whole as a stack can be. One run of generic-nokaslr
+             * had 82.8 % without these, its children page-faulting in schedule_tail. */
+            ok = named && ++fork_ok;
         }
         if (!ok && shown++ < 5) {
             printf("%s: hv_syscalls kernel sample:", r->name);
@@ -1110,9 +1117,10 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
            " in its exit): %" PRIu64
            " (%.1f%%) from the system-call entry with the user PC at entry named (%" PRIu64
            " of them in a loop's wrapper with the loop and main above it), %" PRIu64
-           " from an interrupt or exception entry with the interrupted user PC named\n",
+           " from an interrupt or exception entry with the interrupted user PC named, %" PRIu64
+           " in a forked child from ret_from_fork with the user PC it resumes at named\n",
            r->name, all, in_exec, exiting, syscall_ok,
-           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, irq_ok);
+           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, irq_ok, fork_ok);
     profile_free(&p);
     if (all < 50) {
         printf("NOTE %s: only %" PRIu64 " kernel samples of hv_syscalls: not judged\n", r->name,
@@ -1124,9 +1132,10 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
         fail_msg("%s: only %" PRIu64 " of %" PRIu64 " system-call samples carry the loops' "
                  "exact user chains",
                  r->name, loops, syscall_ok);
-    if ((double)(syscall_ok + irq_ok) < min_ok * (double)all)
+    if ((double)(syscall_ok + irq_ok + fork_ok) < min_ok * (double)all)
         fail_msg("%s: %.1f%% of hv_syscalls' kernel samples end at their entry with the user "
                  "stack from there, %.0f%% expected",
-                 r->name, 100.0 * (double)(syscall_ok + irq_ok) / (double)all, 100 * min_ok);
+                 r->name, 100.0 * (double)(syscall_ok + irq_ok + fork_ok) / (double)all,
+                 100 * min_ok);
     return all;
 }

@@ -216,6 +216,7 @@ int cmd_record(int argc, char **argv)
 
     struct run_opts o;
     run_opts_init(&o);
+    o.prog = "hvprof record";
     struct sampler_config c = {
         .hz = SAMPLER_DEFAULT_HZ,
         .mode = SAMPLER_MODE_CPU,

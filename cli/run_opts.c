@@ -9,8 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/files.h"
+#include "cli/libvirt_domain.h"
 #include "cli/parse.h"
+#include "common/files.h"
 #include "vmm/boot/layout.h"
 
 #define DEMO_KERNEL "hvprof-guest.elf"
@@ -26,6 +27,9 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"console", required_argument, NULL, RUN_OPT_CONSOLE},
     {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
     {"disk", required_argument, NULL, RUN_OPT_DISK},
+    {"libvirt", required_argument, NULL, RUN_OPT_LIBVIRT},
+    {"connect", required_argument, NULL, RUN_OPT_CONNECT},
+    {"libvirt-ignore-unsupported", no_argument, NULL, RUN_OPT_LIBVIRT_IGNORE},
 };
 
 void run_opts_usage(FILE *out)
@@ -43,8 +47,19 @@ void run_opts_usage(FILE *out)
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
             "  --disk FILE[,readonly]  a raw disk image as a virtio block device (/dev/vda, vdb, "
-            "...; at most %u; docs/virtio.md)\n",
-            BOOT_MAX_CPUS, VM_MAX_DISKS);
+            "...; at most %u; docs/virtio.md)\n"
+            "  --libvirt DOMAIN   boot a libvirt domain as it is defined: memory, vCPUs, kernel,\n"
+            "                     initrd, command line, raw disks (options given here win;\n"
+            "                     docs/libvirt.md)%s\n"
+            "  --connect URI      the libvirt connection (qemu:///system, test:///FILE.xml, ...)\n"
+            "  --libvirt-ignore-unsupported  boot the domain without what hvprof cannot give it\n",
+            BOOT_MAX_CPUS, VM_MAX_DISKS,
+#ifdef HVPROF_HAVE_LIBVIRT
+            ""
+#else
+            " (not in this build)"
+#endif
+    );
 }
 
 void run_opts_init(struct run_opts *o)
@@ -52,6 +67,7 @@ void run_opts_init(struct run_opts *o)
     memset(o, 0, sizeof(*o));
     o->vcpus = RUN_DEFAULT_VCPUS;
     o->mem_bytes = RUN_DEFAULT_MEM;
+    o->prog = "hvprof";
 }
 
 int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err *err)
@@ -77,6 +93,7 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
         if (parse_uint(arg, "--vcpus", 1, BOOT_MAX_CPUS, &v, err) < 0)
             return -1;
         o->vcpus = (unsigned)v;
+        o->vcpus_given = true;
         return 1;
     case RUN_OPT_MEM:
         if (parse_size(arg, "--mem", RUN_MIN_MEM, BOOT_MAX_MEM_BYTES, &v, err) < 0)
@@ -84,6 +101,7 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
         if (v & 0xfff)
             return hv_errf(err, "--mem: %.64s is not a multiple of 4K", arg);
         o->mem_bytes = v;
+        o->mem_given = true;
         return 1;
     case RUN_OPT_CONSOLE:
         o->console = arg;
@@ -99,10 +117,22 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
             return hv_errf(err, "--disk: expected FILE or FILE,readonly, got '%.64s'", arg);
         memcpy(o->disk_path[o->ndisks], arg, len);
         o->disk_path[o->ndisks][len] = 0;
-        o->disks[o->ndisks] = (struct vm_disk){o->disk_path[o->ndisks], ro};
+        /* "readonly": the image is never written; the guest still may, into a private
+         * overlay (docs/virtio.md), as a distribution's root file system expects. */
+        o->disks[o->ndisks] =
+            (struct vm_disk){o->disk_path[o->ndisks], ro ? VIRTIO_BLK_OVERLAY : VIRTIO_BLK_RW};
         o->ndisks++;
         return 1;
     }
+    case RUN_OPT_LIBVIRT:
+        o->libvirt = arg;
+        return 1;
+    case RUN_OPT_CONNECT:
+        o->connect = arg;
+        return 1;
+    case RUN_OPT_LIBVIRT_IGNORE:
+        o->libvirt_ignore = true;
+        return 1;
     case RUN_OPT_TIMEOUT:
         /* Up to a week; a zero timeout would mean "none", so the minimum is 1 ms. */
         if (parse_duration_ns(arg, "--timeout", 1000000ull, 7ull * 24 * 3600 * 1000000000ull, &v,
@@ -176,10 +206,108 @@ static int check_readable(const char *what, const char *path, struct hv_err *err
     return 0;
 }
 
+#ifdef HVPROF_HAVE_LIBVIRT
+/* The domain's settings where the command line left them open (docs/libvirt.md). */
+static int take_domain(struct run_opts *o, struct hv_err *err)
+{
+    const struct domain_config *d = &o->domain;
+    if (!o->kernel && d->kernel[0])
+        o->kernel = d->kernel;
+    if (!o->initrd && d->initrd[0])
+        o->initrd = d->initrd;
+    if (!o->cmdline && d->has_cmdline)
+        o->cmdline = d->cmdline;
+    if (!o->vcpus_given) {
+        if (d->vcpus > BOOT_MAX_CPUS)
+            return hv_errf(err,
+                           "--libvirt %s: %u vCPUs; hvprof gives at most %u (--vcpus N "
+                           "boots it with fewer)",
+                           d->name, d->vcpus, BOOT_MAX_CPUS);
+        o->vcpus = d->vcpus;
+    }
+    if (!o->mem_given) {
+        uint64_t mem = d->mem_bytes & ~0xfffull;
+        if (mem < RUN_MIN_MEM || mem > BOOT_MAX_MEM_BYTES)
+            return hv_errf(err,
+                           "--libvirt %s: %" PRIu64 " MiB of memory; hvprof gives %" PRIu64
+                           " MiB to %" PRIu64 " MiB (--mem SIZE overrides it)",
+                           d->name, d->mem_bytes >> 20, (uint64_t)RUN_MIN_MEM >> 20,
+                           (uint64_t)BOOT_MAX_MEM_BYTES >> 20);
+        o->mem_bytes = mem;
+    }
+    if (o->ndisks) {
+        if (d->ndisks)
+            fprintf(stderr,
+                    "%s: libvirt domain '%s': its %u disk(s) replaced by the --disk "
+                    "options given\n",
+                    o->prog, d->name, d->ndisks);
+        return 0;
+    }
+    for (unsigned i = 0; i < d->ndisks; i++) {
+        /* <readonly/>: a read-only device; <transient/>: changes dropped at exit. */
+        enum virtio_blk_mode mode = d->disks[i].readonly    ? VIRTIO_BLK_RO
+                                    : d->disks[i].transient ? VIRTIO_BLK_OVERLAY
+                                                            : VIRTIO_BLK_RW;
+        o->disks[i] = (struct vm_disk){d->disks[i].path, mode};
+    }
+    o->ndisks = d->ndisks;
+    return 0;
+}
+#endif
+
+/* --libvirt: the domain's definition, what hvprof cannot give it listed (docs/libvirt.md). */
+static int load_libvirt(struct run_opts *o, struct hv_err *err)
+{
+#ifndef HVPROF_HAVE_LIBVIRT
+    (void)libvirt_domain_xml(o->libvirt, o->connect, err);
+    return -1;
+#else
+    char *xml = libvirt_domain_xml(o->libvirt, o->connect, err);
+    if (!xml)
+        return -1;
+    int rc = domain_xml_parse(xml, strlen(xml), &o->domain, err);
+    free(xml);
+    if (rc < 0) {
+        char msg[HV_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        return hv_errf(err, "--libvirt %.128s: %s", o->libvirt, msg);
+    }
+    const struct domain_config *d = &o->domain;
+    const char *verdict = o->libvirt_ignore ? "left out" : "cannot be given";
+    for (unsigned i = 0; i < d->nunsupported; i++)
+        fprintf(stderr, "%s: libvirt domain '%s': %s: %s\n", o->prog, d->name, verdict,
+                d->unsupported[i]);
+    if (d->unsupported_dropped)
+        fprintf(stderr, "%s: libvirt domain '%s': %u more not listed\n", o->prog, d->name,
+                d->unsupported_dropped);
+    if (!domain_bootable(d) && !o->kernel)
+        return hv_errf(err,
+                       "--libvirt %s: the domain has no <os><kernel> to boot (it boots "
+                       "through firmware): give --kernel and --initrd from its disk "
+                       "(docs/libvirt.md)",
+                       d->name);
+    unsigned n = d->nunsupported + d->unsupported_dropped - !domain_bootable(d);
+    if (n && !o->libvirt_ignore)
+        return hv_errf(err,
+                       "--libvirt %s: %u thing(s) in the domain that hvprof cannot give the "
+                       "guest (listed above); --libvirt-ignore-unsupported boots it without "
+                       "them",
+                       d->name, n);
+    return take_domain(o, err);
+#endif
+}
+
 int run_opts_finish(struct run_opts *o, struct hv_err *err)
 {
     if (o->guest && o->kernel)
         return hv_errf(err, "--guest and --kernel are exclusive: pick one");
+    if (o->libvirt && o->guest)
+        return hv_errf(err, "--guest and --libvirt are exclusive: pick one");
+    if ((o->connect || o->libvirt_ignore) && !o->libvirt)
+        return hv_errf(err, "%s without --libvirt DOMAIN",
+                       o->connect ? "--connect" : "--libvirt-ignore-unsupported");
+    if (o->libvirt && load_libvirt(o, err) < 0)
+        return -1;
     if (o->guest) {
         char dir[PATH_MAX];
         if (run_find_guest_dir(dir, sizeof(dir), err) < 0)
@@ -208,8 +336,10 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
 int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)
 {
     const struct hv_file_role outs[] = {{"-o", recording}, {"--console", o->console}};
-    const struct hv_file_role ins[] = {{"--kernel", o->kernel}, {"--initrd", o->initrd}};
-    return hv_check_outputs(outs, 2, ins, 2, err);
+    struct hv_file_role ins[2 + VM_MAX_DISKS] = {{"--kernel", o->kernel}, {"--initrd", o->initrd}};
+    for (unsigned i = 0; i < o->ndisks; i++)
+        ins[2 + i] = (struct hv_file_role){"--disk", o->disks[i].path};
+    return hv_check_outputs(outs, 2, ins, 2 + o->ndisks, err);
 }
 
 int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,
@@ -354,13 +484,21 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
     buf[0] = 0;
     for (unsigned i = 0; i < vm->disks.n && used < len; i++) {
         const struct virtio_blk *b = &vm->disks.v[i].blk;
-        int n = snprintf(buf + used, len - used,
-                         "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64
-                         " writes (%.1f MiB), %" PRIu64 " flushes, %" PRIu64
-                         " requests answered with an error\n",
-                         'a' + i, o->disks[i].path, b->readonly ? " (read-only)" : "", b->reads,
-                         (double)b->bytes_read / (1 << 20), b->writes,
-                         (double)b->bytes_written / (1 << 20), b->flushes, b->errors);
+        char how[96] = "";
+        if (b->mode == VIRTIO_BLK_RO)
+            snprintf(how, sizeof(how), " (read-only)");
+        else if (b->mode == VIRTIO_BLK_OVERLAY)
+            snprintf(how, sizeof(how),
+                     " (image not written: %.1f MiB in the private overlay, "
+                     "dropped)",
+                     (double)b->overlay_blocks * VIRTIO_BLK_OVERLAY_BLOCK / (1 << 20));
+        int n =
+            snprintf(buf + used, len - used,
+                     "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64
+                     " writes (%.1f MiB), %" PRIu64 " flushes, %" PRIu64
+                     " requests answered with an error\n",
+                     'a' + i, o->disks[i].path, how, b->reads, (double)b->bytes_read / (1 << 20),
+                     b->writes, (double)b->bytes_written / (1 << 20), b->flushes, b->errors);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/domain_xml.h"
 #include "common/err.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
@@ -37,10 +38,13 @@ enum {
     RUN_OPT_CONSOLE,
     RUN_OPT_TIMEOUT,
     RUN_OPT_DISK,
+    RUN_OPT_LIBVIRT,
+    RUN_OPT_CONNECT,
+    RUN_OPT_LIBVIRT_IGNORE,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 9
+#define RUN_OPTS_COUNT 12
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -60,12 +64,21 @@ struct run_opts {
     struct vm_disk disks[VM_MAX_DISKS]; /* --disk FILE[,readonly] */
     unsigned ndisks;
     char disk_path[VM_MAX_DISKS][PATH_MAX];
+    bool vcpus_given, mem_given; /* on the command line: they win over a libvirt domain's */
+    /* --libvirt DOMAIN [--connect URI] [--libvirt-ignore-unsupported] (docs/libvirt.md): the
+     * domain's definition, read by run_opts_finish; what the command line gives wins. */
+    const char *libvirt, *connect;
+    bool libvirt_ignore;
+    const char *prog; /* "hvprof record": the prefix of the notes run_opts_finish prints */
+    struct domain_config domain;
 };
 
 void run_opts_init(struct run_opts *o);
 int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err *err);
-/* After parsing: resolve --guest demo (HVPROF_GUEST_DIR, <exe>/../tests/guest,
- * <exe>/../share/hvprof/guest), require a kernel, check files are readable. */
+/* After parsing: read a --libvirt domain (printing, one line each, what it asks for that hvprof
+ * cannot give; an error unless --libvirt-ignore-unsupported), resolve --guest demo
+ * (HVPROF_GUEST_DIR, <exe>/../tests/guest, <exe>/../share/hvprof/guest), require a kernel,
+ * check files are readable. */
 int run_opts_finish(struct run_opts *o, struct hv_err *err);
 
 /* Directory of the built-in guest, or -1 with a message listing where it looked. */

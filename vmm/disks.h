@@ -19,7 +19,7 @@ struct vm;
 
 struct vm_disk {
     const char *path; /* a raw image file or block device */
-    bool readonly;
+    enum virtio_blk_mode mode;
 };
 
 struct vm_disk_dev {

@@ -76,7 +76,7 @@ static uint32_t used_len(struct t *t, uint16_t k, uint32_t *id)
 static int open_disk(struct t *t, bool readonly)
 {
     struct hv_err err = {{0}, 0};
-    int rc = virtio_blk_open(&t->b, t->path, readonly, &err);
+    int rc = virtio_blk_open(&t->b, t->path, readonly ? VIRTIO_BLK_RO : VIRTIO_BLK_RW, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.msg);
     return rc;
@@ -213,6 +213,55 @@ static void test_readonly(void **state)
     assert_memory_equal(before, after, sizeof(before));
 }
 
+/* A private overlay: the guest reads what it wrote, the image never changes, the edge blocks a
+ * write covers in part keep the image's bytes around it. */
+static void test_overlay(void **state)
+{
+    struct t *t = *state;
+    virtio_blk_close(&t->b);
+    struct hv_err err = {{0}, 0};
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, &err), 0);
+    assert_false(virtio_blk_features(&t->b) & (1ull << VIRTIO_BLK_F_RO));
+    static uint8_t image[DISK], want[DISK];
+    file_bytes(t, 0, image, DISK);
+    memcpy(want, image, DISK);
+    /* Bytes 3584-5119: the end of block 0 and the start of block 1. */
+    memset(t->ram + DATA, 0x5a, 1536);
+    request(t, VIRTIO_BLK_T_OUT, 7, 1536);
+    assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    memset(want + 3584, 0x5a, 1536);
+    /* Block 2 whole. */
+    memset(t->ram + DATA, 0x33, 4096);
+    request(t, VIRTIO_BLK_T_OUT, 16, 4096);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    memset(want + 8192, 0x33, 4096);
+    assert_int_equal(t->b.overlay_blocks, 3);
+    /* One read across overlay and image blocks (0-2 written, 3 not), then one inside block 1. */
+    memset(t->ram + DATA, 0, 16384);
+    request(t, VIRTIO_BLK_T_IN, 0, 16384);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    assert_memory_equal(t->ram + DATA, want, 16384);
+    request(t, VIRTIO_BLK_T_IN, 9, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_memory_equal(t->ram + DATA, want + 9 * 512, 512);
+    request(t, VIRTIO_BLK_T_FLUSH, 0, 0);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    /* The image as it was; the overlay gone with the device. */
+    static uint8_t after[DISK];
+    file_bytes(t, 0, after, DISK);
+    assert_memory_equal(after, image, DISK);
+    assert_int_equal(t->b.errors, 0);
+    virtio_blk_close(&t->b);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, &err), 0);
+    request(t, VIRTIO_BLK_T_IN, 7, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_memory_equal(t->ram + DATA, image + 7 * 512, 512);
+}
+
 static void test_layouts(void **state)
 {
     struct t *t = *state;
@@ -343,7 +392,7 @@ static void test_config_and_open(void **state)
     /* The image is locked: a second writer is refused. */
     struct virtio_blk other;
     struct hv_err err = {{0}, 0};
-    assert_int_equal(virtio_blk_open(&other, t->path, false, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, t->path, VIRTIO_BLK_RW, &err), -1);
     assert_non_null(strstr(err.msg, "in use by another process"));
     /* Not raw: qcow2's magic gets the conversion command. */
     char q2[] = "/tmp/hvprof-qcow2-XXXXXX";
@@ -352,11 +401,11 @@ static void test_config_and_open(void **state)
     uint8_t hdr[4096] = {'Q', 'F', 'I', 0xfb};
     assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
     close(fd);
-    assert_int_equal(virtio_blk_open(&other, q2, true, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, q2, VIRTIO_BLK_RO, &err), -1);
     assert_non_null(strstr(err.msg, "qcow2"));
     assert_non_null(strstr(err.msg, "qemu-img convert -O raw"));
     unlink(q2);
-    assert_int_equal(virtio_blk_open(&other, "/nonexistent/disk.img", true, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, "/nonexistent/disk.img", VIRTIO_BLK_RO, &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent/disk.img"));
 }
 
@@ -366,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_write_flush_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_chains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enable_checks, setup, teardown),

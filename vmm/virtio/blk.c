@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -24,10 +26,38 @@ static const struct {
     {"conectix", 8, "VHD"},
 };
 
-int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struct hv_err *err)
+/* An unlinked file for the overlay, nowhere a path could reach it. */
+static int overlay_file(uint64_t bytes, struct hv_err *err)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/var/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_EXCL, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+        char tmpl[PATH_MAX];
+        if (snprintf(tmpl, sizeof(tmpl), "%s/hvprof-overlay-XXXXXX", dir) >= (int)sizeof(tmpl))
+            return hv_errf(err, "overlay: $TMPDIR is too long");
+        fd = mkostemp(tmpl, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(tmpl);
+    }
+    if (fd < 0)
+        return hv_errf_errno(err, "overlay in %s", dir);
+    if (ftruncate(fd, (off_t)bytes) < 0) {
+        hv_errf_errno(err, "overlay in %s", dir);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
+                    struct hv_err *err)
 {
     memset(b, 0, sizeof(*b));
     b->fd = -1;
+    b->overlay_fd = -1;
+    bool readonly = mode != VIRTIO_BLK_RW;
     int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return hv_errf_errno(err, "%s", path);
@@ -68,9 +98,27 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struc
                 errno == EWOULDBLOCK ? "in use by another process (locked)" : strerror(errno));
         goto fail;
     }
-    b->fd = fd;
-    b->readonly = readonly;
     b->sectors = bytes / VIRTIO_BLK_SECTOR;
+    b->bytes = b->sectors * VIRTIO_BLK_SECTOR;
+    if (mode == VIRTIO_BLK_OVERLAY) {
+        uint64_t blocks = (b->bytes + VIRTIO_BLK_OVERLAY_BLOCK - 1) / VIRTIO_BLK_OVERLAY_BLOCK;
+        b->overlay_dirty = calloc((size_t)((blocks + 7) / 8), 1);
+        if (!b->overlay_dirty) {
+            hv_errf(err, "%s: no memory for the overlay's map (%llu blocks)", path,
+                    (unsigned long long)blocks);
+            goto fail;
+        }
+        b->overlay_fd = overlay_file(b->bytes, err);
+        if (b->overlay_fd < 0) {
+            hv_err_prefix(err, "%s", path);
+            free(b->overlay_dirty);
+            b->overlay_dirty = NULL;
+            goto fail;
+        }
+    }
+    b->fd = fd;
+    b->mode = mode;
+    b->readonly = mode == VIRTIO_BLK_RO;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     /* 5.2.6: up to 20 bytes, NUL-terminated only if shorter. */
     size_t idlen = strlen(base) < sizeof(b->id) ? strlen(base) : sizeof(b->id);
@@ -85,7 +133,11 @@ void virtio_blk_close(struct virtio_blk *b)
 {
     if (b->fd >= 0)
         close(b->fd);
-    b->fd = -1;
+    if (b->overlay_fd >= 0)
+        close(b->overlay_fd);
+    free(b->overlay_dirty);
+    b->overlay_dirty = NULL;
+    b->fd = b->overlay_fd = -1;
 }
 
 uint64_t virtio_blk_features(const struct virtio_blk *b)
@@ -154,6 +206,76 @@ static bool transfer(int fd, bool write, struct iovec *iov, int n, uint64_t off)
     return true;
 }
 
+/* Bytes [rel, rel + n) of a request's data (OUT: the readable buffers after the 16-byte header;
+ * IN: the writable buffers) to or from `fd` at `off`. */
+static bool data_io(const struct virtq_req *r, bool out, int fd, uint64_t rel, uint64_t n,
+                    uint64_t off)
+{
+    struct iovec iov[VIRTQ_MAX_SEGS];
+    int k = out ? span(r, false, 16 + rel, n, iov) : span(r, true, rel, n, iov);
+    return k >= 0 && transfer(fd, out, iov, k, off);
+}
+
+static bool overlay_has(const struct virtio_blk *b, uint64_t blk)
+{
+    return b->overlay_dirty[blk / 8] >> (blk % 8) & 1;
+}
+
+/* A read: each run of blocks from where it now lives, the overlay or the image. */
+static bool overlay_read(struct virtio_blk *b, const struct virtq_req *r, uint64_t off,
+                         uint64_t len)
+{
+    const uint64_t B = VIRTIO_BLK_OVERLAY_BLOCK;
+    for (uint64_t pos = off, end = off + len; pos < end;) {
+        bool in = overlay_has(b, pos / B);
+        uint64_t stop = (pos / B + 1) * B;
+        while (stop < end && overlay_has(b, stop / B) == in)
+            stop += B;
+        if (stop > end)
+            stop = end;
+        if (!data_io(r, false, in ? b->overlay_fd : b->fd, pos - off, stop - pos, pos))
+            return false;
+        pos = stop;
+    }
+    return true;
+}
+
+/* Block `blk` of the image into the overlay (before a write covers part of it). */
+static bool overlay_copy(struct virtio_blk *b, uint64_t blk)
+{
+    uint8_t buf[VIRTIO_BLK_OVERLAY_BLOCK];
+    uint64_t at = blk * VIRTIO_BLK_OVERLAY_BLOCK;
+    uint64_t n = b->bytes - at < sizeof(buf) ? b->bytes - at : sizeof(buf);
+    struct iovec in = {buf, (size_t)n}, out = {buf, (size_t)n};
+    return transfer(b->fd, false, &in, 1, at) && transfer(b->overlay_fd, true, &out, 1, at);
+}
+
+/* A write, into the overlay only: the edge blocks it covers in part are copied first, so every
+ * block the overlay holds is whole. */
+static bool overlay_write(struct virtio_blk *b, const struct virtq_req *r, uint64_t off,
+                          uint64_t len)
+{
+    const uint64_t B = VIRTIO_BLK_OVERLAY_BLOCK;
+    if (len == 0)
+        return true;
+    uint64_t first = off / B, last = (off + len - 1) / B;
+    for (uint64_t blk = first;; blk = last) {
+        uint64_t lo = blk * B, hi = lo + B < b->bytes ? lo + B : b->bytes;
+        if (!overlay_has(b, blk) && (off > lo || off + len < hi) && !overlay_copy(b, blk))
+            return false;
+        if (blk == last)
+            break;
+    }
+    if (!data_io(r, true, b->overlay_fd, 0, len, off))
+        return false;
+    for (uint64_t blk = first; blk <= last; blk++)
+        if (!overlay_has(b, blk)) {
+            b->overlay_dirty[blk / 8] |= (uint8_t)(1u << (blk % 8));
+            b->overlay_blocks++;
+        }
+    return true;
+}
+
 /* One request; returns the bytes written into its writable buffers (data, status). */
 static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
 {
@@ -195,8 +317,11 @@ static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
             st = VIRTIO_BLK_S_IOERR;
             break;
         }
-        n = out ? span(r, false, sizeof(hdr), len, iov) : span(r, true, 0, len, iov);
-        if (n < 0 || !transfer(b->fd, out, iov, n, sector * VIRTIO_BLK_SECTOR)) {
+        uint64_t off = sector * VIRTIO_BLK_SECTOR;
+        bool ok = b->overlay_fd < 0 ? data_io(r, out, b->fd, 0, len, off)
+                  : out             ? overlay_write(b, r, off, len)
+                                    : overlay_read(b, r, off, len);
+        if (!ok) {
             st = VIRTIO_BLK_S_IOERR;
             break;
         }
@@ -212,7 +337,8 @@ static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
     }
     case VIRTIO_BLK_T_FLUSH:
         b->flushes++;
-        if (!b->readonly && fdatasync(b->fd) < 0)
+        /* An overlay is private and dropped at exit: nothing of it needs to reach a disk. */
+        if (b->mode == VIRTIO_BLK_RW && fdatasync(b->fd) < 0)
             st = VIRTIO_BLK_S_IOERR;
         break;
     case VIRTIO_BLK_T_GET_ID: {

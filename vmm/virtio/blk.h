@@ -3,7 +3,9 @@
  * Every request is answered: data read or written at its sector, a flush that reaches the disk
  * (fdatasync), the device id; a request past the end of the disk, of an unknown type or
  * malformed gets VIRTIO_BLK_S_IOERR or _UNSUPP, and a host I/O error is reported to the guest as
- * VIRTIO_BLK_S_IOERR, never dropped. A read-only disk answers writes with IOERR. */
+ * VIRTIO_BLK_S_IOERR, never dropped. A read-only disk answers writes with IOERR; a disk with a
+ * private overlay never writes its image: what the guest writes goes to an unlinked temporary
+ * file, read back in its place, and is gone when the device closes. */
 #pragma once
 
 #include <stdbool.h>
@@ -32,10 +34,25 @@
 #define VIRTIO_BLK_SECTOR   512u
 #define VIRTIO_BLK_ID_BYTES 20u
 
+enum virtio_blk_mode {
+    VIRTIO_BLK_RW,      /* the guest reads and writes the image */
+    VIRTIO_BLK_RO,      /* a read-only device (VIRTIO_BLK_F_RO): writes answered with IOERR */
+    VIRTIO_BLK_OVERLAY, /* image opened read-only; the guest's writes kept in a private overlay */
+};
+
+/* The overlay's unit: a block is copied from the image the first time a write covers part of
+ * it, so the bitmap costs one bit per 4 KiB of disk (32 MiB for 1 TiB). */
+#define VIRTIO_BLK_OVERLAY_BLOCK 4096u
+
 struct virtio_blk {
-    int fd; /* the image, opened by virtio_blk_open */
-    bool readonly;
-    uint64_t sectors; /* capacity in 512-byte sectors (the image's size, rounded down) */
+    int fd;        /* the image, opened by virtio_blk_open */
+    bool readonly; /* VIRTIO_BLK_RO */
+    enum virtio_blk_mode mode;
+    int overlay_fd;          /* VIRTIO_BLK_OVERLAY: the unlinked temporary file, else -1 */
+    uint8_t *overlay_dirty;  /* one bit per overlay block: the overlay holds it */
+    uint64_t bytes;          /* the disk's size: sectors * 512 */
+    uint64_t overlay_blocks; /* blocks written to the overlay (its size in use) */
+    uint64_t sectors;        /* capacity in 512-byte sectors (the image's size, rounded down) */
     char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID's answer: the image's base name, cut */
     /* What the device did, for the recording's summary and the tests. */
     uint64_t reads, writes, flushes, errors, bytes_read, bytes_written;
@@ -43,8 +60,10 @@ struct virtio_blk {
 };
 
 /* Opens a raw image (a regular file or block device; qcow2 and other formats are refused with
- * how to convert them). */
-int virtio_blk_open(struct virtio_blk *b, const char *path, bool readonly, struct hv_err *err);
+ * how to convert them). An overlay's temporary file is made in $TMPDIR (else /var/tmp): it
+ * grows to at most the disk's size. */
+int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
+                    struct hv_err *err);
 void virtio_blk_close(struct virtio_blk *b);
 
 /* 64-bit feature set offered (VIRTIO_F_VERSION_1, SEG_MAX, BLK_SIZE, FLUSH, RO if read-only). */

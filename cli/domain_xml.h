@@ -1,0 +1,54 @@
+/* A libvirt domain definition (its XML, as virDomainGetXMLDesc returns it; the format is
+ * https://libvirt.org/formatdomain.html) turned into what hvprof boots: memory, vCPUs, the
+ * direct kernel boot (<os><kernel>, <initrd>, <cmdline>) and raw file or block disks. Everything
+ * the definition asks for that hvprof cannot give the guest (a network interface, a qcow2 disk,
+ * UEFI firmware, a device it lacks, ...) is listed, one line each, so the caller can refuse the
+ * domain with the whole list at once or proceed without them (docs/libvirt.md).
+ *
+ * The XML is untrusted input: parsed with libxml2 without network access or entity
+ * substitution, with every string bounded (domain_xml_fuzz). */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "vmm/disks.h"
+
+#define DOMAIN_MAX_UNSUPPORTED 32
+#define DOMAIN_LINE_MAX        200
+
+struct domain_disk {
+    char path[PATH_MAX];
+    char target[16]; /* the name the domain gives it (vda, ...); hvprof's order follows it */
+    bool readonly;   /* <readonly/>: writes refused */
+    bool transient;  /* <transient/>: writes kept in a private overlay, dropped at exit */
+};
+
+struct domain_config {
+    char name[128];
+    uint64_t mem_bytes;
+    unsigned vcpus;
+    char kernel[PATH_MAX], initrd[PATH_MAX]; /* "" when absent */
+    char cmdline[4096];
+    bool has_cmdline;
+    struct domain_disk disks[VM_MAX_DISKS];
+    unsigned ndisks;
+    /* What hvprof cannot honour, one human-readable line each ("interface type=network (mac
+     * 52:54:00:..): hvprof gives the guest no network device"). */
+    char unsupported[DOMAIN_MAX_UNSUPPORTED][DOMAIN_LINE_MAX];
+    unsigned nunsupported;
+    unsigned unsupported_dropped; /* lines past DOMAIN_MAX_UNSUPPORTED */
+};
+
+/* Parses `len` bytes of domain XML into `c`. Fails (with a message) only when the text is not
+ * a domain at all or a value is malformed (a memory size that is not a number, ...); what hvprof
+ * cannot honour goes to c->unsupported, and a domain with nothing to boot (no <kernel>: firmware
+ * boot) is one of those lines too. */
+int domain_xml_parse(const char *xml, size_t len, struct domain_config *c, struct hv_err *err);
+
+/* True when the domain gives hvprof a kernel to boot (without one it cannot run, whatever
+ * --libvirt-ignore-unsupported says). */
+bool domain_bootable(const struct domain_config *c);

@@ -1,0 +1,60 @@
+#include "cli/libvirt_domain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HVPROF_HAVE_LIBVIRT
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+/* libvirt prints every error to stderr unless told otherwise; hvprof says it once, itself. */
+static void quiet(void *data, virErrorPtr e)
+{
+    (void)data;
+    (void)e;
+}
+
+static const char *last_error(void)
+{
+    const char *m = virGetLastErrorMessage();
+    return m && *m ? m : "unknown libvirt error";
+}
+
+char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err)
+{
+    virSetErrorFunc(NULL, quiet);
+    virConnectPtr conn = virConnectOpenReadOnly(uri);
+    if (!conn) {
+        hv_errf(err, "--connect %s: %s", uri ? uri : "(libvirt's default)", last_error());
+        return NULL;
+    }
+    virDomainPtr dom = virDomainLookupByName(conn, domain);
+    if (!dom)
+        dom = virDomainLookupByUUIDString(conn, domain);
+    char *xml = NULL;
+    if (!dom) {
+        hv_errf(err, "--libvirt: no domain '%.128s' on %s", domain,
+                uri ? uri : "libvirt's default connection");
+    } else {
+        /* The definition as it stands: a running domain's live XML, else its persistent one. */
+        char *x = virDomainGetXMLDesc(dom, 0);
+        if (!x)
+            hv_errf(err, "--libvirt %.128s: %s", domain, last_error());
+        else if (!(xml = strdup(x)))
+            hv_errf(err, "out of memory");
+        free(x); /* libvirt's own allocation */
+        virDomainFree(dom);
+    }
+    virConnectClose(conn);
+    return xml;
+}
+#else
+char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err)
+{
+    (void)domain;
+    (void)uri;
+    hv_errf(err, "--libvirt: this hvprof was built without libvirt (install libvirt-dev and "
+                 "libxml2-dev, then configure and build again; docs/libvirt.md)");
+    return NULL;
+}
+#endif

@@ -1,0 +1,12 @@
+/* A libvirt domain's definition, fetched through the libvirt API (virConnectOpenReadOnly,
+ * virDomainLookupByName, virDomainGetXMLDesc): any URI libvirt knows, qemu:///system on a VM
+ * host or test:///FILE (libvirt's test driver, which defines domains from a file without a
+ * daemon). Built only when libvirt was found at configure time (HVPROF_HAVE_LIBVIRT); otherwise
+ * it says so. */
+#pragma once
+
+#include "common/err.h"
+
+/* The domain named (or with the UUID) `domain` on `uri` (NULL: libvirt's default connection),
+ * as malloc'd XML text; NULL with a message. */
+char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err);

@@ -31,6 +31,9 @@ struct tb_scenario {
 struct tb_gproc {
     char name[40];
     int pid, tid;
+    /* The CPU time the guest gave the process ("HVTEST cpu pid=P user_ms=U sys_ms=S" at its
+     * exit, on the main thread's entry only); -1 when it did not say. */
+    long cpu_ms;
 };
 /* An executable mapping as the guest saw it in /proc/PID/maps ("HVTEST map P LO-HI PATH"). */
 struct tb_map {

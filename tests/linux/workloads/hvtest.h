@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,12 +23,34 @@ static inline long hv_now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* The process whose CPU time hv_report_cpu prints: a forked child inherits the atexit handler and
+ * must not report its parent's pid. */
+static int hv_cpu_pid;
+
+/* "HVTEST cpu pid=P user_ms=U sys_ms=S" at exit: the guest's own account of the CPU time the
+ * program got, which the tests weigh the samples it should have against (a program the guest
+ * scheduler gave little time has few samples, and that is no fault of hvprof's). */
+static inline void hv_report_cpu(void)
+{
+    struct rusage ru;
+    if ((int)getpid() != hv_cpu_pid || getrusage(RUSAGE_SELF, &ru))
+        return;
+    printf("HVTEST cpu pid=%d user_ms=%ld sys_ms=%ld\n", hv_cpu_pid,
+           (long)ru.ru_utime.tv_sec * 1000L + (long)ru.ru_utime.tv_usec / 1000L,
+           (long)ru.ru_stime.tv_sec * 1000L + (long)ru.ru_stime.tv_usec / 1000L);
+    fflush(stdout);
+}
+
 /* "HVTEST proc NAME pid=P tid=T", then one "HVTEST map P START-END PATH" per executable
  * mapping of the process (from /proc/self/maps): the guest's own account of which addresses are
  * whose, for the tests to compare with what hvprof recorded. */
 static inline void hv_announce(const char *name)
 {
     int pid = (int)getpid();
+    if (!hv_cpu_pid && !strchr(name, '/')) {
+        hv_cpu_pid = pid;
+        atexit(hv_report_cpu);
+    }
     printf("HVTEST proc %s pid=%d tid=%ld\n", name, pid, (long)syscall(SYS_gettid));
     FILE *maps = fopen("/proc/self/maps", "r");
     char line[512];

@@ -6,12 +6,20 @@
 #ifdef HVPROF_HAVE_LIBVIRT
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include <libxml/xmlerror.h>
 
 /* libvirt prints every error to stderr unless told otherwise; hvprof says it once, itself. */
 static void quiet(void *data, virErrorPtr e)
 {
     (void)data;
     (void)e;
+}
+
+/* libxml2, which libvirt's test driver reads its file with, prints its own warnings too. */
+static void quiet_xml(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
 }
 
 static const char *last_error(void)
@@ -23,6 +31,7 @@ static const char *last_error(void)
 char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err)
 {
     virSetErrorFunc(NULL, quiet);
+    xmlSetGenericErrorFunc(NULL, quiet_xml);
     virConnectPtr conn = virConnectOpenReadOnly(uri);
     if (!conn) {
         hv_errf(err, "--connect %s: %s", uri ? uri : "(libvirt's default)", last_error());

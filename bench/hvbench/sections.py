@@ -268,6 +268,9 @@ MODULE_BENCHES = [
     ("test guest", "tests/integration/bench_guest", [], ["--quick"],
      "boot time and workload throughput under `hvprof run`'s VMM (bench/guest_bench.c)",
      "test-guest"),
+    ("virtio-blk", "vmm/bench_virtio_blk", ["1024"], ["64"],
+     "the virtio block device beside the raw file it serves, request by request "
+     "(bench/virtio_blk_bench.c)", "virtio-blk"),
     ("guestwalk", "guestwalk/bench_guestwalk", ["1001"], ["51"],
      "translation and frame-pointer walks on a synthetic guest image (bench/guestwalk_bench.c)",
      "guestwalk"),

@@ -46,6 +46,12 @@ run_scenario() {
     dd if=/dev/zero of="$disk" bs=1M count=0 seek=64 2>/dev/null
     printf 'HVPROF-DISK-TEST' | dd of="$disk" conv=notrunc 2>/dev/null ;;
   esac
+  # A scenario that boots from the ext4 root (hvtest.plan=root) gets a fresh copy of it.
+  root=/tmp/hvtest-root.img
+  case " $opts " in *" --disk $root"*) zcat /guest/root.ext4.gz >"$root" ;; esac
+  # HVTEST_KILL_AT=WORD in the environment words: hvprof is killed (SIGKILL) half a second
+  # after the guest's console shows WORD, mid-run (docs/virtio.md, "A kill mid-write").
+  kill_at=$(echo " $envs " | sed -n 's/.* HVTEST_KILL_AT=\([^ ]*\) .*/\1/p')
   # shellcheck disable=SC2086 # $opts is a word list on purpose
   case $cmd in
     qemu)
@@ -56,7 +62,19 @@ run_scenario() {
     record)
       env $envs hvprof record -o "$d/rec.fxt" --quiet --kernel "/guest/vmlinuz-$kernel" \
         --initrd /guest/l2.cpio.gz --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" \
-        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 ;;
+        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 &
+      pid=$!
+      if [ -n "$kill_at" ]; then
+        n=0
+        while kill -0 $pid 2>/dev/null && [ $n -lt 3000 ] &&
+          ! grep -q "$kill_at" "$d/console.log" 2>/dev/null; do
+          usleep 100000
+          n=$((n + 1))
+        done
+        usleep 500000
+        kill -9 $pid 2>/dev/null && echo "killed (SIGKILL) ${n}00 ms after the start" >"$d/killed"
+      fi
+      wait $pid ;;
     *)
       env $envs hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
         --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" --console "$d/console.log" $opts \
@@ -64,6 +82,16 @@ run_scenario() {
   esac
   echo $? >"$d/status"
   case " $opts " in *" --disk $disk"*) dd if="$disk" of="$d/disk.head" bs=512 count=16 2>/dev/null ;; esac
+  # The root image after the run, as e2fsck sees it: as it is (-n: nothing changed), and
+  # after its journal is replayed as a mount would (a kill leaves one to replay).
+  case " $opts " in *" --disk $root"*)
+    e2fsck -fn "$root" >"$d/fsck.txt" 2>&1
+    echo $? >"$d/fsck.status"
+    e2fsck -E journal_only -y "$root" >"$d/fsck-replay.txt" 2>&1
+    e2fsck -fn "$root" >>"$d/fsck-replay.txt" 2>&1
+    echo $? >"$d/fsck-replay.status"
+    rm -f "$root" ;;
+  esac
 }
 
 # The warm-up (docs/linux.md, "The first run after L1's boot"): one run of /warmup's scenario

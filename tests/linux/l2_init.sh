@@ -20,6 +20,26 @@ for a in $(cat /proc/cmdline); do
     hvtest.stacks=*) stacks=${a#*=} ;;
   esac
 done
+# hvtest.plan=root (docs/virtio.md): from the initramfs, load the disk's and ext4's modules
+# (Debian's own, from the kernel package), mount the ext4 image hvprof gives as /dev/vda and
+# switch to it; the same script, run again as the disk's /init, then goes on from here.
+if [ "$plan" = root ] && [ ! -e /hvtest-on-disk ]; then
+  for m in virtio_ring virtio virtio_mmio virtio_blk crc32c_generic crc16 mbcache jbd2 ext4; do
+    [ -f "/modules/$(uname -r)/$m.ko" ] || continue
+    insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST root insmod $m failed"
+  done
+  for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; busybox usleep 100000; done
+  mkdir -p /newroot
+  if mount -t ext4 /dev/vda /newroot; then
+    echo "HVTEST root mounted $(grep ' /newroot ' /proc/mounts)"
+    umount /proc /sys /dev
+    exec switch_root /newroot /init
+  fi
+  echo "HVTEST root mount failed"
+  dmesg | grep -i -E 'virtio|ext4|vda' | sed 's/^/HVTEST root dmesg /'
+  echo "HVTEST done"
+  reboot -f
+fi
 # Linux keeps the la57 CPU flag only when it runs with 5-level paging (early_identify_cpu).
 paging=4-level
 grep -q -w la57 /proc/cpuinfo && paging=5-level
@@ -54,6 +74,36 @@ case $plan in
     wait ;;
   sys)
     /bin/hv_syscalls "$ms" ;;
+  root)
+    # Running from the disk: the workloads of plan=work, started from the ext4 root, and a
+    # writer that keeps files going to the disk with fsync (the journal busy, for a kill
+    # mid-write), until they end; then the root is left clean (read-only) for e2fsck.
+    echo "HVTEST root running from $(grep ' / ' /proc/mounts | grep -v rootfs)"
+    (i=0; while :; do
+      dd if=/dev/urandom of=/data/f.$((i % 8)) bs=64k count=8 conv=fsync 2>/dev/null
+      [ $i = 2 ] && echo "HVTEST-root-writing"
+      i=$((i + 1))
+    done) &
+    writer=$!
+    /bin/hv_busy "$ms" &
+    w1=$!
+    /bin/hv_threads "$ms" &
+    w2=$!
+    /bin/hv_libcall "$ms" &
+    w3=$!
+    /bin/hv_nofp "$ms" &
+    w4=$!
+    /bin/hv_syscalls "$ms" &
+    w5=$!
+    /bin/hv_dlopen "$ms" &
+    w6=$!
+    wait $w1 $w2 $w3 $w4 $w5 $w6
+    kill $writer
+    wait $writer 2>/dev/null
+    sync
+    ls /data | tr '\n' ' ' | sed 's/^/HVTEST root data /'
+    echo
+    mount -o remount,ro / && echo "HVTEST root clean" ;;
   disk)
     # The virtio disk hvprof gives with --disk (docs/virtio.md), found through the ACPI tables
     # by Debian's own modules: read the label the test bed wrote at its start, write one back,

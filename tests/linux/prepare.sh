@@ -183,9 +183,27 @@ for k in generic cloud; do
     [ -n "$f" ] || { log "$m module not in $(basename "$kpkg")"; exit 1; }
     case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
   done
+  # ext4 and what it needs, in load order, for hvtest.plan=root (modules in the generic kernel,
+  # built in the cloud kernel: those missing here are built in).
+  for m in crc32c_generic crc16 mbcache jbd2 ext4; do
+    f=$(find "$kpkg/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
+    [ -n "$f" ] || continue
+    case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
+  done
 done
 cp "$here/l2_init.sh" "$r/init"
 mkcpio "$r" "$cache/l2.cpio.gz"
+# The root file system of hvtest.plan=root (docs/virtio.md): the same tree on an ext4 image,
+# marked so that its /init knows it runs from the disk, with a /data directory the guest
+# writes into while it is profiled.
+rm -rf "$cache/rootfs"
+cp -a "$r" "$cache/rootfs"
+touch "$cache/rootfs/hvtest-on-disk"
+mkdir -p "$cache/rootfs/data"
+rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
+mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 64M
+gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run
+rm -rf "$cache/rootfs"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.
 head -c 32M /dev/urandom >"$r/padding"
 mkcpio "$r" "$cache/l2-big.cpio.gz"

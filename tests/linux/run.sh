@@ -65,7 +65,15 @@ for l in $(ldd "$hvprof" | grep -o '/[^ ]*'); do
 done
 cp "$cache/kernel-generic/vmlinuz" "$in/guest/vmlinuz-generic"
 cp "$cache/kernel-cloud/vmlinuz" "$in/guest/vmlinuz-cloud"
-cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$in/guest/"
+cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$in/guest/"
+# e2fsck for the disk scenarios' images after their runs (docs/virtio.md).
+for t in e2fsck; do
+  cp "$(command -v $t)" "$in/bin/$t"
+  for l in $(ldd "$(command -v $t)" | grep -o '/[^ ]*'); do
+    mkdir -p "$in$(dirname "$l")"
+    cp -L "$l" "$in$l"
+  done
+done
 # The guest's binaries, for scenarios that give hvprof `--symbols /guest/files` (docs/cfi.md).
 if [ -d "$cache/guest-files" ]; then cp -r "$cache/guest-files" "$in/guest/files"; fi
 cp /usr/bin/qemu-system-x86_64 "$in/qemu/bin/"

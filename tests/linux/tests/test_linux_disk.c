@@ -4,7 +4,11 @@
  * reads the label the test bed wrote into it, writes a sector back with fsync (found in the image
  * after the run), and reads the disk in a loop beside hv_busy; the recording has kernel samples
  * in the virtio drivers' code, named from the guest's memory, and the boot stays as clean as
- * without a disk. */
+ * without a disk. Then both kernels boot from an ext4 root on the disk (hvtest.plan=root: their
+ * ext4 and virtio modules from a small initramfs, switch_root to /dev/vda) and run the workloads
+ * from it while a writer keeps files going to it with fsync: profiled by name with exact
+ * stacks, and the image passes `e2fsck -fn` after the run, and after hvprof was killed with
+ * SIGKILL mid-write once its journal is replayed. */
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -30,6 +34,18 @@ static const struct tb_scenario scenarios[] = {
      "--hz 1000 --timeout 180 --disk " DISK, NULL},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
+
+#define ROOT "/tmp/hvtest-root.img" /* a fresh copy of the test bed's ext4 root, each run */
+#define ROOT_OPTS "--hz 1000 --timeout 240 --symbols /guest/files --disk " ROOT
+static const struct tb_scenario roots[] = {
+    {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
+     NULL},
+    {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
+     NULL},
+    {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
+     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing"},
+};
+#define NROOTS (sizeof(roots) / sizeof(roots[0]))
 
 static bool virtio_fn(const char *fn)
 {
@@ -103,6 +119,94 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     *total += in_virtio;
 }
 
+/* A file L1 wrote beside the run's recording ("" when absent). */
+static char *beside(const struct tb_result *r, const char *file)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(r->rec, '/') - r->rec), r->rec, file);
+    FILE *f = fopen(path, "rb");
+    char *buf = calloc(1, 16384);
+    assert_non_null(buf);
+    if (f) {
+        size_t n = fread(buf, 1, 16383, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    return buf;
+}
+
+/* e2fsck's verdict on the root image after the run (`which`: fsck or fsck-replay). */
+static void check_fsck(const struct tb_result *r, const char *which)
+{
+    char file[32];
+    snprintf(file, sizeof(file), "%s.status", which);
+    char *st = beside(r, file), *txt = NULL;
+    snprintf(file, sizeof(file), "%s.txt", which);
+    txt = beside(r, file);
+    if (!st[0] || atoi(st) != 0)
+        fail_msg("%s: e2fsck (%s) exit %s on the root image after the run:\n%s", r->name, which,
+                 st[0] ? st : "(none)", txt);
+    const char *l = strstr(txt, "hvtest-root: ");
+    printf("%s: e2fsck -fn%s: clean, %.*s\n", r->name,
+           strcmp(which, "fsck") ? " after its journal's replay" : "",
+           l ? (int)strcspn(l, "\n") : 0, l ? l : "");
+    free(st);
+    free(txt);
+}
+
+struct root_totals {
+    uint64_t judged, runs, killed;
+};
+
+static void check_root(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
+{
+    struct root_totals *t = ctx;
+    if (!strstr(r->console, "HVTEST root mounted /dev/vda /newroot ext4"))
+        fail_msg("%s: the guest did not mount its ext4 root:\n%s", r->name, r->console);
+    if (s->env) { /* killed mid-write */
+        char *killed = beside(r, "killed");
+        if (!killed[0] || r->status != 128 + 9)
+            fail_msg("%s: hvprof was not killed mid-run (status %d, %s)", r->name, r->status,
+                     killed[0] ? killed : "no kill");
+        printf("%s: hvprof %s", r->name, killed);
+        free(killed);
+        char *direct = beside(r, "fsck.status");
+        printf("%s: e2fsck -fn on the image as the kill left it: exit %s", r->name, direct);
+        free(direct);
+        check_fsck(r, "fsck-replay");
+        /* What was recorded up to the kill is readable (docs/reliability.md). */
+        struct profile p;
+        profile_init(&p);
+        struct hv_err err = {{0}, 0};
+        if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
+            fail_msg("%s: the recording the kill left: %s", r->name, err.msg);
+        if (p.samples.n == 0)
+            fail_msg("%s: no sample kept of a run killed after its guest started writing",
+                     r->name);
+        printf("%s: %zu samples kept in the recording\n", r->name, p.samples.n);
+        profile_free(&p);
+        t->killed++;
+        return;
+    }
+    tb_check_boot(r, s);
+    char *ref = tb_reference(s->kernel, s->vcpus);
+    tb_check_console_clean(r, ref);
+    free(ref);
+    if (!strstr(r->console, "HVTEST root clean"))
+        fail_msg("%s: the guest did not leave its root clean:\n%s", r->name, r->console);
+    check_fsck(r, "fsck");
+    tb_check_recording(r);
+    tb_check_kernel_symbols(r, 0.95);
+    /* The workloads, started from the disk, by name, with their chains. */
+    tb_check_tasks(r);
+    t->judged += tb_check_user_stacks(r, 0.95);
+    const char *ds = strstr(r->summary, "disk vda " ROOT ": ");
+    if (!ds)
+        fail_msg("%s: no disk line in the summary:\n%s", r->name, r->summary);
+    printf("%s: %.*s\n", r->name, (int)strcspn(ds, "\n"), ds);
+    t->runs++;
+}
+
 static void test_disk(void **state)
 {
     (void)state;
@@ -114,8 +218,23 @@ static void test_disk(void **state)
     assert_true(in_virtio > 0);
 }
 
+static void test_root_on_disk(void **state)
+{
+    (void)state;
+    char out[4096];
+    struct root_totals t = {0, 0, 0};
+    tb_run("disk-root", roots, NROOTS, 2, out, sizeof(out));
+    for (size_t i = 0; i < NROOTS; i++)
+        tb_each_run(out, &roots[i], 2, check_root, &t);
+    printf("root on disk: %" PRIu64 " runs checked, %" PRIu64 " killed mid-write, %" PRIu64
+           " user samples judged\n",
+           t.runs, t.killed, t.judged);
+    assert_true(t.runs > 0 && t.killed > 0);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_disk)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_disk),
+                                       cmocka_unit_test(test_root_on_disk)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

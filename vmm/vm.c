@@ -186,6 +186,8 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
         goto fail;
     if (create_vm_fd(vm, err) < 0 || create_ram(vm, err) < 0)
         goto fail;
+    if (vm_disks_start(&vm->disks, err) < 0)
+        goto fail;
     vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
     if (!vm->vcpus) {
         hv_errf(err, "out of memory");
@@ -306,6 +308,8 @@ void vm_destroy(struct vm *vm)
 {
     if (!vm)
         return;
+    /* The disks' I/O threads first: a request being served ends before its image closes. */
+    vm_disks_stop(&vm->disks);
     /* A vCPU thread that never came back may still return from KVM_RUN and touch its kvm_run
      * page and this struct: leave everything mapped (the process is about to exit anyway). */
     for (unsigned i = 0; vm->vcpus && i < vm->cfg.nr_vcpus; i++)

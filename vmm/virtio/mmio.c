@@ -16,7 +16,6 @@ enum {
     REG_QUEUE_NUM_MAX = 0x034,
     REG_QUEUE_NUM = 0x038,
     REG_QUEUE_READY = 0x044,
-    REG_QUEUE_NOTIFY = 0x050,
     REG_INTERRUPT_STATUS = 0x060,
     REG_INTERRUPT_ACK = 0x064,
     REG_STATUS = 0x070,
@@ -185,7 +184,7 @@ static void reg_write(struct virtio_mmio *d, uint32_t off, uint32_t v)
             needs_reset(d);
         }
         break;
-    case REG_QUEUE_NOTIFY:
+    case VIRTIO_MMIO_QUEUE_NOTIFY:
         notify(d, v);
         break;
     case REG_INTERRUPT_ACK:
@@ -214,6 +213,13 @@ static void reg_write(struct virtio_mmio *d, uint32_t off, uint32_t v)
     default:
         break; /* read-only or reserved: ignored */
     }
+}
+
+void virtio_mmio_notify(struct virtio_mmio *d, uint32_t index)
+{
+    pthread_mutex_lock(&d->lock);
+    notify(d, index);
+    pthread_mutex_unlock(&d->lock);
 }
 
 void virtio_mmio_access(struct virtio_mmio *d, uint32_t off, bool is_write, uint8_t *data,

@@ -15,8 +15,9 @@
 #include "vmm/virtio/device.h"
 #include "vmm/virtio/virtq.h"
 
-#define VIRTIO_MMIO_SIZE       0x1000u
-#define VIRTIO_MMIO_MAX_QUEUES 4
+#define VIRTIO_MMIO_SIZE         0x1000u
+#define VIRTIO_MMIO_MAX_QUEUES   4
+#define VIRTIO_MMIO_QUEUE_NOTIFY 0x050u /* 4.2.2: the register a driver writes a queue index to */
 
 /* 2.1: device status bits. */
 #define VIRTIO_STATUS_ACKNOWLEDGE        1u
@@ -47,6 +48,10 @@ struct virtio_mmio {
 void virtio_mmio_init(struct virtio_mmio *d, const struct virtio_dev_ops *ops, void *dev,
                       const struct gmem *mem, void (*irq)(void *ctx, bool level), void *irq_ctx);
 void virtio_mmio_destroy(struct virtio_mmio *d);
+
+/* A notification of queue `index` that did not come through the registers (an I/O thread woken
+ * by KVM's ioeventfd for a write to QueueNotify): served exactly as that write would be. */
+void virtio_mmio_notify(struct virtio_mmio *d, uint32_t index);
 
 /* One guest access of `len` bytes at `off` into the window; reads fill data[0..len). */
 void virtio_mmio_access(struct virtio_mmio *d, uint32_t off, bool is_write, uint8_t *data,

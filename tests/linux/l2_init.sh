@@ -59,16 +59,19 @@ if insmod "/modules/$(uname -r)/brd.ko" rd_nr=1 rd_size=8192 2>/dev/null; then
 else
   echo "HVTEST kmod brd failed"
 fi
+# The six workload programs side by side, for $ms ms each; their pids in $workloads.
+start_workloads() {
+  workloads=
+  for w in busy threads libcall syscalls dlopen nofp; do
+    "/bin/hv_$w" "$ms" &
+    workloads="$workloads $!"
+  done
+}
 case $plan in
   boot)
     /bin/hv_busy "$ms" ;;
   work)
-    /bin/hv_busy "$ms" &
-    /bin/hv_threads "$ms" &
-    /bin/hv_libcall "$ms" &
-    /bin/hv_syscalls "$ms" &
-    /bin/hv_dlopen "$ms" &
-    /bin/hv_nofp "$ms" &
+    start_workloads
     # Writes to the RAM disk run the module's code (brd_submit_bio and what it calls).
     for i in 1 2 3 4; do dd if=/dev/zero of=/dev/ram0 bs=64k count=128 2>/dev/null; done &
     wait ;;
@@ -85,19 +88,9 @@ case $plan in
       i=$((i + 1))
     done) &
     writer=$!
-    /bin/hv_busy "$ms" &
-    w1=$!
-    /bin/hv_threads "$ms" &
-    w2=$!
-    /bin/hv_libcall "$ms" &
-    w3=$!
-    /bin/hv_nofp "$ms" &
-    w4=$!
-    /bin/hv_syscalls "$ms" &
-    w5=$!
-    /bin/hv_dlopen "$ms" &
-    w6=$!
-    wait $w1 $w2 $w3 $w4 $w5 $w6
+    start_workloads
+    # shellcheck disable=SC2086 # a list of pids
+    wait $workloads
     kill $writer
     wait $writer 2>/dev/null
     sync

@@ -251,10 +251,11 @@ bool tb_starved_partly(const struct tb_result *r)
     return tick_counts(r, c) && c[0] * 10 < c[1] && 2 * c[3] > c[0] + c[1] + c[2];
 }
 
-/* For each L1 boot that died in run `name` (run.sh's l1.log), the first line of L1's own panic
- * report on its console. */
-static void print_l1_deaths(const char *out, const char *name)
+/* How many L1 boots died in run `name` (run.sh's l1.log); with `print`, for each the first line
+ * of L1's own panic report on its console. */
+static unsigned l1_deaths(const char *out, const char *name, bool print)
 {
+    unsigned deaths = 0;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/l1.log", out);
     char *log = slurp(path);
@@ -263,16 +264,21 @@ static void print_l1_deaths(const char *out, const char *name)
         char died[80];
         if (sscanf(l, "L1 boot %u died in %79s", &boot, died) != 2 || strcmp(died, name))
             continue;
+        deaths++;
+        if (!print)
+            continue;
         snprintf(path, sizeof(path), "%s/l1-console.%u.log", out, boot);
         char *con = slurp(path);
         const char *bug = con ? strstr(con, "BUG: ") : NULL;
         if (!bug && con)
             bug = strstr(con, "Kernel panic");
-        printf("  L1 boot %u: %.*s\n", boot, bug ? (int)strcspn(bug, "\n") : 24,
-               bug ? bug : "no panic report on L1's console");
+        printf("  L1 boot %u died in it: %.*s\n", boot,
+               bug ? (int)strcspn(bug, "\n") : (int)strlen("no panic report on its console"),
+               bug ? bug : "no panic report on its console");
         free(con);
     }
     free(log);
+    return deaths;
 }
 
 unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repeat,
@@ -303,11 +309,18 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
         if (!r.present) {
             /* docs/linux.md, "When L1 itself dies": the outer VM's kernel panicked during this
              * run in every boot that ran it (the emulated SVM hands L1's interrupt path the
-             * inner guest's GS base); tolerated like a triple fault. */
-            printf("NOTE %s: the outer VM (L1) died during it in every boot that ran it "
-                   "(tolerated once per scenario, docs/linux.md):\n",
-                   name);
-            print_l1_deaths(out, name);
+             * inner guest's GS base), or other runs' panics used up the L1 boots before it
+             * ran; tolerated like a triple fault. */
+            if (l1_deaths(out, name, false)) {
+                printf("NOTE %s: the outer VM (L1) died during it in every boot that ran it "
+                       "(tolerated once per scenario, docs/linux.md):\n",
+                       name);
+                l1_deaths(out, name, true);
+            } else
+                printf("NOTE %s: not run: the outer VM died in other runs until the test bed's "
+                       "L1 boots or its deadline ran out (see l1.log; tolerated once per "
+                       "scenario, docs/linux.md)\n",
+                       name);
             faults++;
         } else if (tb_starved(&r)) {
             /* docs/linux.md, "Runs without user-mode exits": the platform's, tolerated like a

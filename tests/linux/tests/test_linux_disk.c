@@ -35,7 +35,7 @@ static const struct tb_scenario scenarios[] = {
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
-#define ROOT "/tmp/hvtest-root.img" /* a fresh copy of the test bed's ext4 root, each run */
+#define ROOT      "/tmp/hvtest-root.img" /* a fresh copy of the test bed's ext4 root, each run */
 #define ROOT_OPTS "--hz 1000 --timeout 240 --symbols /guest/files --disk " ROOT
 static const struct tb_scenario roots[] = {
     {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
@@ -197,8 +197,7 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
         if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
             fail_msg("%s: the recording the kill left: %s", r->name, err.msg);
         if (p.samples.n == 0)
-            fail_msg("%s: no sample kept of a run killed after its guest started writing",
-                     r->name);
+            fail_msg("%s: no sample kept of a run killed after its guest started writing", r->name);
         printf("%s: %zu samples kept in the recording\n", r->name, p.samples.n);
         profile_free(&p);
         t->killed++;

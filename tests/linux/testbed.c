@@ -1151,7 +1151,7 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
     profile_init(&p);
     load_symbolized(r, &p);
     uint64_t all = 0, syscall_ok = 0, loops = 0, irq_ok = 0, in_exec = 0, exiting = 0, shown = 0;
-    uint64_t fork_ok = 0, unmapped = 0, pre_exec = 0;
+    uint64_t fork_ok = 0, unmapped = 0, pre_exec = 0, announcing = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
         if (s->cpl != PROF_CPL_KERNEL || !s->nframes)
@@ -1205,6 +1205,13 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
         if (syscall_entry_code(outer)) {
             ok = named && ++syscall_ok;
             loops += syscall_user_chain(&p, f + nk, s->nframes - nk);
+            /* Writing its announcement (HVTEST map lines) to the serial console: slow on the
+             * emulated platform, up to 340 samples of the echo child in a 4-vCPU run. */
+            for (uint32_t j = nk; j < s->nframes; j++)
+                if (name_has(frame_func(&p, &f[j]), "hv_announce")) {
+                    announcing++;
+                    break;
+                }
         } else if (irq_entry_code(outer)) {
             ok = named && ++irq_ok; /* the interrupted user PC, named */
         } else if (outer && !strcmp(outer, "ret_from_fork")) {
@@ -1229,11 +1236,12 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
     printf("%s: %" PRIu64 " kernel samples of hv_syscalls (%" PRIu64 " more in its exec, %" PRIu64
            " in its exit): %" PRIu64
            " (%.1f%%) from the system-call entry with the user PC at entry named (%" PRIu64
-           " of them in a loop's wrapper with the loop and main above it), %" PRIu64
+           " of them in a loop's wrapper with the loop and main above it, %" PRIu64
+           " in its announcement), %" PRIu64
            " from an interrupt or exception entry with the interrupted user PC named, %" PRIu64
            " in a forked child from ret_from_fork with the user PC it resumes at named\n",
            r->name, all, in_exec, exiting, syscall_ok,
-           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, irq_ok, fork_ok);
+           all ? 100.0 * (double)syscall_ok / (double)all : 0, loops, announcing, irq_ok, fork_ok);
     profile_free(&p);
     if (unmapped || pre_exec)
         printf("%s: not judged: %" PRIu64 " more with the user PC in no mapping recorded yet, "
@@ -1249,11 +1257,12 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
                all);
         return 0;
     }
-    /* Most of the program's time is its loops: their chains must be whole too. */
-    if (loops * 2 < syscall_ok)
-        fail_msg("%s: only %" PRIu64 " of %" PRIu64 " system-call samples carry the loops' "
-                 "exact user chains",
-                 r->name, loops, syscall_ok);
+    /* Most of the program's time is its loops (after its announcement): their chains must be
+     * whole too. */
+    if (loops * 2 < syscall_ok - announcing)
+        fail_msg("%s: only %" PRIu64 " of %" PRIu64 " system-call samples outside the "
+                 "announcement (%" PRIu64 ") carry the loops' exact user chains",
+                 r->name, loops, syscall_ok - announcing, announcing);
     if ((double)(syscall_ok + irq_ok + fork_ok) < min_ok * (double)all)
         fail_msg("%s: %.1f%% of hv_syscalls' kernel samples end at their entry with the user "
                  "stack from there, %.0f%% expected",

@@ -325,6 +325,9 @@ int cmd_record(int argc, char **argv)
     struct vm_result res;
     int rc = vm_run(rs.vm, &res, &err);
     run_signals_finishing();
+    /* The guest has stopped: the disks' I/O threads end after the request each serves, so the
+     * images are as the guest last saw them and the disks' counts hold. */
+    vm_disks_stop(&rs.vm->disks);
     if (rc < 0)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
     struct hv_err ferr = {{0}, 0};

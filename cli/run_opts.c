@@ -478,12 +478,10 @@ void run_report_stop(FILE *out, const char *cmd, const struct vm_result *r)
     }
 }
 
-void run_disks_summary(struct vm *vm, const struct run_opts *o, char *buf, size_t len)
+void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = 0;
-    /* The guest has stopped: the I/O threads finish what they serve, then the counts hold. */
-    vm_disks_stop(&vm->disks);
     if (vm->disks.n) {
         int n = snprintf(buf, len, "  disks: requests served %s\n", vm->disks.served);
         used = n > 0 && (size_t)n < len ? (size_t)n : 0;

@@ -108,8 +108,9 @@ void run_session_catch_signals(struct run_session *s);
 void run_signals_finishing(void);
 void run_session_close(struct run_session *s);
 
-/* What each --disk did ("  disk vda IMAGE: ..." lines, for the record summary), into buf. */
-void run_disks_summary(struct vm *vm, const struct run_opts *o, char *buf, size_t len);
+/* What each --disk did ("  disk vda IMAGE: ..." lines, for the record summary), into buf;
+ * called after vm_disks_stop, when the I/O threads' counts are final. */
+void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf, size_t len);
 
 /* Print a one-line summary of why the VM stopped (nothing for a plain guest exit). */
 void run_report_stop(FILE *out, const char *cmd, const struct vm_result *r);

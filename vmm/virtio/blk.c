@@ -118,7 +118,6 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
     }
     b->fd = fd;
     b->mode = mode;
-    b->readonly = mode == VIRTIO_BLK_RO;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     /* 5.2.6: up to 20 bytes, NUL-terminated only if shorter. */
     size_t idlen = strlen(base) < sizeof(b->id) ? strlen(base) : sizeof(b->id);
@@ -144,7 +143,7 @@ uint64_t virtio_blk_features(const struct virtio_blk *b)
 {
     uint64_t f = 1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_BLK_F_SEG_MAX |
                  1ull << VIRTIO_BLK_F_BLK_SIZE | 1ull << VIRTIO_BLK_F_FLUSH;
-    if (b->readonly)
+    if (b->mode == VIRTIO_BLK_RO)
         f |= 1ull << VIRTIO_BLK_F_RO;
     return f;
 }
@@ -313,7 +312,7 @@ static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
         uint64_t len = out ? data_out : data_in;
         /* Whole sectors inside the disk (5.2.6.1: a multiple of 512 bytes). */
         if (len % VIRTIO_BLK_SECTOR || sector > b->sectors ||
-            len / VIRTIO_BLK_SECTOR > b->sectors - sector || (out && b->readonly)) {
+            len / VIRTIO_BLK_SECTOR > b->sectors - sector || (out && b->mode == VIRTIO_BLK_RO)) {
             st = VIRTIO_BLK_S_IOERR;
             break;
         }

@@ -45,8 +45,7 @@ enum virtio_blk_mode {
 #define VIRTIO_BLK_OVERLAY_BLOCK 4096u
 
 struct virtio_blk {
-    int fd;        /* the image, opened by virtio_blk_open */
-    bool readonly; /* VIRTIO_BLK_RO */
+    int fd; /* the image, opened by virtio_blk_open */
     enum virtio_blk_mode mode;
     int overlay_fd;          /* VIRTIO_BLK_OVERLAY: the unlinked temporary file, else -1 */
     uint8_t *overlay_dirty;  /* one bit per overlay block: the overlay holds it */

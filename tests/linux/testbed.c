@@ -1024,6 +1024,27 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
     profile_free(&p);
 }
 
+/* User samples under the guest pid the guest printed a mapping of `path` for, with their PC
+ * in that mapping's range. */
+static uint64_t samples_in_mapping(const struct tb_result *r, const struct profile *p,
+                                   const char *path)
+{
+    uint64_t n = 0;
+    for (unsigned m = 0; m < r->nmaps; m++) {
+        if (strcmp(r->maps[m].path, path))
+            continue;
+        for (size_t i = 0; i < p->samples.n; i++) {
+            const struct prof_sample *s = &p->samples.v[i];
+            if (s->cpl == PROF_CPL_KERNEL || !s->nframes ||
+                profile_shown_pid(p, s->pid) != (uint64_t)r->maps[m].pid)
+                continue;
+            uint64_t pc = user_pc(p, s);
+            n += pc >= r->maps[m].lo && pc < r->maps[m].hi;
+        }
+    }
+    return n;
+}
+
 uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
 {
     struct profile p;
@@ -1067,14 +1088,10 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
     }
 
     /* Shared objects named by their guest paths, with exported functions from guest memory. */
-    bool libc_named = false, exe_named[2] = {false, false}, plug_named = false;
+    bool libc_named = false;
     size_t libc_syms = 0;
     for (size_t i = 0; i < p.modules.n; i++) {
         const struct prof_module *m = &p.modules.v[i];
-        /* Executables by the path they were started from (AT_EXECFN, l2_init.sh). */
-        exe_named[0] |= !strcmp(m->name, "/bin/hv_busy");
-        exe_named[1] |= !strcmp(m->name, "/bin/hv_threads");
-        plug_named |= !strcmp(m->name, "/lib/hvtest/libhvplug.so");
         if (!strcmp(m->name, "/lib/x86_64-linux-gnu/libc.so.6")) {
             libc_named = true;
             libc_syms = m->ksyms ? m->ksyms->n : 0;
@@ -1099,12 +1116,27 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
                  100.0 * (double)exact / (double)known, 100 * min_exact);
     if (!libc_named || libc_syms < 1000)
         fail_msg("%s: libc.so.6 is not named by its path with its dynamic symbols", r->name);
-    if (!exe_named[0] || !exe_named[1])
-        fail_msg("%s: /bin/hv_busy or /bin/hv_threads is not named by its path", r->name);
-    /* Found by the modules' discovery in hv_dlopen's address space, which a sample there
-     * starts: a run starved for part of its time may have none (tb_check_tasks says so). */
-    if (!plug_named && !tb_starved_partly(r))
-        fail_msg("%s: the library hv_dlopen loaded is not in the recording by its path", r->name);
+    /* Executables and the library hv_dlopen loaded by their guest paths, found by the modules'
+     * discovery in each address space, which user code run there starts (sampler/modules.c):
+     * judged where the run has samples in the code range the guest printed, enough for a look
+     * to follow them. A program the guest scheduler gave no time in a slowed run (CI once saw
+     * hv_dlopen with 0 ms) has nothing to be found by. */
+    static const char *const by_path[] = {"/bin/hv_busy", "/bin/hv_threads",
+                                          "/lib/hvtest/libhvplug.so"};
+    for (size_t k = 0; k < sizeof(by_path) / sizeof(by_path[0]); k++) {
+        bool named = false;
+        for (size_t i = 0; i < p.modules.n; i++)
+            named |= !strcmp(p.modules.v[i].name, by_path[k]);
+        uint64_t in_code = samples_in_mapping(r, &p, by_path[k]);
+        if (!named && in_code >= 10)
+            fail_msg("%s: %s is not in the recording by its path, with %" PRIu64
+                     " samples in its code",
+                     r->name, by_path[k], in_code);
+        if (!named)
+            printf("NOTE %s: %s is not named, with only %" PRIu64 " samples in its code: "
+                   "not judged\n",
+                   r->name, by_path[k], in_code);
+    }
     profile_free(&p);
     return known;
 }

@@ -18,6 +18,8 @@
 #      HVPROF_TB_SMP      L1 CPUs (default: the host's, at most 4)
 #      HVPROF_TB_TCG_THREAD  multi (default: one host thread per L1 CPU) or single
 #      HVPROF_TB_STALL    seconds without a finished scenario before L1 is stopped (default 400)
+#      HVPROF_TB_QUIET    seconds without a line on L1's console before L1 is stopped (default
+#                         180; L1 prints a line every 60 s while a scenario runs)
 #      HVPROF_TB_FAULT_ATTEMPTS  boots of a scenario whose guest triple-faults (default 3; the
 #                         64-vCPU test takes 1: there most boots end so, docs/linux.md)
 #      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 10: the
@@ -38,6 +40,7 @@ cpu=${HVPROF_TB_CPU:-EPYC,+svm}
 smp=${HVPROF_TB_SMP:-$(nproc)}
 tcg_thread=${HVPROF_TB_TCG_THREAD:-multi}
 stall=${HVPROF_TB_STALL:-400}
+quiet=${HVPROF_TB_QUIET:-180}
 l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
 l1_boots=${HVPROF_TB_L1_BOOTS:-10}
 [ "$smp" -gt 4 ] && smp=4
@@ -105,27 +108,40 @@ boot_l1() {
     -append "$l1_append" \
     -drive "file=$work/in.tar,if=virtio,format=raw,readonly=on" \
     -drive "file=$work/out.img,if=virtio,format=raw" 2>"$out/qemu.$attempt.log" &
-  local qpid=$! done_before=-1 last_progress=$start
+  local qpid=$! done_before=-1 last_progress=$start size_before=-1 last_output=$start
   # L1 can wedge below user space (a soft lockup in its KVM, docs/linux.md): then nothing in it
-  # runs, hvprof's own timeouts included. Watch its console: a soft-lockup report, or no
+  # runs, hvprof's own timeouts included. Watch its console: a soft-lockup report, no line for
+  # $quiet seconds (its user space prints one every 60 s while a scenario runs), or no
   # scenario finishing for $stall seconds, kills it; the scenarios left get a fresh L1.
   while kill -0 "$qpid" 2>/dev/null; do
     sleep 2
-    local now done_now
+    local now done_now size_now
     now=$(date +%s)
     done_now=$(grep -c '^L1: scenario .* exit ' "$console" 2>/dev/null || true)
     if [ "$done_now" != "$done_before" ]; then
       done_before=$done_now
       last_progress=$now
     fi
+    size_now=$(stat -c %s "$console" 2>/dev/null || echo 0)
+    if [ "$size_now" != "$size_before" ]; then
+      size_before=$size_now
+      last_output=$now
+    fi
     if grep -q 'soft lockup' "$console" 2>/dev/null; then
       log "L1 boot $attempt: L1's kernel reports a soft lockup: stopping it"
       echo "L1 boot $attempt wedged: $(grep -m1 'soft lockup' "$console" | sed 's/^\[[ 0-9.]*\] //')" >>"$out/l1.log"
       kill "$qpid" 2>/dev/null
+      break
+    elif [ $((now - last_output)) -ge "$quiet" ]; then
+      log "L1 boot $attempt: no line on L1's console for ${quiet}s: stopping it"
+      echo "L1 boot $attempt went quiet: no line on its console for ${quiet}s" >>"$out/l1.log"
+      kill "$qpid" 2>/dev/null
+      break
     elif [ $((now - last_progress)) -ge "$stall" ]; then
       log "L1 boot $attempt: no scenario finished for ${stall}s: stopping it"
       echo "L1 boot $attempt stalled: no scenario finished for ${stall}s" >>"$out/l1.log"
       kill "$qpid" 2>/dev/null
+      break
     fi
   done
   set +e

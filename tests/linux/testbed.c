@@ -272,9 +272,18 @@ static unsigned l1_deaths(const char *out, const char *name, bool print)
         const char *bug = con ? strstr(con, "BUG: ") : NULL;
         if (!bug && con)
             bug = strstr(con, "Kernel panic");
-        printf("  L1 boot %u died in it: %.*s\n", boot,
-               bug ? (int)strcspn(bug, "\n") : (int)strlen("no panic report on its console"),
-               bug ? bug : "no panic report on its console");
+        /* No panic: the watchdog's reason, if it stopped that boot (run.sh: "L1 boot N went
+         * quiet: ...", "stalled: ...", "wedged: ..."). */
+        const char *why = NULL;
+        char prefix[32];
+        int plen = snprintf(prefix, sizeof(prefix), "L1 boot %u ", boot);
+        for (const char *w = log; !bug && (w = strstr(w, prefix)); w++)
+            if ((w == log || w[-1] == '\n') && strncmp(w + plen, "died in ", 8)) {
+                why = w + plen;
+                break;
+            }
+        const char *text = bug ? bug : why ? why : "no panic report on its console";
+        printf("  L1 boot %u died in it: %.*s\n", boot, (int)strcspn(text, "\n"), text);
         free(con);
     }
     free(log);

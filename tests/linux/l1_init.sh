@@ -94,6 +94,21 @@ run_scenario() {
   esac
 }
 
+# run_scenario with a line on L1's console every 60 s while it runs, the guest console's last
+# line: a scenario that the test bed's watchdog or timeout ends (L1 then writes no results) still
+# shows in L1's console where its guest was, and run.sh takes a console silent for three periods
+# for an L1 that hangs as a whole.
+run_scenario_beating() {
+  local what=$1 beat
+  (while sleep 60; do
+    echo "L1: $what still running at $(cut -d' ' -f1 /proc/uptime) s; its console: $(tail -n 1 "$d/console.log" 2>/dev/null | cut -c1-160)"
+  done) &
+  beat=$!
+  run_scenario
+  kill "$beat" 2>/dev/null
+  wait "$beat" 2>/dev/null || true
+}
+
 # The warm-up (docs/linux.md, "The first run after L1's boot"): one run of /warmup's scenario
 # line before the scenarios, its results dropped but for its sample counts in L1's log.
 if [ -s /warmup ]; then
@@ -102,7 +117,7 @@ if [ -s /warmup ]; then
   mkdir -p "$d"
   t0=$(cut -d' ' -f1 /proc/uptime)
   cp /proc/interrupts "$d/irq.before"
-  run_scenario
+  run_scenario_beating warm-up
   cp /proc/interrupts "$d/irq.after"
   t1=$(cut -d' ' -f1 /proc/uptime)
   total=$(grep -m1 '^  total' "$d/summary.txt" | tr -s ' ')
@@ -137,16 +152,7 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   cp /proc/interrupts "$d/irq.before"
   a=1
   while :; do
-    # Progress while it runs: every 60 s the guest console's last line, so that a scenario
-    # that the test bed's watchdog or timeout ends (L1 then writes no results) still shows in
-    # L1's console where its guest was.
-    (while sleep 60; do
-      echo "L1: scenario $name still running at $(cut -d' ' -f1 /proc/uptime) s; its console: $(tail -n 1 "$d/console.log" 2>/dev/null | cut -c1-160)"
-    done) &
-    beat=$!
-    run_scenario
-    kill "$beat" 2>/dev/null
-    wait "$beat" 2>/dev/null
+    run_scenario_beating "scenario $name"
     grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null && [ $a -lt "$fault_attempts" ] || break
     mkdir -p "$d/fault.$a"
     mv "$d/summary.txt" "$d/console.log" "$d/fault.$a/" 2>/dev/null

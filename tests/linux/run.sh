@@ -19,7 +19,7 @@
 #      HVPROF_TB_TCG_THREAD  multi (default: one host thread per L1 CPU) or single
 #      HVPROF_TB_STALL    seconds without a finished scenario before L1 is stopped (default 400)
 #      HVPROF_TB_QUIET    seconds without a line on L1's console before L1 is stopped (default
-#                         180; L1 prints a line every 60 s while a scenario runs)
+#                         180; L1 prints a line every 60 s while a scenario or the warm-up runs)
 #      HVPROF_TB_FAULT_ATTEMPTS  boots of a scenario whose guest triple-faults (default 3; the
 #                         64-vCPU test takes 1: there most boots end so, docs/linux.md)
 #      HVPROF_TB_L1_BOOTS  L1 boots at most, each for the scenarios the last left (default 10: the

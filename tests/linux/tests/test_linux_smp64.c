@@ -4,8 +4,9 @@
  * what does not depend on the emulator: every run either completes with all 64 vCPUs online,
  * ends in a guest reset, or crawls or hangs in its boot, its workloads or its restart until
  * hvprof's --timeout stops it (never an hvprof error, and never a hang of hvprof itself), and the
- * guest finds all 64 in the ACPI MADT ("smpboot: Allowing 64 CPUs", printed 0.1 s into the boot). Completed boots
- * and their times are printed. Sampling is at 100 Hz per vCPU, 6,400 exits/s in all.
+ * guest finds all 64 in the ACPI MADT ("smpboot: Allowing 64 CPUs", printed 0.1 s into the boot).
+ * Completed boots and their times are printed. Sampling is at 100 Hz per vCPU, 6,400 exits/s in
+ * all.
  *
  * The emulated platform also kills the outer VM (L1) itself under these guests: in CI, five of
  * ten scenario starts (docs/linux.md). The test bed then boots a fresh L1 for the runs left, six

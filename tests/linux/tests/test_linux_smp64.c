@@ -76,7 +76,7 @@ static void test_smp64(void **state)
             found64 += strstr(r.console, "smpboot: Allowing 64 CPUs") != NULL;
             if (tb_triple_fault(&r)) {
                 printf("%s: guest reset by the emulated platform after %.1f s\n", name, r.seconds);
-            } else if (tb_hung_in_boot(&r) || timed_out(&r)) {
+            } else if (timed_out(&r)) {
                 /* hvprof's --timeout stopped a guest before /init, before its workloads
                  * finished or in its restart: on the emulated platform a 64-vCPU boot can crawl
                  * (one run: 40 s of guest time in 300 s, all 64 CPUs up; another reached /init

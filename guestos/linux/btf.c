@@ -242,9 +242,18 @@ uint32_t lx_btf_find_struct(const struct lx_btf *b, const char *name)
     return 0;
 }
 
+/* One lookup's state: the name sought and the work done so far. Anonymous members are searched
+ * depth first; a forged type made of W anonymous members of its own type would cost W^depth
+ * without a bound on the total (docs/reliability.md, "Budgets"). */
+struct search {
+    const char *name;
+    size_t name_len;
+    uint64_t work; /* members examined */
+};
+
 /* One member of struct/union `sid` by name, searching anonymous members too. */
-static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, size_t name_len,
-                        int depth, uint64_t *bit_off, uint32_t *mtype, uint32_t *bitfield)
+static bool find_member(const struct lx_btf *b, struct search *q, uint32_t sid, int depth,
+                        uint64_t *bit_off, uint32_t *mtype, uint32_t *bitfield)
 {
     if (depth > MAX_DEPTH)
         return false;
@@ -256,6 +265,9 @@ static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, 
     if (k != KIND_STRUCT && k != KIND_UNION)
         return false;
     for (unsigned i = 0; i < vlen_of(info); i++) {
+        if (q->work >= LX_BTF_MAX_WORK)
+            return false;
+        q->work++;
         const uint8_t *m = t + TYPE_HDR + 12 * i;
         uint32_t mname = rd32(m), type = rd32(m + 4), off = rd32(m + 8);
         /* btf.rst: with kind_flag, bits 0-23 are the bit offset and 24-31 the bitfield size. */
@@ -264,13 +276,13 @@ static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, 
         const char *n = name_at(b, mname);
         if (!*n) {
             uint64_t inner;
-            if (find_member(b, type, name, name_len, depth + 1, &inner, mtype, bitfield)) {
+            if (find_member(b, q, type, depth + 1, &inner, mtype, bitfield)) {
                 *bit_off = bits + inner;
                 return true;
             }
             continue;
         }
-        if (strlen(n) == name_len && !memcmp(n, name, name_len)) {
+        if (strlen(n) == q->name_len && !memcmp(n, q->name, q->name_len)) {
             *bit_off = bits;
             *mtype = type;
             *bitfield = bf;
@@ -283,6 +295,14 @@ static bool find_member(const struct lx_btf *b, uint32_t sid, const char *name, 
 bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint64_t *offset,
                    uint64_t *size)
 {
+    return lx_btf_member_counted(b, sid, path, offset, size, NULL);
+}
+
+bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path,
+                           uint64_t *offset, uint64_t *size, uint64_t *work)
+{
+    struct search q = {0};
+    bool found = false;
     uint64_t total_bits = 0;
     uint32_t type = sid;
     const char *p = path;
@@ -291,24 +311,30 @@ bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint6
         size_t len = dot ? (size_t)(dot - p) : strlen(p);
         uint64_t bits;
         uint32_t bitfield;
-        if (!len || !find_member(b, type, p, len, 0, &bits, &type, &bitfield) || bitfield ||
+        q.name = p;
+        q.name_len = len;
+        if (!len || !find_member(b, &q, type, 0, &bits, &type, &bitfield) || bitfield ||
             bits % 8)
-            return false;
+            break;
         total_bits += bits;
         if (!dot) {
             *offset = total_bits / 8;
-            return lx_btf_type_size(b, type, size);
+            found = lx_btf_type_size(b, type, size);
+            break;
         }
         p = dot + 1;
     }
-    return false;
+    if (work)
+        *work = q.work;
+    return found;
 }
 
 bool lx_btf_bitfield(const struct lx_btf *b, uint32_t sid, const char *name, uint64_t *bit_off,
                      uint32_t *bits)
 {
     uint32_t type, bf;
-    if (!find_member(b, sid, name, strlen(name), 0, bit_off, &type, &bf))
+    struct search q = {.name = name, .name_len = strlen(name)};
+    if (!find_member(b, &q, sid, 0, bit_off, &type, &bf))
         return false;
     if (bf) {
         *bits = bf;

@@ -7,7 +7,8 @@
  * The section is the guest's: lx_btf_load() copies it (so the guest cannot change it under the
  * reader), checks the header and walks every type record once with its size checked against
  * the section, and refuses unknown kinds. Lookups are bounded (anonymous-member depth,
- * modifier chains). A forged BTF gives wrong offsets, never a crash or unbounded memory. */
+ * modifier chains, and the members examined in all: LX_BTF_MAX_WORK). A forged BTF gives wrong
+ * offsets or none, never a crash, unbounded memory or unbounded time. */
 #pragma once
 
 #include <stdbool.h>
@@ -17,6 +18,9 @@
 #include "common/err.h"
 
 #define LX_BTF_MAX_BYTES (64u << 20) /* vmlinux BTF is ~5 MiB */
+/* Members examined by one lookup at most, through every anonymous member it searches: a real
+ * task_struct lookup examines a few hundred (6.1: ~250 members, a dozen anonymous ones). */
+#define LX_BTF_MAX_WORK (1u << 16)
 
 struct lx_btf {
     uint8_t *data; /* the copied section */
@@ -42,6 +46,10 @@ uint32_t lx_btf_find_struct(const struct lx_btf *b, const char *name);
  * bytes. False if a name is missing, the member is a bitfield, or a component is not a struct. */
 bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint64_t *offset,
                    uint64_t *size);
+/* The same, telling in *work (if not NULL) how many members the lookup examined: at most
+ * LX_BTF_MAX_WORK for the whole path, past which it gives up (false). */
+bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path,
+                           uint64_t *offset, uint64_t *size, uint64_t *work);
 
 /* The bit offset and width of member `name` (a bitfield or not; anonymous members searched) of
  * struct `sid`. False if there is no such member or its width cannot be told. */

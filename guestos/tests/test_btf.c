@@ -186,9 +186,56 @@ static void test_hostile(void **state)
     free(bl);
 }
 
+/* A task_struct of `width` anonymous members of its own type and nothing else: without a bound
+ * on the total, a lookup of a missing name examines width^(depth+1) members (64 wide: 64^9).
+ * Every lookup hvprof makes must give up after LX_BTF_MAX_WORK members, and the real layout's
+ * lookups must cost a small fraction of that. */
+static void test_anonymous_bomb(void **state)
+{
+    (void)state;
+    struct blob *bl = calloc(1, sizeof(*bl));
+    memset(bl, 0, sizeof(*bl));
+    bl->sl = 1;
+    const unsigned width = 64;
+    type(bl, "task_struct", 4, width, false, 64);
+    for (unsigned i = 0; i < width; i++)
+        member(bl, "", 1, 0); /* each: an anonymous member of type 1, itself */
+    uint8_t hdr[24] = {0x9f, 0xeb, 1, 0};
+    uint32_t v[5] = {24, 0, (uint32_t)bl->tl, (uint32_t)bl->tl, (uint32_t)bl->sl};
+    memcpy(hdr + 4, v, sizeof(v));
+    memcpy(bl->out, hdr, 24);
+    memcpy(bl->out + 24, bl->types, bl->tl);
+    memcpy(bl->out + 24 + bl->tl, bl->strs, bl->sl);
+    bl->len = 24 + bl->tl + bl->sl;
+    struct lx_btf b;
+    assert_int_equal(lx_btf_load(&b, bl->out, bl->len, NULL), 0);
+    const char *const paths[] = {"pid", "tgid", "comm", "mm", "thread.sp"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        uint64_t off, size, work = 0;
+        assert_false(lx_btf_member_counted(&b, 1, paths[i], &off, &size, &work));
+        assert_int_equal(work, LX_BTF_MAX_WORK);
+        uint64_t bit, bits;
+        uint32_t w;
+        (void)bits;
+        assert_false(lx_btf_bitfield(&b, 1, paths[i], &bit, &w));
+    }
+    lx_btf_free(&b);
+
+    /* The well-formed layout: every lookup examines few members. */
+    build(bl);
+    assert_int_equal(lx_btf_load(&b, bl->out, bl->len, NULL), 0);
+    uint64_t off, size, work = 0;
+    assert_true(lx_btf_member_counted(&b, T_TASK, "tgid", &off, &size, &work));
+    assert_int_equal(off, 0x104);
+    assert_int_equal(work, 5); /* __state, flags, the anonymous struct, its pid and tgid */
+    lx_btf_free(&b);
+    free(bl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_members),
-                                       cmocka_unit_test(test_hostile)};
+                                       cmocka_unit_test(test_hostile),
+                                       cmocka_unit_test(test_anonymous_bomb)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

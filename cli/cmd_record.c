@@ -13,6 +13,7 @@
 #include "cli/parse.h"
 #include "cli/run_opts.h"
 #include "guestos/linux/capture.h"
+#include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
 #include "symbols/symbol_path.h"
 
@@ -30,6 +31,7 @@ enum {
     OPT_STAGE_TIMES,
     OPT_GUEST_OS,
     OPT_SYMBOLS,
+    OPT_MAX_METADATA,
 };
 
 static const struct option record_longopts[] = {
@@ -46,6 +48,7 @@ static const struct option record_longopts[] = {
     {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
     {"guest-os", required_argument, NULL, OPT_GUEST_OS},
     {"symbols", required_argument, NULL, OPT_SYMBOLS},
+    {"max-metadata", required_argument, NULL, OPT_MAX_METADATA},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -103,6 +106,9 @@ static void usage(FILE *out)
         "                         repeatable): their unwind tables (DWARF CFI) where the\n"
         "                         guest's memory does not show them whole (docs/cfi.md);\n"
         "                         'hvprof report' then looks in the first DIR too\n"
+        "  --max-metadata SIZE    bytes the recording may spend on what the guest says about\n"
+        "                         itself: modules, mappings, symbols, names (default 64M);\n"
+        "                         what does not fit is left out and counted\n"
         "  --quiet                no progress line\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
         SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
@@ -161,6 +167,11 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_size(arg, "--buffer", 32 << 10, 1ull << 32, &v, err) < 0)
             return -1;
         c->buffer_bytes = v;
+        return 1;
+    case OPT_MAX_METADATA:
+        if (parse_size(arg, "--max-metadata", META_BUDGET_MIN, 1ull << 40, &v, err) < 0)
+            return -1;
+        c->max_metadata = v;
         return 1;
     case OPT_RECHECK:
         if (!strcmp(arg, "0")) {

@@ -15,6 +15,28 @@
 #include "sampler/sampler_priv.h"
 
 #define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */
+#define NAME_RECORD_COST  128u        /* a kernel object record with a 64-byte name */
+/* Each stage of a pass does guest-driven work (reading the guest's page tables, images and
+ * tables) for this long at most, then leaves the rest to the next pass: the rings are moved to
+ * the file every pass whatever the guest shows, and a stop waits for one unit of work at most.
+ * A unit is bounded on its own (a look at one address space: DISCOVER_GUEST_MAX_ENTRIES page
+ * table entries, ~25 ms for the worst tables; one module's symbols: the metadata budget). The
+ * final pass, after the guest stopped, gets a longer slice for what the last samples need. */
+#define DRAIN_STAGE_NS       20000000ull  /* 20 ms */
+#define DRAIN_FINAL_STAGE_NS 150000000ull /* 150 ms */
+
+static void stage_begin(struct sampler *s)
+{
+    s->stage_deadline_ns =
+        sampler_now_ns() + (s->final_pass ? DRAIN_FINAL_STAGE_NS : DRAIN_STAGE_NS);
+}
+
+bool sampler_drain_may_work(const struct sampler *s)
+{
+    if (!s->final_pass && atomic_load_explicit(&s->drain_stop, memory_order_relaxed))
+        return false;
+    return !s->stage_deadline_ns || sampler_now_ns() < s->stage_deadline_ns;
+}
 
 /* A process's name and guest pid: what its label says, else its address space. */
 static void proc_name(const struct id_proc *p, uint32_t id, char *name, size_t len, int64_t *pid,
@@ -55,19 +77,31 @@ static bool relabelled(const struct id_label *l, uint32_t named_seq)
 static int name_new_identities(struct sampler *s, struct hv_err *err)
 {
     char name[64];
+    stage_begin(s);
     for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
         uint8_t state = s->proc_named[id - 1];
         const struct id_proc *p = id_proc_at(s->ids, id);
-        if (!p || (state && !relabelled(&p->label, s->proc_seq[id - 1])))
+        if (!p)
             continue;
-        int64_t pid;
-        proc_name(p, id, name, sizeof(name), &pid, &s->proc_seq[id - 1]);
-        if (hvfxt_write_guest_process(&s->w, id, name, pid, err) < 0)
-            return -1;
-        if (state)
+        if (!state || relabelled(&p->label, s->proc_seq[id - 1])) {
+            int64_t pid;
+            proc_name(p, id, name, sizeof(name), &pid, &s->proc_seq[id - 1]);
+            /* A first name always (samples refer to it); a new name within the budget. */
+            if ((!state || meta_budget_allows(&s->meta, NAME_RECORD_COST)) &&
+                hvfxt_write_guest_process(&s->w, id, name, pid, err) < 0)
+                return -1;
+            if (!state)
+                s->proc_named[id - 1] = state = 1;
+        }
+        if (state != 1)
             continue;
-        s->proc_named[id - 1] = 1;
-        /* A kernel thread has no user address space to look into. */
+        /* The first look at its modules, while this pass's slice lasts (a guest showing a
+         * thousand new address spaces at once is looked at over many passes). A kernel thread
+         * has no user address space to look into. */
+        if (p->info.cr3 && !sampler_drain_may_work(s)) {
+            s->deferred_looks++;
+            continue;
+        }
         if (p->info.cr3 && sampler_modules_discover(s, id, p, err) < 0)
             return -1;
         s->proc_named[id - 1] = 2;
@@ -78,6 +112,8 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
             continue;
         int64_t tid;
         thread_name(t, id, name, sizeof(name), &tid, &s->thread_seq[id - 1]);
+        if (s->thread_named[id - 1] && !meta_budget_allows(&s->meta, NAME_RECORD_COST))
+            continue;
         if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, tid, err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;
@@ -107,17 +143,25 @@ int sampler_drain_once(struct sampler *s, bool final)
     struct hv_err err = {{0}, 0};
     if (atomic_load(&s->write_failed))
         return -1;
+    s->final_pass = final;
     /* Names first, so that every record below refers to an identity already named. */
     if (name_new_identities(s, &err) < 0)
         goto fail;
-    if (s->mem && sampler_modules_poll(s, sampler_now_ns(), &err) < 0)
+    /* The kernel's description: one bounded unit, a few looks a second at most. */
+    stage_begin(s);
+    if (s->mem && sampler_drain_may_work(s) &&
+        sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
         goto fail;
-    if (s->mem && sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
-        goto fail;
+    stage_begin(s);
     if (s->mem && sampler_kmods_poll(s, sampler_now_ns(), final, &err) < 0)
         goto fail;
+    stage_begin(s);
+    if (s->mem && sampler_modules_poll(s, sampler_now_ns(), &err) < 0)
+        goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        uint64_t w0 = s->w.words_written;
         long n = hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
+        s->meta.not_meta += (s->w.words_written - w0) * 8;
         if (n < 0)
             goto fail;
         s->drained_records += (uint64_t)n;

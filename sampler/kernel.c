@@ -21,6 +21,7 @@
 static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint64_t now,
                         struct hv_err *err)
 {
+    struct sampler_kernel *sk = &s->kernel;
     struct discover_module m = {
         .header_va = k->text_start - k->kaslr_offset,
         .bias = k->kaslr_offset,
@@ -36,17 +37,25 @@ static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint6
     memcpy(m.build_id, k->build_id, k->build_id_len);
     m.build_id_len = k->build_id_len;
     int64_t id = sampler_modules_record_kernel(s, &m, now, err);
-    if (id < 0)
+    if (id == -1)
         return -1;
 
-    /* Symbols at link-time addresses, the module's own address space. */
+    /* Symbols at link-time addresses, the module's own address space; as many as the metadata
+     * budget holds (a distribution kernel's ~100k take ~6 MiB). */
+    size_t nsyms = 0;
+    uint64_t left = id < 0 ? 0 : meta_budget_symbols_left(&s->meta), need = 0;
+    while (nsyms < k->nsyms && (need += META_SYMBOL_COST(k->syms[nsyms].name_len)) <= left)
+        nsyms++;
+    if (nsyms < k->nsyms)
+        s->meta.cut_symbol_tables++;
+    sk->symbols = nsyms;
     enum { CHUNK = 4096 };
     struct hvfxt_symbol *buf = malloc(CHUNK * sizeof(*buf));
     if (!buf)
         return hv_errf(err, "out of memory");
     int rc = 0;
-    for (size_t i = 0; i < k->nsyms && rc == 0; i += CHUNK) {
-        size_t n = k->nsyms - i < CHUNK ? k->nsyms - i : CHUNK;
+    for (size_t i = 0; i < nsyms && rc == 0; i += CHUNK) {
+        size_t n = nsyms - i < CHUNK ? nsyms - i : CHUNK;
         for (size_t j = 0; j < n; j++) {
             const struct guestos_symbol *g = &k->syms[i + j];
             buf[j] = (struct hvfxt_symbol){.addr = g->addr - k->kaslr_offset,
@@ -73,7 +82,7 @@ static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint6
         {.type = FXT_ARG_U64,
          .name = fxt_str_inline(HVFXT_ARG_KERNEL_OFFSET),
          .v.u64 = k->kaslr_offset},
-        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_KERNEL_SYMBOLS), .v.u64 = k->nsyms},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_KERNEL_SYMBOLS), .v.u64 = nsyms},
     };
     return hvfxt_write_marker(&s->w, HVFXT_GUEST_KERNEL, now, args, sizeof(args) / sizeof(args[0]),
                               err);
@@ -119,10 +128,14 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     snprintf(sk->tasks, sizeof(sk->tasks), "%s", k->tasks);
     sk->stacks_orc = k->stacks_orc;
     snprintf(sk->stacks, sizeof(sk->stacks), "%s", k->stacks);
+    rc = write_kernel(s, k, now, err);
+    char cut[64] = "";
+    if (sk->symbols < k->nsyms)
+        snprintf(cut, sizeof(cut), " (of %zu: the metadata budget)", k->nsyms);
     snprintf(sk->message, sizeof(sk->message),
-             "Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols in the recording; %s",
-             k->release, k->kaslr_offset, k->nsyms, k->how);
-    return write_kernel(s, k, now, err);
+             "Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols in the recording%s; %s",
+             k->release, k->kaslr_offset, sk->symbols, cut, k->how);
+    return rc;
 }
 
 static void tasks_summary(const struct sampler *s, FILE *out)

@@ -44,12 +44,21 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
         km->v = v;
         km->cap = cap;
     }
-    struct symbol_batch c = {.base = m->text_start};
+    /* One module's table takes at most a sixteenth of the metadata budget (4 MiB by default;
+     * Debian's largest module, amdgpu, needs ~1 MiB); none is read once the budget is spent. */
+    uint64_t left = meta_budget_table_left(&s->meta, 16);
+    struct symbol_batch c = {.base = m->text_start, .max_bytes = left};
     struct hv_err why = {{0}, 0};
-    long got = s->os.ops->kernel_module_symbols(&s->os, s->mem, m, symbol_batch_add, &c, &why);
+    long got = 0;
+    if (left < META_SYMBOL_COST(0))
+        s->meta.cut_symbol_tables++;
+    else
+        got = s->os.ops->kernel_module_symbols(&s->os, s->mem, m, symbol_batch_add, &c, &why);
     if (got < 0 || c.oom) {
         km->unreadable++; /* recorded without symbols: its frames say [name]+offset */
         symbol_batch_free(&c);
+    } else if (c.cut) {
+        s->meta.cut_symbol_tables++;
     }
     uint64_t size = m->text_end - m->text_start;
     struct discover_module d = {
@@ -63,11 +72,11 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
     };
     snprintf(d.name, sizeof(d.name), "[%s]", m->name);
     int64_t id = sampler_modules_record_kernel(s, &d, now, err);
-    int rc = id < 0 ? -1 : 0;
+    int rc = id == -1 ? -1 : 0;
     /* The end of the code region: no symbol runs past it. */
-    if (rc == 0 && c.n) {
+    if (id >= 0 && c.n) {
         rc = symbol_batch_write(&c, &s->w, (uint64_t)id, size, err);
-        km->symbols += (uint64_t)got;
+        km->symbols += c.n;
     }
     symbol_batch_free(&c);
     if (rc < 0)
@@ -98,20 +107,25 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
     if (n < 0) {
         /* The list head itself unreadable or broken: said in the summary. A guest that loses
          * its list for a moment (being changed) gets a few more looks. */
-        if (++km->list_failures >= 3) {
+        snprintf(km->message, sizeof(km->message), "%s", why.msg);
+        if (++km->list_failures >= 3)
             km->failed = true;
-            snprintf(km->message, sizeof(km->message), "%s", why.msg);
-        }
     } else {
         km->list_failures = 0;
         km->listed = (unsigned)n;
         for (int i = 0; i < n && rc == 0; i++) {
             if (recorded(km, &list[i]))
                 continue;
-            if (km->n >= KMOD_RECORDED_MAX)
+            if (km->n >= KMOD_RECORDED_MAX) {
                 km->over++;
-            else
+            } else if (!sampler_drain_may_work(s)) {
+                /* This pass's slice is spent: the rest at the next pass, not a second later. */
+                km->last_ns = now - KMOD_POLL_NS;
+                km->deferred++;
+                break;
+            } else {
                 rc = record_one(s, &list[i], now, err);
+            }
         }
     }
     km->poll_ns += sampler_now_ns() - t0;
@@ -124,8 +138,10 @@ void sampler_kmods_summary(const struct sampler *s, FILE *out)
     const struct sampler_kmods *km = &s->kmods;
     if (s->kernel.state != SAMPLER_KERNEL_FOUND || !s->os.ops->kernel_modules)
         return;
-    if (km->failed) {
-        fprintf(out, "  guest kernel modules: not read: %s\n", km->message);
+    if (km->failed || (km->list_failures && !km->n)) {
+        /* Failed for good, or at every look the recording had time for. */
+        fprintf(out, "  guest kernel modules: not read: %s (%" PRIu64 " look%s)\n", km->message,
+                km->polls, km->polls == 1 ? "" : "s");
         return;
     }
     fprintf(out,
@@ -134,6 +150,9 @@ void sampler_kmods_summary(const struct sampler *s, FILE *out)
             km->n, km->symbols, km->listed, km->polls, (double)km->poll_ns / 1e6);
     if (km->unreadable)
         fprintf(out, "; %u without symbols (their tables could not be read)", km->unreadable);
+    if (km->deferred)
+        fprintf(out, "; %" PRIu64 " looks continued at the next drain pass (time slice)",
+                km->deferred);
     if (km->over)
         fprintf(out, "; %" PRIu64 " more not recorded (over %u modules in one session)", km->over,
                 KMOD_RECORDED_MAX);

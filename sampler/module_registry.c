@@ -56,13 +56,20 @@ static int name_rank(const char *name)
     return name[0] && !hvfxt_module_name_is_placeholder(name) ? 1 : 0;
 }
 
-/* The module's id, writing its record the first time (and again when it gets a better name). */
+/* Module and mapping records are at most ~40 bytes plus the name and build-id
+ * (docs/fxt-samples.md section 3): estimates for the budget's check. */
+#define MODULE_RECORD_COST  (64u + DISCOVER_NAME_MAX + 64u)
+#define MAPPING_RECORD_COST 96u
+
+/* The module's id, writing its record the first time (and again when it gets a better name).
+ * -2: a new module that the metadata budget has no room for. */
 static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, const uint8_t *id,
                          uint32_t id_len, const char *name, uint64_t header_va, int *written,
                          struct hv_err *err)
 {
     struct discover_registry_module *m = find_module(r, id, id_len, name, header_va);
-    if (m && name_rank(name) > name_rank(m->name)) {
+    if (m && name_rank(name) > name_rank(m->name) &&
+        meta_budget_allows(r->budget, MODULE_RECORD_COST)) {
         /* A later look named it better (the loader's path for what only had its soname): the
          * same id again with the new name (docs/fxt-samples.md, "Module"). */
         snprintf(m->name, sizeof(m->name), "%s", name);
@@ -77,6 +84,8 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
     }
     if (m)
         return (int64_t)m->id;
+    if (!meta_budget_allows(r->budget, MODULE_RECORD_COST))
+        return -2;
     if (r->nmods == r->mods_cap) {
         size_t cap = r->mods_cap ? r->mods_cap * 2 : 16;
         void *v = realloc(r->mods, cap * sizeof(*r->mods));
@@ -118,6 +127,8 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
         if (r->maps[i].pid == pid && r->maps[i].start == start && r->maps[i].module_id == mod)
             return 0;
     }
+    if (!meta_budget_allows(r->budget, MAPPING_RECORD_COST))
+        return 0;
     if (r->nmaps == r->maps_cap) {
         size_t cap = r->maps_cap ? r->maps_cap * 2 : 64;
         void *v = realloc(r->maps, cap * sizeof(*r->maps));
@@ -156,6 +167,8 @@ int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_
     for (size_t i = 0; i < n; i++) {
         int64_t id = module_id(w, reg, m[i].build_id, m[i].build_id_len, m[i].name, m[i].header_va,
                                &written, err);
+        if (id == -2)
+            continue; /* left out, counted in the budget */
         if (id < 0)
             return -1;
         for (unsigned s = 0; s < m[i].nseg; s++) {

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "fxt/writer.h"
 #include "guestos/module.h"
+#include "sampler/meta_budget.h"
 
 struct discover_registry_module {
     uint8_t build_id[64];
@@ -35,6 +36,9 @@ struct discover_registry {
     struct discover_registry_mapping *maps;
     size_t nmaps, maps_cap;
     uint64_t next_id; /* module ids start at 1 */
+    /* The recording's metadata budget (NULL: none): a module or mapping record that does not
+     * fit is left out (a module's mappings with it) and counted there. */
+    struct meta_budget *budget;
 };
 
 void discover_registry_init(struct discover_registry *r);

@@ -61,6 +61,11 @@ void sampler_modules_destroy(struct sampler_modules *m)
     free(m);
 }
 
+void sampler_modules_budget(struct sampler_modules *m, struct meta_budget *b)
+{
+    m->reg.budget = b;
+}
+
 int sampler_modules_kernel_image(struct sampler *s, const char *name,
                                  const struct boot_kernel_image *img, struct hv_err *err)
 {
@@ -101,7 +106,7 @@ int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_m
         return -1;
     int64_t id =
         discover_registry_id(&s->mods->reg, m->build_id, m->build_id_len, m->name, m->header_va);
-    return id >= 0 ? id : hv_errf(err, "the kernel's module record is not in the registry");
+    return id >= 0 ? id : -2; /* no room left in the metadata budget: counted there */
 }
 
 /* The symbols a module carries in the guest's memory, once per module (retried at a few looks:
@@ -113,15 +118,26 @@ static int record_symbols(struct sampler *s, const struct guestos_as *as,
     if (!r || r->symbols_recorded || r->symbol_looks >= MOD_SYMBOL_LOOKS)
         return 0;
     r->symbol_looks++;
-    struct symbol_batch b = {0};
+    /* One module's table takes at most a quarter of the budget, so one forged image cannot
+     * leave the others without names (a large real one, libLLVM's, needs ~8 MiB). */
+    uint64_t left = meta_budget_table_left(&s->meta, 4);
+    if (left < META_SYMBOL_COST(0)) {
+        r->symbols_recorded = true; /* no room: not looked for again */
+        s->meta.cut_symbol_tables++;
+        return 0;
+    }
+    struct symbol_batch b = {.max_bytes = left};
     long got = guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b);
     int rc = 0;
-    if (got > 0 && !b.oom) {
+    if (b.n && !b.oom) {
         rc = symbol_batch_write(&b, &s->w, r->id, 0, err);
         r->symbols_recorded = true;
-        s->mods->symbols += (uint64_t)got;
+        s->mods->symbols += b.n;
         s->mods->symbol_modules++;
+        if (b.cut)
+            s->meta.cut_symbol_tables++;
     }
+    (void)got;
     symbol_batch_free(&b);
     return rc;
 }
@@ -166,7 +182,8 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
 {
     struct sampler_modules *mods = s->mods;
     unsigned done = 0;
-    for (uint32_t k = 0; k < ID_MAX_PROCS && done < MOD_LOOKS_PER_DRAIN; k++) {
+    for (uint32_t k = 0;
+         k < ID_MAX_PROCS && done < MOD_LOOKS_PER_DRAIN && sampler_drain_may_work(s); k++) {
         uint32_t id = (mods->cursor + k) % ID_MAX_PROCS + 1;
         struct proc_look *l = &mods->look[id - 1];
         const struct id_proc *p = id_proc_at(s->ids, id);

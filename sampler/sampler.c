@@ -149,6 +149,13 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
                            sizeof(args) / sizeof(args[0]), err) < 0)
         return -1;
+    /* From here on, what is not moved from a vCPU ring is metadata (meta_budget.h). */
+    s->meta = (struct meta_budget){
+        .max = s->cfg.max_metadata ? s->cfg.max_metadata : META_BUDGET_DEFAULT,
+        .w = &s->w,
+        .not_meta = s->w.words_written * 8,
+    };
+    sampler_modules_budget(s->mods, &s->meta);
     /* The VMM loaded the kernel itself: record it as the kernel half's module, so `report`
      * finds its symbols by build-id like any guest module's. */
     if (s->cfg.kernel_elf && kernel && kernel->nseg &&
@@ -188,6 +195,18 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
             {.type = FXT_ARG_U64,
              .name = fxt_str_inline(HVFXT_ARG_LSTAR),
              .v.u64 = atomic_load(&s->lstar)},
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline(HVFXT_ARG_METADATA_BYTES),
+             .v.u64 = meta_budget_used(&s->meta)},
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline(HVFXT_ARG_METADATA_MAX),
+             .v.u64 = s->meta.max},
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_TABLES),
+             .v.u64 = s->meta.cut_symbol_tables},
+            {.type = FXT_ARG_U64,
+             .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_RECORDS),
+             .v.u64 = s->meta.cut_records},
         };
         if (hvfxt_write_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
                                sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {
@@ -281,6 +300,17 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 100.0 * (double)hook_ns / (double)cpu_ns);
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
+    uint64_t meta = meta_budget_used(&s->meta);
+    fprintf(out,
+            "  metadata (modules, mappings, symbols, names): %.1f MiB of %.0f MiB (--max-metadata)",
+            (double)meta / (1 << 20), (double)s->meta.max / (1 << 20));
+    if (s->meta.cut_symbol_tables || s->meta.cut_records)
+        fprintf(out,
+                "; over it, %" PRIu64 " symbol tables cut short or not read and %" PRIu64
+                " module, mapping or name records left out: the guest claims far more about "
+                "itself than a real system does, or raise --max-metadata",
+                s->meta.cut_symbol_tables, s->meta.cut_records);
+    fputc('\n', out);
     sampler_kernel_summary(s, out);
     sampler_kmods_summary(s, out);
     sampler_modules_summary(s, out);

@@ -58,6 +58,9 @@ struct sampler_config {
     char *(*find_file)(void *ctx, const uint8_t *build_id, uint32_t build_id_len, const char *name);
     void *find_file_ctx;
     bool quiet; /* no progress line */
+    /* Bytes of metadata records (modules, mappings, symbols, names) the recording may hold;
+     * 0: META_BUDGET_DEFAULT (sampler/meta_budget.h, `record --max-metadata`). */
+    uint64_t max_metadata;
 };
 
 struct sampler;

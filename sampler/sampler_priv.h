@@ -12,6 +12,7 @@
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
 #include "sampler/id_table.h"
+#include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
 #include "schema/encode.h"
 #include "schema/recording.h"
@@ -92,6 +93,7 @@ struct sampler_kernel {
     char tasks[192];  /* how, or why not */
     bool stacks_orc;  /* kernel stacks unwound with the kernel's ORC tables */
     char stacks[192]; /* what was loaded, or why not */
+    size_t symbols;   /* code symbols recorded (as many as the metadata budget held) */
 };
 
 /* Kernel modules recorded so far (kernel_modules.c, drain thread). */
@@ -103,6 +105,7 @@ struct sampler_kmods {
     struct sampler_kmod_seen *v;
     size_t n, cap;
     uint64_t polls, last_ns, poll_ns, symbols, over;
+    uint64_t deferred; /* polls cut short by the drain pass's slice (continued at the next) */
     unsigned listed, unreadable, list_failures;
     bool failed;
     char message[HV_ERR_MSG_MAX];
@@ -124,6 +127,12 @@ struct sampler {
     pthread_t drain;
     bool drain_started;
     _Atomic bool drain_stop;
+    /* The guest-driven work of one stage of a drain pass (first looks at new address spaces,
+     * re-looks, kernel modules) ends at this time; the final pass has its own, longer slice
+     * (drain.c, docs/reliability.md "Budgets"). */
+    uint64_t stage_deadline_ns;
+    bool final_pass;
+    uint64_t deferred_looks; /* first looks at address spaces left for a later pass */
     _Atomic bool write_failed;
     struct hv_err write_err;
     uint32_t named_procs_scan, named_threads_scan; /* drain-side progress over the id tables */
@@ -134,6 +143,7 @@ struct sampler {
     struct sampler_cfi *cfi; /* user modules' DWARF CFI (cfi_tables.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
+    struct meta_budget meta; /* metadata records' budget (drain thread) */
     uint64_t drained_records;
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
@@ -182,6 +192,9 @@ void sampler_recheck_arm(struct sampler_vcpu *sv, bool on);
 void sampler_timers_delete(struct sampler_vcpu *sv);
 
 /* drain.c */
+/* Whether the current stage of the drain pass may start another unit of guest-driven work:
+ * its time slice is not spent, and the recording is not stopping (the final pass excepted). */
+bool sampler_drain_may_work(const struct sampler *s);
 int sampler_drain_start(struct sampler *s, struct hv_err *err);
 void sampler_drain_stop(struct sampler *s);
 int sampler_drain_once(struct sampler *s, bool final);
@@ -189,6 +202,8 @@ int sampler_drain_once(struct sampler *s, bool final);
 /* modules.c: module discovery of guest address spaces, on the drain thread */
 struct sampler_modules *sampler_modules_create(void);
 void sampler_modules_destroy(struct sampler_modules *m);
+/* Module and mapping records from now on within `b` (sampler.c, once the file is open). */
+void sampler_modules_budget(struct sampler_modules *m, struct meta_budget *b);
 int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_proc *p,
                              struct hv_err *err);
 /* modules.c: look again at processes that keep running user code (a drain pass). -1 only when

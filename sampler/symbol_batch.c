@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler/meta_budget.h"
+
 static bool grow(struct symbol_batch *b, size_t name_len)
 {
     if (b->n == b->cap) {
@@ -31,6 +33,12 @@ int symbol_batch_add(void *batch, const struct guestos_symbol *s)
     struct symbol_batch *b = batch;
     if (s->addr < b->base || !s->name_len)
         return 0;
+    uint64_t cost = META_SYMBOL_COST(s->name_len);
+    if (b->max_bytes && b->bytes + cost > b->max_bytes) {
+        b->cut = true;
+        return 1;
+    }
+    b->bytes += cost;
     if (!grow(b, s->name_len)) {
         b->oom = true;
         return 1;

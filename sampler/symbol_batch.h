@@ -23,9 +23,14 @@ struct symbol_batch {
     size_t names_len, names_cap;
     uint64_t base; /* subtracted from every address (a kernel module's code region) */
     bool oom;      /* an allocation failed: the batch is incomplete */
+    /* Bytes the batch's records may take (META_SYMBOL_COST each; 0: no limit), the bytes its
+     * symbols would take so far, and whether a symbol did not fit (the table is cut there). */
+    uint64_t max_bytes, bytes;
+    bool cut;
 };
 
-/* guestos_symbol_fn: add one (returns 1 when out of memory, which stops the reader). */
+/* guestos_symbol_fn: add one (returns 1 when out of memory or over max_bytes, which stops the
+ * reader). */
 int symbol_batch_add(void *batch, const struct guestos_symbol *s);
 
 /* Sort, add end markers where a known size ends before the next symbol and at `end` if nonzero

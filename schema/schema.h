@@ -183,6 +183,13 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_PERIOD_NS  "period_ns"
 #define HVFXT_ARG_LSTAR      "lstar"
 #define HVFXT_ARG_SYMBOL_DIR "symbol_dir"
+/* session_stop: the metadata records' bytes and budget, and what the budget left out (symbol
+ * tables cut short or not read; module, mapping and name records not written):
+ * docs/reliability.md, "Budgets". */
+#define HVFXT_ARG_METADATA_BYTES       "metadata_bytes"
+#define HVFXT_ARG_METADATA_MAX         "metadata_max"
+#define HVFXT_ARG_METADATA_CUT_TABLES  "metadata_cut_symbol_tables"
+#define HVFXT_ARG_METADATA_CUT_RECORDS "metadata_cut_records"
 
 /* Guest process and thread kernel objects: the guest's own pid / tid, when the OS layer read
  * them (docs/fxt-samples.md, section 4). Signed 64-bit. */

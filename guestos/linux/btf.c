@@ -298,8 +298,8 @@ bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint6
     return lx_btf_member_counted(b, sid, path, offset, size, NULL);
 }
 
-bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path,
-                           uint64_t *offset, uint64_t *size, uint64_t *work)
+bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path, uint64_t *offset,
+                           uint64_t *size, uint64_t *work)
 {
     struct search q = {0};
     bool found = false;
@@ -313,8 +313,7 @@ bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *pat
         uint32_t bitfield;
         q.name = p;
         q.name_len = len;
-        if (!len || !find_member(b, &q, type, 0, &bits, &type, &bitfield) || bitfield ||
-            bits % 8)
+        if (!len || !find_member(b, &q, type, 0, &bits, &type, &bitfield) || bitfield || bits % 8)
             break;
         total_bits += bits;
         if (!dot) {

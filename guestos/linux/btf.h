@@ -48,8 +48,8 @@ bool lx_btf_member(const struct lx_btf *b, uint32_t sid, const char *path, uint6
                    uint64_t *size);
 /* The same, telling in *work (if not NULL) how many members the lookup examined: at most
  * LX_BTF_MAX_WORK for the whole path, past which it gives up (false). */
-bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path,
-                           uint64_t *offset, uint64_t *size, uint64_t *work);
+bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *path, uint64_t *offset,
+                           uint64_t *size, uint64_t *work);
 
 /* The bit offset and width of member `name` (a bitfield or not; anonymous members searched) of
  * struct `sid`. False if there is no such member or its width cannot be told. */

@@ -190,12 +190,20 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
         goto out;
 
     /* Pass 1: where _stext is, which picks the address mode. */
-    uint64_t pos = 0;
+    uint64_t pos = 0, expanded = 0;
     uint32_t stext_index = UINT32_MAX;
     for (uint32_t i = 0; i < t->n; i++) {
         if (!next_name(t, &pos, name, &len)) {
             hv_errf(err, "kallsyms: the names stream ends at symbol %" PRIu32 " of %" PRIu32, i,
                     t->n);
+            goto out;
+        }
+        expanded += len;
+        if (expanded > LX_KALLSYMS_MAX_NAME_BYTES) {
+            hv_errf(err,
+                    "kallsyms: %" PRIu32 " names expand to more than %u MiB by symbol %" PRIu32
+                    " (a distribution kernel's: ~5 MiB); not read",
+                    t->n, LX_KALLSYMS_MAX_NAME_BYTES >> 20, i);
             goto out;
         }
         if (stext_index == UINT32_MAX && !strcmp(name + 1, "_stext"))

@@ -14,9 +14,10 @@
  * each and keeps the one that maps `_stext` to VMCOREINFO's SYMBOL(_stext), as drgn does.
  *
  * The tables belong to a possibly hostile guest: every read is bounded by the kernel image and
- * guest RAM, names by LX_KSYM_NAME_MAX, the count by LX_KALLSYMS_MAX_SYMS, and a token with a
- * byte that no symbol name can hold makes the whole table invalid. A forged table gives wrong
- * names, never a crash or unbounded memory. */
+ * guest RAM, names by LX_KSYM_NAME_MAX, the count by LX_KALLSYMS_MAX_SYMS, what the names expand
+ * to in all by LX_KALLSYMS_MAX_NAME_BYTES (checked before any symbol is passed on), and a token
+ * with a byte that no symbol name can hold makes the whole table invalid. A forged table gives
+ * wrong names, never a crash or unbounded memory. */
 #pragma once
 
 #include <stddef.h>
@@ -26,8 +27,12 @@
 #include "guestos/linux/kimage.h"
 #include "guestos/linux/vmcoreinfo.h"
 
-#define LX_KALLSYMS_MAX_SYMS (4u << 20) /* a distribution kernel has ~200k */
+#define LX_KALLSYMS_MAX_SYMS (1u << 20) /* a distribution kernel has ~200k */
 #define LX_KSYM_NAME_MAX     512        /* KSYM_NAME_LEN since 6.1 */
+/* Bytes the names may expand to in all: Debian 6.1's ~190k names expand to ~5 MiB. The tokens
+ * let ~25 MiB of forged tables expand to 2 GiB of names (1 MiB symbols of 512 bytes each), which
+ * the recording and the host's memory would then hold (docs/reliability.md, "Budgets"). */
+#define LX_KALLSYMS_MAX_NAME_BYTES (32u << 20)
 
 enum lx_kallsyms_mode {
     LX_KALLSYMS_ABSOLUTE,        /* kallsyms_addresses[i] */

@@ -829,6 +829,74 @@ static void test_kernel_modules(void **state)
     f->s->os.ops = &guestos_generic_ops;
 }
 
+/* A flood of forged modules, each with 2^16 symbols of 255-byte names (~19 MB of symbol
+ * records apiece): with a 1 MiB metadata budget, the recording's metadata stays within it, the
+ * first module's table is cut, the rest are recorded without symbols, every cut is counted, and
+ * what was written still loads. */
+static long flood_symbols(struct guestos *os, const struct gmem *mem,
+                          const struct guestos_kmodule *m, guestos_symbol_fn fn, void *ctx,
+                          struct hv_err *err)
+{
+    (void)os, (void)mem, (void)err;
+    static char name[256];
+    memset(name, 'x', 255);
+    symbol_calls++;
+    long n = 0;
+    for (uint64_t i = 0; i < (1u << 16); i++, n++) {
+        struct guestos_symbol s = {
+            .addr = m->text_start + i * 16, .name = name, .name_len = 255, .type = 'T'};
+        if (fn(ctx, &s))
+            break;
+    }
+    return n;
+}
+
+static void test_metadata_budget(void **state)
+{
+    struct fx *f = *state;
+    struct guestos_ops ops = *f->s->os.ops;
+    ops.discover_kernel = scripted_discover_kernel;
+    ops.kernel_modules = scripted_kernel_modules;
+    ops.kernel_module_symbols = flood_symbols;
+    f->s->os.ops = &ops;
+    f->s->meta =
+        (struct meta_budget){.max = 1u << 20, .w = &f->s->w, .not_meta = f->s->w.words_written * 8};
+    sampler_modules_budget(f->s->mods, &f->s->meta);
+    for (unsigned i = 0; i < 3; i++) {
+        mods[i] = (struct guestos_kmodule){.text_start = MOD_A + i * 0x100000,
+                                           .text_end = MOD_A + i * 0x100000 + 0x100000};
+        snprintf(mods[i].name, sizeof(mods[i].name), "forged%u", i);
+    }
+    nmods = 3;
+    symbol_calls = 0;
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    assert_int_equal(f->s->kmods.n, 3);
+    /* The first table took its share (1/16 of the budget) and was cut; so were the others. */
+    assert_int_equal(f->s->meta.cut_symbol_tables, 3);
+    assert_true(meta_budget_used(&f->s->meta) <= f->s->meta.max);
+    assert_true(f->s->kmods.symbols > 0);
+    assert_true(f->s->kmods.symbols * 255 < (1u << 20));
+    /* Spend the rest: nothing more is read, only counted. */
+    f->s->meta.max = meta_budget_used(&f->s->meta);
+    mods[0].text_start += 0x10000000;
+    mods[0].text_end += 0x10000000;
+    unsigned calls = symbol_calls;
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    assert_int_equal(symbol_calls, calls);       /* no room: its table is not read at all */
+    assert_int_equal(f->s->meta.cut_records, 1); /* nor is the module recorded */
+    assert_int_equal(f->s->meta.cut_symbol_tables, 4);
+
+    struct hv_err err;
+    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
+    f->s->writer_open = false;
+    struct profile p;
+    profile_init(&p);
+    if (fxt_load_profile_file(f->path, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    profile_free(&p);
+    f->s->os.ops = &guestos_generic_ops;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -846,6 +914,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
         cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_budget, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

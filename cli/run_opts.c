@@ -500,9 +500,10 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
             snprintf(buf + used, len - used,
                      "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64
                      " writes (%.1f MiB), %" PRIu64 " flushes, %" PRIu64
-                     " requests answered with an error\n",
+                     " requests answered with an error%s\n",
                      'a' + i, o->disks[i].path, how, b->reads, (double)b->bytes_read / (1 << 20),
-                     b->writes, (double)b->bytes_written / (1 << 20), b->flushes, b->errors);
+                     b->writes, (double)b->bytes_written / (1 << 20), b->flushes, b->errors,
+                     b->abandoned ? ", one left unfinished when the guest stopped" : "");
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

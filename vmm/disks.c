@@ -61,6 +61,7 @@ int vm_disks_open(struct vm_disks *d, struct vm *vm, const struct vm_disk *cfg, 
         dd->vm = vm;
         dd->gsi = vm_disk_gsi(i);
         dd->kick_fd = dd->stop_fd = -1;
+        dd->blk.stop = &vm->stopping; /* a request's data stops moving when the VM stops */
         virtio_mmio_init(&dd->mmio, &virtio_blk_ops, &dd->blk, &vm->gmem, disk_irq, dd);
         d->n = i + 1;
     }

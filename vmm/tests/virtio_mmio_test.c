@@ -4,7 +4,9 @@
  * interrupt and its acknowledgement. Then what a confused or hostile driver may do: features it
  * was not offered, a legacy driver, narrow accesses to control registers, a queue changed while
  * ready, a bad queue layout, a broken queue: each is refused or ends in DEVICE_NEEDS_RESET. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -197,6 +199,46 @@ static void test_feature_negotiation(void **state)
     assert_true(t->d.drv_features & (1ull << VIRTIO_F_VERSION_1));
 }
 
+/* 3.1.1: a driver whose FEATURES_OK was refused may still write DRIVER_OK; it is not served. */
+static void test_refused_features_not_served(void **state)
+{
+    struct t *t = *state;
+    probe(t, 1ull << VIRTIO_BLK_F_FLUSH); /* legacy: refused */
+    assert_false(rd(t, 0x070) & VIRTIO_STATUS_FEATURES_OK);
+    setup_queue(t);
+    wr(t, 0x070, rd(t, 0x070) | VIRTIO_STATUS_DRIVER_OK);
+    read_request(t, 7);
+    wr(t, 0x050, 0);
+    assert_int_equal(vqd_used_idx(&t->v), 0);
+    assert_int_equal(t->b.reads, 0);
+    assert_int_equal(t->raised, 0);
+}
+
+/* Once the VM is stopping no request is taken (one whose data is moving is abandoned between
+ * two slices: tests/integration/test_hostile_bounds.c); the registers' lock is free after. */
+static _Atomic bool stop_flag;
+static void test_stop_abandons_request(void **state)
+{
+    struct t *t = *state;
+    probe(t, ACCEPT);
+    setup_queue(t);
+    wr(t, 0x070, rd(t, 0x070) | VIRTIO_STATUS_DRIVER_OK);
+    t->b.stop = &stop_flag;
+    atomic_store(&stop_flag, true);
+    read_request(t, 7);
+    wr(t, 0x050, 0);
+    assert_int_equal(vqd_used_idx(&t->v), 0); /* the VM is stopping: nothing new is taken */
+    assert_int_equal(t->b.reads, 0);
+    assert_int_equal(t->raised, 0);
+    atomic_store(&stop_flag, false);
+    wr(t, 0x050, 0); /* (a VM that went on: the request is still there) */
+    assert_int_equal(vqd_used_idx(&t->v), 1);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    assert_int_equal(pthread_mutex_trylock(&t->d.lock), 0); /* released after the request */
+    pthread_mutex_unlock(&t->d.lock);
+    t->b.stop = NULL;
+}
+
 static void test_hostile_registers(void **state)
 {
     struct t *t = *state;
@@ -256,6 +298,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_linux_like_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feature_negotiation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_registers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_features_not_served, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_abandons_request, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

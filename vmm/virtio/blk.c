@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -181,6 +182,11 @@ static int span(const struct virtq_req *r, bool write, uint64_t from, uint64_t n
     return n ? -1 : k;
 }
 
+static bool stopping(const struct virtio_blk *b)
+{
+    return b->stop && atomic_load_explicit(b->stop, memory_order_relaxed);
+}
+
 /* preadv/pwritev of the whole range (retried on EINTR and short transfers); false on an I/O
  * error or end of file. */
 static bool transfer(int fd, bool write, struct iovec *iov, int n, uint64_t off)
@@ -206,13 +212,25 @@ static bool transfer(int fd, bool write, struct iovec *iov, int n, uint64_t off)
 }
 
 /* Bytes [rel, rel + n) of a request's data (OUT: the readable buffers after the 16-byte header;
- * IN: the writable buffers) to or from `fd` at `off`. */
-static bool data_io(const struct virtq_req *r, bool out, int fd, uint64_t rel, uint64_t n,
-                    uint64_t off)
+ * IN: the writable buffers) to or from `fd` at `off`, a slice at a time; false on an I/O error
+ * or when the VM stops (b->abandoning then says which). */
+static bool data_io(struct virtio_blk *b, const struct virtq_req *r, bool out, int fd, uint64_t rel,
+                    uint64_t n, uint64_t off)
 {
     struct iovec iov[VIRTQ_MAX_SEGS];
-    int k = out ? span(r, false, 16 + rel, n, iov) : span(r, true, rel, n, iov);
-    return k >= 0 && transfer(fd, out, iov, k, off);
+    for (uint64_t done = 0; done < n;) {
+        if (stopping(b)) {
+            b->abandoning = true;
+            return false;
+        }
+        uint64_t take = n - done < VIRTIO_BLK_SLICE ? n - done : VIRTIO_BLK_SLICE;
+        int k =
+            out ? span(r, false, 16 + rel + done, take, iov) : span(r, true, rel + done, take, iov);
+        if (k < 0 || !transfer(fd, out, iov, k, off + done))
+            return false;
+        done += take;
+    }
+    return true;
 }
 
 static bool overlay_has(const struct virtio_blk *b, uint64_t blk)
@@ -232,7 +250,7 @@ static bool overlay_read(struct virtio_blk *b, const struct virtq_req *r, uint64
             stop += B;
         if (stop > end)
             stop = end;
-        if (!data_io(r, false, in ? b->overlay_fd : b->fd, pos - off, stop - pos, pos))
+        if (!data_io(b, r, false, in ? b->overlay_fd : b->fd, pos - off, stop - pos, pos))
             return false;
         pos = stop;
     }
@@ -265,7 +283,7 @@ static bool overlay_write(struct virtio_blk *b, const struct virtq_req *r, uint6
         if (blk == last)
             break;
     }
-    if (!data_io(r, true, b->overlay_fd, 0, len, off))
+    if (!data_io(b, r, true, b->overlay_fd, 0, len, off))
         return false;
     for (uint64_t blk = first; blk <= last; blk++)
         if (!overlay_has(b, blk)) {
@@ -275,9 +293,11 @@ static bool overlay_write(struct virtio_blk *b, const struct virtq_req *r, uint6
     return true;
 }
 
-/* One request; returns the bytes written into its writable buffers (data, status). */
-static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
+/* One request; returns the bytes written into its writable buffers (data, status), or -1 if the
+ * VM stopped while its data moved (nothing is answered then). */
+static int64_t serve(struct virtio_blk *b, const struct virtq_req *r)
 {
+    b->abandoning = false;
     static_assert(VIRTQ_MAX_SEGS <= IOV_MAX, "one iovec per buffer");
     struct iovec iov[VIRTQ_MAX_SEGS];
     /* 5.2.6: type, reserved, sector (16 bytes, device-readable) ... status (the last
@@ -317,9 +337,13 @@ static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
             break;
         }
         uint64_t off = sector * VIRTIO_BLK_SECTOR;
-        bool ok = b->overlay_fd < 0 ? data_io(r, out, b->fd, 0, len, off)
+        bool ok = b->overlay_fd < 0 ? data_io(b, r, out, b->fd, 0, len, off)
                   : out             ? overlay_write(b, r, off, len)
                                     : overlay_read(b, r, off, len);
+        if (!ok && b->abandoning) {
+            b->abandoned++;
+            return -1;
+        }
         if (!ok) {
             st = VIRTIO_BLK_S_IOERR;
             break;
@@ -358,14 +382,16 @@ static uint32_t serve(struct virtio_blk *b, const struct virtq_req *r)
 
 int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem *m)
 {
-    int done = 0, rc;
-    while ((rc = virtq_pop(q, m, &b->req)) == 1) {
-        uint32_t written = serve(b, &b->req);
-        if (!virtq_push(q, m, b->req.head, written))
+    int done = 0, rc = 0;
+    while (!stopping(b) && (rc = virtq_pop(q, m, &b->req)) == 1) {
+        int64_t written = serve(b, &b->req);
+        if (written < 0)
+            return done;
+        if (!virtq_push(q, m, b->req.head, (uint32_t)written))
             return -1;
         done++;
     }
-    return rc < 0 ? -1 : done;
+    return stopping(b) || rc >= 0 ? done : -1;
 }
 
 static uint64_t ops_features(void *dev)
@@ -378,10 +404,18 @@ static void ops_config_read(void *dev, uint32_t off, uint8_t *out, unsigned len)
     virtio_blk_config_read(dev, off, out, len);
 }
 
-static int ops_notify(void *dev, unsigned q, struct virtq *vq, const struct gmem *m)
+static int ops_pop(void *dev, unsigned q, struct virtq *vq, const struct gmem *m)
 {
     (void)q; /* one queue: requestq (5.2.2) */
-    return virtio_blk_process(dev, vq, m);
+    struct virtio_blk *b = dev;
+    return stopping(b) ? 0 : virtq_pop(vq, m, &b->req); /* nothing new once the VM stops */
+}
+
+static int64_t ops_serve(void *dev, uint16_t *head)
+{
+    struct virtio_blk *b = dev;
+    *head = b->req.head;
+    return serve(b, &b->req);
 }
 
 const struct virtio_dev_ops virtio_blk_ops = {
@@ -389,5 +423,6 @@ const struct virtio_dev_ops virtio_blk_ops = {
     .nqueues = 1,
     .features = ops_features,
     .config_read = ops_config_read,
-    .notify = ops_notify,
+    .pop = ops_pop,
+    .serve = ops_serve,
 };

@@ -33,6 +33,9 @@
 
 #define VIRTIO_BLK_SECTOR   512u
 #define VIRTIO_BLK_ID_BYTES 20u
+/* A request's data moves at most this much per system call, with a stop check between: one
+ * request may ask for 64 segments of up to 4 GiB each (a guest's own choice). */
+#define VIRTIO_BLK_SLICE (1u << 20)
 
 enum virtio_blk_mode {
     VIRTIO_BLK_RW,      /* the guest reads and writes the image */
@@ -53,8 +56,13 @@ struct virtio_blk {
     uint64_t overlay_blocks; /* blocks written to the overlay (its size in use) */
     uint64_t sectors;        /* capacity in 512-byte sectors (the image's size, rounded down) */
     char id[VIRTIO_BLK_ID_BYTES]; /* GET_ID's answer: the image's base name, cut */
+    /* The VM's "stopping" flag (NULL: none): a request's data moves in slices of
+     * VIRTIO_BLK_SLICE bytes, and once it is set the request is abandoned between two. */
+    const _Atomic bool *stop;
     /* What the device did, for the recording's summary and the tests. */
     uint64_t reads, writes, flushes, errors, bytes_read, bytes_written;
+    uint64_t abandoned;   /* requests left unfinished because the VM stopped */
+    bool abandoning;      /* the request being served is being abandoned */
     struct virtq_req req; /* the request being served (4 KiB: kept off the caller's stack) */
 };
 
@@ -73,7 +81,9 @@ uint64_t virtio_blk_features(const struct virtio_blk *b);
 void virtio_blk_config_read(const struct virtio_blk *b, uint32_t off, uint8_t *out, unsigned len);
 
 /* Serves every request the driver made available on q. Returns how many were completed, -1 if
- * the queue is broken (the transport then sets DEVICE_NEEDS_RESET). */
+ * the queue is broken (the transport then sets DEVICE_NEEDS_RESET). Stops early, with what was
+ * completed, when b->stop is set. (The transport serves with virtio_blk_ops' pop and serve,
+ * which let the vCPUs use the registers while data moves.) */
 int virtio_blk_process(struct virtio_blk *b, struct virtq *q, const struct gmem *m);
 
 /* The block device for a transport (dev: a struct virtio_blk): one request queue. */

@@ -13,6 +13,11 @@ struct virtio_dev_ops {
     unsigned nqueues;
     uint64_t (*features)(void *dev);
     void (*config_read)(void *dev, uint32_t off, uint8_t *out, unsigned len);
-    /* Serve queue q; returns requests completed, -1 if the queue broke. */
-    int (*notify)(void *dev, unsigned q, struct virtq *vq, const struct gmem *m);
+    /* Take the next request of queue q (under the transport's lock): 1 taken, 0 none, -1 the
+     * queue broke. */
+    int (*pop)(void *dev, unsigned q, struct virtq *vq, const struct gmem *m);
+    /* Serve the request pop took, without the transport's lock held (its data moves while the
+     * vCPUs use the registers): the bytes written into its buffers, or -1 if it was abandoned
+     * because the VM is stopping (then it is never returned to the driver). */
+    int64_t (*serve)(void *dev, uint16_t *head);
 };

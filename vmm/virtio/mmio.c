@@ -42,11 +42,13 @@ void virtio_mmio_init(struct virtio_mmio *d, const struct virtio_dev_ops *ops, v
     d->irq = irq;
     d->irq_ctx = irq_ctx;
     pthread_mutex_init(&d->lock, NULL);
+    pthread_mutex_init(&d->serve_lock, NULL);
 }
 
 void virtio_mmio_destroy(struct virtio_mmio *d)
 {
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->serve_lock);
 }
 
 static void set_interrupt(struct virtio_mmio *d, uint32_t bits)
@@ -72,6 +74,7 @@ static void reset(struct virtio_mmio *d)
     d->dev_features_sel = d->drv_features_sel = d->queue_sel = 0;
     d->drv_features = 0;
     memset(d->q, 0, sizeof(d->q));
+    d->generation++;
     if (raised && d->irq)
         d->irq(d->irq_ctx, false);
 }
@@ -136,17 +139,49 @@ static void set_status(struct virtio_mmio *d, uint32_t v)
     d->status = v | (d->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
 }
 
+/* 3.1.1: the device works for a driver only after it set DRIVER_OK, and FEATURES_OK was
+ * accepted (a refused FEATURES_OK reads back clear: such a driver is not served). */
+static bool operational(const struct virtio_mmio *d, uint32_t index)
+{
+    const uint32_t need = VIRTIO_STATUS_DRIVER_OK | VIRTIO_STATUS_FEATURES_OK;
+    return index < d->ops->nqueues && index < VIRTIO_MMIO_MAX_QUEUES &&
+           (d->status & need) == need && !(d->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
+}
+
+/* Serve queue `index`: under the registers' lock take one request, without it serve it, under
+ * it again return it (unless a reset came between) and raise the interrupt; until the queue is
+ * empty, the device stops working, or the device abandons a request (the VM is stopping). */
 static void notify(struct virtio_mmio *d, uint32_t index)
 {
-    if (index >= d->ops->nqueues || index >= VIRTIO_MMIO_MAX_QUEUES ||
-        !(d->status & VIRTIO_STATUS_DRIVER_OK) || (d->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET))
-        return;
-    struct virtq *q = &d->q[index];
-    int done = d->ops->notify(d->dev, index, q, d->mem);
-    if (done < 0)
-        needs_reset(d);
-    else if (done > 0 && virtq_wants_interrupt(q, d->mem))
-        set_interrupt(d, VIRTIO_MMIO_INT_VRING);
+    pthread_mutex_lock(&d->serve_lock);
+    for (;;) {
+        pthread_mutex_lock(&d->lock);
+        if (!operational(d, index)) {
+            pthread_mutex_unlock(&d->lock);
+            break;
+        }
+        int rc = d->ops->pop(d->dev, index, &d->q[index], d->mem);
+        uint64_t gen = d->generation;
+        if (rc < 0)
+            needs_reset(d);
+        pthread_mutex_unlock(&d->lock);
+        if (rc <= 0)
+            break;
+        uint16_t head;
+        int64_t written = d->ops->serve(d->dev, &head);
+        if (written < 0)
+            break;
+        pthread_mutex_lock(&d->lock);
+        if (gen == d->generation && operational(d, index)) {
+            struct virtq *q = &d->q[index];
+            if (!virtq_push(q, d->mem, head, (uint32_t)written))
+                needs_reset(d);
+            else if (virtq_wants_interrupt(q, d->mem))
+                set_interrupt(d, VIRTIO_MMIO_INT_VRING);
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    pthread_mutex_unlock(&d->serve_lock);
 }
 
 static void set_half(uint64_t *v, bool high, uint32_t x)
@@ -184,8 +219,7 @@ static void reg_write(struct virtio_mmio *d, uint32_t off, uint32_t v)
             needs_reset(d);
         }
         break;
-    case VIRTIO_MMIO_QUEUE_NOTIFY:
-        notify(d, v);
+    case VIRTIO_MMIO_QUEUE_NOTIFY: /* served by virtio_mmio_access, outside the lock */
         break;
     case REG_INTERRUPT_ACK:
         d->int_status &= ~v;
@@ -217,9 +251,7 @@ static void reg_write(struct virtio_mmio *d, uint32_t off, uint32_t v)
 
 void virtio_mmio_notify(struct virtio_mmio *d, uint32_t index)
 {
-    pthread_mutex_lock(&d->lock);
     notify(d, index);
-    pthread_mutex_unlock(&d->lock);
 }
 
 void virtio_mmio_access(struct virtio_mmio *d, uint32_t off, bool is_write, uint8_t *data,
@@ -229,6 +261,12 @@ void virtio_mmio_access(struct virtio_mmio *d, uint32_t off, bool is_write, uint
         memset(data, 0, len);
     if (off >= VIRTIO_MMIO_SIZE || len == 0 || len > 8 || len > VIRTIO_MMIO_SIZE - off)
         return;
+    if (is_write && off == VIRTIO_MMIO_QUEUE_NOTIFY && len == 4) {
+        uint32_t v;
+        memcpy(&v, data, 4);
+        notify(d, v);
+        return;
+    }
     pthread_mutex_lock(&d->lock);
     if (off >= REG_CONFIG) {
         /* 4.2.2.2: the configuration space at any width; the block device's is read-only. */

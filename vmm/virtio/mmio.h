@@ -39,6 +39,10 @@ struct virtio_mmio {
     void (*irq)(void *ctx, bool level);
     void *irq_ctx;
     pthread_mutex_t lock; /* vCPU threads may access the registers concurrently */
+    /* Held while a queue is served, one request after another: the registers' lock is taken
+     * only to take a request and to return it, so a vCPU never waits for a request's data. */
+    pthread_mutex_t serve_lock;
+    uint64_t generation; /* bumped by every reset: a request taken before one is not returned */
     uint32_t status, int_status, config_generation;
     uint32_t dev_features_sel, drv_features_sel, queue_sel;
     uint64_t drv_features;

@@ -30,6 +30,7 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"libvirt", required_argument, NULL, RUN_OPT_LIBVIRT},
     {"connect", required_argument, NULL, RUN_OPT_CONNECT},
     {"libvirt-ignore-unsupported", no_argument, NULL, RUN_OPT_LIBVIRT_IGNORE},
+    {"console-max", required_argument, NULL, RUN_OPT_CONSOLE_MAX},
 };
 
 void run_opts_usage(FILE *out)
@@ -44,6 +45,7 @@ void run_opts_usage(FILE *out)
             "  --vcpus N          virtual CPUs (default 1, at most %u)\n"
             "  --mem SIZE         guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)\n"
             "  --console FILE     write the guest's serial console to FILE (default: stdout)\n"
+            "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
             "  --disk FILE[,readonly]  a raw disk image as a virtio block device (/dev/vda, vdb, "
@@ -105,6 +107,11 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
         return 1;
     case RUN_OPT_CONSOLE:
         o->console = arg;
+        return 1;
+    case RUN_OPT_CONSOLE_MAX:
+        if (parse_size(arg, "--console-max", 4096, 1ull << 50, &v, err) < 0)
+            return -1;
+        o->console_max = v;
         return 1;
     case RUN_OPT_DISK: {
         if (o->ndisks == VM_MAX_DISKS)
@@ -358,6 +365,7 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
         .mem_bytes = o->mem_bytes,
         .sync_regs = sync_regs,
         .console_fd = s->console_fd,
+        .console_max = o->console_max,
         .timeout_s = o->timeout_s,
         .disks = o->disks,
         .ndisks = o->ndisks,

@@ -41,10 +41,11 @@ enum {
     RUN_OPT_LIBVIRT,
     RUN_OPT_CONNECT,
     RUN_OPT_LIBVIRT_IGNORE,
+    RUN_OPT_CONSOLE_MAX,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 12
+#define RUN_OPTS_COUNT 13
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -58,6 +59,7 @@ struct run_opts {
     unsigned vcpus;
     uint64_t mem_bytes;
     const char *console;        /* NULL = stdout */
+    uint64_t console_max;       /* --console-max (0: the VMM's default) */
     double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
     char initrd_path[PATH_MAX];

@@ -131,12 +131,13 @@ static void pci_port(void *ctx, uint16_t port, bool is_write, uint8_t *data, uns
         memset(data, 0xff, size);
 }
 
-int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, struct hv_err *err)
+int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, uint64_t console_max,
+                    struct hv_err *err)
 {
     d->vm = vm;
     iobus_init(&d->bus);
     pthread_mutex_init(&d->lock, NULL);
-    console_init(&d->console, console_fd);
+    console_init(&d->console, console_fd, console_max);
     uart_init(&d->uart, uart_irq, uart_tx, vm);
     i8042_init(&d->kbd, kbd_reset, vm);
     rtc_init(&d->rtc);

@@ -37,6 +37,7 @@ struct vm_devices {
     uint32_t pci_addr;
 };
 
-int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, struct hv_err *err);
+int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, uint64_t console_max,
+                    struct hv_err *err);
 void vm_devices_flush(struct vm_devices *d);
 void vm_devices_destroy(struct vm_devices *d);

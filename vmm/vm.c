@@ -170,7 +170,7 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
     sem_init(&vm->wake, 0, 0);
     pthread_mutex_init(&vm->gate_lock, NULL);
     pthread_cond_init(&vm->gate_cond, NULL);
-    if (vm_devices_init(&vm->dev, vm, cfg->console_fd, err) < 0)
+    if (vm_devices_init(&vm->dev, vm, cfg->console_fd, cfg->console_max, err) < 0)
         goto fail;
     /* The disks first among the files: a wrong image fails before KVM is set up. */
     if (vm_disks_open(&vm->disks, vm, cfg->disks, cfg->ndisks, err) < 0)

@@ -93,6 +93,7 @@ struct vm_config {
     uint64_t mem_bytes;          /* guest RAM, >= VM_MIN_MEM, multiple of 4 KiB */
     bool sync_regs;              /* use KVM_CAP_SYNC_REGS (REGS|SREGS) when the host has it */
     int console_fd;              /* UART output; -1 discards; the fd stays owned by the caller */
+    uint64_t console_max;        /* bytes of it written at most (0: CONSOLE_MAX_DEFAULT) */
     double timeout_s;            /* 0 = none */
     const struct vm_disk *disks; /* virtio block devices (vmm/disks.h), ndisks of them */
     unsigned ndisks;

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vm->vm_fd = -1; /* KVM_IRQ_LINE fails harmlessly: the model still runs */
     sem_init(&vm->wake, 0, 0);
     struct hv_err err;
-    if (vm_devices_init(&vm->dev, vm, -1, &err) < 0)
+    if (vm_devices_init(&vm->dev, vm, -1, 0, &err) < 0)
         abort();
     for (size_t off = 0; off + 8 <= size; off += 8) {
         uint16_t port = (uint16_t)(data[off] | data[off + 1] << 8);

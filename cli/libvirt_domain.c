@@ -28,8 +28,10 @@ static const char *last_error(void)
     return m && *m ? m : "unknown libvirt error";
 }
 
-char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err)
+char *libvirt_domain_xml(const char *domain, const char *uri, bool *active, struct hv_err *err)
 {
+    if (active)
+        *active = false;
     virSetErrorFunc(NULL, quiet);
     xmlSetGenericErrorFunc(NULL, quiet_xml);
     virConnectPtr conn = virConnectOpenReadOnly(uri);
@@ -52,16 +54,20 @@ char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err
         else if (!(xml = strdup(x)))
             hv_errf(err, "out of memory");
         free(x); /* libvirt's own allocation */
+        /* -1 (cannot tell) counts as running: a disk is never shared by accident. */
+        if (active)
+            *active = virDomainIsActive(dom) != 0;
         virDomainFree(dom);
     }
     virConnectClose(conn);
     return xml;
 }
 #else
-char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err)
+char *libvirt_domain_xml(const char *domain, const char *uri, bool *active, struct hv_err *err)
 {
     (void)domain;
     (void)uri;
+    (void)active;
     hv_errf(err, "--libvirt: this hvprof was built without libvirt (install libvirt-dev and "
                  "libxml2-dev, then configure and build again; docs/libvirt.md)");
     return NULL;

@@ -5,8 +5,11 @@
  * it says so. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "common/err.h"
 
 /* The domain named (or with the UUID) `domain` on `uri` (NULL: libvirt's default connection),
- * as malloc'd XML text; NULL with a message. */
-char *libvirt_domain_xml(const char *domain, const char *uri, struct hv_err *err);
+ * as malloc'd XML text; NULL with a message. *active: whether libvirt reports it running (a VM
+ * that writes its disks at this moment; virDomainIsActive), if not NULL. */
+char *libvirt_domain_xml(const char *domain, const char *uri, bool *active, struct hv_err *err);

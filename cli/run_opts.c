@@ -266,10 +266,11 @@ static int take_domain(struct run_opts *o, struct hv_err *err)
 static int load_libvirt(struct run_opts *o, struct hv_err *err)
 {
 #ifndef HVPROF_HAVE_LIBVIRT
-    (void)libvirt_domain_xml(o->libvirt, o->connect, err);
+    (void)libvirt_domain_xml(o->libvirt, o->connect, NULL, err);
     return -1;
 #else
-    char *xml = libvirt_domain_xml(o->libvirt, o->connect, err);
+    bool active;
+    char *xml = libvirt_domain_xml(o->libvirt, o->connect, &active, err);
     if (!xml)
         return -1;
     int rc = domain_xml_parse(xml, strlen(xml), &o->domain, err);
@@ -300,7 +301,20 @@ static int load_libvirt(struct run_opts *o, struct hv_err *err)
                        "guest (listed above); --libvirt-ignore-unsupported boots it without "
                        "them",
                        d->name, n);
-    return take_domain(o, err);
+    bool own_disks = o->ndisks > 0; /* --disk given: the image locks judge those */
+    if (take_domain(o, err) < 0)
+        return -1;
+    /* A running domain writes its disks now: a second VM writing them too would corrupt their
+     * file systems. Its disks only through the private overlay (or read-only). */
+    for (unsigned i = 0; active && !own_disks && i < o->ndisks; i++)
+        if (o->disks[i].mode == VIRTIO_BLK_RW)
+            return hv_errf(err,
+                           "--libvirt %s: libvirt reports the domain running, and its disk %s "
+                           "would be written by two VMs at once: shut the domain down first, "
+                           "or give --disk %s,readonly (the guest's writes then go to a private "
+                           "overlay)",
+                           d->name, o->disks[i].path, o->disks[i].path);
+    return 0;
 #endif
 }
 

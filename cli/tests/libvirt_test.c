@@ -224,18 +224,25 @@ static void test_record_libvirt_domain(void **state)
     int fd = open(disk, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     assert_true(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
     close(fd);
-    snprintf(dom, sizeof(dom),
-             "<domain type='kvm'><name>hvtest</name><memory unit='MiB'>96</memory>"
-             "<vcpu>2</vcpu><os><type arch='x86_64'>hvm</type>"
-             "<kernel>%s/tests/guest/hvprof-guest.elf</kernel>"
-             "<initrd>%s/tests/guest/hvprof-guest.cpio</initrd></os>"
-             "<devices><disk type='file' device='disk'><driver name='qemu' type='raw'/>"
-             "<source file='%s'/><target dev='vda' bus='virtio'/></disk>"
-             "<interface type='network'><mac address='52:54:00:00:00:01'/>"
-             "<source network='default'/></interface></devices></domain>\n"
+    /* hvtest is shut off (the test driver's domains run unless told otherwise); running is the
+     * same domain, running. */
+#define DOMAIN_FMT                                                                                 \
+    "<domain type='kvm' xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>"                  \
+    "<name>%s</name><memory unit='MiB'>96</memory>"                                                \
+    "<vcpu>2</vcpu><os><type arch='x86_64'>hvm</type>"                                             \
+    "<kernel>%s/tests/guest/hvprof-guest.elf</kernel>"                                             \
+    "<initrd>%s/tests/guest/hvprof-guest.cpio</initrd></os>"                                       \
+    "<devices><disk type='file' device='disk'><driver name='qemu' type='raw'/>"                    \
+    "<source file='%s'/><target dev='vda' bus='virtio'/></disk>"                                   \
+    "<interface type='network'><mac address='52:54:00:00:00:01'/>"                                 \
+    "<source network='default'/></interface></devices>%s</domain>\n"
+    int len = snprintf(dom, sizeof(dom), DOMAIN_FMT, "hvtest", guest, guest, disk,
+                       "<test:runstate>5</test:runstate>");
+    len += snprintf(dom + len, sizeof(dom) - (size_t)len, DOMAIN_FMT, "running", guest, guest, disk,
+                    "");
+    snprintf(dom + len, sizeof(dom) - (size_t)len,
              "<domain type='kvm'><name>firmware</name><memory unit='MiB'>96</memory>"
-             "<vcpu>1</vcpu><os><type>hvm</type><boot dev='hd'/></os></domain>\n",
-             guest, guest, disk);
+             "<vcpu>1</vcpu><os><type>hvm</type><boot dev='hd'/></os></domain>\n");
     write_node(node, dom);
 
     /* What hvprof cannot give, listed, and no run. */
@@ -257,13 +264,32 @@ static void test_record_libvirt_domain(void **state)
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "left out: interface type='network'"));
     assert_non_null(strstr(out, "cpu mode, 2 vCPUs"));
-    char want[256];
+    char want[1024];
     snprintf(want, sizeof(want), "  disk vda %s: ", disk);
     assert_non_null(strstr(out, want));
     assert_non_null(strstr(out, "hvprof-guest: status 0"));
     struct stat st;
     assert_int_equal(stat(rec, &st), 0);
     assert_true(st.st_size > 4096);
+
+    /* A running domain's disk is not written by a second VM: refused, unless the guest's
+     * writes go to the private overlay. */
+    snprintf(args, sizeof(args),
+             "run --libvirt running --connect test://%s --libvirt-ignore-unsupported --timeout 60",
+             node);
+    assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
+    snprintf(want, sizeof(want),
+             "hvprof run: --libvirt running: libvirt reports the domain running, and its disk %s "
+             "would be written by two VMs at once: shut the domain down first, or give --disk "
+             "%s,readonly (the guest's writes then go to a private overlay)\n",
+             disk, disk);
+    assert_non_null(strstr(out, want));
+    snprintf(args, sizeof(args),
+             "run --libvirt running --connect test://%s --libvirt-ignore-unsupported --timeout 60 "
+             "--disk %s,readonly",
+             node, disk);
+    assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "hvprof-guest: status 0"));
 
     /* The command line wins over the domain. */
     snprintf(args, sizeof(args),

@@ -1,5 +1,7 @@
 #include "vmm/virtio/blk.h"
 
+#include "vmm/virtio/image_lock.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -99,6 +101,9 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
                 errno == EWOULDBLOCK ? "in use by another process (locked)" : strerror(errno));
         goto fail;
     }
+    /* ... and as QEMU locks them, which flock() does not see (image_lock.h). */
+    if (image_lock(fd, path, mode, err) < 0)
+        goto fail;
     b->sectors = bytes / VIRTIO_BLK_SECTOR;
     b->bytes = b->sectors * VIRTIO_BLK_SECTOR;
     if (mode == VIRTIO_BLK_OVERLAY) {

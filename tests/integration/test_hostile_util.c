@@ -132,8 +132,9 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
     unsigned sent = 0;
     double ready_at = -1, next_sig = -1;
     int ws = 0;
+    struct rusage ru = {0};
     for (;;) {
-        pid_t w = waitpid(pid, &ws, WNOHANG);
+        pid_t w = wait4(pid, &ws, WNOHANG, &ru);
         if (w == pid)
             break;
         if (w < 0 && errno != EINTR)
@@ -141,7 +142,7 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
         double t = now_s();
         if (t - t0 > timeout) {
             kill(pid, SIGKILL);
-            waitpid(pid, &ws, 0);
+            wait4(pid, &ws, 0, &ru);
             break;
         }
         if (sent < c->nsigs) {
@@ -162,6 +163,7 @@ int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r)
         sleep_ms(sent < c->nsigs ? 2 : 10);
     }
     r->elapsed_s = now_s() - t0;
+    r->maxrss_kib = (uint64_t)ru.ru_maxrss;
     r->signals_sent = sent == c->nsigs;
     if (WIFEXITED(ws)) {
         r->status = WEXITSTATUS(ws);

@@ -25,8 +25,9 @@ struct hv_cmd_result {
     int status; /* exit status, or 128 + signal if killed */
     bool signalled;
     double elapsed_s;
-    bool signals_sent; /* every requested signal was delivered */
-    double sig_at[4];  /* CLOCK_MONOTONIC seconds at which each signal was sent */
+    uint64_t maxrss_kib; /* the child's peak resident set (wait4's ru_maxrss) */
+    bool signals_sent;   /* every requested signal was delivered */
+    double sig_at[4];    /* CLOCK_MONOTONIC seconds at which each signal was sent */
 };
 
 int hv_cmd_run(const struct hv_cmd *c, struct hv_cmd_result *r);

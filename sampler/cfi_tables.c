@@ -20,6 +20,10 @@
 #define CFI_MAX_TABLES 4096          /* distinct binaries */
 #define CFI_MAX_MAPS   16384         /* maps published in all (then the last ones stay) */
 #define CFI_READ_MAX   (64ull << 20) /* bytes of a module's tables read from the guest */
+/* Compiled tables kept in all: glibc's is ~0.3 MiB, a 100 MB binary's ~25 MiB. Past it no table
+ * is compiled (frame pointers for the rest): thousands of forged binaries with 64 MiB of tables
+ * each cannot take the host's memory (docs/reliability.md, "Budgets"). */
+#define CFI_KEEP_MAX (192ull << 20)
 
 struct cfi_entry {
     uint8_t build_id[64];
@@ -40,6 +44,7 @@ struct sampler_cfi {
     size_t nall, cap_all;
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file; /* tables compiled from the binary's file instead */
+    uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
 
@@ -205,8 +210,10 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
 /* Keep t for freeing at close; false (t freed) when out of memory. */
 static bool keep(struct sampler_cfi *c, struct cfi_table *t)
 {
-    if (push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t))
+    if (push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t)) {
+        c->kept_bytes += cfi_table_bytes(t);
         return true;
+    }
     cfi_table_free(t);
     free(t);
     return false;
@@ -227,6 +234,11 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
     struct cfi_entry *e = entry_of(c, m);
     if (!e || e->complete)
         return e ? e->t : NULL;
+    if (c->kept_bytes >= CFI_KEEP_MAX) {
+        e->complete = true;
+        c->over_budget++;
+        return e->t;
+    }
     uint64_t t0 = sampler_now_ns();
     struct hv_err err = {{0}, 0};
     struct cfi_table *t = compile(s, as, m, &err);
@@ -341,4 +353,9 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     if (c->failed)
         fprintf(out, "  user stacks: %" PRIu64 " modules' CFI could not be compiled (last: %s)\n",
                 c->failed, c->last_error);
+    if (c->over_budget)
+        fprintf(out,
+                "  user stacks: %" PRIu64 " modules left without CFI: the tables kept reached "
+                "%.0f MiB of host memory, the limit\n",
+                c->over_budget, (double)CFI_KEEP_MAX / 1048576);
 }

@@ -26,6 +26,10 @@ enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
 /* Module sets published at most (each replaces the last; a guest that loads and unloads
  * modules without end keeps its last set). */
 #define LX_ORC_MAX_SETS 256
+/* ORC entries of all modules' tables kept at most: Debian 6.1's kvm has ~20k, a guest's loaded
+ * modules together a few 100k; 512 forged modules of 1 Mi entries each would be gigabytes
+ * (docs/reliability.md, "Budgets"). A module past it is walked without ORC. */
+#define LX_ORC_MODULES_MAX_ENTRIES (2u << 20)
 
 /* The executable's path per process, once read (a process keeps it until exec, which makes a
  * new address space: a new key). */
@@ -74,6 +78,7 @@ struct lx_layer {
     size_t nmodtabs;
     struct lx_orc_mods *sets[LX_ORC_MAX_SETS];
     size_t nsets;
+    size_t modtab_entries; /* ORC entries in modtabs, within LX_ORC_MODULES_MAX_ENTRIES */
     char orc_mods_why[160]; /* the last module whose tables could not be read, and why */
 };
 
@@ -236,8 +241,15 @@ static void update_module_orc(struct lx_layer *l, const struct lx_kmod *m, int n
             *mt = (struct lx_orc_modtab){
                 .mod = m[i].addr, .text = m[i].text, .text_end = m[i].text + m[i].text_size};
             snprintf(mt->name, sizeof(mt->name), "%s", m[i].name);
-            mt->ok = lx_orc_load_module(&l->kmods, &m[i], &o->layout, &mt->t, l->orc_mods_why,
-                                        sizeof(l->orc_mods_why)) == 0;
+            if (l->modtab_entries >= LX_ORC_MODULES_MAX_ENTRIES)
+                snprintf(l->orc_mods_why, sizeof(l->orc_mods_why),
+                         "%s: the modules' ORC tables already hold %zu entries", mt->name,
+                         l->modtab_entries);
+            else
+                mt->ok = lx_orc_load_module(&l->kmods, &m[i], &o->layout, &mt->t,
+                                            l->orc_mods_why, sizeof(l->orc_mods_why)) == 0;
+            if (mt->ok)
+                l->modtab_entries += mt->t.n;
         }
         if (mt && mt->ok)
             set->m[set->n++] = (struct lx_orc_module){mt->text, mt->text_end, &mt->t};

@@ -706,6 +706,10 @@ static bool comm_matches(const struct profile *p, const struct prof_sample *s, c
 
 void profile_filter(struct profile *p, const struct prof_filter *f)
 {
+    /* --comm matches the names the report prints: a process the recorder only knew by its
+     * address space is named after its program before the filter, not after it. */
+    if (f->comm)
+        profile_name_processes_from_modules(p);
     uint64_t want_pid = f->pid, want_tid = f->tid;
     if (!p->guest_ids && want_pid < HVFXT_KOID_PROCESS_BASE)
         want_pid += HVFXT_KOID_PROCESS_BASE;

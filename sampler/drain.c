@@ -98,10 +98,8 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
         /* The first look at its modules, while this pass's slice lasts (a guest showing a
          * thousand new address spaces at once is looked at over many passes). A kernel thread
          * has no user address space to look into. */
-        if (p->info.cr3 && !sampler_drain_may_work(s)) {
-            s->deferred_looks++;
+        if (p->info.cr3 && !sampler_drain_may_work(s))
             continue;
-        }
         if (p->info.cr3 && sampler_modules_discover(s, id, p, err) < 0)
             return -1;
         s->proc_named[id - 1] = 2;

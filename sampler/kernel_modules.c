@@ -151,7 +151,7 @@ void sampler_kmods_summary(const struct sampler *s, FILE *out)
     if (km->unreadable)
         fprintf(out, "; %u without symbols (their tables could not be read)", km->unreadable);
     if (km->deferred)
-        fprintf(out, "; %" PRIu64 " looks continued at the next drain pass (time slice)",
+        fprintf(out, "; %" PRIu64 " looks went on at a later drain pass (each takes 20 ms at most)",
                 km->deferred);
     if (km->over)
         fprintf(out, "; %" PRIu64 " more not recorded (over %u modules in one session)", km->over,

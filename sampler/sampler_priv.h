@@ -132,7 +132,6 @@ struct sampler {
      * (drain.c, docs/reliability.md "Budgets"). */
     uint64_t stage_deadline_ns;
     bool final_pass;
-    uint64_t deferred_looks; /* first looks at address spaces left for a later pass */
     _Atomic bool write_failed;
     struct hv_err write_err;
     uint32_t named_procs_scan, named_threads_scan; /* drain-side progress over the id tables */
@@ -230,7 +229,8 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
 void sampler_kmods_summary(const struct sampler *s, FILE *out);
 void sampler_kmods_free(struct sampler *s);
 /* A guest kernel the OS layer described (kernel.c): its module and mapping records in guest
- * address space 0; returns the module id, or -1. */
+ * address space 0; returns the module id, -2 when the metadata budget left it out (counted
+ * there), or -1 when the file cannot be written. */
 int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,
                                       uint64_t ts, struct hv_err *err);
 /* A guest kernel ELF the VMM loaded (`name`, its image): module + mappings into guest address

@@ -272,6 +272,15 @@ static void test_silent_garbage_warned(void **state)
     assert_int_equal(sh("$HV report g.fxt --comm no-such-program -o r1.txt", &out), 0);
     assert_non_null(strstr(out, "no sample of g.fxt matches the filters"));
     free(out);
+    /* The name the report prints for the program matches (a process the recorder knew only by
+     * its address space is named after its program before the filter runs): every sample
+     * left is the program's. */
+    assert_int_equal(sh("$HV report g.fxt --comm workload.elf --format perf-script -o r0.txt && "
+                        "test -s r0.txt && ! grep -v -e '^workload.elf ' -e '^\\s' -e '^$' r0.txt",
+                        &out),
+                     0);
+    assert_null(strstr(out, "matches the filters"));
+    free(out);
     assert_int_equal(sh("$HV report g.fxt --symbols stripped -o r2.txt", &out), 0);
     assert_non_null(strstr(out, "holds no function symbols (a stripped file?)"));
     free(out);

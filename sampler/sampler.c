@@ -277,9 +277,9 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             t.mean_exit_ns / 1000.0);
     fprintf(out,
             "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
-            " records written (in the file: after a write error, those the disk took); guest "
-            "identities: %" PRIu64 " table-full lookups\n",
+            " records in the file%s; guest identities: %" PRIu64 " table-full lookups\n",
             t.exits, t.rechecks, s->w.records_written - s->w.records_lost,
+            s->w.records_lost ? " (those the disk took before the write error)" : "",
             (uint64_t)atomic_load(&s->ids->full));
     uint64_t tmax = 0, hook_ns = 0, cpu_ns = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {

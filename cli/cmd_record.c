@@ -75,7 +75,7 @@ static void usage(FILE *out)
         "forces an exit; kernel-mode samples are completed with the user stack when the\n"
         "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
         "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
-        "--duration, or on Ctrl-C; the file is complete in every case.\n\n"
+        "--duration, or on Ctrl-C (exit status 0); the file is complete in every case.\n\n"
         "sampling options:\n"
         "  -o, --output FILE      the recording (FXT) to write (required)\n"
         "  --hz N                 samples per second per vCPU, e.g. 1000, 4kHz (default "
@@ -372,5 +372,9 @@ int cmd_record(int argc, char **argv)
     }
     if (rc < 0)
         return 1;
+    /* Ctrl-C is how a recording is ended: with the file complete it is a success, as for
+     * --duration (SIGTERM and SIGHUP, which others send, keep 128 + N; docs/reliability.md). */
+    if (res.reason == VM_STOP_SIGNAL && res.status == 128 + SIGINT)
+        return 0;
     return duration_stop ? 0 : res.status;
 }

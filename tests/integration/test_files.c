@@ -131,7 +131,7 @@ static void test_second_writer(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "another process is writing it"));
     assert_non_null(strstr(out, "second=1"));
-    assert_non_null(strstr(out, "first=130"));
+    assert_non_null(strstr(out, "first=0")); /* stopped with Ctrl-C, its file complete */
     free(out);
     struct hv_fxt_check fc;
     assert_int_equal(hv_fxt_check(at("w.fxt"), &fc), 0);

@@ -22,7 +22,7 @@ static void test_sigint_leaves_complete_file(void **state)
     assert_int_equal(record_run(&r, 1500, SIGINT, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
                                 "progs=workload,syscall procs=1 seconds=60", NULL),
                      0);
-    assert_int_equal(r.status, 128 + SIGINT);
+    assert_int_equal(r.status, 0); /* Ctrl-C ends a recording: a success, the file complete */
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "%s dump --stats %s > /dev/null", guest_build_path("cli/hvprof"),
              r.out_path);

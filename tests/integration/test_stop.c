@@ -126,7 +126,7 @@ static void one_signal(int sig, const char *tag)
     hv_need_kvm(__func__);
     struct rec_run rr;
     record(&rr, tag, &sig, 1, 1500, 0, 0);
-    assert_int_equal(rr.r.status, 128 + sig);
+    assert_int_equal(rr.r.status, sig == SIGINT ? 0 : 128 + sig); /* Ctrl-C: a success */
     assert_false(rr.r.signalled);
     char want[64];
     snprintf(want, sizeof(want), "stopped by signal %d", sig);
@@ -167,10 +167,11 @@ static void test_second_sigint(void **state)
     int sigs[2] = {SIGINT, SIGINT};
     record(&rr, "stop-int2", sigs, 2, 2000, 1, 0);
     assert_false(rr.r.signalled); /* hvprof's own exit, not SIGINT's default action */
-    assert_int_equal(rr.r.status, 130);
     if (strstr(rr.errtext, "second signal, exiting now")) {
+        assert_int_equal(rr.r.status, 130); /* the file is cut short: not a success */
         expect_readable_prefix(rr.out, 1);
     } else {
+        assert_int_equal(rr.r.status, 0);
         assert_non_null(strstr(rr.errtext, "us/sample")); /* the summary was printed */
         expect_complete(rr.out);
     }

@@ -300,6 +300,20 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 100.0 * (double)hook_ns / (double)cpu_ns);
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
+    /* Numbers that mean the profile is less than it could be, with what to do about them. */
+    uint64_t samples = t.user + t.kernel + t.idle;
+    if (t.missed > samples / 4 && t.missed > 100)
+        fprintf(out,
+                "  advice: %" PRIu64 " ticks were missed against %" PRIu64
+                " taken: the vCPU threads did not get a host CPU when their timer fired (an "
+                "overloaded host, or more vCPUs than host cores); lower --hz or the vCPUs, or "
+                "free the host's CPUs\n",
+                t.missed, samples);
+    if (cpu_ns && (double)hook_ns > 0.10 * (double)cpu_ns)
+        fprintf(out,
+                "  advice: hvprof's work at the exits took %.0f%% of the vCPU threads' CPU time: "
+                "the guest ran that much slower; lower --hz or --max-depth\n",
+                100.0 * (double)hook_ns / (double)cpu_ns);
     uint64_t meta = meta_budget_used(&s->meta);
     fprintf(out,
             "  metadata (modules, mappings, symbols, names): %.1f MiB of %.0f MiB (--max-metadata)",

@@ -123,9 +123,20 @@ static int write_one(enum report_format f, const struct profile *p, const struct
     return 0;
 }
 
+/* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
+ * 0x1000004e). */
 static int parse_id(const char *s, const char *what, uint64_t *out)
 {
     struct hv_err err;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s + 2, &end, 16);
+        if (!*end && !errno && v <= UINT32_MAX) {
+            *out = v;
+            return 0;
+        }
+    }
     if (parse_uint(s, what, 0, UINT32_MAX, out, &err) < 0) {
         fprintf(stderr, "hvprof report: %s\n", err.msg);
         return -1;

@@ -314,16 +314,26 @@ const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t 
     return n && n->name[0] ? n->name : profile_process_name(p, pid);
 }
 
+/* Without the guest's own ids (a guest whose OS hvprof does not read), the recording's
+ * address-space and thread numbers: koid minus its base (docs/fxt-samples.md section 4), which
+ * `--pid` and `--tid` take back. With them, an unlabelled one keeps its koid, so that it cannot
+ * be taken for a guest pid. */
 uint64_t profile_shown_pid(const struct profile *p, uint64_t pid)
 {
     const struct prof_name *n = find_name(p, pid, 0);
-    return n && n->guest_id >= 0 ? (uint64_t)n->guest_id : pid;
+    if (n && n->guest_id >= 0)
+        return (uint64_t)n->guest_id;
+    return !p->guest_ids && pid >= HVFXT_KOID_PROCESS_BASE && pid < HVFXT_KOID_THREAD_BASE
+               ? pid - HVFXT_KOID_PROCESS_BASE
+               : pid;
 }
 
 uint64_t profile_shown_tid(const struct profile *p, uint64_t pid, uint64_t tid)
 {
     const struct prof_name *n = find_name(p, pid, tid);
-    return n && n->guest_id >= 0 ? (uint64_t)n->guest_id : tid;
+    if (n && n->guest_id >= 0)
+        return (uint64_t)n->guest_id;
+    return !p->guest_ids && tid >= HVFXT_KOID_THREAD_BASE ? tid - HVFXT_KOID_THREAD_BASE : tid;
 }
 
 static const char *base_name(const char *s)
@@ -692,7 +702,7 @@ void profile_name_processes_from_modules(struct profile *p)
         else if (p->samples.v[s].cpl == PROF_CPL_KERNEL && pid == 0)
             name = "[kernel]";
         else
-            snprintf(buf, sizeof(buf), "pid %" PRIu64, pid);
+            snprintf(buf, sizeof(buf), "pid %" PRIu64, profile_shown_pid(p, pid));
         if (profile_set_name(p, pid, 0, name, -1, NULL) < 0)
             return;
     }

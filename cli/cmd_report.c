@@ -383,11 +383,16 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     status = 0;
+    /* "report/" given as -o: the paths said are "report/top.txt", not "report//top.txt". */
+    size_t dlen = strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
     for (int f = 0; f < REPORT_NFORMATS && status == 0; f++) {
         const char *name = report_format_filename((enum report_format)f);
         status = write_one((enum report_format)f, &p, &ro, dirfd, name, true);
         if (status == 0 && !quiet)
-            fprintf(stderr, "hvprof report: wrote %s/%s\n", dir, name);
+            fprintf(stderr, "hvprof report: wrote %.*s%s%s\n", (int)dlen, dir,
+                    dlen == 1 && dir[0] == '/' ? "" : "/", name);
     }
     close(dirfd);
     goto out;

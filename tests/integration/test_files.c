@@ -281,6 +281,11 @@ static void test_silent_garbage_warned(void **state)
                      0);
     assert_null(strstr(out, "matches the filters"));
     free(out);
+    /* A directory given with its slash: the paths said are the files' own. */
+    assert_int_equal(sh("$HV report g.fxt --format all -o rall/", &out), 0);
+    assert_non_null(strstr(out, "hvprof report: wrote rall/top.txt\n"));
+    assert_null(strstr(out, "//"));
+    free(out);
     assert_int_equal(sh("$HV report g.fxt --symbols stripped -o r2.txt", &out), 0);
     assert_non_null(strstr(out, "holds no function symbols (a stripped file?)"));
     free(out);

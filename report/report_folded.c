@@ -10,7 +10,7 @@ int report_write_folded(const struct profile *p, const struct report_opts *o, FI
 {
     (void)o;
     struct report_stacks st;
-    if (report_stacks_build(p, &st, err) < 0)
+    if (report_stacks_build(p, false, &st, err) < 0)
         return -1;
     for (size_t i = 0; i < st.n; i++)
         fprintf(out, "%s %" PRIu64 "\n", st.v[i].text, st.v[i].weight);

@@ -63,7 +63,8 @@ void report_stacks_free(struct report_stacks *s)
     memset(s, 0, sizeof(*s));
 }
 
-int report_stacks_build(const struct profile *p, struct report_stacks *out, struct hv_err *err)
+int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
+                        struct hv_err *err)
 {
     memset(out, 0, sizeof(*out));
     struct hashidx h;
@@ -83,9 +84,10 @@ int report_stacks_build(const struct profile *p, struct report_stacks *out, stru
         if (sbuf_add(&b, name) < 0)
             goto oom;
         for (uint32_t f = s->nframes; f-- > 0;) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
             if (sbuf_add(&b, ";") < 0 ||
-                sbuf_add(&b, report_frame_name(p, &p->frames.v[s->first + f], name, sizeof(name))) <
-                    0)
+                sbuf_add(&b, report_frame_name(p, fr, name, sizeof(name))) < 0 ||
+                (kernel_suffix && (fr->flags & PROF_FRAME_KERNEL) && sbuf_add(&b, "_[k]") < 0))
                 goto oom;
         }
         struct key key = {out, b.s};

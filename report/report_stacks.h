@@ -2,6 +2,7 @@
  * and SVG writers: one entry per distinct stack with its total weight. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ struct report_stacks {
     size_t n, cap;
 };
 
-/* Build, sorted frame by frame (all stacks below one frame are adjacent). */
-int report_stacks_build(const struct profile *p, struct report_stacks *out, struct hv_err *err);
+/* Build, sorted frame by frame (all stacks below one frame are adjacent). With kernel_suffix,
+ * guest-kernel frames end in "_[k]" (stackcollapse-perf's --kernel convention, which
+ * FlameGraph colours apart). */
+int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
+                        struct hv_err *err);
 void report_stacks_free(struct report_stacks *s);

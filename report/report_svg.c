@@ -3,6 +3,7 @@
  * the guest process, then the stack root to leaf upwards; widths proportional to samples;
  * siblings in alphabetical order (the FlameGraph convention). */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,10 @@
 #define TOP_SPACE 40
 #define BOT_SPACE 30
 #define MAX_DEPTH 1024
+/* Frames narrower than this (pixels at the full width) are left out, and said to be: a long
+ * recording's SVG would otherwise hold every one of its distinct stacks (flamegraph.pl's
+ * --minwidth, whose default is the same 0.1). */
+#define SVG_MIN_WIDTH 0.1
 
 struct node {
     const char *name;
@@ -51,22 +56,39 @@ static void xml_put(FILE *out, const char *s)
     }
 }
 
-static void color(const char *name, unsigned *r, unsigned *g, unsigned *b)
+static bool is_kernel(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, "_[k]");
+}
+
+/* Stable per name. User frames red to orange, guest-kernel frames ("_[k]") yellow-orange as
+ * FlameGraph's --color=java draws kernel frames, the process roots grey-blue. */
+static void color(const char *name, uint32_t depth, unsigned *r, unsigned *g, unsigned *b)
 {
     uint32_t h = 2166136261u;
     for (const char *s = name; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
-    /* Warm palette as in FlameGraph: red-orange-yellow, stable per name. */
-    *r = 200 + h % 55;
-    *g = (h >> 8) % 200 + 20;
-    *b = (h >> 16) % 55;
+    if (depth <= 1) {
+        *r = 150 + h % 30;
+        *g = 160 + (h >> 8) % 30;
+        *b = 190 + (h >> 16) % 40;
+    } else if (is_kernel(name)) {
+        *r = 220 + h % 35;
+        *g = 170 + (h >> 8) % 50;
+        *b = (h >> 16) % 60;
+    } else {
+        *r = 200 + h % 55;
+        *g = (h >> 8) % 110 + 20;
+        *b = (h >> 16) % 55;
+    }
 }
 
 int report_write_svg(const struct profile *p, const struct report_opts *o, FILE *out,
                      struct hv_err *err)
 {
     struct report_stacks st;
-    if (report_stacks_build(p, &st, err) < 0)
+    if (report_stacks_build(p, true, &st, err) < 0)
         return -1;
     uint64_t total = 0;
     for (size_t i = 0; i < st.n; i++)
@@ -151,12 +173,17 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
             SVG_PAD, SVG_WIDTH - 110, SVG_WIDTH - 40, SVG_PAD, height - 10, SVG_WIDTH - 200,
             height - 10);
     double scale = total ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
+    size_t hidden = 0;
     for (size_t i = 0; i < nn; i++) {
         const struct node *n = &nodes[i];
         double x = SVG_PAD + (double)n->x * scale, w = (double)n->w * scale;
         double y = height - BOT_SPACE - (double)(n->depth + 1) * FRAME_H;
+        if (w < SVG_MIN_WIDTH) { /* too narrow to see (flamegraph.pl's --minwidth) */
+            hidden++;
+            continue;
+        }
         unsigned r, g, b;
-        color(n->name, &r, &g, &b);
+        color(n->name, n->depth, &r, &g, &b);
         fputs("<g class=\"f\" data-n=\"", out);
         xml_put(out, n->name);
         fprintf(out, "\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>", n->x,
@@ -184,7 +211,14 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
         }
         fputs("</text></g>\n", out);
     }
-    fputs("</g>\n</svg>\n", out);
+    fputs("</g>\n", out);
+    /* Said on the graph, as the frames left out are not there to zoom into. */
+    if (hidden)
+        fprintf(out,
+                "<text id=\"minwidth\" x=\"%d\" y=\"%u\">%zu frames narrower than %.1f px "
+                "left out</text>\n",
+                SVG_WIDTH / 2 - 120, height - 10, hidden, SVG_MIN_WIDTH);
+    fputs("</svg>\n", out);
     rc = 0;
     goto done;
 oom:

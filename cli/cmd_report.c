@@ -46,6 +46,9 @@ static void report_usage(FILE *out)
         "  --tid T           thread T: the guest's tid, or a thread koid (n: 0x40000000+n)\n"
         "  --comm NAME       samples whose thread or process is named NAME\n"
         "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
+        "  --time FROM,TO    samples in [FROM, TO) seconds from the recording's start, e.g.\n"
+        "                    2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
+        "                    perf-script and the timeline print it (@2651.86,@2652.2)\n"
         "  -q, --quiet       no progress or warnings on stderr\n"
         "  -h, --help        this text\n");
 }
@@ -144,6 +147,51 @@ static int parse_id(const char *s, const char *what, uint64_t *out)
     return 0;
 }
 
+/* One bound of --time: "" (open), seconds, or @timestamp. -1 on a bad value. */
+static int time_bound(const char *s, size_t len, double *out, int *absolute)
+{
+    if (len == 0) {
+        *out = -1;
+        return 0;
+    }
+    bool at = s[0] == '@';
+    if (at != (*absolute == 1) && *absolute >= 0)
+        return -1; /* both bounds the same kind */
+    *absolute = at;
+    char buf[64];
+    if (len - at >= sizeof(buf) || len - at == 0)
+        return -1;
+    memcpy(buf, s + at, len - at);
+    buf[len - at] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end || errno || !(v >= 0) || v > 1e12)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --time FROM,TO (docs/report.md, "Filters"). */
+static int parse_time_window(const char *arg, struct prof_filter *f)
+{
+    const char *comma = strchr(arg, ',');
+    int absolute = -1;
+    if (!comma || time_bound(arg, (size_t)(comma - arg), &f->time_from, &absolute) < 0 ||
+        time_bound(comma + 1, strlen(comma + 1), &f->time_to, &absolute) < 0 ||
+        (f->time_from < 0 && f->time_to < 0) ||
+        (f->time_from >= 0 && f->time_to >= 0 && f->time_to <= f->time_from)) {
+        fprintf(stderr,
+                "hvprof report: --time %.64s: expected FROM,TO in seconds from the start (2.5,4; "
+                "10,; ,1.5) or as timestamps (@2651.86,@2652.2), FROM before TO\n",
+                arg);
+        return -1;
+    }
+    f->has_time = true;
+    f->time_absolute = absolute == 1;
+    return 0;
+}
+
 /* Any named symbol (end markers of code sections are nameless, symtab.h)? */
 static bool has_named(const struct symtab *t)
 {
@@ -190,7 +238,8 @@ int cmd_report(int argc, char **argv)
         O_TID,
         O_COMM,
         O_USER,
-        O_KERNEL
+        O_KERNEL,
+        O_TIME
     };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},
@@ -208,6 +257,7 @@ int cmd_report(int argc, char **argv)
         {"comm", required_argument, 0, O_COMM},
         {"user", no_argument, 0, O_USER},
         {"kernel", no_argument, 0, O_KERNEL},
+        {"time", required_argument, 0, O_TIME},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -280,6 +330,10 @@ int cmd_report(int argc, char **argv)
             break;
         case O_KERNEL:
             filter.kernel_only = true;
+            break;
+        case O_TIME:
+            if (parse_time_window(optarg, &filter) < 0)
+                goto out;
             break;
         case 'q':
             quiet = true;
@@ -357,7 +411,7 @@ int cmd_report(int argc, char **argv)
     if (before && !p.samples.n)
         fprintf(stderr,
                 "hvprof report: no sample of %s matches the filters (--vcpu, --pid, "
-                "--tid, --comm, --user, --kernel): the report is empty\n",
+                "--tid, --comm, --user, --kernel, --time): the report is empty\n",
                 file);
     pr = (struct progress){.what = "symbolizing", .last = -1, .on = pr.on};
     /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */

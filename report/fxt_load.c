@@ -448,6 +448,8 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
      * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
     if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         l->st->session_stop = true;
+    if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) && !l->p->start_ts)
+        l->p->start_ts = rec->u.event.ts;
     if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&
         !fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         return;

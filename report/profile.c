@@ -721,6 +721,18 @@ void profile_filter(struct profile *p, const struct prof_filter *f)
     if (f->comm)
         profile_name_processes_from_modules(p);
     uint64_t want_pid = f->pid, want_tid = f->tid;
+    /* The window in ticks. */
+    uint64_t origin = 0, lo = 0, hi = UINT64_MAX;
+    if (f->has_time && !f->time_absolute) {
+        origin = p->start_ts;
+        for (size_t r = 0; !origin && r < p->samples.n; r++)
+            origin = p->samples.v[r].ts; /* no marker: the first sample */
+    }
+    double tps = p->ticks_per_sec ? (double)p->ticks_per_sec : 1e9;
+    if (f->has_time && f->time_from >= 0)
+        lo = origin + (uint64_t)(f->time_from * tps);
+    if (f->has_time && f->time_to >= 0)
+        hi = origin + (uint64_t)(f->time_to * tps);
     if (!p->guest_ids && want_pid < HVFXT_KOID_PROCESS_BASE)
         want_pid += HVFXT_KOID_PROCESS_BASE;
     if (!p->guest_ids && want_tid < HVFXT_KOID_THREAD_BASE)
@@ -734,7 +746,7 @@ void profile_filter(struct profile *p, const struct prof_filter *f)
              profile_shown_tid(p, s->pid, s->tid) != want_tid) ||
             (f->comm && !comm_matches(p, s, f->comm)) ||
             (f->user_only && s->cpl == PROF_CPL_KERNEL) ||
-            (f->kernel_only && s->cpl != PROF_CPL_KERNEL))
+            (f->kernel_only && s->cpl != PROF_CPL_KERNEL) || s->ts < lo || s->ts >= hi)
             continue;
         p->samples.v[w++] = *s;
     }

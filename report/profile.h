@@ -105,6 +105,7 @@ struct profile {
     PROF_VEC(struct prof_func) funcs;
     uint64_t ticks_per_sec; /* 1e9 if unknown */
     uint64_t period_ns;     /* sampling period; 0 if unknown */
+    uint64_t start_ts;      /* the session_start marker's time (ticks); 0 if unknown */
     uint64_t kernel_lstar;  /* guest MSR_LSTAR at record time, 0 if unknown */
     uint64_t stacks_cut;    /* stack walks cut at --max-depth or the record size (root end lost) */
     /* How walks found the interrupted function's caller, [0] kernel [1] user walks, by
@@ -178,6 +179,11 @@ struct prof_filter {
     uint64_t pid, tid;
     const char *comm;
     bool user_only, kernel_only;
+    /* A time window, in seconds [from, to): relative to the recording's start (its
+     * session_start marker, else its first sample) unless `absolute` (the timestamps perf-script
+     * and the timeline print); a negative bound is open. */
+    bool has_time, time_absolute;
+    double time_from, time_to;
 };
 void profile_filter(struct profile *p, const struct prof_filter *f);
 

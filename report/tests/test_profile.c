@@ -124,6 +124,25 @@ static void test_filters(void **state)
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 85);
     profile_free(&p);
+    /* A time window: one sample a millisecond from 1 s on (synth.c); relative to the first
+     * sample when the recording has no session_start marker, or as absolute timestamps. */
+    synth_profile(&p);
+    f = (struct prof_filter){.has_time = true, .time_from = 0.010, .time_to = 0.020};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 10);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){
+        .has_time = true, .time_absolute = true, .time_from = 1.0, .time_to = -1};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, n);
+    profile_free(&p);
+    synth_profile(&p);
+    p.start_ts = 1000000000ull - 5000000; /* a marker 5 ms before the first sample */
+    f = (struct prof_filter){.has_time = true, .time_from = -1, .time_to = 0.007};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 2);
+    profile_free(&p);
     (void)n;
 }
 

@@ -8,6 +8,7 @@
 //                once per binary ("_start (workload.elf)")
 //   perf-script  one profile per guest thread in the file, none dropped, and every function
 //                with 1 % or more of hvprof's self samples listed in some thread's profile
+//   svg          hvprof's flame graph opens scrolled to its roots
 //
 // usage: node check_speedscope.mjs REPORT_DIR NODE_MODULES CHROMIUM
 import fs from 'node:fs';
@@ -176,6 +177,23 @@ try {
     check(big.length >= 5 && missing.length === 0,
           `perf-script.txt: the ${big.length} functions with >= 1 % self samples listed` +
           (missing.length ? `; missing: ${missing.join(', ')}` : ''));
+    await page.close();
+  }
+  // hvprof's own flame graph in the same browser: taller than the window (the demo's recursion),
+  // it opens scrolled to its roots, the bottom frame ("all") in view.
+  {
+    const page = await browser.newPage({viewport: {width: 1200, height: 700}});
+    await page.goto(`${base}/data/flamegraph.svg`);
+    await page.waitForFunction(() => document.getElementById('frames') !== null);
+    const at = await page.evaluate(() => {
+      const all = [...document.querySelectorAll('g.f')].find((g) => g.getAttribute('data-n') === 'all');
+      const r = all.querySelector('rect').getBoundingClientRect();
+      return {scrollY: window.scrollY, height: document.documentElement.getBoundingClientRect().height,
+              allTop: r.top, allBottom: r.bottom, inner: window.innerHeight};
+    });
+    check(at.height <= at.inner || (at.scrollY > 0 && at.allTop >= 0 && at.allBottom <= at.inner),
+          `flamegraph.svg: ${at.height} px tall opens at scrollY ${at.scrollY}, its root ` +
+          `frame at ${Math.round(at.allTop)}-${Math.round(at.allBottom)} of ${at.inner}`);
     await page.close();
   }
 } finally {

@@ -400,13 +400,36 @@ static void test_formats(void **state)
     assert_int_equal(report_format_parse("nope"), -1);
 }
 
+/* One sample standing for a million: every other stack is then narrower than 0.1 px at the
+ * graph's width, left out of the SVG, and counted on it (flamegraph.pl's --minwidth). */
+static void test_svg_minwidth(void **state)
+{
+    struct ctx *c = *state;
+    uint64_t was = c->p.samples.v[0].weight;
+    c->p.samples.v[0].weight = 1000000;
+    size_t len;
+    char *svg = read_file(write_format(c, REPORT_SVG), &len);
+    c->p.samples.v[0].weight = was;
+    svg = realloc(svg, len + 1);
+    svg[len] = 0;
+    const char *note = strstr(svg, "<text id=\"minwidth\"");
+    assert_non_null(note);
+    unsigned hidden = 0;
+    assert_int_equal(sscanf(strchr(note, '>') + 1, "%u frames narrower than 0.1 px", &hidden), 1);
+    assert_true(hidden > 0);
+    /* The heavy stack's leaf is still drawn. */
+    assert_non_null(strstr(svg, "data-n=\"fixture_leaf\""));
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folded),  cmocka_unit_test(test_pprof),
-        cmocka_unit_test(test_svg),     cmocka_unit_test(test_perf_script),
-        cmocka_unit_test(test_top),     cmocka_unit_test(test_timeline),
-        cmocka_unit_test(test_formats), cmocka_unit_test(test_hostile_names_and_empty),
+        cmocka_unit_test(test_folded),       cmocka_unit_test(test_pprof),
+        cmocka_unit_test(test_svg),          cmocka_unit_test(test_perf_script),
+        cmocka_unit_test(test_top),          cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_formats),      cmocka_unit_test(test_hostile_names_and_empty),
+        cmocka_unit_test(test_svg_minwidth),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

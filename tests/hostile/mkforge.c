@@ -57,7 +57,7 @@ static uint8_t *mem;            /* guest-physical [0, RAM_TOP) */
 static uint64_t lo = ~0ull, hi; /* the data written, for the segment */
 static uint64_t kcur = KTAB_PA;
 
-static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -174,7 +174,7 @@ static void code_mmio_writes(uint64_t table)
 static char vmci[4096];
 static size_t vmci_len;
 
-static void vline(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void vline(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -1,13 +1,11 @@
 #include "vmm/virtio/blk.h"
 
-#include "vmm/virtio/image_lock.h"
-
 #include <assert.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "vmm/virtio/image_lock.h"
 
 /* Image formats that are not raw, by their first bytes (each format's own header magic). */
 static const struct {

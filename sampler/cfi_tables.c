@@ -43,7 +43,7 @@ struct sampler_cfi {
     struct gw_cfi_map **all; /* every map published, freed at close */
     size_t nall, cap_all;
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
-    uint64_t from_file; /* tables compiled from the binary's file instead */
+    uint64_t from_file;               /* tables compiled from the binary's file instead */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };

@@ -78,7 +78,7 @@ struct lx_layer {
     size_t nmodtabs;
     struct lx_orc_mods *sets[LX_ORC_MAX_SETS];
     size_t nsets;
-    size_t modtab_entries; /* ORC entries in modtabs, within LX_ORC_MODULES_MAX_ENTRIES */
+    size_t modtab_entries;  /* ORC entries in modtabs, within LX_ORC_MODULES_MAX_ENTRIES */
     char orc_mods_why[160]; /* the last module whose tables could not be read, and why */
 };
 
@@ -246,8 +246,8 @@ static void update_module_orc(struct lx_layer *l, const struct lx_kmod *m, int n
                          "%s: the modules' ORC tables already hold %zu entries", mt->name,
                          l->modtab_entries);
             else
-                mt->ok = lx_orc_load_module(&l->kmods, &m[i], &o->layout, &mt->t,
-                                            l->orc_mods_why, sizeof(l->orc_mods_why)) == 0;
+                mt->ok = lx_orc_load_module(&l->kmods, &m[i], &o->layout, &mt->t, l->orc_mods_why,
+                                            sizeof(l->orc_mods_why)) == 0;
             if (mt->ok)
                 l->modtab_entries += mt->t.n;
         }

@@ -25,7 +25,7 @@ run_one() {
   fi
   rm -rf "$work"
 }
-# One target per core at a time (each is single-threaded): 22 targets x 45 s take ~8 minutes on
+# One target per core at a time (each is single-threaded): 23 targets x 45 s take ~9 minutes on
 # two cores instead of ~17.
 parallel=$(nproc)
 targets=()

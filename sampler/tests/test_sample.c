@@ -757,14 +757,24 @@ static long scripted_module_symbols(struct guestos *os, const struct gmem *mem,
 /* Loaded kernel modules go into the recording once each, as "[name]" over their code in the
  * kernel's address space, with their symbols sorted and ending at the code's end; one whose
  * table cannot be read is recorded without symbols; the report names addresses in them. */
+/* The OS layer replaced by the scripted kernel, its modules and their symbols from `symbols`. */
+static void script_kernel(struct fx *f, struct guestos_ops *ops,
+                          long (*symbols)(struct guestos *, const struct gmem *,
+                                          const struct guestos_kmodule *, guestos_symbol_fn, void *,
+                                          struct hv_err *))
+{
+    *ops = *f->s->os.ops;
+    ops->discover_kernel = scripted_discover_kernel;
+    ops->kernel_modules = scripted_kernel_modules;
+    ops->kernel_module_symbols = symbols;
+    f->s->os.ops = ops;
+}
+
 static void test_kernel_modules(void **state)
 {
     struct fx *f = *state;
-    struct guestos_ops ops = *f->s->os.ops;
-    ops.discover_kernel = scripted_discover_kernel;
-    ops.kernel_modules = scripted_kernel_modules;
-    ops.kernel_module_symbols = scripted_module_symbols;
-    f->s->os.ops = &ops;
+    struct guestos_ops ops;
+    script_kernel(f, &ops, scripted_module_symbols);
     mods[0] = (struct guestos_kmodule){
         .name = "kvm_amd", .text_start = MOD_A, .text_end = MOD_A + 0x1800};
     mods[1] =
@@ -854,11 +864,8 @@ static long flood_symbols(struct guestos *os, const struct gmem *mem,
 static void test_metadata_budget(void **state)
 {
     struct fx *f = *state;
-    struct guestos_ops ops = *f->s->os.ops;
-    ops.discover_kernel = scripted_discover_kernel;
-    ops.kernel_modules = scripted_kernel_modules;
-    ops.kernel_module_symbols = flood_symbols;
-    f->s->os.ops = &ops;
+    struct guestos_ops ops;
+    script_kernel(f, &ops, flood_symbols);
     f->s->meta =
         (struct meta_budget){.max = 1u << 20, .w = &f->s->w, .not_meta = f->s->w.words_written * 8};
     sampler_modules_budget(f->s->mods, &f->s->meta);

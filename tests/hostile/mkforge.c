@@ -461,6 +461,24 @@ static void case_kallsyms_bomb(void)
     code_spin();
 }
 
+/* An x86-64 ELF64 header with `phnum` program headers right after it (gABI, "ELF Header"). */
+static Elf64_Ehdr elf_header(uint16_t type, uint64_t entry, uint16_t phnum)
+{
+    Elf64_Ehdr eh = {.e_type = type,
+                     .e_machine = EM_X86_64,
+                     .e_version = EV_CURRENT,
+                     .e_entry = entry,
+                     .e_phoff = sizeof(Elf64_Ehdr),
+                     .e_ehsize = sizeof(Elf64_Ehdr),
+                     .e_phentsize = sizeof(Elf64_Phdr),
+                     .e_phnum = phnum};
+    memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    return eh;
+}
+
 /* ---- generic OS layer: forged address spaces --------------------------------------------- */
 
 #define PTE_U 7ull /* present, writable, user */
@@ -473,17 +491,7 @@ static uint64_t forged_so(void)
     const uint64_t dyn = 0x1000, str = 0x2000, hash = 0x3000;
     const uint64_t sym = (hash + 8 + 4ull * NSYM_FLOOD + 4 + 0xfff) & ~0xfffull;
     const uint64_t size = (sym + (uint64_t)NSYM_FLOOD * sizeof(Elf64_Sym) + 0xfff) & ~0xfffull;
-    Elf64_Ehdr eh = {.e_type = ET_DYN,
-                     .e_machine = EM_X86_64,
-                     .e_version = EV_CURRENT,
-                     .e_phoff = sizeof(Elf64_Ehdr),
-                     .e_ehsize = sizeof(Elf64_Ehdr),
-                     .e_phentsize = sizeof(Elf64_Phdr),
-                     .e_phnum = 2};
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS64;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    Elf64_Ehdr eh = elf_header(ET_DYN, 0, 2);
     Elf64_Phdr ph[2] = {
         {.p_type = PT_LOAD,
          .p_flags = PF_R | PF_X,
@@ -648,18 +656,7 @@ static void write_elf(const char *path, uint64_t bss_lo, uint64_t bss_hi)
     }
     if (bss_hi > bss_lo)
         seg[nseg++] = (struct seg){bss_lo, 0, bss_hi - bss_lo};
-    Elf64_Ehdr eh = {.e_type = ET_EXEC,
-                     .e_machine = EM_X86_64,
-                     .e_version = EV_CURRENT,
-                     .e_entry = CODE_PA,
-                     .e_phoff = sizeof(Elf64_Ehdr),
-                     .e_ehsize = sizeof(Elf64_Ehdr),
-                     .e_phentsize = sizeof(Elf64_Phdr),
-                     .e_phnum = (uint16_t)nseg};
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS64;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    Elf64_Ehdr eh = elf_header(ET_EXEC, CODE_PA, (uint16_t)nseg);
     FILE *f = fopen(path, "wb");
     if (!f)
         die("%s: cannot create", path);

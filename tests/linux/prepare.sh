@@ -8,6 +8,8 @@
 #   l2.cpio.gz                       the guests' initramfs (busybox, the workloads in
 #                                    workloads/ built by Debian's gcc, l2_init.sh)
 #   l2-big.cpio.gz                   the same plus 32 MiB of incompressible padding
+#   l0-trixie/                       with HVPROF_TB_L0=trixie: a Debian trixie root with its
+#                                    QEMU, the emulator run.sh then runs L1 in (qemu_chroot.sh)
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
@@ -35,6 +37,23 @@ need() {
 # libc6-dbg: glibc's full symbol table (start_thread, clone3, __libc_start_call_main and its
 # internals), for the tests to name the frames the CFI unwinder walks through in libc.so.6.
 need qemu-system-x86 cpio gcc libc6-dev libc6-dbg
+
+# trixie's QEMU as L0 (docs/linux.md, "The emulator under the test bed"): bookworm cannot
+# install it, so it lives in a minimal trixie root, made once (~3 min, ~90 MB of downloads) from
+# the mirror this host's apt uses.
+if [ "${HVPROF_TB_L0:-system}" = trixie ] && [ ! -f "$cache/l0-trixie/.done" ]; then
+  need debootstrap
+  mirror=$(awk '$1 == "URIs:" {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+  log "making a trixie root with its QEMU in $cache/l0-trixie (from $mirror)"
+  rm -rf "$cache/l0-trixie"
+  debootstrap --variant=minbase --include=qemu-system-x86,qemu-system-data,seabios,ipxe-qemu \
+    trixie "$cache/l0-trixie" "$mirror" >"$cache/l0-trixie.log" 2>&1 ||
+    { log "debootstrap failed (see $cache/l0-trixie.log)"; exit 1; }
+  rm -rf "$cache/l0-trixie/var/cache/apt/archives"/*.deb
+  touch "$cache/l0-trixie/.done"
+fi
 
 # The versioned package a metapackage points at ("linux-image-6.1.0-56-cloud-amd64").
 resolve() {

@@ -27,6 +27,9 @@
 #      HVPROF_TB_WARMUP   a file with one scenario line run once at the start of every L1 boot,
 #                         only its sample counts kept (docs/linux.md, "The first run after L1's
 #                         boot"); unset: none
+#      HVPROF_TB_L0       the QEMU that emulates L1 (docs/linux.md, "The emulator under the test
+#                         bed"): system (this host's qemu-system-x86_64) or trixie (Debian
+#                         trixie's, from the root prepare.sh keeps in CACHE/l0-trixie)
 #      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1";
 #                         drop quiet to see L1's kernel messages in l1-console.N.log)
 set -euo pipefail
@@ -43,13 +46,24 @@ stall=${HVPROF_TB_STALL:-400}
 quiet=${HVPROF_TB_QUIET:-180}
 l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
 l1_boots=${HVPROF_TB_L1_BOOTS:-10}
+l0=${HVPROF_TB_L0:-system}
 [ "$smp" -gt 4 ] && smp=4
 log() { echo "linux-testbed: $*" >&2; }
+here=$(cd "$(dirname "$0")" && pwd)
 
 for f in l1.cpio.gz l2.cpio.gz kernel-generic/vmlinuz kernel-cloud/vmlinuz; do
   [ -s "$cache/$f" ] || { log "$cache/$f missing: run prepare.sh first"; exit 1; }
 done
 command -v qemu-system-x86_64 >/dev/null || { log "qemu-system-x86_64 not installed"; exit 1; }
+case $l0 in
+  system) ;;
+  trixie)
+    [ -x "$cache/l0-trixie/usr/bin/qemu-system-x86_64" ] || {
+      log "HVPROF_TB_L0=trixie: $cache/l0-trixie has no QEMU (prepare.sh with HVPROF_TB_L0=trixie makes it)"
+      exit 1
+    } ;;
+  *) log "HVPROF_TB_L0=$l0: system or trixie"; exit 1 ;;
+esac
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -98,11 +112,12 @@ boot_l1() {
   nslots=$(($(grep -cv '^\s*\(#\|$\)' "$list") + 1))
   rm -f "$work/out.img"
   truncate -s $((nslots * slot_mb))M "$work/out.img"
-  log "L1 boot $attempt: $(($nslots - 1)) scenario(s), -cpu $cpu -smp $smp, timeout ${limit}s"
-  local start console=$out/l1-console.$attempt.log
+  log "L1 boot $attempt: $(($nslots - 1)) scenario(s), $l0 QEMU, -cpu $cpu -smp $smp, timeout ${limit}s"
+  local start console=$out/l1-console.$attempt.log qemu=(qemu-system-x86_64)
+  [ "$l0" = system ] || qemu=(bash "$here/qemu_chroot.sh" "$cache/l0-$l0" "$cache" "$work" "$out" --)
   start=$(date +%s)
   : >"$console"
-  timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel "tcg,thread=$tcg_thread" -cpu "$cpu" \
+  timeout --kill-after=10 "$limit" "${qemu[@]}" -accel "tcg,thread=$tcg_thread" -cpu "$cpu" \
     -smp "$smp" -m 3G -display none -no-reboot -serial "file:$console" \
     -kernel "$cache/kernel-generic/vmlinuz" -initrd "$cache/l1.cpio.gz" \
     -append "$l1_append" \

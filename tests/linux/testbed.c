@@ -59,11 +59,33 @@ const char *tb_cache(void)
     return path;
 }
 
+bool tb_full(void)
+{
+    const char *v = getenv("HVPROF_TB_FULL");
+    return v && !strcmp(v, "1");
+}
+
+size_t tb_select(const struct tb_scenario *s, size_t n, struct tb_scenario *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tb_full() || !s[i].full_only)
+            out[k++] = s[i];
+    return k;
+}
+
+unsigned tb_repeat(unsigned full)
+{
+    return tb_full() ? full : 1;
+}
+
 void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
             size_t len)
 {
     const char *bin = env_or_fail("HVPROF_BINARY_DIR"), *src = env_or_fail("HVPROF_SOURCE_DIR");
     snprintf(out, len, "%s/linux-runs/%s", bin, group);
+    printf("linux-testbed: group %s, %s matrix: %zu scenario(s), %u run(s) each\n", group,
+           tb_full() ? "the full" : "CI's", n, repeat);
     /* Developers changing a check: HVPROF_TB_REUSE=1 checks the last runs again (docs/linux.md). */
     const char *reuse = getenv("HVPROF_TB_REUSE");
     if (reuse && !strcmp(reuse, "1")) {

@@ -19,7 +19,19 @@ struct tb_scenario {
     const char *cmdline; /* appended to TB_BASE_CMDLINE */
     const char *opts;    /* hvprof (or QEMU) options; NULL = none */
     const char *env;     /* VAR=VALUE words; NULL = none */
+    bool full_only;      /* run in the full matrix only, not in CI's (tb_select) */
 };
+
+/* Which matrix the tests run (docs/linux.md, "CI's matrix and the full one"): CI's by default,
+ * each of its scenarios once, so that the Linux stage fits CI's time; the full one with
+ * HVPROF_TB_FULL=1 (scripts/test-linux-full.sh), every scenario with the repeats its test asks
+ * for. */
+bool tb_full(void);
+/* The scenarios of s[0..n) the matrix in use runs, copied to out (room for n); returns how
+ * many. */
+size_t tb_select(const struct tb_scenario *s, size_t n, struct tb_scenario *out);
+/* How often each scenario runs: `full` in the full matrix, once in CI's. */
+unsigned tb_repeat(unsigned full);
 
 /* What every scenario's guest gets on its command line (hvtest.* select the workloads). */
 #define TB_BASE_CMDLINE "console=ttyS0 reboot=k panic=-1 pci=off"

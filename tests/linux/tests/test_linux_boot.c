@@ -1,5 +1,6 @@
 /* Debian's generic and cloud kernels under `hvprof record` on the test bed, at 1, 2 and 4 vCPUs
- * with KASLR on (the kernels' default), each boot twice so that a flaky boot shows up: user
+ * with KASLR on (the kernels' default), each boot twice so that a flaky boot shows up (the full
+ * matrix; CI's runs generic at 1 and 2 vCPUs and cloud at 2, once: tb_select): user
  * space reached with every vCPU up, the workloads run and the guest reboots cleanly, the console
  * prints no warning that QEMU/KVM's boot of the same kernel does not, and the recording holds
  * user and kernel samples, kernel samples with user stacks and one process per workload process,
@@ -25,12 +26,12 @@
 #define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
 
 static const struct tb_scenario scenarios[] = {
-    {"generic-1", "record", "generic", 1, "512M", WORK, OPTS, NULL},
-    {"generic-2", "record", "generic", 2, "512M", WORK, OPTS, NULL},
-    {"generic-4", "record", "generic", 4, "512M", WORK, OPTS, NULL},
-    {"cloud-1", "record", "cloud", 1, "512M", WORK, OPTS, NULL},
-    {"cloud-2", "record", "cloud", 2, "512M", WORK, OPTS, NULL},
-    {"cloud-4", "record", "cloud", 4, "512M", WORK, OPTS, NULL},
+    {"generic-1", "record", "generic", 1, "512M", WORK, OPTS, NULL, false},
+    {"generic-2", "record", "generic", 2, "512M", WORK, OPTS, NULL, false},
+    {"generic-4", "record", "generic", 4, "512M", WORK, OPTS, NULL, true},
+    {"cloud-1", "record", "cloud", 1, "512M", WORK, OPTS, NULL, true},
+    {"cloud-2", "record", "cloud", 2, "512M", WORK, OPTS, NULL, false},
+    {"cloud-4", "record", "cloud", 4, "512M", WORK, OPTS, NULL, true},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -67,15 +68,19 @@ static void test_boot_matrix(void **state)
     (void)state;
     char out[4096];
     struct totals t = {0, 0, 0};
-    tb_run("boot", scenarios, N, 2, out, sizeof(out));
-    for (size_t i = 0; i < N; i++)
-        tb_each_run(out, &scenarios[i], 2, check, &t);
+    struct tb_scenario sel[N];
+    size_t n = tb_select(scenarios, N, sel);
+    unsigned repeat = tb_repeat(2);
+    tb_run("boot", sel, n, repeat, out, sizeof(out));
+    for (size_t i = 0; i < n; i++)
+        tb_each_run(out, &sel[i], repeat, check, &t);
     /* Exact chains judged on enough samples over the matrix (a run may be starved). */
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    assert_true(t.judged >= 1000);
-    assert_true(t.syscall >= 1000);
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs). */
+    assert_true(t.judged >= (tb_full() ? 1000u : 150u));
+    assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
     /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's
      * function in their binaries. */
     printf("pprof -disasm verified for %u of %d image kinds\n", __builtin_popcount(t.pprof),

@@ -29,9 +29,9 @@
 
 static const struct tb_scenario scenarios[] = {
     {"generic-disk", "record", "generic", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL},
+     "--hz 1000 --timeout 180 --disk " DISK, NULL, false},
     {"cloud-disk", "record", "cloud", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL},
+     "--hz 1000 --timeout 180 --disk " DISK, NULL, true},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -39,11 +39,11 @@ static const struct tb_scenario scenarios[] = {
 #define ROOT_OPTS "--hz 1000 --timeout 240 --symbols /guest/files --disk " ROOT
 static const struct tb_scenario roots[] = {
     {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
-     NULL},
-    {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
-     NULL},
+     NULL, true},
+    {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS, NULL,
+     false},
     {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
-     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing"},
+     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", false},
 };
 #define NROOTS (sizeof(roots) / sizeof(roots[0]))
 
@@ -227,9 +227,12 @@ static void test_disk(void **state)
     (void)state;
     char out[4096];
     uint64_t in_virtio = 0;
-    tb_run("disk", scenarios, N, 2, out, sizeof(out));
-    for (size_t i = 0; i < N; i++)
-        tb_each_run(out, &scenarios[i], 2, check, &in_virtio);
+    struct tb_scenario sel[N];
+    size_t n = tb_select(scenarios, N, sel);
+    unsigned repeat = tb_repeat(2);
+    tb_run("disk", sel, n, repeat, out, sizeof(out));
+    for (size_t i = 0; i < n; i++)
+        tb_each_run(out, &sel[i], repeat, check, &in_virtio);
     assert_true(in_virtio > 0);
 }
 
@@ -238,9 +241,12 @@ static void test_root_on_disk(void **state)
     (void)state;
     char out[4096];
     struct root_totals t = {0, 0, 0};
-    tb_run("disk-root", roots, NROOTS, 2, out, sizeof(out));
-    for (size_t i = 0; i < NROOTS; i++)
-        tb_each_run(out, &roots[i], 2, check_root, &t);
+    struct tb_scenario sel[NROOTS];
+    size_t n = tb_select(roots, NROOTS, sel);
+    unsigned repeat = tb_repeat(2);
+    tb_run("disk-root", sel, n, repeat, out, sizeof(out));
+    for (size_t i = 0; i < n; i++)
+        tb_each_run(out, &sel[i], repeat, check_root, &t);
     printf("root on disk: %" PRIu64 " runs checked, %" PRIu64 " killed mid-write, %" PRIu64
            " user samples judged\n",
            t.runs, t.killed, t.judged);

@@ -19,8 +19,8 @@
 #define OPTS "--hz 1000 --timeout 180"
 
 static const struct tb_scenario scenarios[] = {
-    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL},
-    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL},
+    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL, false},
+    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL, true},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -46,9 +46,12 @@ static void test_la57(void **state)
     (void)state;
     setenv("HVPROF_TB_CPU", "EPYC,+svm,+la57", 1);
     char out[4096];
-    tb_run("la57", scenarios, N, 2, out, sizeof(out));
-    for (size_t i = 0; i < N; i++)
-        tb_each_run(out, &scenarios[i], 2, check, NULL);
+    struct tb_scenario sel[N];
+    size_t n = tb_select(scenarios, N, sel);
+    unsigned repeat = tb_repeat(2);
+    tb_run("la57", sel, n, repeat, out, sizeof(out));
+    for (size_t i = 0; i < n; i++)
+        tb_each_run(out, &sel[i], repeat, check, NULL);
 }
 
 int main(void)

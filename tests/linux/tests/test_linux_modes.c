@@ -4,7 +4,8 @@
  * PGD + 4 KiB) and CR3 switches between them at every kernel entry and exit: each workload
  * must still be one process, and kernel-mode samples must still be completed with the user
  * stack about as often as without PTI. Kernel symbols from the guest's memory must name its
- * kernel samples in every mode. Each scenario runs twice. */
+ * kernel samples in every mode. Each scenario runs twice in the full matrix; CI's runs PTI off,
+ * PTI on, and PTI on with KASLR off on the cloud kernel, once (tb_select). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,10 +24,10 @@
 #define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
 
 static const struct tb_scenario scenarios[] = {
-    {"generic-nopti", "record", "generic", 2, "512M", WORK " pti=off", OPTS, NULL},
-    {"generic-pti", "record", "generic", 2, "512M", WORK " pti=on", OPTS, NULL},
-    {"generic-nokaslr", "record", "generic", 2, "512M", WORK " nokaslr", OPTS, NULL},
-    {"cloud-pti-nokaslr", "record", "cloud", 2, "512M", WORK " pti=on nokaslr", OPTS, NULL},
+    {"generic-nopti", "record", "generic", 2, "512M", WORK " pti=off", OPTS, NULL, false},
+    {"generic-pti", "record", "generic", 2, "512M", WORK " pti=on", OPTS, NULL, false},
+    {"generic-nokaslr", "record", "generic", 2, "512M", WORK " nokaslr", OPTS, NULL, true},
+    {"cloud-pti-nokaslr", "record", "cloud", 2, "512M", WORK " pti=on nokaslr", OPTS, NULL, false},
 };
 
 struct totals {
@@ -65,14 +66,17 @@ static void test_pti_and_kaslr(void **state)
 {
     (void)state;
     char out[4096];
-    tb_run("modes", scenarios, N, 2, out, sizeof(out));
+    struct tb_scenario sel[N];
+    size_t nsel = tb_select(scenarios, N, sel);
+    unsigned repeat = tb_repeat(2);
+    tb_run("modes", sel, nsel, repeat, out, sizeof(out));
     struct totals t = {0, 0, 0, 0};
     unsigned runs_pti = 0, runs_nopti = 0;
-    for (size_t i = 0; i < N; i++) {
-        unsigned n = tb_each_run(out, &scenarios[i], 2, check, &t);
-        if (!strcmp(scenarios[i].name, "generic-pti"))
+    for (size_t i = 0; i < nsel; i++) {
+        unsigned n = tb_each_run(out, &sel[i], repeat, check, &t);
+        if (!strcmp(sel[i].name, "generic-pti"))
             runs_pti = n;
-        else if (!strcmp(scenarios[i].name, "generic-nopti"))
+        else if (!strcmp(sel[i].name, "generic-nopti"))
             runs_nopti = n;
     }
     printf("kernel samples with user stacks per run: %.0f with PTI, %.0f without\n",
@@ -83,8 +87,9 @@ static void test_pti_and_kaslr(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    assert_true(t.judged >= 1000);
-    assert_true(t.syscall >= 1000);
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs). */
+    assert_true(t.judged >= (tb_full() ? 1000u : 150u));
+    assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
 }
 
 int main(void)

@@ -83,10 +83,14 @@ done
 cp "$cache/kernel-generic/vmlinuz" "$in/guest/vmlinuz-generic"
 cp "$cache/kernel-cloud/vmlinuz" "$in/guest/vmlinuz-cloud"
 cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$in/guest/"
-# e2fsck for the disk scenarios' images after their runs (docs/virtio.md).
-for t in e2fsck; do
-  cp "$(command -v $t)" "$in/bin/$t"
-  for l in $(ldd "$(command -v $t)" | grep -o '/[^ ]*'); do
+# e2fsck for the disk scenarios' images after their runs (docs/virtio.md); hvtest_kick, built
+# beside hvprof, for the reference VMM under hvprof's load (kick.c).
+kick=$(dirname "$hvprof")/../tests/linux/hvtest_kick
+for t in e2fsck "$kick"; do
+  [ -x "$t" ] || command -v "$t" >/dev/null || continue
+  p=$(command -v "$t")
+  cp "$p" "$in/bin/$(basename "$p")"
+  for l in $(ldd "$p" | grep -o '/[^ ]*'); do
     mkdir -p "$in$(dirname "$l")"
     cp -L "$l" "$in$l"
   done

@@ -264,7 +264,11 @@ static bool tick_counts(const struct tb_result *r, unsigned long long c[4])
 bool tb_starved(const struct tb_result *r)
 {
     unsigned long long c[4];
-    return tick_counts(r, c) && c[0] * 100 < c[1] && c[3] > c[0] + c[1] + c[2];
+    /* Under 1 % user samples with more ticks missed than taken; or under 0.1 % whatever was
+     * missed (one CI run: 0 user samples against 30117 kernel ones, 20955 ticks missed, while
+     * the guest ran its workloads and rebooted). */
+    return tick_counts(r, c) && c[0] * 100 < c[1] &&
+           (c[3] > c[0] + c[1] + c[2] || c[0] * 1000 < c[1]);
 }
 
 bool tb_starved_partly(const struct tb_result *r)

@@ -98,9 +98,10 @@ const char *tb_cache(void);
 void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
             size_t len);
 
-/* The run had (almost) no user-mode samples and missed more timer ticks than it took: the
- * emulated platform did not interrupt the guest's user mode (docs/linux.md, "Runs without
- * user-mode exits"); tb_each_run() tolerates it once per scenario, like a triple fault. */
+/* The run had (almost) no user-mode samples (under 1 % of the kernel's) and missed more timer
+ * ticks than it took, or under 0.1 % whatever it missed: the emulated platform did not interrupt
+ * the guest's user mode (docs/linux.md, "Runs without user-mode exits"); tb_each_run()
+ * tolerates it like a triple fault. */
 bool tb_starved(const struct tb_result *r);
 
 /* The same for part of the run: user samples under 10 % of the kernel's and more than a third

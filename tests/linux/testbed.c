@@ -68,9 +68,14 @@ bool tb_full(void)
 size_t tb_select(const struct tb_scenario *s, size_t n, struct tb_scenario *out)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (tb_full() || !s[i].full_only)
-            out[k++] = s[i];
+    for (size_t i = 0; i < n; i++) {
+        if (!tb_full() && s[i].ci == TB_FULL_ONLY)
+            continue;
+        out[k] = s[i];
+        if (!tb_full() && s[i].ci == TB_CI_ONE_VCPU)
+            out[k].vcpus = 1;
+        k++;
+    }
     return k;
 }
 

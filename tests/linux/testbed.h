@@ -9,6 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How CI's matrix runs a scenario (docs/linux.md, "CI's matrix and the full one"). */
+enum tb_in_ci {
+    TB_CI = 0,      /* as it is */
+    TB_CI_ONE_VCPU, /* with one vCPU: the emulated SVM's faults and L1 deaths come with 2+ */
+    TB_FULL_ONLY,   /* not at all: the full matrix only */
+};
+
 /* One scenario: hvprof (record/run) or QEMU (qemu) boots `kernel` (generic or cloud). */
 struct tb_scenario {
     const char *name;
@@ -19,7 +26,7 @@ struct tb_scenario {
     const char *cmdline; /* appended to TB_BASE_CMDLINE */
     const char *opts;    /* hvprof (or QEMU) options; NULL = none */
     const char *env;     /* VAR=VALUE words; NULL = none */
-    bool full_only;      /* run in the full matrix only, not in CI's (tb_select) */
+    enum tb_in_ci ci;    /* how CI's matrix runs it (tb_select) */
 };
 
 /* Which matrix the tests run (docs/linux.md, "CI's matrix and the full one"): CI's by default,
@@ -27,8 +34,8 @@ struct tb_scenario {
  * HVPROF_TB_FULL=1 (scripts/test-linux-full.sh), every scenario with the repeats its test asks
  * for. */
 bool tb_full(void);
-/* The scenarios of s[0..n) the matrix in use runs, copied to out (room for n); returns how
- * many. */
+/* The scenarios of s[0..n) the matrix in use runs, copied to out (room for n), with one vCPU
+ * where CI's matrix says so; returns how many. */
 size_t tb_select(const struct tb_scenario *s, size_t n, struct tb_scenario *out);
 /* How often each scenario runs: `full` in the full matrix, once in CI's. */
 unsigned tb_repeat(unsigned full);

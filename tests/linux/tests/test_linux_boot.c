@@ -1,6 +1,6 @@
 /* Debian's generic and cloud kernels under `hvprof record` on the test bed, at 1, 2 and 4 vCPUs
  * with KASLR on (the kernels' default), each boot twice so that a flaky boot shows up (the full
- * matrix; CI's runs generic at 1 and 2 vCPUs and cloud at 2, once: tb_select): user
+ * matrix; CI's runs generic at 1 and 2 vCPUs and cloud at 1, once: tb_select): user
  * space reached with every vCPU up, the workloads run and the guest reboots cleanly, the console
  * prints no warning that QEMU/KVM's boot of the same kernel does not, and the recording holds
  * user and kernel samples, kernel samples with user stacks and one process per workload process,
@@ -26,12 +26,12 @@
 #define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
 
 static const struct tb_scenario scenarios[] = {
-    {"generic-1", "record", "generic", 1, "512M", WORK, OPTS, NULL, false},
-    {"generic-2", "record", "generic", 2, "512M", WORK, OPTS, NULL, false},
-    {"generic-4", "record", "generic", 4, "512M", WORK, OPTS, NULL, true},
-    {"cloud-1", "record", "cloud", 1, "512M", WORK, OPTS, NULL, true},
-    {"cloud-2", "record", "cloud", 2, "512M", WORK, OPTS, NULL, false},
-    {"cloud-4", "record", "cloud", 4, "512M", WORK, OPTS, NULL, true},
+    {"generic-1", "record", "generic", 1, "512M", WORK, OPTS, NULL, TB_CI},
+    {"generic-2", "record", "generic", 2, "512M", WORK, OPTS, NULL, TB_CI},
+    {"generic-4", "record", "generic", 4, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-1", "record", "cloud", 1, "512M", WORK, OPTS, NULL, TB_CI},
+    {"cloud-2", "record", "cloud", 2, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-4", "record", "cloud", 4, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -78,8 +78,8 @@ static void test_boot_matrix(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs). */
-    assert_true(t.judged >= (tb_full() ? 1000u : 150u));
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and 500 required). */
+    assert_true(t.judged >= (tb_full() ? 1000u : 100u));
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
     /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's
      * function in their binaries. */

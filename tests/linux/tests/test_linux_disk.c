@@ -29,9 +29,9 @@
 
 static const struct tb_scenario scenarios[] = {
     {"generic-disk", "record", "generic", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL, false},
+     "--hz 1000 --timeout 180 --disk " DISK, NULL, TB_CI_ONE_VCPU},
     {"cloud-disk", "record", "cloud", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL, true},
+     "--hz 1000 --timeout 180 --disk " DISK, NULL, TB_FULL_ONLY},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -39,11 +39,11 @@ static const struct tb_scenario scenarios[] = {
 #define ROOT_OPTS "--hz 1000 --timeout 240 --symbols /guest/files --disk " ROOT
 static const struct tb_scenario roots[] = {
     {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
-     NULL, true},
+     NULL, TB_FULL_ONLY},
     {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS, NULL,
-     false},
+     TB_CI_ONE_VCPU},
     {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
-     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", false},
+     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };
 #define NROOTS (sizeof(roots) / sizeof(roots[0]))
 

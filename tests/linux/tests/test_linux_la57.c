@@ -19,8 +19,8 @@
 #define OPTS "--hz 1000 --timeout 180"
 
 static const struct tb_scenario scenarios[] = {
-    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL, false},
-    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL, true},
+    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL, TB_CI_ONE_VCPU},
+    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL, TB_FULL_ONLY},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 

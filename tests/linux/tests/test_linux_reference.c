@@ -1,6 +1,6 @@
 /* The reference boots (docs/linux.md "Test bed"): QEMU with KVM, inside the same outer VM, boots
  * each Debian kernel at 1, 2 and 4 vCPUs (CI's matrix: the kernels and vCPU counts its hvprof
- * scenarios use, generic at 1 and 2, cloud at 2: tb_select). Their consoles are what hvprof's boots
+ * scenarios use, generic at 1 and 2, cloud at 1: tb_select). Their consoles are what hvprof's boots
  * of the same kernels are compared with (tb_check_console_clean): a warning that QEMU's boot prints
  * too comes from the emulated CPU (QEMU's TCG), not from hvprof. Fixture for the other Linux tests.
  */
@@ -16,13 +16,16 @@
 
 static const struct tb_scenario scenarios[] = {
     {"generic-1", "qemu", "generic", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     false},
+     TB_CI},
     {"generic-2", "qemu", "generic", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     false},
-    {"generic-4", "qemu", "generic", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, true},
-    {"cloud-1", "qemu", "cloud", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, true},
-    {"cloud-2", "qemu", "cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, false},
-    {"cloud-4", "qemu", "cloud", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, true},
+     TB_CI},
+    {"generic-4", "qemu", "generic", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+    {"cloud-1", "qemu", "cloud", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, TB_CI},
+    {"cloud-2", "qemu", "cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+    {"cloud-4", "qemu", "cloud", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 

@@ -26,9 +26,9 @@
 
 static const struct tb_scenario scenarios[] = {
     {"generic-64", "record", "generic", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
-     "--hz 100 --timeout 300", NULL, false},
+     "--hz 100 --timeout 300", NULL, TB_CI},
     {"cloud-64", "record", "cloud", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
-     "--hz 100 --timeout 300", NULL, true},
+     "--hz 100 --timeout 300", NULL, TB_FULL_ONLY},
 };
 #define N (sizeof(scenarios) / sizeof(scenarios[0]))
 

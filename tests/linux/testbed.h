@@ -95,13 +95,30 @@ struct tb_result {
     unsigned nkmodsyms;
 };
 
+/* The images the disk scenarios get in L1 (tests/linux/l1_init.sh): a fresh 64 MiB disk
+ * labelled at its start, and a fresh copy of the test bed's ext4 root. */
+#define TB_DISK "/tmp/hvtest-disk.img"
+#define TB_ROOT "/tmp/hvtest-root.img"
+
+/* A group's scenarios (tests/linux/matrix.c): reference, boot, modes, la57, smp64, disk,
+ * disk-root; NULL and *n = 0 for an unknown name. */
+const struct tb_scenario *tb_group(const char *name, size_t *n);
+/* The groups CI's matrix runs together in one sequence of L1 boots (NULL-terminated). */
+extern const char *const tb_ci_shared[];
+
+/* CI's matrix: run the selected scenarios of every group of tb_ci_shared in one sequence of L1
+ * boots, into <build>/linux-runs/ci, and mark it complete; tb_run() of those groups then takes
+ * their results from there (the fixture test_linux_ci_runs). Does nothing in the full matrix. */
+void tb_run_ci_shared(void);
+
 /* The test bed's cache (prepared by the linux_prepare fixture). */
 const char *tb_cache(void);
 
 /* Run the scenarios, each `repeat` times (results NAME.1, NAME.2, ...; repeat 1: NAME), in as few
- * L1 boots as possible; results under OUT = <build>/linux-runs/<group>. Fails the test if run.sh
- * cannot run at all (no KVM in L1, no QEMU: a test bed that cannot run here must fail loudly,
- * never pass). */
+ * L1 boots as possible; results under OUT = <build>/linux-runs/<group>. In CI's matrix, a group
+ * that tb_run_ci_shared() already ran is not run again: OUT is <build>/linux-runs/ci. Fails the
+ * test if run.sh cannot run at all (no KVM in L1, no QEMU: a test bed that cannot run here must
+ * fail loudly, never pass). */
 void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
             size_t len);
 

@@ -21,20 +21,6 @@
 
 #include "tests/linux/testbed.h"
 
-#define WORK "hvtest.plan=work hvtest.ms=1500"
-/* --symbols: the guest's binaries, for unwind tables on pages it never touched (docs/cfi.md). */
-#define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
-
-static const struct tb_scenario scenarios[] = {
-    {"generic-1", "record", "generic", 1, "512M", WORK, OPTS, NULL, TB_CI},
-    {"generic-2", "record", "generic", 2, "512M", WORK, OPTS, NULL, TB_CI},
-    {"generic-4", "record", "generic", 4, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
-    {"cloud-1", "record", "cloud", 1, "512M", WORK, OPTS, NULL, TB_CI},
-    {"cloud-2", "record", "cloud", 2, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
-    {"cloud-4", "record", "cloud", 4, "512M", WORK, OPTS, NULL, TB_FULL_ONLY},
-};
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
-
 struct totals {
     uint64_t judged;  /* user samples whose chains were judged */
     uint64_t syscall; /* hv_syscalls' kernel samples judged */
@@ -68,8 +54,11 @@ static void test_boot_matrix(void **state)
     (void)state;
     char out[4096];
     struct totals t = {0, 0, 0};
-    struct tb_scenario sel[N];
-    size_t n = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("boot", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     unsigned repeat = tb_repeat(2);
     tb_run("boot", sel, n, repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
@@ -78,7 +67,8 @@ static void test_boot_matrix(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and 500 required). */
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and
+     * 500 required). */
     assert_true(t.judged >= (tb_full() ? 1000u : 100u));
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
     /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's

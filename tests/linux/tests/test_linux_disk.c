@@ -25,27 +25,9 @@
 #include "report/profile.h"
 #include "tests/linux/testbed.h"
 
-#define DISK "/tmp/hvtest-disk.img" /* created by tests/linux/l1_init.sh, 64 MiB */
+#define DISK TB_DISK
 
-static const struct tb_scenario scenarios[] = {
-    {"generic-disk", "record", "generic", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL, TB_CI_ONE_VCPU},
-    {"cloud-disk", "record", "cloud", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
-     "--hz 1000 --timeout 180 --disk " DISK, NULL, TB_FULL_ONLY},
-};
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
-
-#define ROOT      "/tmp/hvtest-root.img" /* a fresh copy of the test bed's ext4 root, each run */
-#define ROOT_OPTS "--hz 1000 --timeout 240 --symbols /guest/files --disk " ROOT
-static const struct tb_scenario roots[] = {
-    {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS,
-     NULL, TB_FULL_ONLY},
-    {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", ROOT_OPTS, NULL,
-     TB_CI_ONE_VCPU},
-    {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
-     ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
-};
-#define NROOTS (sizeof(roots) / sizeof(roots[0]))
+#define ROOT TB_ROOT
 
 static bool virtio_fn(const char *fn)
 {
@@ -227,8 +209,11 @@ static void test_disk(void **state)
     (void)state;
     char out[4096];
     uint64_t in_virtio = 0;
-    struct tb_scenario sel[N];
-    size_t n = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("disk", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     unsigned repeat = tb_repeat(2);
     tb_run("disk", sel, n, repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
@@ -241,8 +226,11 @@ static void test_root_on_disk(void **state)
     (void)state;
     char out[4096];
     struct root_totals t = {0, 0, 0};
-    struct tb_scenario sel[NROOTS];
-    size_t n = tb_select(roots, NROOTS, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("disk-root", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     unsigned repeat = tb_repeat(2);
     tb_run("disk-root", sel, n, repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)

@@ -15,15 +15,6 @@
 
 #include "tests/linux/testbed.h"
 
-#define WORK "hvtest.plan=work hvtest.ms=1500"
-#define OPTS "--hz 1000 --timeout 180"
-
-static const struct tb_scenario scenarios[] = {
-    {"generic-la57", "record", "generic", 2, "512M", WORK, OPTS, NULL, TB_CI_ONE_VCPU},
-    {"cloud-la57", "record", "cloud", 2, "512M", WORK " pti=on", OPTS, NULL, TB_FULL_ONLY},
-};
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
-
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
     (void)ctx;
@@ -46,8 +37,11 @@ static void test_la57(void **state)
     (void)state;
     setenv("HVPROF_TB_CPU", "EPYC,+svm,+la57", 1);
     char out[4096];
-    struct tb_scenario sel[N];
-    size_t n = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("la57", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     unsigned repeat = tb_repeat(2);
     tb_run("la57", sel, n, repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)

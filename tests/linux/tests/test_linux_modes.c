@@ -19,18 +19,6 @@
 
 #include "tests/linux/testbed.h"
 
-#define WORK "hvtest.plan=work hvtest.ms=1500"
-/* --symbols: the guest's binaries, for unwind tables on pages it never touched (docs/cfi.md). */
-#define OPTS "--hz 1000 --timeout 180 --symbols /guest/files"
-
-static const struct tb_scenario scenarios[] = {
-    {"generic-nopti", "record", "generic", 2, "512M", WORK " pti=off", OPTS, NULL, TB_CI_ONE_VCPU},
-    {"generic-pti", "record", "generic", 2, "512M", WORK " pti=on", OPTS, NULL, TB_CI_ONE_VCPU},
-    {"generic-nokaslr", "record", "generic", 2, "512M", WORK " nokaslr", OPTS, NULL, TB_FULL_ONLY},
-    {"cloud-pti-nokaslr", "record", "cloud", 2, "512M", WORK " pti=on nokaslr", OPTS, NULL,
-     TB_CI_ONE_VCPU},
-};
-
 struct totals {
     uint64_t with_pti, without;
     uint64_t judged;  /* user samples whose chains were judged */
@@ -61,14 +49,16 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
         t->without += c;
     printf("%s: %.1f s, %" PRIu64 " kernel samples with user stacks\n", r->name, r->seconds, c);
 }
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
 
 static void test_pti_and_kaslr(void **state)
 {
     (void)state;
     char out[4096];
-    struct tb_scenario sel[N];
-    size_t nsel = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("modes", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t nsel = tb_select(all, all_n, sel);
     unsigned repeat = tb_repeat(2);
     tb_run("modes", sel, nsel, repeat, out, sizeof(out));
     struct totals t = {0, 0, 0, 0};
@@ -88,7 +78,8 @@ static void test_pti_and_kaslr(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and 500 required). */
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and
+     * 500 required). */
     assert_true(t.judged >= (tb_full() ? 1000u : 100u));
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
 }

@@ -14,27 +14,15 @@
 
 #include "tests/linux/testbed.h"
 
-static const struct tb_scenario scenarios[] = {
-    {"generic-1", "qemu", "generic", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     TB_CI},
-    {"generic-2", "qemu", "generic", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     TB_CI},
-    {"generic-4", "qemu", "generic", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     TB_FULL_ONLY},
-    {"cloud-1", "qemu", "cloud", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, TB_CI},
-    {"cloud-2", "qemu", "cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     TB_FULL_ONLY},
-    {"cloud-4", "qemu", "cloud", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
-     TB_FULL_ONLY},
-};
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
-
 static void test_reference_boots(void **state)
 {
     (void)state;
     char out[4096];
-    struct tb_scenario sel[N];
-    size_t n = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("reference", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     tb_run("reference", sel, n, 1, out, sizeof(out));
     char cmd[8192];
     snprintf(cmd, sizeof(cmd), "mkdir -p '%s/reference'", tb_cache());

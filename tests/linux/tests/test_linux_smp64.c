@@ -24,14 +24,6 @@
 
 #include "tests/linux/testbed.h"
 
-static const struct tb_scenario scenarios[] = {
-    {"generic-64", "record", "generic", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
-     "--hz 100 --timeout 300", NULL, TB_CI},
-    {"cloud-64", "record", "cloud", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
-     "--hz 100 --timeout 300", NULL, TB_FULL_ONLY},
-};
-#define N (sizeof(scenarios) / sizeof(scenarios[0]))
-
 /* hvprof stopped the guest at its --timeout (exit 124, "guest stopped (timeout)"): a clean stop
  * with the recording kept. */
 static bool timed_out(const struct tb_result *r)
@@ -51,8 +43,11 @@ static void test_smp64(void **state)
      * VM's timeout ended the test). 20 minutes for all L1 boots in the full matrix, 10 for CI's
      * one run; runs left then count as lost with the outer VM. */
     setenv("HVPROF_TB_DEADLINE", tb_full() ? "1200" : "600", 1);
-    struct tb_scenario sel[N];
-    size_t n = tb_select(scenarios, N, sel);
+    size_t all_n;
+    const struct tb_scenario *all = tb_group("smp64", &all_n);
+    struct tb_scenario sel[16];
+    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
+    size_t n = tb_select(all, all_n, sel);
     const unsigned RUNS = tb_repeat(3);
     char out[4096];
     tb_run("smp64", sel, n, RUNS, out, sizeof(out));

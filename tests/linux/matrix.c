@@ -1,0 +1,107 @@
+/* The Linux test bed's scenarios, group by group (docs/linux.md, "Test bed" and "CI's matrix and
+ * the full one"): one table for all tests, so that CI's matrix can run several groups in one
+ * sequence of L1 boots (test_linux_ci_runs) and each test then checks its own. Each entry says
+ * how CI's matrix runs it (enum tb_in_ci). */
+#include <stddef.h>
+#include <string.h>
+
+#include "tests/linux/testbed.h"
+
+/* The workloads (tests/linux/l2_init.sh) for 1.5 s each; --symbols: the guest's binaries, for
+ * unwind tables on pages it never touched (docs/cfi.md). */
+#define TB_WORK        "hvtest.plan=work hvtest.ms=1500"
+#define TB_OPTS        "--hz 1000 --timeout 180 --symbols /guest/files"
+#define TB_OPTS_NOSYMS "--hz 1000 --timeout 180"
+#define TB_ROOT_OPTS   "--hz 1000 --timeout 240 --symbols /guest/files --disk " TB_ROOT
+
+static const struct tb_scenario reference[] = {
+    {"generic-1", "qemu", "generic", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_CI},
+    {"generic-2", "qemu", "generic", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+    {"generic-4", "qemu", "generic", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+    {"cloud-1", "qemu", "cloud", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL, TB_CI},
+    {"cloud-2", "qemu", "cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+    {"cloud-4", "qemu", "cloud", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
+     TB_FULL_ONLY},
+};
+
+static const struct tb_scenario boot[] = {
+    {"generic-1", "record", "generic", 1, "512M", TB_WORK, TB_OPTS, NULL, TB_CI},
+    {"generic-2", "record", "generic", 2, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
+    {"generic-4", "record", "generic", 4, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-1", "record", "cloud", 1, "512M", TB_WORK, TB_OPTS, NULL, TB_CI},
+    {"cloud-2", "record", "cloud", 2, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-4", "record", "cloud", 4, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
+};
+
+static const struct tb_scenario modes[] = {
+    {"generic-nopti", "record", "generic", 2, "512M", TB_WORK " pti=off", TB_OPTS, NULL,
+     TB_CI_ONE_VCPU},
+    {"generic-pti", "record", "generic", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
+     TB_CI_ONE_VCPU},
+    {"generic-nokaslr", "record", "generic", 2, "512M", TB_WORK " nokaslr", TB_OPTS, NULL,
+     TB_FULL_ONLY},
+    {"cloud-pti-nokaslr", "record", "cloud", 2, "512M", TB_WORK " pti=on nokaslr", TB_OPTS, NULL,
+     TB_CI_ONE_VCPU},
+};
+
+static const struct tb_scenario la57[] = {
+    {"generic-la57", "record", "generic", 2, "512M", TB_WORK, TB_OPTS_NOSYMS, NULL, TB_CI_ONE_VCPU},
+    {"cloud-la57", "record", "cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS_NOSYMS, NULL,
+     TB_FULL_ONLY},
+};
+
+static const struct tb_scenario smp64[] = {
+    {"generic-64", "record", "generic", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
+     "--hz 100 --timeout 300", NULL, TB_CI},
+    {"cloud-64", "record", "cloud", 64, "1G", "hvtest.plan=boot hvtest.ms=500",
+     "--hz 100 --timeout 300", NULL, TB_FULL_ONLY},
+};
+
+static const struct tb_scenario disk[] = {
+    {"generic-disk", "record", "generic", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
+     "--hz 1000 --timeout 180 --disk " TB_DISK, NULL, TB_CI_ONE_VCPU},
+    {"cloud-disk", "record", "cloud", 2, "512M", "hvtest.plan=disk hvtest.ms=1500",
+     "--hz 1000 --timeout 180 --disk " TB_DISK, NULL, TB_FULL_ONLY},
+};
+
+static const struct tb_scenario disk_root[] = {
+    {"generic-root", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
+     TB_ROOT_OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", TB_ROOT_OPTS,
+     NULL, TB_CI_ONE_VCPU},
+    {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
+     TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
+};
+
+#define GROUP(name, table)                                                                         \
+    {                                                                                              \
+        name, table, sizeof(table) / sizeof(table[0])                                              \
+    }
+static const struct {
+    const char *name;
+    const struct tb_scenario *s;
+    size_t n;
+} groups[] = {
+    GROUP("reference", reference), GROUP("boot", boot),   GROUP("modes", modes),
+    GROUP("la57", la57),           GROUP("smp64", smp64), GROUP("disk", disk),
+    GROUP("disk-root", disk_root),
+};
+
+const struct tb_scenario *tb_group(const char *name, size_t *n)
+{
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        if (!strcmp(groups[i].name, name)) {
+            *n = groups[i].n;
+            return groups[i].s;
+        }
+    *n = 0;
+    return NULL;
+}
+
+/* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
+ * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
+const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", NULL};

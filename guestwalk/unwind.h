@@ -61,6 +61,9 @@ struct gw_stack {
      * that met a PC inside a module with tables but no rule for it (frame pointers there). */
     uint16_t cfi_frames;
     bool cfi_gap;
+    /* Frames past an interrupt or exception frame (Linux ORC: pt_regs inside the kernel): bit i
+     * set means pc[i] is the exact interrupted PC, not a return address (1 <= i < 32). */
+    uint32_t exact;
 };
 
 #define GW_STACK_INIT(array, cap) ((struct gw_stack){.pc = (array), .capacity = (cap)})
@@ -77,6 +80,7 @@ static inline void gw_stack_reset(struct gw_stack *st)
     st->user_regs_at = 0;
     st->cfi_frames = 0;
     st->cfi_gap = false;
+    st->exact = 0;
     st->fault = (struct pt_fault){0};
 }
 

@@ -207,7 +207,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             if (i == 0 && (s->fields & HVFXT_SF_PC) && a == s->pc)
                 continue;
             l->addr[n] = a;
-            l->flags[n++] = PROF_FRAME_KERNEL | PROF_FRAME_RA;
+            /* Past an interrupt frame the pc is exact (schema.h, walk word). */
+            bool exact = (s->fields & HVFXT_SF_WALK) && hvfxt_walk_kernel_frame_exact(s->walk, i);
+            l->flags[n++] = PROF_FRAME_KERNEL | (exact ? 0 : PROF_FRAME_RA);
         }
     }
     uint32_t user_from = n;

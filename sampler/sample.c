@@ -239,7 +239,7 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
         }
     }
     smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |
-               hvfxt_walk_callers(kstack.leaf, ucaller) |
+               hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
     if (halted)
         sv->st.idle++;

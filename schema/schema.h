@@ -46,6 +46,7 @@ enum hvfxt_sample_field {
 #define HVFXT_WALK_KERNEL_CALLER_SHIFT 18 /* [18..21] how the kernel leaf's caller was found */
 #define HVFXT_WALK_USER_CALLER_SHIFT   22 /* [22..25] the same for the user leaf */
 #define HVFXT_WALK_USER_CFI_SHIFT      26 /* [26..33] user frames from DWARF CFI (saturating) */
+#define HVFXT_WALK_KERNEL_EXACT_SHIFT  34 /* [34..63] bit i-1: kernel frame i (1..30) is exact */
 /* How a walk found the interrupted function's caller (frame 1): the values of guestwalk's enum
  * gw_leaf, which the sampler stores as they are (docs/fxt-samples.md, walk word). */
 enum hvfxt_caller {
@@ -64,6 +65,17 @@ static inline uint64_t hvfxt_walk_callers(unsigned kernel, unsigned user)
 {
     return ((uint64_t)(kernel & 0xf) << HVFXT_WALK_KERNEL_CALLER_SHIFT) |
            ((uint64_t)(user & 0xf) << HVFXT_WALK_USER_CALLER_SHIFT);
+}
+/* Kernel frames 1..30 that are exact interrupted PCs (past an interrupt or exception frame), not
+ * return addresses: guestwalk's gw_stack.exact (bit i: frame i). Frames past 30 are not marked
+ * and read as return addresses. */
+static inline uint64_t hvfxt_walk_kernel_exact(uint32_t exact)
+{
+    return ((uint64_t)(exact >> 1) & 0x3fffffffu) << HVFXT_WALK_KERNEL_EXACT_SHIFT;
+}
+static inline bool hvfxt_walk_kernel_frame_exact(uint64_t walk, uint32_t i)
+{
+    return i >= 1 && i <= 30 && ((walk >> (HVFXT_WALK_KERNEL_EXACT_SHIFT + i - 1)) & 1);
 }
 /* How many of a user walk's callers came from DWARF call-frame information. */
 static inline uint64_t hvfxt_walk_user_cfi(unsigned frames)

@@ -169,6 +169,7 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         memcpy(&cs, r + LX_PT_CS, 8);
         memcpy(&regs_bp, r + LX_PT_BP, 8);
         out->regs = cfa;
+        out->signal = true; /* an interrupted PC (the ORC signal bit exists only from 6.1) */
         full = true;
         break;
     }
@@ -179,6 +180,7 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         memcpy(&out->ip, r, 8);
         memcpy(&cs, r + (LX_PT_CS - LX_PT_IP), 8);
         memcpy(&out->sp, r + (LX_PT_SP - LX_PT_IP), 8);
+        out->signal = true;
         break;
     }
     default:
@@ -304,6 +306,10 @@ unsigned lx_orc_unwind(const struct lx_orc *o, struct gw_walker *w, const struct
             return bad(&k, GW_BAD_NOT_INCREASING, next.sp), st->count;
         if (st->count == 1 && st->leaf == GW_LEAF_NONE)
             st->leaf = GW_LEAF_ORC;
+        /* Past pt_regs the IP is where the interrupt struck, maybe a function's first byte: a
+         * symbolizer must not look it up at ip - 1 as it does for a return address. */
+        if (next.signal && st->count < 32)
+            st->exact |= 1u << st->count;
         st->pc[st->count++] = next.ip;
         f = next;
     }

@@ -311,6 +311,9 @@ static void test_irq_stack(void **state)
     assert_int_equal(f->pc[2], T + F_LEAF);
     assert_int_equal(f->pc[3], T + F_FORK + 5);
     assert_false(f->st.user_entry);
+    /* pc[2] is where the interrupt struck (F_LEAF's first byte): exact, not a return address,
+     * so a symbolizer names F_LEAF, not what precedes it. */
+    assert_int_equal(f->st.exact, 1u << 2);
 }
 
 /* A sample in a retpoline thunk, which ORC marks as an end: the caller whose `call rel32`

@@ -235,6 +235,49 @@ static void test_load(void **state)
     profile_free(&p);
 }
 
+/* A kernel stack through an interrupt frame (guestwalk's gw_stack.exact, the walk word's bits
+ * 34..63): the frame where the interrupt struck is exact, so it is looked up as it is (a
+ * function's first byte names that function, not the one before); the others are return
+ * addresses. */
+static void test_kernel_exact_frames(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    header(&b, "hvprof");
+    uint64_t ks[] = {0xffffffff80100100ull, 0xffffffff80100200ull, 0xffffffff80100300ull,
+                     0xffffffff80100400ull};
+    struct hvfxt_sample k = {.fields = HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                                       HVFXT_SF_PC | HVFXT_SF_KERNEL_STACK | HVFXT_SF_WALK,
+                             .ts = 100,
+                             .cpl = 0,
+                             .pc = ks[0],
+                             .kernel_stack = ks,
+                             .n_kernel = 4,
+                             .walk = hvfxt_walk_kernel_exact(1u << 2)};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &k));
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err;
+    if (fxt_load_profile(b.w, b.n * 8, &p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(p.samples.n, 1);
+    const struct prof_frame *f = &p.frames.v[p.samples.v[0].first];
+    assert_int_equal(p.samples.v[0].nframes, 4);
+    assert_int_equal(f[0].flags, PROF_FRAME_KERNEL);
+    assert_int_equal(f[1].flags, PROF_FRAME_KERNEL | PROF_FRAME_RA);
+    assert_int_equal(f[2].addr, 0xffffffff80100300ull);
+    assert_int_equal(f[2].flags, PROF_FRAME_KERNEL);
+    assert_int_equal(f[3].flags, PROF_FRAME_KERNEL | PROF_FRAME_RA);
+    /* The encoding: frame i (1..30) at bit 34 + i - 1; frame 0 and frames past 30 unmarked. */
+    assert_int_equal(hvfxt_walk_kernel_exact(1u << 2), 1ull << 35);
+    assert_false(hvfxt_walk_kernel_frame_exact(1ull << 35, 1));
+    assert_true(hvfxt_walk_kernel_frame_exact(1ull << 35, 2));
+    assert_int_equal(hvfxt_walk_kernel_exact(1u), 0);
+    assert_false(hvfxt_walk_kernel_frame_exact(~0ull, 31));
+    profile_free(&p);
+}
+
 static void test_not_a_recording(void **state)
 {
     (void)state;
@@ -277,6 +320,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_kernel_exact_frames),
         cmocka_unit_test(test_not_a_recording),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

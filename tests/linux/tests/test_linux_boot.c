@@ -67,9 +67,10 @@ static void test_boot_matrix(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and
-     * 500 required). */
-    assert_true(t.judged >= (tb_full() ? 1000u : 100u));
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' at 1.5 s, 310-500 user samples
+     * at one vCPU and 4 s (CI's matrix, 2 runs): 1000 and 1000 in the full matrix, 300 and 500 in
+     * CI's (one of its two runs may be lost to the platform). */
+    assert_true(t.judged >= (tb_full() ? 1000u : 300u));
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
     /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's
      * function in their binaries. */

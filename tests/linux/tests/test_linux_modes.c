@@ -78,10 +78,11 @@ static void test_pti_and_kaslr(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' (CI's matrix: 3 runs, 100 and
-     * 500 required). */
-    assert_true(t.judged >= (tb_full() ? 1000u : 100u));
-    assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
+    /* A run judges 70-280 user samples and 580-1360 of hv_syscalls' at 1.5 s, 310-500 user samples
+     * at one vCPU and 4 s (CI's matrix, 3 runs): 1000 and 1000 in the full matrix, 300 and 1000 in
+     * CI's. */
+    assert_true(t.judged >= (tb_full() ? 1000u : 300u));
+    assert_true(t.syscall >= 1000u);
 }
 
 int main(void)

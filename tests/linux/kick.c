@@ -7,8 +7,8 @@
  * platform's; one that only hvprof shows is hvprof's.
  *
  * Usage: hvtest_kick PID HZ MEM_BYTES
- *   PID: the QEMU process; its vCPU threads are those named "CPU N/KVM" (rescanned as they
- *   appear); MEM_BYTES: the size of the guest's RAM (-m), to find its mapping in /proc/PID/maps.
+ *   PID: the QEMU process; its vCPU threads are those named "CPU N/KVM" (QEMU names them so
+ *   with -name ...,debug-threads=on; rescanned as they appear); MEM_BYTES: the size of the guest's RAM (-m), to find its mapping in /proc/PID/maps.
  * Runs until PID exits; prints the kicks and pages read to stderr. */
 
 #include <dirent.h>

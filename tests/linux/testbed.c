@@ -125,6 +125,20 @@ void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned r
     run_group(group, s, n, repeat, out, len);
 }
 
+size_t tb_run_group(const char *group, unsigned full_repeat, struct tb_scenario *sel,
+                    unsigned *repeat, char *out, size_t len)
+{
+    size_t all_n;
+    const struct tb_scenario *all = tb_group(group, &all_n);
+    if (!all)
+        fail_msg("no test bed group %s (tests/linux/matrix.c)", group);
+    assert_true(all_n <= TB_MAX_GROUP);
+    size_t n = tb_select(all, all_n, sel);
+    *repeat = tb_repeat(full_repeat);
+    tb_run(group, sel, n, *repeat, out, len);
+    return n;
+}
+
 void tb_run_ci_shared(void)
 {
     const char *bin = env_or_fail("HVPROF_BINARY_DIR");

@@ -103,6 +103,12 @@ struct tb_result {
 /* A group's scenarios (tests/linux/matrix.c): reference, boot, modes, la57, smp64, disk,
  * disk-root; NULL and *n = 0 for an unknown name. */
 const struct tb_scenario *tb_group(const char *name, size_t *n);
+/* Select group's scenarios for the matrix in use into sel (room for TB_MAX_GROUP), run them
+ * (tb_run) `full_repeat` times in the full matrix, once in CI's; *repeat says which. Returns
+ * how many were selected. */
+#define TB_MAX_GROUP 16
+size_t tb_run_group(const char *group, unsigned full_repeat, struct tb_scenario *sel,
+                    unsigned *repeat, char *out, size_t len);
 /* The groups CI's matrix runs together in one sequence of L1 boots (NULL-terminated). */
 extern const char *const tb_ci_shared[];
 

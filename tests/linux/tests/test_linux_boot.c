@@ -54,13 +54,9 @@ static void test_boot_matrix(void **state)
     (void)state;
     char out[4096];
     struct totals t = {0, 0, 0};
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("boot", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t n = tb_select(all, all_n, sel);
-    unsigned repeat = tb_repeat(2);
-    tb_run("boot", sel, n, repeat, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t n = tb_run_group("boot", 2, sel, &repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
         tb_each_run(out, &sel[i], repeat, check, &t);
     /* Exact chains judged on enough samples over the matrix (a run may be starved). */

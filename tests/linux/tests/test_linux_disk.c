@@ -209,13 +209,9 @@ static void test_disk(void **state)
     (void)state;
     char out[4096];
     uint64_t in_virtio = 0;
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("disk", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t n = tb_select(all, all_n, sel);
-    unsigned repeat = tb_repeat(2);
-    tb_run("disk", sel, n, repeat, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t n = tb_run_group("disk", 2, sel, &repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
         tb_each_run(out, &sel[i], repeat, check, &in_virtio);
     assert_true(in_virtio > 0);
@@ -226,13 +222,9 @@ static void test_root_on_disk(void **state)
     (void)state;
     char out[4096];
     struct root_totals t = {0, 0, 0};
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("disk-root", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t n = tb_select(all, all_n, sel);
-    unsigned repeat = tb_repeat(2);
-    tb_run("disk-root", sel, n, repeat, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t n = tb_run_group("disk-root", 2, sel, &repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
         tb_each_run(out, &sel[i], repeat, check_root, &t);
     printf("root on disk: %" PRIu64 " runs checked, %" PRIu64 " killed mid-write, %" PRIu64

@@ -37,13 +37,9 @@ static void test_la57(void **state)
     (void)state;
     setenv("HVPROF_TB_CPU", "EPYC,+svm,+la57", 1);
     char out[4096];
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("la57", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t n = tb_select(all, all_n, sel);
-    unsigned repeat = tb_repeat(2);
-    tb_run("la57", sel, n, repeat, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t n = tb_run_group("la57", 2, sel, &repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
         tb_each_run(out, &sel[i], repeat, check, NULL);
 }

@@ -54,13 +54,9 @@ static void test_pti_and_kaslr(void **state)
 {
     (void)state;
     char out[4096];
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("modes", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t nsel = tb_select(all, all_n, sel);
-    unsigned repeat = tb_repeat(2);
-    tb_run("modes", sel, nsel, repeat, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t nsel = tb_run_group("modes", 2, sel, &repeat, out, sizeof(out));
     struct totals t = {0, 0, 0, 0};
     unsigned runs_pti = 0, runs_nopti = 0;
     for (size_t i = 0; i < nsel; i++) {

@@ -43,14 +43,10 @@ static void test_smp64(void **state)
      * VM's timeout ended the test). 20 minutes for all L1 boots in the full matrix, 10 for CI's
      * one run; runs left then count as lost with the outer VM. */
     setenv("HVPROF_TB_DEADLINE", tb_full() ? "1200" : "600", 1);
-    size_t all_n;
-    const struct tb_scenario *all = tb_group("smp64", &all_n);
-    struct tb_scenario sel[16];
-    assert_true(all_n <= sizeof(sel) / sizeof(sel[0]));
-    size_t n = tb_select(all, all_n, sel);
-    const unsigned RUNS = tb_repeat(3);
     char out[4096];
-    tb_run("smp64", sel, n, RUNS, out, sizeof(out));
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned runs;
+    size_t n = tb_run_group("smp64", 3, sel, &runs, out, sizeof(out));
     unsetenv("HVPROF_TB_SMP");
     unsetenv("HVPROF_TB_FAULT_ATTEMPTS");
     unsetenv("HVPROF_TB_L1_BOOTS");
@@ -58,9 +54,9 @@ static void test_smp64(void **state)
     unsigned completed = 0, lost = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned found64 = 0, finished = 0;
-        for (unsigned k = 1; k <= RUNS; k++) {
+        for (unsigned k = 1; k <= runs; k++) {
             char name[80];
-            if (RUNS > 1)
+            if (runs > 1)
                 snprintf(name, sizeof(name), "%s.%u", sel[i].name, k);
             else
                 snprintf(name, sizeof(name), "%s", sel[i].name);
@@ -113,7 +109,7 @@ static void test_smp64(void **state)
             fail_msg("%s: no run reported 64 CPUs from the ACPI tables", sel[i].name);
     }
     printf("64 vCPUs: %u of %u boots completed, %u lost with the outer VM\n", completed,
-           (unsigned)(n * RUNS), lost);
+           (unsigned)(n * runs), lost);
 }
 
 int main(void)

@@ -57,7 +57,8 @@ run_scenario() {
     qemu)
       # debug-threads: vCPU threads named "CPU n/KVM", which the kicker looks for.
       timeout 300 qemu-system-x86_64 -accel kvm -cpu host -machine pc -smp "$vcpus" -m "$mem" \
-        -name hvtest,debug-threads=on -nodefaults -display none -no-reboot -L /qemu/share -serial "file:$d/console.log" \
+        -name hvtest,debug-threads=on -nodefaults -display none -no-reboot -L /qemu/share \
+        -serial "file:$d/console.log" \
         -kernel "/guest/vmlinuz-$kernel" -initrd /guest/l2.cpio.gz -append "$cmdline" $opts \
         >"$d/summary.txt" 2>&1 &
       pid=$!

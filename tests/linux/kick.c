@@ -1,14 +1,15 @@
 /* hvtest_kick: give the test bed's reference VMM the load hvprof's sampling puts on L1
  * (docs/linux.md, "Triple faults on the test bed"): every vCPU thread of a running QEMU/KVM is
  * signalled at HZ, as hvprof's per-vCPU timers signal its own vCPU threads, and at each tick a
- * few pages of the guest's RAM are read from another thread, as hvprof's drain thread reads
- * guest memory. QEMU takes SIGUSR1 (its SIG_IPI) as a kick: KVM_RUN returns -EINTR and the vCPU
- * thread re-enters the guest at once. A guest fault that QEMU shows under this load is the
+ * few pages of the guest's RAM are read (process_vm_readv), as hvprof's drain thread reads guest
+ * memory beside them. QEMU takes SIGUSR1 (its SIG_IPI) as a kick: KVM_RUN returns -EINTR and the
+ * vCPU thread re-enters the guest at once. A guest fault that QEMU shows under this load is the
  * platform's; one that only hvprof shows is hvprof's.
  *
  * Usage: hvtest_kick PID HZ MEM_BYTES
  *   PID: the QEMU process; its vCPU threads are those named "CPU N/KVM" (QEMU names them so
- *   with -name ...,debug-threads=on; rescanned as they appear); MEM_BYTES: the size of the guest's RAM (-m), to find its mapping in /proc/PID/maps.
+ *   with -name ...,debug-threads=on; rescanned as they appear).
+ *   MEM_BYTES: the size of the guest's RAM (-m), to find its mapping in /proc/PID/maps.
  * Runs until PID exits; prints the kicks and pages read to stderr. */
 
 #include <dirent.h>
@@ -30,7 +31,7 @@
 struct kick {
     pid_t pid;
     pid_t tids[MAX_VCPUS];
-    unsigned ntids;
+    unsigned ntids, most; /* vCPU threads now, and the most seen at once */
     uint64_t ram_lo, ram_size;
     uint64_t kicks, pages;
     uint64_t rng;
@@ -57,6 +58,8 @@ static void scan_vcpus(struct kick *k)
         fclose(f);
     }
     closedir(d);
+    if (k->ntids > k->most)
+        k->most = k->ntids;
 }
 
 /* The guest's RAM: the first mapping of exactly its size (QEMU maps it anonymous, read-write). */
@@ -138,6 +141,6 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "hvtest_kick: %" PRIu64 " kicks to %u vCPU threads at %ld Hz, %" PRIu64
             " guest pages read (RAM %s)\n",
-            k.kicks, k.ntids, hz, k.pages, k.ram_size ? "found" : "NOT found");
+            k.kicks, k.most, hz, k.pages, k.ram_size ? "found" : "NOT found");
     return 0;
 }

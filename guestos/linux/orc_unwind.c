@@ -169,7 +169,7 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
         memcpy(&cs, r + LX_PT_CS, 8);
         memcpy(&regs_bp, r + LX_PT_BP, 8);
         out->regs = cfa;
-        out->signal = true; /* an interrupted PC (the ORC signal bit exists only from 6.1) */
+        out->signal = true; /* an interrupted PC (ORC entries carry a signal bit only from 6.3) */
         full = true;
         break;
     }

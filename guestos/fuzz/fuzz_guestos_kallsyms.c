@@ -37,7 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct lx_kimage k = {.mem = &mem, .phys_base = 0, .image_size = mem.slot[0].size};
         size_t n = 0;
         struct lx_kallsyms_info info;
-        (void)lx_kallsyms_decode(&k, &v, count, &n, &info, NULL);
+        struct lx_kallsyms_loc loc;
+        uint64_t stext = 0;
+        (void)lx_vmcoreinfo_symbol(&v, "_stext", &stext);
+        if (lx_kallsyms_loc_from_vmcoreinfo(&v, &loc))
+            (void)lx_kallsyms_decode(&k, &loc, stext, count, &n, &info, NULL);
+    }
+    /* the tables found by their structure anywhere in the image, and decoded */
+    {
+        struct lx_kimage k = {.mem = &mem, .phys_base = 0, .image_size = mem.slot[0].size};
+        struct lx_kallsyms_loc loc;
+        size_t n = 0;
+        struct lx_kallsyms_info info;
+        if (lx_kallsyms_find(&k, LX_START_KERNEL_MAP, LX_START_KERNEL_MAP + k.image_size, &loc,
+                             NULL) == 0)
+            (void)lx_kallsyms_decode(&k, &loc, LX_START_KERNEL_MAP, count, &n, &info, NULL);
     }
     /* and the whole discovery, scan included */
     struct lx_kernel *kern = lx_kernel_new();

@@ -231,6 +231,15 @@ int lx_capture(const struct gmem *mem, const char *path, FILE *log, struct hv_er
         lx_kernel_free(k);
         goto out;
     }
+    /* A kernel before 6.0: the layer searches its image for the kallsyms tables, reading tens
+     * of MiB that the capture need not hold. Found once here, unwatched, the search below
+     * starts at the tables' page; on the capture it reads zeros up to there. */
+    struct lx_kallsyms_loc named;
+    if (!lx_kallsyms_loc_from_vmcoreinfo(&k->vmci, &named)) {
+        struct hv_err ignored;
+        if (lx_kernel_describe(k, &copy, &ignored) == 1)
+            k->kallsyms_scan_from = k->ks_loc.token_table & ~(uint64_t)(PAGE - 1);
+    }
     /* From here on, only what the layer reads: the VMCOREINFO page itself, then every page
      * touched. */
     for (unsigned i = 0; i < cap.n; i++)

@@ -41,13 +41,12 @@ static bool name_byte_ok(unsigned char c)
     return c > 0x20 && c < 0x7f;
 }
 
-static int load_tokens(const struct lx_kimage *k, const struct lx_vmcoreinfo *v, struct tables *t,
-                       struct hv_err *err)
+static int load_tokens(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc,
+                       struct tables *t, struct hv_err *err)
 {
-    uint64_t table_va, index_va;
-    if (!lx_vmcoreinfo_symbol(v, "kallsyms_token_table", &table_va) ||
-        !lx_vmcoreinfo_symbol(v, "kallsyms_token_index", &index_va))
-        return hv_errf(err, "kallsyms: VMCOREINFO does not locate the token tables");
+    uint64_t table_va = loc->token_table, index_va = loc->token_index;
+    if (!table_va || !index_va)
+        return hv_errf(err, "kallsyms: the token tables are not located");
     uint16_t index[NTOKENS];
     if (!lx_kimage_read(k, index_va, index, sizeof(index)))
         return hv_errf(err, "kallsyms: token index at 0x%" PRIx64 " is not in the kernel image",
@@ -84,14 +83,12 @@ static int load_tokens(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
     return 0;
 }
 
-static int load_tables(const struct lx_kimage *k, const struct lx_vmcoreinfo *v, struct tables *t,
-                       struct hv_err *err)
+static int load_tables(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc,
+                       struct tables *t, struct hv_err *err)
 {
-    uint64_t num_va, names_va;
-    if (!lx_vmcoreinfo_symbol(v, "kallsyms_num_syms", &num_va) ||
-        !lx_vmcoreinfo_symbol(v, "kallsyms_names", &names_va))
-        return hv_errf(err, "kallsyms: VMCOREINFO does not list the kallsyms tables (a kernel "
-                            "before 6.0, or without CONFIG_KALLSYMS)");
+    uint64_t num_va = loc->num_syms, names_va = loc->names;
+    if (!num_va || !names_va)
+        return hv_errf(err, "kallsyms: kallsyms_num_syms and kallsyms_names are not located");
     if (!lx_kimage_u32(k, num_va, &t->n))
         return hv_errf(
             err, "kallsyms: kallsyms_num_syms at 0x%" PRIx64 " is not in the kernel image", num_va);
@@ -102,9 +99,11 @@ static int load_tables(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
     if (!t->names)
         return hv_errf(err, "kallsyms: kallsyms_names at 0x%" PRIx64 " is not in the kernel image",
                        names_va);
-    t->has_offsets = lx_vmcoreinfo_symbol(v, "kallsyms_offsets", &t->offsets_va) &&
-                     lx_vmcoreinfo_symbol(v, "kallsyms_relative_base", &t->relative_base);
-    t->has_addresses = lx_vmcoreinfo_symbol(v, "kallsyms_addresses", &t->addresses_va);
+    t->offsets_va = loc->offsets;
+    t->relative_base = loc->relative_base;
+    t->addresses_va = loc->addresses;
+    t->has_offsets = t->offsets_va && t->relative_base;
+    t->has_addresses = t->addresses_va != 0;
     if (t->has_offsets) {
         uint64_t base_va = t->relative_base; /* SYMBOL() gives the variable's address */
         if (!lx_kimage_u64(k, base_va, &t->relative_base) ||
@@ -116,7 +115,7 @@ static int load_tables(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
     if (!t->has_offsets && !t->has_addresses)
         return hv_errf(err, "kallsyms: neither kallsyms_offsets with kallsyms_relative_base nor "
                             "kallsyms_addresses can be read");
-    return load_tokens(k, v, t, err);
+    return load_tokens(k, loc, t, err);
 }
 
 /* Decode the name at *pos into buf (type letter first, NUL-terminated, truncated to
@@ -172,8 +171,9 @@ static bool address_of(const struct lx_kimage *k, const struct tables *t, enum l
     }
 }
 
-int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v, lx_ksym_fn fn,
-                       void *ctx, struct lx_kallsyms_info *info, struct hv_err *err)
+int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc,
+                       uint64_t stext, lx_ksym_fn fn, void *ctx, struct lx_kallsyms_info *info,
+                       struct hv_err *err)
 {
     struct tables *t = calloc(1, sizeof(*t));
     if (!t)
@@ -181,12 +181,7 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
     int rc = -1;
     char name[LX_KSYM_NAME_MAX + 2];
     size_t len;
-    uint64_t stext;
-    if (!lx_vmcoreinfo_symbol(v, "_stext", &stext)) {
-        hv_errf(err, "kallsyms: VMCOREINFO has no SYMBOL(_stext) to check addresses against");
-        goto out;
-    }
-    if (load_tables(k, v, t, err) < 0)
+    if (load_tables(k, loc, t, err) < 0)
         goto out;
 
     /* Pass 1: where _stext is, which picks the address mode. */
@@ -247,7 +242,8 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v,
             goto out;
     }
     if (info)
-        *info = (struct lx_kallsyms_info){.nsyms = t->n, .mode = mode, .stext = stext};
+        *info = (struct lx_kallsyms_info){
+            .nsyms = t->n, .mode = mode, .stext = stext, .by_structure = loc->by_structure};
     rc = 0;
 out:
     free(t);

@@ -1,6 +1,6 @@
 /* The kernel's own symbol table, decoded from guest memory: the compressed kallsyms tables that
- * VMCOREINFO locates since Linux 6.0 (kernel/kallsyms.c, scripts/kallsyms.c; the layout is in
- * docs/linux-introspection.md).
+ * VMCOREINFO locates since Linux 6.0, or that kallsyms_find.h finds by their structure before
+ * (kernel/kallsyms.c, scripts/kallsyms.c; the layout is in docs/linux-introspection.md).
  *
  *   kallsyms_num_syms      u32 n
  *   kallsyms_names         per symbol: a length L (1 byte, or from 6.1 two bytes ULEB128 when
@@ -24,8 +24,8 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "guestos/linux/kallsyms_find.h"
 #include "guestos/linux/kimage.h"
-#include "guestos/linux/vmcoreinfo.h"
 
 #define LX_KALLSYMS_MAX_SYMS (1u << 20) /* a distribution kernel has ~200k */
 #define LX_KSYM_NAME_MAX     512        /* KSYM_NAME_LEN since 6.1 */
@@ -44,7 +44,8 @@ enum lx_kallsyms_mode {
 struct lx_kallsyms_info {
     uint32_t nsyms;
     enum lx_kallsyms_mode mode;
-    uint64_t stext; /* SYMBOL(_stext), which the chosen mode reproduces */
+    uint64_t stext;    /* SYMBOL(_stext), which the chosen mode reproduces */
+    bool by_structure; /* the tables were found by lx_kallsyms_find(), not VMCOREINFO */
 };
 
 /* Called for each symbol in table order (sorted by address): its run-time address, nm type
@@ -53,11 +54,12 @@ struct lx_kallsyms_info {
 typedef int (*lx_ksym_fn)(void *ctx, uint64_t addr, char type, const char *name, size_t len,
                           struct hv_err *err);
 
-/* Decode the table VMCOREINFO `v` names, reading the image through `k`. Returns 0 (every symbol
- * passed to fn, *info filled), or -1 with err: no kallsyms lines (a kernel before 6.0, or
- * without CONFIG_KALLSYMS), a table that does not decode, or no address mode that maps _stext
- * right. */
-int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_vmcoreinfo *v, lx_ksym_fn fn,
-                       void *ctx, struct lx_kallsyms_info *info, struct hv_err *err);
+/* Decode the tables at `loc` (named by VMCOREINFO or found by lx_kallsyms_find()), reading the
+ * image through `k`; `stext` is VMCOREINFO's SYMBOL(_stext). Returns 0 (every symbol passed to
+ * fn, *info filled), or -1 with err: tables not located or that do not decode, or no address
+ * mode that maps _stext right. */
+int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc,
+                       uint64_t stext, lx_ksym_fn fn, void *ctx, struct lx_kallsyms_info *info,
+                       struct hv_err *err);
 
 const char *lx_kallsyms_mode_name(enum lx_kallsyms_mode m);

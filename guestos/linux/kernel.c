@@ -239,7 +239,20 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
     k->kaslr_offset = k->vmci.has_kernel_offset ? k->vmci.kernel_offset : 0;
     if (check_release(k, err) < 0)
         return -1;
-    if (lx_kallsyms_decode(&k->img, &k->vmci, on_symbol, k, &k->ks, err) < 0) {
+    uint64_t stext;
+    if (!lx_vmcoreinfo_symbol(&k->vmci, "_stext", &stext))
+        return hv_errf(err, "vmcoreinfo: no SYMBOL(_stext) to check kallsyms against");
+    if (!lx_kallsyms_loc_from_vmcoreinfo(&k->vmci, &k->ks_loc)) {
+        /* Before 6.0 VMCOREINFO does not name the tables: they are in the image's read-only
+         * data, after the code that starts at _stext. */
+        uint64_t end = LX_START_KERNEL_MAP + k->img.image_size;
+        uint64_t from = k->kallsyms_scan_from ? k->kallsyms_scan_from : stext;
+        uint64_t to = stext < end && end - stext > LX_KALLSYMS_SCAN_MAX ? stext + LX_KALLSYMS_SCAN_MAX
+                                                                       : end;
+        if (lx_kallsyms_find(&k->img, from, to, &k->ks_loc, err) < 0)
+            return -1;
+    }
+    if (lx_kallsyms_decode(&k->img, &k->ks_loc, stext, on_symbol, k, &k->ks, err) < 0) {
         reset_symbols(k);
         return -1;
     }

@@ -43,6 +43,11 @@ struct lx_kernel {
     struct lx_vmcoreinfo vmci;
     struct lx_kimage img;
     struct lx_kallsyms_info ks;
+    struct lx_kallsyms_loc ks_loc; /* where the tables were: VMCOREINFO's, or found */
+    /* Where the structural search for kallsyms starts (0: at _stext). The capture sets it to
+     * the token table's page found before, so that it stores only the pages decoding needs;
+     * the search on the capture then reads zeros up to there and finds the same tables. */
+    uint64_t kallsyms_scan_from;
     uint64_t kaslr_offset; /* KERNELOFFSET: run-time - link-time address of the image */
     struct lx_ksym *syms;
     size_t nsyms, syms_cap;
@@ -70,7 +75,8 @@ void lx_kernel_free(struct lx_kernel *k);
 /* Find VMCOREINFO in guest RAM, check it against the memory it describes (the release string
  * at init_uts_ns read through phys_base), and decode kallsyms. 1: k is filled; 0: no VMCOREINFO
  * in RAM yet; -1: err says why this kernel cannot be read (copies that disagree, a kernel
- * before 6.0 without kallsyms in VMCOREINFO, tables that do not decode). */
+ * before 6.0 whose kallsyms tables are not found by their structure either, tables that do not
+ * decode). */
 int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err);
 
 /* The same after the VMCOREINFO scan: from k->vmci as lx_vmcoreinfo_find() left it (the capture

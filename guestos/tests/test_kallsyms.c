@@ -248,7 +248,11 @@ static void decode_and_check(enum mode mode, enum lx_kallsyms_mode want_mode)
     struct lx_kimage k = kimage(&m);
     struct collected *c = calloc(1, sizeof(*c));
     struct lx_kallsyms_info info;
-    int rc = lx_kallsyms_decode(&k, &v, collect, c, &info, &err);
+    struct lx_kallsyms_loc loc;
+    uint64_t stext;
+    assert_true(lx_kallsyms_loc_from_vmcoreinfo(&v, &loc));
+    assert_true(lx_vmcoreinfo_symbol(&v, "_stext", &stext));
+    int rc = lx_kallsyms_decode(&k, &loc, stext, collect, c, &info, &err);
     if (rc)
         fail_msg("%s", err.msg);
     assert_int_equal(info.nsyms, NSYMS);

@@ -1,0 +1,242 @@
+#include "guestos/linux/kallsyms_find.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guestos/linux/kallsyms.h"
+
+#define NTOKENS       256
+#define TOKEN_LEN_MAX 256   /* a real token is 1-20 characters */
+#define TABLE_MAX     16384 /* a real token table is 1-3 KiB */
+/* A block of 256 names takes at least 2 bytes a name (a length, one token) and at most a
+ * two-byte length and LX_KSYM_NAME_MAX tokens a name. */
+#define BLOCK_MIN 512u
+#define BLOCK_MAX (256u * (2u + LX_KSYM_NAME_MAX))
+#define MARKERS_MAX (LX_KALLSYMS_MAX_SYMS / 256)
+
+bool lx_kallsyms_loc_from_vmcoreinfo(const struct lx_vmcoreinfo *v, struct lx_kallsyms_loc *loc)
+{
+    *loc = (struct lx_kallsyms_loc){0};
+    bool named = lx_vmcoreinfo_symbol(v, "kallsyms_num_syms", &loc->num_syms);
+    named |= lx_vmcoreinfo_symbol(v, "kallsyms_names", &loc->names);
+    named |= lx_vmcoreinfo_symbol(v, "kallsyms_token_table", &loc->token_table);
+    named |= lx_vmcoreinfo_symbol(v, "kallsyms_token_index", &loc->token_index);
+    if (!lx_vmcoreinfo_symbol(v, "kallsyms_offsets", &loc->offsets) ||
+        !lx_vmcoreinfo_symbol(v, "kallsyms_relative_base", &loc->relative_base))
+        loc->offsets = loc->relative_base = 0;
+    (void)lx_vmcoreinfo_symbol(v, "kallsyms_addresses", &loc->addresses);
+    return named;
+}
+
+static bool token_byte_ok(uint8_t c)
+{
+    return c > 0x20 && c < 0x7f;
+}
+
+/* `hit` holds "0\0" ... "9\0": if it is token 0x30 of a token table, find the table's start
+ * and index. The table's end is found by walking its last 208 strings; the index follows at the
+ * next 8-byte boundary and says where token 0x30 lies from the start. Every one of the 256
+ * strings is then checked against the index. */
+static bool token_table_at(const struct lx_kimage *k, uint64_t hit, uint64_t *table,
+                           uint64_t *index)
+{
+    uint64_t p = hit;
+    for (unsigned i = '0'; i < NTOKENS; i++) {
+        unsigned len = 0;
+        uint8_t c;
+        for (;;) {
+            if (!lx_kimage_read(k, p + len, &c, 1))
+                return false;
+            if (c == 0)
+                break;
+            if (!token_byte_ok(c) || ++len > TOKEN_LEN_MAX)
+                return false;
+        }
+        if (len == 0)
+            return false;
+        p += len + 1;
+    }
+    uint64_t index_va = (p + 7) & ~7ull;
+    uint16_t idx[NTOKENS];
+    if (!lx_kimage_read(k, index_va, idx, sizeof(idx)) || idx[0] != 0 || idx['0'] > hit ||
+        idx['0'] >= TABLE_MAX)
+        return false;
+    uint64_t start = hit - idx['0'];
+    uint64_t size = p - start;
+    if (size > TABLE_MAX)
+        return false;
+    uint8_t *buf = malloc(size);
+    if (!buf || !lx_kimage_read(k, start, buf, size)) {
+        free(buf);
+        return false;
+    }
+    bool ok = true;
+    uint64_t off = 0;
+    for (unsigned i = 0; i < NTOKENS && ok; i++) {
+        if (idx[i] != off) {
+            ok = false;
+            break;
+        }
+        uint64_t len = 0;
+        while (off + len < size && buf[off + len] != 0)
+            ok &= token_byte_ok(buf[off + len++]);
+        ok &= len > 0 && off + len < size;
+        off += len + 1;
+    }
+    free(buf);
+    if (!ok || off != size)
+        return false;
+    *table = start;
+    *index = index_va;
+    return true;
+}
+
+static int find_token_table(const struct lx_kimage *k, uint64_t from, uint64_t to,
+                            uint64_t *table, uint64_t *index)
+{
+    static const char digits[] = "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9";
+    const size_t plen = sizeof(digits); /* with the final NUL */
+    uint64_t va = from;
+    while (va < to) {
+        uint64_t avail;
+        const uint8_t *p = lx_kimage_span(k, va, &avail);
+        if (!p) { /* not RAM or not the image: the next page may be */
+            va = (va | 0xfff) + 1;
+            continue;
+        }
+        if (avail > to - va)
+            avail = to - va;
+        const uint8_t *s = p, *end = p + avail;
+        while ((size_t)(end - s) >= plen) {
+            const uint8_t *h = memmem(s, (size_t)(end - s), digits, plen);
+            if (!h)
+                break;
+            if (token_table_at(k, va + (uint64_t)(h - p), table, index))
+                return 0;
+            s = h + 1;
+        }
+        va += avail;
+    }
+    return -1;
+}
+
+/* The names at `names` (n of them, n read before them) end where the markers start, and name
+ * 256*i begins where marker i says. */
+static bool names_fit(const struct lx_kimage *k, uint64_t num_syms, uint64_t names,
+                      uint64_t markers_va, const uint32_t *markers, uint32_t nmarkers)
+{
+    uint32_t n;
+    if (!lx_kimage_u32(k, num_syms, &n) || n == 0 || (n + 255) / 256 != nmarkers)
+        return false;
+    uint64_t avail;
+    const volatile uint8_t *s = lx_kimage_span(k, names, &avail);
+    uint64_t limit = markers_va - names;
+    if (!s || avail < limit)
+        return false;
+    uint64_t pos = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i % 256 == 0 && pos != markers[i / 256])
+            return false;
+        if (pos >= limit)
+            return false;
+        unsigned len = s[pos++];
+        if (len & 0x80) {
+            if (pos >= limit)
+                return false;
+            len = (len & 0x7f) | ((unsigned)s[pos++] << 7);
+        }
+        if (len == 0 || len > limit - pos)
+            return false;
+        pos += len;
+    }
+    return markers_va - (names + pos) < 8; /* the markers start at the next 4- or 8-byte boundary */
+}
+
+/* Markers starting at P: 0, then steps a block of names can take. Their count, or 0. */
+static uint32_t markers_at(const struct lx_kimage *k, uint64_t p, uint64_t table, uint32_t *out)
+{
+    uint32_t m = 0, prev = 0;
+    while (m < MARKERS_MAX && p + 4ull * (m + 1) <= table) {
+        uint32_t v;
+        if (!lx_kimage_u32(k, p + 4ull * m, &v))
+            break;
+        if (m == 0 ? v != 0 : (v - prev < BLOCK_MIN || v - prev > BLOCK_MAX || v < prev))
+            break;
+        out[m++] = prev = v;
+    }
+    return m;
+}
+
+int lx_kallsyms_find(const struct lx_kimage *k, uint64_t from, uint64_t to,
+                     struct lx_kallsyms_loc *loc, struct hv_err *err)
+{
+    *loc = (struct lx_kallsyms_loc){0};
+    uint64_t table, index;
+    if (find_token_table(k, from, to, &table, &index) < 0)
+        return hv_errf(err,
+                       "kallsyms: VMCOREINFO does not name the tables (it does from Linux 6.0 "
+                       "on) and there is no token table in the image's 0x%" PRIx64 "-0x%" PRIx64,
+                       from, to);
+    uint32_t *markers = malloc(MARKERS_MAX * sizeof(*markers));
+    if (!markers)
+        return hv_errf(err, "kallsyms: out of memory");
+    uint64_t lowest = table - LX_START_KERNEL_MAP > LX_KALLSYMS_MARKERS_WINDOW
+                          ? table - LX_KALLSYMS_MARKERS_WINDOW
+                          : LX_START_KERNEL_MAP;
+    int rc = -1;
+    /* The markers start with a 0, at a 4-byte boundary (8 before 7.x). */
+    for (uint64_t p = (table & ~3ull) - 4; p >= lowest && p > LX_START_KERNEL_MAP + 16; p -= 4) {
+        uint32_t v;
+        if (!lx_kimage_u32(k, p, &v) || v != 0)
+            continue;
+        uint32_t m = markers_at(k, p, table, markers);
+        if (m < 2)
+            continue;
+        /* The names end at p, and their last block takes at most BLOCK_MAX bytes after
+         * markers[m - 1]: the names start in that window, at a 4-byte boundary, right after
+         * num_syms (7.x) or at the 8-byte boundary after it (5.x, 6.x). */
+        uint64_t hi = p - markers[m - 1];
+        if (hi > p || hi < LX_START_KERNEL_MAP + BLOCK_MAX + 16)
+            continue;
+        for (uint64_t s = hi & ~3ull; s + BLOCK_MAX >= hi; s -= 4) {
+            uint64_t num = s - 4;
+            if (!names_fit(k, num, s, p, markers, m)) {
+                uint32_t pad;
+                num = s - 8;
+                if ((s & 7) || !lx_kimage_u32(k, s - 4, &pad) || pad != 0 ||
+                    !names_fit(k, num, s, p, markers, m))
+                    continue;
+            }
+            uint32_t n;
+            (void)lx_kimage_u32(k, num, &n);
+            uint64_t offsets_size = ((uint64_t)n * 4 + 7) & ~7ull, base;
+            *loc = (struct lx_kallsyms_loc){
+                .num_syms = num,
+                .names = s,
+                .markers = p,
+                .token_table = table,
+                .token_index = index,
+                .relative_base = (num & ~7ull) - 8,
+                .offsets = (num & ~7ull) - 8 - offsets_size,
+                .addresses = (num & ~7ull) - (uint64_t)n * 8,
+                .by_structure = true,
+            };
+            /* 5.x and 6.1 put the offsets and relative_base before num_syms; 6.12 puts them
+             * after the token index. relative_base holds a kernel address. */
+            if (!lx_kimage_u64(k, loc->relative_base, &base) || base < LX_START_KERNEL_MAP) {
+                loc->offsets = index + ((NTOKENS * 2 + 7) & ~7ull);
+                loc->relative_base = loc->offsets + offsets_size;
+            }
+            rc = 0;
+            goto out;
+        }
+    }
+    hv_errf(err,
+            "kallsyms: a token table at 0x%" PRIx64 ", but no names and markers before it that "
+            "agree",
+            table);
+out:
+    free(markers);
+    return rc;
+}

@@ -15,7 +15,7 @@ struct tables {
     uint64_t names_len;
     char tokbuf[TOKEN_TABLE_MAX + 1]; /* a stable copy of the token table */
     uint16_t tok_off[NTOKENS], tok_len[NTOKENS];
-    bool has_offsets, has_addresses;
+    bool has_offsets, has_base, has_addresses;
     uint64_t offsets_va, addresses_va, relative_base;
 };
 
@@ -100,21 +100,16 @@ static int load_tables(const struct lx_kimage *k, const struct lx_kallsyms_loc *
         return hv_errf(err, "kallsyms: kallsyms_names at 0x%" PRIx64 " is not in the kernel image",
                        names_va);
     t->offsets_va = loc->offsets;
-    t->relative_base = loc->relative_base;
     t->addresses_va = loc->addresses;
-    t->has_offsets = t->offsets_va && t->relative_base;
-    t->has_addresses = t->addresses_va != 0;
-    if (t->has_offsets) {
-        uint64_t base_va = t->relative_base; /* SYMBOL() gives the variable's address */
-        if (!lx_kimage_u64(k, base_va, &t->relative_base) ||
-            !lx_kimage_ptr(k, t->offsets_va, (uint64_t)t->n * 4))
-            t->has_offsets = false;
-    }
-    if (t->has_addresses && !lx_kimage_ptr(k, t->addresses_va, (uint64_t)t->n * 8))
-        t->has_addresses = false;
+    t->has_offsets = t->offsets_va && lx_kimage_ptr(k, t->offsets_va, (uint64_t)t->n * 4);
+    /* SYMBOL() gives the variable's address. Place-relative offsets (Debian's 7.x) need no
+     * base, and VMCOREINFO then names none. */
+    t->has_base = t->has_offsets && loc->relative_base &&
+                  lx_kimage_u64(k, loc->relative_base, &t->relative_base);
+    t->has_addresses = t->addresses_va && lx_kimage_ptr(k, t->addresses_va, (uint64_t)t->n * 8);
     if (!t->has_offsets && !t->has_addresses)
-        return hv_errf(err, "kallsyms: neither kallsyms_offsets with kallsyms_relative_base nor "
-                            "kallsyms_addresses can be read");
+        return hv_errf(err, "kallsyms: neither kallsyms_offsets nor kallsyms_addresses can be "
+                            "read");
     return load_tokens(k, loc, t, err);
 }
 
@@ -213,8 +208,10 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     bool found = false;
     enum lx_kallsyms_mode mode = LX_KALLSYMS_ABSOLUTE;
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]) && !found; m++) {
-        bool uses_offsets = modes[m] != LX_KALLSYMS_ABSOLUTE;
-        if (uses_offsets ? !t->has_offsets : !t->has_addresses)
+        bool usable = modes[m] == LX_KALLSYMS_ABSOLUTE        ? t->has_addresses
+                      : modes[m] == LX_KALLSYMS_PLACE_RELATIVE ? t->has_offsets
+                                                               : t->has_base;
+        if (!usable)
             continue;
         uint64_t a;
         if (address_of(k, t, modes[m], stext_index, &a) && a == stext) {

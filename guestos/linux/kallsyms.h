@@ -6,7 +6,8 @@
  *   kallsyms_names         per symbol: a length L (1 byte, or from 6.1 two bytes ULEB128 when
  *                          L > 0x7f), then L token indices
  *   kallsyms_token_table   256 NUL-terminated strings; kallsyms_token_index: u16[256] offsets
- *   kallsyms_offsets       s32[n] with kallsyms_relative_base (u64), or kallsyms_addresses u64[n]
+ *   kallsyms_offsets       s32[n] with kallsyms_relative_base (u64), or alone (place-relative,
+ *                          Debian's 7.x: VMCOREINFO names no base), or kallsyms_addresses u64[n]
  *
  * A name expands to its tokens' strings; its first character is the nm type letter. How an
  * address is computed depends on the kernel's configuration and version (absolute, base-

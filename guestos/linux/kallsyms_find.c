@@ -22,9 +22,8 @@ bool lx_kallsyms_loc_from_vmcoreinfo(const struct lx_vmcoreinfo *v, struct lx_ka
     named |= lx_vmcoreinfo_symbol(v, "kallsyms_names", &loc->names);
     named |= lx_vmcoreinfo_symbol(v, "kallsyms_token_table", &loc->token_table);
     named |= lx_vmcoreinfo_symbol(v, "kallsyms_token_index", &loc->token_index);
-    if (!lx_vmcoreinfo_symbol(v, "kallsyms_offsets", &loc->offsets) ||
-        !lx_vmcoreinfo_symbol(v, "kallsyms_relative_base", &loc->relative_base))
-        loc->offsets = loc->relative_base = 0;
+    (void)lx_vmcoreinfo_symbol(v, "kallsyms_offsets", &loc->offsets);
+    (void)lx_vmcoreinfo_symbol(v, "kallsyms_relative_base", &loc->relative_base);
     (void)lx_vmcoreinfo_symbol(v, "kallsyms_addresses", &loc->addresses);
     return named;
 }

@@ -122,7 +122,7 @@ static struct ksym syms[] = {
 };
 #define NSYMS (sizeof(syms) / sizeof(syms[0]))
 
-enum mode { PERCPU, RELATIVE };
+enum mode { PERCPU, RELATIVE, PLACE };
 
 /* Build the image: tables at TABLES, VMCOREINFO text in m->vmci, its data page in RAM. */
 static void build(struct img *m, enum mode mode)
@@ -171,16 +171,19 @@ static void build(struct img *m, enum mode mode)
     uint64_t index_va = place(m, index, sizeof(index));
     uint64_t base = TEXT; /* the lowest non-absolute address */
     int32_t offs[NSYMS];
-    if (mode == RELATIVE)
-        syms[0].addr = syms[1].addr = base; /* no absolute symbols in this mode */
+    if (mode != PERCPU)
+        syms[0].addr = syms[1].addr = base; /* no absolute symbols in these modes */
+    uint64_t offs_va = m->cur;
     for (size_t i = 0; i < NSYMS; i++) {
         bool absolute = syms[i].name[0] == 'A';
         if (mode == PERCPU)
             offs[i] = absolute ? (int32_t)syms[i].addr : (int32_t)(base - 1 - syms[i].addr);
-        else
+        else if (mode == RELATIVE)
             offs[i] = (int32_t)(uint32_t)(syms[i].addr - base);
+        else /* each entry relative to its own address (7.x) */
+            offs[i] = (int32_t)(syms[i].addr - (offs_va + 4 * i));
     }
-    uint64_t offs_va = place(m, offs, sizeof(offs));
+    assert_int_equal(place(m, offs, sizeof(offs)), offs_va);
     uint64_t base_va = place(m, &base, 8);
 
     char uts[400] = {0};
@@ -199,7 +202,8 @@ static void build(struct img *m, enum mode mode)
     vmci_line(m, "SYMBOL(kallsyms_token_table)=%llx\n", (unsigned long long)table_va);
     vmci_line(m, "SYMBOL(kallsyms_token_index)=%llx\n", (unsigned long long)index_va);
     vmci_line(m, "SYMBOL(kallsyms_offsets)=%llx\n", (unsigned long long)offs_va);
-    vmci_line(m, "SYMBOL(kallsyms_relative_base)=%llx\n", (unsigned long long)base_va);
+    if (mode != PLACE) /* 7.x names no base */
+        vmci_line(m, "SYMBOL(kallsyms_relative_base)=%llx\n", (unsigned long long)base_va);
     vmci_line(m, "NUMBER(phys_base)=%lld\n",
               (long long)PHYS_BASE); /* signed, as the kernel prints it */
     vmci_line(m, "KERNELOFFSET=%llx\n", (unsigned long long)KASLR);
@@ -271,6 +275,14 @@ static void test_absolute_percpu(void **state)
 {
     (void)state;
     decode_and_check(PERCPU, LX_KALLSYMS_ABSOLUTE_PERCPU);
+}
+
+static void test_place_relative(void **state)
+{
+    (void)state;
+    decode_and_check(PLACE, LX_KALLSYMS_PLACE_RELATIVE);
+    syms[0].addr = 0x22d00; /* restore the per-CPU values for the other tests */
+    syms[1].addr = 0;
 }
 
 static void test_relative(void **state)
@@ -398,6 +410,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_absolute_percpu), cmocka_unit_test(test_relative),
+        cmocka_unit_test(test_place_relative),
         cmocka_unit_test(test_discover),        cmocka_unit_test(test_not_yet),
         cmocka_unit_test(test_hostile),
     };

@@ -77,6 +77,24 @@ static const struct tb_scenario disk_root[] = {
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };
 
+/* The kernel matrix (docs/linux.md, "The kernel matrix"): the generic kernels of Debian 11 (5.10),
+ * 13 (6.12) and sid (the newest, 7.x), fetched by suite (prepare.sh), beside 12's 6.1 in the
+ * groups above; with KASLR and PTI. Under trixie's QEMU as L0: bookworm's cannot run 5.10 or 7.x
+ * (its TCG ignores SVM's XSETBV intercept). The references boot each kernel in QEMU/KVM in the
+ * same L1, for the console comparison (tb_check_console_clean). */
+static const struct tb_scenario kernels[] = {
+    {"bullseye-ref", "qemu", "bullseye", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
+     NULL, TB_CI_ONE_VCPU},
+    {"trixie-ref", "qemu", "trixie", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
+     NULL, TB_CI_ONE_VCPU},
+    {"sid-ref", "qemu", "sid", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL, NULL,
+     TB_CI_ONE_VCPU},
+    {"bullseye", "record", "bullseye", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
+     TB_CI_ONE_VCPU},
+    {"trixie", "record", "trixie", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_CI_ONE_VCPU},
+    {"sid", "record", "sid", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_CI_ONE_VCPU},
+};
+
 #define GROUP(name, table)                                                                         \
     {                                                                                              \
         name, table, sizeof(table) / sizeof(table[0])                                              \
@@ -88,7 +106,7 @@ static const struct {
 } groups[] = {
     GROUP("reference", reference), GROUP("boot", boot),   GROUP("modes", modes),
     GROUP("la57", la57),           GROUP("smp64", smp64), GROUP("disk", disk),
-    GROUP("disk-root", disk_root),
+    GROUP("disk-root", disk_root), GROUP("kernels", kernels),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)

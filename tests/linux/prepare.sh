@@ -97,6 +97,61 @@ kernel() { # kernel NAME METAPACKAGE PATTERN
 }
 kernel generic linux-image-amd64 '^linux-image-[0-9].*-amd64$'
 kernel cloud linux-image-cloud-amd64 '^linux-image-[0-9].*-cloud-amd64$'
+echo "$cache/pkg/$(cat "$cache/kernel-generic/package")/lib/modules" >"$cache/kernel-generic/modules"
+echo "$cache/pkg/$(cat "$cache/kernel-cloud/package")/lib/modules" >"$cache/kernel-cloud/modules"
+
+# The kernel matrix (docs/linux.md, "The kernel matrix"): the generic kernel of other Debian
+# releases, from the same archive by suite, through an apt configuration of our own (this
+# host's sources and package lists are not touched). From 7.x the image package is split: the
+# kernel in linux-binary-<version>, the modules in linux-modules-<version>.
+mirror=$(awk '$1 == "URIs:" {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+suite_apt() { # suite_apt SUITE apt-get|apt-cache ARGS...
+  local suite=$1 tool=$2 d=$cache/apt/$1
+  shift 2
+  mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+  echo "deb $mirror $suite main" >"$d/sources.list"
+  "$tool" -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=- \
+    -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" "$@"
+}
+suite_kernel() { # suite_kernel SUITE
+  local suite=$1 out=$cache/kernel-$1 pkg p dir dl
+  if [ -f "$out/.done" ]; then return 0; fi
+  log "kernel-$suite: the newest generic kernel of Debian $suite"
+  suite_apt "$suite" apt-get update -qq || { log "apt-get update for $suite failed"; exit 1; }
+  pkg=$(suite_apt "$suite" apt-cache depends linux-image-amd64 |
+    awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ {print $2; exit}')
+  [ -n "$pkg" ] || { log "no linux-image-amd64 in $suite"; exit 1; }
+  local pkgs=("$pkg")
+  for p in $(suite_apt "$suite" apt-cache depends "$pkg" |
+    awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules)-[0-9]/ {print $2}'); do
+    pkgs+=("$p")
+  done
+  dir=$cache/pkg/$pkg
+  rm -rf "$dir" "$out"
+  mkdir -p "$dir" "$out"
+  dl=$(mktemp -d)
+  chmod 755 "$dl" # apt-get download drops to user _apt
+  (cd "$dl" && suite_apt "$suite" apt-get download -qq "${pkgs[@]}" >/dev/null 2>&1) ||
+    { log "downloading ${pkgs[*]} from $suite failed"; exit 1; }
+  for p in "$dl"/*.deb; do dpkg-deb -x "$p" "$dir"; done
+  rm -rf "$dl"
+  local vmlinuz="" config="" mods="" m
+  for m in "$dir/lib/modules" "$dir/usr/lib/modules"; do [ -d "$m" ] && mods=$m; done
+  [ -n "$mods" ] || { log "no modules directory in ${pkgs[*]}"; exit 1; }
+  vmlinuz=$(ls "$dir"/boot/vmlinuz-* "$mods"/*/vmlinuz 2>/dev/null | head -n 1 || true)
+  [ -n "$vmlinuz" ] || { log "no vmlinuz in ${pkgs[*]}"; exit 1; }
+  cp "$vmlinuz" "$out/vmlinuz"
+  config=$(ls "$dir"/boot/config-* "$mods"/*/config 2>/dev/null | head -n 1 || true)
+  [ -z "$config" ] || cp "$config" "$out/config"
+  basename "$(ls -d "$mods"/*/ | head -n 1)" >"$out/release"
+  echo "$pkg" >"$out/package"
+  echo "$mods" >"$out/modules"
+  touch "$out/.done"
+  log "kernel-$suite: $pkg ($(cat "$out/release"))"
+}
+for suite in bullseye trixie sid; do suite_kernel "$suite"; done
 unpack busybox-static
 busybox=$cache/pkg/busybox-static/bin/busybox
 
@@ -189,23 +244,26 @@ find "$r/lib" "$r/lib64" "$r/usr" -type f -name '*.so*' -exec cp {} "$cache/gues
 mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
 # brd.ko of each guest kernel (no dependencies), loaded by l2_init.sh for `uname -r`.
-for k in generic cloud; do
-  kpkg=$cache/pkg/$(cat "$cache/kernel-$k/package")
+for k in generic cloud bullseye trixie sid; do
+  kmods=$(cat "$cache/kernel-$k/modules")
   rel=$(cat "$cache/kernel-$k/release")
-  f=$(find "$kpkg/lib/modules" -name brd.ko -o -name brd.ko.xz | head -n 1)
-  [ -n "$f" ] || { log "brd module not in $(basename "$kpkg")"; exit 1; }
+  f=$(find "$kmods" -name brd.ko -o -name brd.ko.xz | head -n 1)
+  [ -n "$f" ] || { log "brd module not in $kmods"; exit 1; }
   mkdir -p "$r/modules/$rel"
   case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/brd.ko" ;; *) cp "$f" "$r/modules/$rel/brd.ko" ;; esac
   # The virtio disk's drivers (docs/virtio.md), in their load order, for hvtest.plan=disk.
   for m in virtio_ring virtio virtio_mmio virtio_blk; do
-    f=$(find "$kpkg/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
-    [ -n "$f" ] || { log "$m module not in $(basename "$kpkg")"; exit 1; }
+    f=$(find "$kmods" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
+    if [ -z "$f" ]; then
+      # The disk scenarios boot generic and cloud; other kernels may have it built in.
+      case $k in generic | cloud) log "$m module not in $kmods"; exit 1 ;; *) continue ;; esac
+    fi
     case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
   done
   # ext4 and what it needs, in load order, for hvtest.plan=root (modules in the generic kernel,
   # built in the cloud kernel: those missing here are built in).
   for m in crc32c_generic crc16 mbcache jbd2 ext4; do
-    f=$(find "$kpkg/lib/modules" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
+    f=$(find "$kmods" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
     [ -n "$f" ] || continue
     case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
   done

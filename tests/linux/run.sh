@@ -9,7 +9,8 @@
 # Usage: run.sh CACHE HVPROF_BINARY SCENARIOS OUT
 #   SCENARIOS: one per line, name|command|kernel|vcpus|mem|cmdline|options[|environment]
 #              command: run or record (hvprof), or qemu (the reference: QEMU/KVM inside L1
-#              booting the same kernel); kernel: generic or cloud
+#              booting the same kernel); kernel: generic, cloud, or a suite of the
+#              kernel matrix (bullseye, trixie, sid: prepare.sh)
 # Env: HVPROF_TB_TIMEOUT  seconds for one L1 boot (default 1200); the scenarios it did not finish
 #                         get a fresh L1, as after a reset
 #      HVPROF_TB_DEADLINE seconds for all L1 boots together (default 1500): no L1 boot starts
@@ -80,8 +81,8 @@ for l in $(ldd "$hvprof" | grep -o '/[^ ]*'); do
   mkdir -p "$in$(dirname "$l")"
   cp -L "$l" "$in$l"
 done
-cp "$cache/kernel-generic/vmlinuz" "$in/guest/vmlinuz-generic"
-cp "$cache/kernel-cloud/vmlinuz" "$in/guest/vmlinuz-cloud"
+# Every kernel prepare.sh fetched, by its name (generic, cloud, and the kernel matrix's suites).
+for k in "$cache"/kernel-*/vmlinuz; do cp "$k" "$in/guest/vmlinuz-$(basename "$(dirname "$k")" | sed 's/^kernel-//')"; done
 cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$in/guest/"
 # e2fsck for the disk scenarios' images after their runs (docs/virtio.md); hvtest_kick, built
 # beside hvprof, for the reference VMM under hvprof's load (kick.c).

@@ -20,7 +20,7 @@ enum tb_in_ci {
 struct tb_scenario {
     const char *name;
     const char *cmd;    /* "record", "run" or "qemu" */
-    const char *kernel; /* "generic" or "cloud" */
+    const char *kernel; /* "generic", "cloud" or a suite of the kernel matrix (prepare.sh) */
     unsigned vcpus;
     const char *mem;     /* "512M" */
     const char *cmdline; /* appended to TB_BASE_CMDLINE */

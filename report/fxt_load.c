@@ -608,6 +608,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
         profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", -1, err) < 0)
         goto done;
+    if (profile_link_processes(p, err) < 0)
+        goto done;
     if (progress)
         progress(ctx, len, len);
     out = 0;

@@ -298,7 +298,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
         free(copy);
         return hv_errf(err, "profile: out of memory");
     }
-    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id};
+    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0};
     return 0;
 }
 
@@ -334,6 +334,46 @@ uint64_t profile_shown_tid(const struct profile *p, uint64_t pid, uint64_t tid)
     if (n && n->guest_id >= 0)
         return (uint64_t)n->guest_id;
     return !p->guest_ids && tid >= HVFXT_KOID_THREAD_BASE ? tid - HVFXT_KOID_THREAD_BASE : tid;
+}
+
+static int by_guest_process(const void *a, const void *b)
+{
+    const struct prof_name *x = *(const struct prof_name *const *)a,
+                           *y = *(const struct prof_name *const *)b;
+    if (x->guest_id != y->guest_id)
+        return x->guest_id < y->guest_id ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int profile_link_processes(struct profile *p, struct hv_err *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->names.n; i++)
+        n += p->names.v[i].tid == 0 && p->names.v[i].guest_id >= 0;
+    if (n < 2)
+        return 0;
+    struct prof_name **v = malloc(n * sizeof(*v));
+    if (!v)
+        return hv_errf(err, "profile: out of memory");
+    n = 0;
+    for (size_t i = 0; i < p->names.n; i++)
+        if (p->names.v[i].tid == 0 && p->names.v[i].guest_id >= 0)
+            v[n++] = &p->names.v[i];
+    qsort(v, n, sizeof(*v), by_guest_process);
+    for (size_t i = 1; i < n; i++)
+        if (v[i]->guest_id == v[i - 1]->guest_id && !strcmp(v[i]->name, v[i - 1]->name))
+            v[i]->row = v[i - 1]->row ? v[i - 1]->row : v[i - 1]->pid;
+    free(v);
+    return 0;
+}
+
+uint64_t profile_process_row(const struct profile *p, uint64_t pid)
+{
+    const struct prof_name *n = find_name(p, pid, 0);
+    return n && n->row ? n->row : pid;
 }
 
 static const char *base_name(const char *s)

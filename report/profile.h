@@ -69,6 +69,7 @@ struct prof_name {
     uint64_t pid, tid; /* tid = 0 for a process */
     char *name;
     int64_t guest_id; /* the guest's own pid (process) or tid (thread); -1: not recorded */
+    uint64_t row;     /* a process: the pid of its row (profile_link_processes); 0: its own */
 };
 
 struct prof_loc {
@@ -151,6 +152,14 @@ const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t 
 /* The pid / tid to show: the guest's own when recorded, else the recording's koid. */
 uint64_t profile_shown_pid(const struct profile *p, uint64_t pid);
 uint64_t profile_shown_tid(const struct profile *p, uint64_t pid, uint64_t tid);
+/* One row per guest process as perf keys them, by pid and name: the recording gives each
+ * address space a process of its own (a process past exit_mm() has none; docs/fxt-samples.md),
+ * so a guest process can span several. profile_link_processes() gives each group of recorded
+ * processes with the same guest pid and name one row (its lowest pid); profile_process_row()
+ * returns a process's row. Samples before an execve keep the old program's name, so they stay
+ * in its row. */
+int profile_link_processes(struct profile *p, struct hv_err *err);
+uint64_t profile_process_row(const struct profile *p, uint64_t pid);
 const char *profile_module_basename(const struct profile *p, uint32_t module);
 
 /* Symbol loading: for each module without symbols, look for a file (symbol_path_find), load it

@@ -123,7 +123,8 @@ static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order,
         struct open_slice want[TL_MAX_DEPTH];
         uint64_t shown = profile_shown_pid(p, s->pid); /* the guest's pid when recorded */
         if (!by_thread)
-            want[nw++] = (struct open_slice){s->pid, s->ts, profile_process_name(p, s->pid), shown};
+            want[nw++] = (struct open_slice){profile_process_row(p, s->pid), s->ts,
+                                             profile_process_name(p, s->pid), shown};
         for (uint32_t f = s->nframes; f-- > 0 && nw < TL_MAX_DEPTH;) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;

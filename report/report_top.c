@@ -52,7 +52,8 @@ static int group_by(const struct profile *p, bool by_vcpu, struct group **out, s
     for (size_t i = 0; i < n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         bool k = s->cpl == PROF_CPL_KERNEL;
-        v[i] = (struct group){by_vcpu ? s->vcpu : s->pid, s->weight, k ? s->weight : 0};
+        uint64_t key = by_vcpu ? s->vcpu : profile_process_row(p, s->pid);
+        v[i] = (struct group){key, s->weight, k ? s->weight : 0};
     }
     if (n > 1)
         qsort(v, n, sizeof(*v), by_key);

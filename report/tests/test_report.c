@@ -255,6 +255,51 @@ static void test_top(void **state)
     free(text);
 }
 
+/* One row per guest process, keyed by pid and name as perf keys them: the recording's three
+ * processes for guest pid 812 (its shell before execve, the program, and the program past
+ * exit_mm() without an address space) make two rows, sh and work. */
+static void test_top_process_rows(void **state)
+{
+    (void)state;
+    struct profile p;
+    profile_init(&p);
+    struct {
+        uint64_t koid;
+        const char *name;
+        int64_t guest;
+        unsigned samples;
+    } procs[] = {{0x10000005, "sh", 812, 3},
+                 {0x10000007, "work", 812, 5},
+                 {0x10000009, "work", 812, 2},
+                 {0x1000000b, "work", 900, 1}};
+    uint64_t ts = 0;
+    for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+        assert_int_equal(profile_set_name(&p, procs[i].koid, 0, procs[i].name, procs[i].guest, NULL),
+                         0);
+        uint64_t a[] = {0xffffffff81000000ull + i};
+        for (unsigned k = 0; k < procs[i].samples; k++)
+            assert_true(profile_add_sample(&p, ts++, 0, procs[i].koid, procs[i].koid + 1, 0, a, NULL,
+                                           1, 1, NULL) >= 0);
+    }
+    p.guest_ids = true;
+    assert_int_equal(profile_link_processes(&p, NULL), 0);
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    assert_int_equal(profile_process_row(&p, 0x10000009), 0x10000007);
+    assert_int_equal(profile_process_row(&p, 0x10000005), 0x10000005);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    struct report_opts o = {.title = "rows"};
+    assert_int_equal(report_write_top(&p, &o, out, NULL), 0);
+    fclose(out);
+    assert_non_null(strstr(buf, "# hvprof report: 11 samples, 3 processes"));
+    assert_non_null(strstr(buf, "63.64%          7  100.00%  812          work\n"));
+    assert_non_null(strstr(buf, "27.27%          3  100.00%  812          sh\n"));
+    assert_non_null(strstr(buf, "9.09%          1  100.00%  900          work\n"));
+    free(buf);
+    profile_free(&p);
+}
+
 /* A timeline event as Perfetto's importer orders them. */
 struct tl_ev {
     uint64_t ts, seq, pid, tid;
@@ -429,7 +474,7 @@ int main(void)
         cmocka_unit_test(test_svg),          cmocka_unit_test(test_perf_script),
         cmocka_unit_test(test_top),          cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_formats),      cmocka_unit_test(test_hostile_names_and_empty),
-        cmocka_unit_test(test_svg_minwidth),
+        cmocka_unit_test(test_svg_minwidth), cmocka_unit_test(test_top_process_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,8 +8,10 @@
 #   l2.cpio.gz                       the guests' initramfs (busybox, the workloads in
 #                                    workloads/ built by Debian's gcc, l2_init.sh)
 #   l2-big.cpio.gz                   the same plus 32 MiB of incompressible padding
-#   l0-trixie/                       with HVPROF_TB_L0=trixie: a Debian trixie root with its
-#                                    QEMU, the emulator run.sh then runs L1 in (qemu_chroot.sh)
+#   kernel-bullseye/, kernel-trixie/, kernel-sid/   the kernel matrix: the generic kernel of
+#                                    each suite, from the same archive (suite_kernel)
+#   l0-trixie/                       a Debian trixie root with its QEMU, which run.sh runs L1 in
+#                                    with HVPROF_TB_L0=trixie (qemu_chroot.sh)
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
@@ -38,10 +40,11 @@ need() {
 # internals), for the tests to name the frames the CFI unwinder walks through in libc.so.6.
 need qemu-system-x86 cpio gcc libc6-dev libc6-dbg
 
-# trixie's QEMU as L0 (docs/linux.md, "The emulator under the test bed"): bookworm cannot
-# install it, so it lives in a minimal trixie root, made once (~3 min, ~90 MB of downloads) from
-# the mirror this host's apt uses.
-if [ "${HVPROF_TB_L0:-system}" = trixie ] && [ ! -f "$cache/l0-trixie/.done" ]; then
+# trixie's QEMU as L0 (docs/linux.md, "The emulator under the test bed"), which the kernel
+# matrix needs (bookworm's cannot run 5.10 or 7.x): bookworm cannot install it, so it lives in a
+# minimal trixie root, made once (~2 min, ~90 MB of downloads) from the mirror this host's apt
+# uses.
+if [ ! -f "$cache/l0-trixie/.done" ]; then
   need debootstrap
   mirror=$(awk '$1 == "URIs:" {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)

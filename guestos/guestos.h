@@ -38,6 +38,7 @@
 
 /* Per-vCPU state of the OS layer, used only by that vCPU's thread. */
 struct guestos_vcpu {
+    uint32_t vcpu;        /* hvprof's index of the vCPU (set by the sampler) */
     struct pti_cache pti; /* Linux PTI pairs this vCPU has seen (guestwalk/pti.h) */
     /* Linux: this vCPU's per-CPU area (its kernel GS base) once a kernel-mode stop showed it,
      * and the guest's CPU number for it; the pairing does not change after boot. 0: not yet. */

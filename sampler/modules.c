@@ -13,6 +13,7 @@
  * This reads guest memory while the guest runs: page tables may change under us, so everything
  * is bounded and validated (as on the exit path), and a process found mid-change simply yields
  * fewer modules until its next look. */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,36 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
                            err) < 0
                ? -1
                : 0;
+}
+
+int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
+                                 struct hv_err *err)
+{
+    /* Identity-mapped (the decompressor runs on page tables of its own that map guest-physical
+     * addresses 1:1), so its guest-physical range is its virtual one. One symbol spans it: the
+     * bzImage's code has no symbol table. */
+    start &= ~0xfffull;
+    end = (end + 0xfff) & ~0xfffull;
+    struct discover_module m = {
+        .header_va = start,
+        .start = start,
+        .end = end,
+        .e_type = 2, /* ET_EXEC */
+        .nseg = 1,
+        .seg = {{.start = start, .size = end - start, .flags = PF_R | PF_X}},
+    };
+    snprintf(m.name, sizeof(m.name), "%s", SAMPLER_DECOMPRESSOR_MODULE_NAME);
+    int64_t id = sampler_modules_record_kernel(s, &m, s->start_ns, err);
+    if (id == -1)
+        return -1;
+    if (id < 0)
+        return 0; /* no room in the metadata budget: counted there */
+    const char name[] = SAMPLER_DECOMPRESSOR_SYMBOL;
+    struct hvfxt_symbol syms[] = {
+        {.addr = start, .type = 'T', .name = name, .name_len = sizeof(name) - 1},
+        {.addr = end, .type = 0, .name = "", .name_len = 0}, /* the end of its code */
+    };
+    return hvfxt_write_symbols(&s->w, (uint64_t)id, syms, 2, err);
 }
 
 int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,

@@ -79,6 +79,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         sv->index = i;
         sv->period_ns = s->period_ns;
         guestos_vcpu_init(&s->os, &sv->os);
+        sv->os.vcpu = i;
         uint64_t floor_ticks = (SAMPLER_ABANDON_MIN_NS + s->period_ns - 1) / s->period_ns;
         sv->abandon_ticks = cfg->abandon_periods > floor_ticks ? cfg->abandon_periods : floor_ticks;
         if (hvfxt_vcpu_ring_init(&sv->ring, ring_words(cfg->buffer_bytes), i, err) < 0) {
@@ -160,6 +161,10 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
      * finds its symbols by build-id like any guest module's. */
     if (s->cfg.kernel_elf && kernel && kernel->nseg &&
         sampler_modules_kernel_image(s, s->cfg.kernel_elf, kernel, err) < 0)
+        return -1;
+    /* A bzImage: where its decompressor runs, so that the boot's first samples say so. */
+    if (kernel && !kernel->nseg && kernel->bz_end > kernel->bz_start &&
+        sampler_modules_decompressor(s, kernel->bz_start, kernel->bz_end, err) < 0)
         return -1;
     return sampler_drain_start(s, err);
 }

@@ -85,6 +85,9 @@ enum sampler_kernel_state {
     SAMPLER_KERNEL_FAILED,
 };
 #define SAMPLER_KERNEL_MODULE_NAME "[kernel.kallsyms]" /* perf's name for the kernel */
+/* A bzImage's decompressor (sampler_modules_decompressor): its module and its one symbol. */
+#define SAMPLER_DECOMPRESSOR_MODULE_NAME "[decompressor]"
+#define SAMPLER_DECOMPRESSOR_SYMBOL      "bzImage decompressor"
 struct sampler_kernel {
     enum sampler_kernel_state state;
     uint64_t attempts, last_try_ns, interval_ns, found_ns, scan_ns;
@@ -233,6 +236,11 @@ void sampler_kmods_free(struct sampler *s);
  * there), or -1 when the file cannot be written. */
 int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,
                                       uint64_t ts, struct hv_err *err);
+/* A bzImage the VMM loaded: [start, end) (load address + init_size) as the module
+ * "[decompressor]" in guest address space 0, one symbol spanning it, so that the boot's samples
+ * in the decompressor are named. -1 only when the file cannot be written. */
+int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
+                                 struct hv_err *err);
 /* A guest kernel ELF the VMM loaded (`name`, its image): module + mappings into guest address
  * space 0 at its link addresses. */
 int sampler_modules_kernel_image(struct sampler *s, const char *name,

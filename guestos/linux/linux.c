@@ -59,6 +59,9 @@ struct lx_layer {
     char kmods_why[160];
     /* Published once by the drain thread (release), read at every exit (acquire). */
     _Atomic(struct lx_task_reader *) tasks;
+    /* A vCPU stopped in user mode before the tasks could be read: the guest is past its boot
+     * (set on the exit path, relaxed: a hint that only ever goes from false to true). */
+    _Atomic bool user_seen;
     /* Processes' executables (drain thread): the reader, and what was found per process. */
     struct lx_kread procs_kr;
     struct lx_proc_layout procs;
@@ -199,16 +202,22 @@ static int linux_discover_kernel(struct guestos *os, const struct gmem *mem,
 }
 
 /* Until the kernel is described, and where its task cannot be read, the generic identity
- * stands. */
+ * stands; except while the guest boots (lx_boot_identity). */
 static void linux_identify_task(const struct guestos *os, struct guestos_vcpu *vc,
                                 struct gw_walker *w, struct guestos_ident *out)
 {
-    const struct lx_layer *l = os->priv;
+    struct lx_layer *l = os->priv;
     const struct lx_task_reader *r = atomic_load_explicit(&l->tasks, memory_order_acquire);
-    if (r)
+    if (r) {
         lx_task_read(r, vc, w, out);
-    else if (w->snap.cpl == 0 && w->snap.gs_base)
+        return;
+    }
+    if (w->snap.cpl == 0 && w->snap.gs_base)
         vc->kernel_gs_seen = w->snap.gs_base; /* for the first user-mode stop after discovery */
+    if (w->snap.cpl != 0)
+        atomic_store_explicit(&l->user_seen, true, memory_order_relaxed);
+    else if (!atomic_load_explicit(&l->user_seen, memory_order_relaxed))
+        lx_boot_identity(vc, out);
 }
 
 static int by_text(const void *a, const void *b)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define IDLE_THREAD_KEY (1ull << 40) /* | cpu: the idle tasks all have tid 0 */
+#define BOOT_THREAD_KEY (1ull << 41) /* | cpu: the boot's contexts (lx_boot_identity) */
 
 static int by_base(const void *a, const void *b)
 {
@@ -220,4 +221,16 @@ void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struc
     out->thread_key = pid ? (uint64_t)pid : IDLE_THREAD_KEY | vc->cpu;
     out->as_root = root;
     out->proc_key = root ? lx_process_key(tgid, root) : GUESTOS_KEY_NOT_ROOT | (uint64_t)tgid;
+}
+
+void lx_boot_identity(const struct guestos_vcpu *vc, struct guestos_ident *out)
+{
+    struct guestos_task t = {.known = true, .kthread = true, .pid = 0, .tid = 0};
+    snprintf(t.comm, sizeof(t.comm), "swapper/%u", vc->vcpu % 1000000u);
+    memcpy(t.process, "[boot]", sizeof("[boot]"));
+    out->task = t;
+    out->task_unreadable = false;
+    out->thread_key = BOOT_THREAD_KEY | vc->vcpu;
+    out->as_root = 0;
+    out->proc_key = LX_BOOT_PROCESS_KEY;
 }

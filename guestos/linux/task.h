@@ -67,3 +67,12 @@ bool lx_task_cpu_of(const struct lx_task_reader *r, uint64_t base, uint32_t *cpu
  * address space. */
 void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struct gw_walker *w,
                   struct guestos_ident *out);
+
+/* The guest's boot, before its kernel is described and before any user-mode stop: the bzImage's
+ * decompressor, the early kernel on its own page tables, the initcalls. No task can be read yet
+ * (and the CR3 roots of those phases are no process's), so each stop is the boot's: process
+ * "[boot]" (pid 0, a key of its own beside the idle tasks'), thread "swapper/N" on vCPU N (the
+ * guest's CPU N: the VMM numbers APIC ids in vCPU order), as the kernel names the boot CPU's
+ * context and its idle tasks. */
+#define LX_BOOT_PROCESS_KEY (GUESTOS_KEY_NOT_ROOT | (1ull << 41))
+void lx_boot_identity(const struct guestos_vcpu *vc, struct guestos_ident *out);

@@ -279,6 +279,37 @@ static void test_user_mode_first_after_discovery(void **state)
     assert_int_equal(f->vc.cpu, 1);
 }
 
+/* The Linux layer before its kernel is described: kernel-mode stops are the boot's, until a
+ * stop in user mode shows the guest is past it; then the generic identity stands. */
+static void test_boot_identity(void **state)
+{
+    struct fx *f = *state;
+    struct guestos os;
+    struct hv_err err;
+    if (guestos_open(&os, "linux", &err) < 0)
+        fail_msg("%s", err.msg);
+    struct guestos_vcpu vc;
+    guestos_vcpu_init(&os, &vc);
+    vc.vcpu = 1;
+    struct gw_snapshot s = gimg_cpu(&f->g, 0, 0, 0, 0);
+    struct guestos_ident id;
+    guestos_identify(&os, &vc, &f->w, &s, &id);
+    assert_true(id.task.known);
+    assert_false(id.task_unreadable);
+    assert_int_equal(id.task.pid, 0);
+    assert_string_equal(id.task.process, "[boot]");
+    assert_string_equal(id.task.comm, "swapper/1");
+    assert_int_equal(id.proc_key, LX_BOOT_PROCESS_KEY);
+    assert_int_equal(id.as_root, 0);
+    struct gw_snapshot u = gimg_cpu(&f->g, 0, 0, 0, 3);
+    guestos_identify(&os, &vc, &f->w, &u, &id);
+    assert_false(id.task.known);
+    guestos_identify(&os, &vc, &f->w, &s, &id);
+    assert_false(id.task.known); /* past the boot: no longer the boot's */
+    assert_int_not_equal(id.proc_key, LX_BOOT_PROCESS_KEY);
+    guestos_close(&os);
+}
+
 static void test_kernel_thread_and_idle(void **state)
 {
     struct fx *f = *state;
@@ -349,6 +380,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_user_mode_uses_the_vcpus_area, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_mode_first_after_discovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_thread_and_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_boot_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_values, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

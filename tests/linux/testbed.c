@@ -822,7 +822,7 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
                      r->name, g->name, g->addr, s ? symtab_name(km->ksyms, s) : "(nothing)",
                      s ? g->addr - kmap->bias - s->addr : 0);
     }
-    uint64_t upper = 0, named = 0, low = 0;
+    uint64_t upper = 0, named = 0, low = 0, low_named = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *smp = &p.samples.v[i];
         if (smp->cpl != PROF_CPL_KERNEL || !smp->nframes)
@@ -830,6 +830,9 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
         const struct prof_frame *f = &p.frames.v[smp->first];
         if (f->addr < 0xffff800000000000ull) {
             low++; /* boot code before the kernel maps itself (decompressor, startup_64) */
+            const struct prof_loc *lc = f->loc != PROF_NONE ? &p.locs.v[f->loc] : NULL;
+            low_named += lc && lc->resolved &&
+                         !strcmp(p.funcs.v[lc->func].name, "bzImage decompressor");
             continue;
         }
         upper++;
@@ -837,8 +840,9 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
     }
     double frac = upper ? (double)named / (double)upper : 0;
     printf("%s: %u guest symbols match; %" PRIu64 " of %" PRIu64
-           " kernel-half samples named (%.1f%%), %" PRIu64 " in boot code below it\n",
-           r->name, r->nksyms, named, upper, 100 * frac, low);
+           " kernel-half samples named (%.1f%%), %" PRIu64
+           " in boot code below it, %" PRIu64 " of them in the bzImage decompressor\n",
+           r->name, r->nksyms, named, upper, 100 * frac, low, low_named);
     if (frac < min_named)
         fail_msg("%s: %.1f%% of kernel samples named, %.0f%% expected", r->name, 100 * frac,
                  100 * min_named);
@@ -914,9 +918,33 @@ void tb_check_tasks(const struct tb_result *r)
      * thread. Unless the run has the emulated platform's known starvation (docs/linux.md, "the
      * first run after L1's boot": the timer reaches the vCPU only when the
      * guest exits for its own reasons, in its kernel), each has samples under its own pid. */
-    uint64_t user = 0;
+    uint64_t user = 0, first_user = UINT64_MAX;
     for (size_t i = 0; i < p.samples.n; i++)
-        user += p.samples.v[i].cpl != PROF_CPL_KERNEL;
+        if (p.samples.v[i].cpl != PROF_CPL_KERNEL) {
+            user++;
+            if (p.samples.v[i].ts < first_user)
+                first_user = p.samples.v[i].ts;
+        }
+    /* The boot, before user space and before the kernel was described, is the "[boot]"
+     * process's (lx_boot_identity), not an address space's "asN cr3=0x..." (only the stops the
+     * summary counts as unread may be). */
+    uint64_t boot = 0, anonymous = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *s = &p.samples.v[i];
+        if (s->ts >= first_user)
+            continue;
+        const char *name = profile_process_name(&p, s->pid);
+        boot += !strcmp(name, "[boot]");
+        anonymous += strstr(name, " cr3=0x") != NULL;
+    }
+    printf("%s: before user space: %" PRIu64 " samples of [boot], %" PRIu64
+           " of unnamed address spaces (%" PRIu64 " unread stops in the summary)\n",
+           r->name, boot, anonymous, unreadable);
+    if (anonymous > unreadable)
+        fail_msg("%s: %" PRIu64 " samples before user space in unnamed address spaces", r->name,
+                 anonymous);
+    if (!boot) /* every recording starts with the guest's boot */
+        fail_msg("%s: no sample of the guest's boot is the [boot] process's", r->name);
     if (user < 50 || tb_starved_partly(r)) {
         printf("%s: only %" PRIu64 " user samples in the whole run, missed ticks over a third of "
                "them (the platform's starvation for part of the run, docs/linux.md): workload "

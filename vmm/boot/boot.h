@@ -55,6 +55,9 @@ struct boot_kernel_image {
     } seg[16];
     uint8_t build_id[64];
     uint32_t build_id_len;
+    /* A bzImage (nseg = 0): [load, load + init_size), where its decompressor runs before the
+     * kernel it unpacks (boot.rst, init_size); 0, 0 for an ELF kernel. */
+    uint64_t bz_start, bz_end;
 };
 
 struct boot_entry {

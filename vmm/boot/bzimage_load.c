@@ -128,6 +128,8 @@ int bzimage_load(const struct boot_ctx *ctx, const struct boot_image *kernel,
     out->kind = BOOT_BZIMAGE;
     out->kernel_gpa = load;
     out->kernel_end = end;
+    out->image.bz_start = load;
+    out->image.bz_end = end;
     out->params_gpa = HVPROF_LOW_BOOTINFO;
     out->entry = load + BZ_ENTRY64_OFFSET;
     return 0;

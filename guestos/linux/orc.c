@@ -127,6 +127,19 @@ static unsigned bits_at(unsigned word, int pos, int n)
     return pos < 0 ? 0 : (word >> pos) & ((1u << n) - 1);
 }
 
+/* The guest's register number -> hvprof's (enum lx_orc_reg). */
+static uint8_t reg_of(enum lx_orc_regs regs, unsigned raw)
+{
+    enum { I = LX_ORC_REG_INVALID };
+    static const uint8_t six[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, I, I, I, I, I, I};
+    static const uint8_t seven[16] = {LX_ORC_REG_UNDEFINED, LX_ORC_REG_AX,      LX_ORC_REG_DX,
+                                      LX_ORC_REG_SP,        LX_ORC_REG_BP,      LX_ORC_REG_DI,
+                                      LX_ORC_REG_R10,       LX_ORC_REG_R13,     LX_ORC_REG_PREV_SP,
+                                      LX_ORC_REG_SP_INDIRECT, LX_ORC_REG_BP_INDIRECT, I, I, I, I,
+                                      I};
+    return (regs == LX_ORC_REGS_7 ? seven : six)[raw & 15];
+}
+
 struct lx_orc_entry lx_orc_decode(const struct lx_orc_layout *l, const uint8_t raw[6])
 {
     struct lx_orc_entry e = {
@@ -134,8 +147,8 @@ struct lx_orc_entry lx_orc_decode(const struct lx_orc_layout *l, const uint8_t r
         .bp_offset = (int16_t)(raw[2] | raw[3] << 8),
     };
     unsigned w = raw[4] | raw[5] << 8;
-    e.sp_reg = (uint8_t)bits_at(w, l->sp_reg, 4);
-    e.bp_reg = (uint8_t)bits_at(w, l->bp_reg, 4);
+    e.sp_reg = reg_of(l->regs, bits_at(w, l->sp_reg, 4));
+    e.bp_reg = reg_of(l->regs, bits_at(w, l->bp_reg, 4));
     unsigned type = bits_at(w, l->type, l->type_bits);
     if (!l->old_types) {
         e.type = type <= LX_ORC_TYPE_REGS_PARTIAL ? (uint8_t)type : LX_ORC_TYPE_UNDEFINED;
@@ -163,7 +176,7 @@ static bool plausible(const struct lx_orc_entry *e)
     if (e->type == LX_ORC_TYPE_UNDEFINED || e->type == LX_ORC_TYPE_END_OF_STACK)
         return true;
     if (e->sp_reg == LX_ORC_REG_UNDEFINED || e->sp_reg == LX_ORC_REG_PREV_SP ||
-        e->sp_reg > LX_ORC_REG_SP_INDIRECT)
+        e->sp_reg > LX_ORC_REG_AX)
         return false;
     return e->bp_reg == LX_ORC_REG_UNDEFINED || e->bp_reg == LX_ORC_REG_PREV_SP ||
            e->bp_reg == LX_ORC_REG_BP;

@@ -23,7 +23,10 @@
 
 #include "guestos/linux/btf.h"
 
-/* ORC_REG_* (orc_types.h, the same 4.14-6.19). */
+/* Base registers as hvprof numbers them: ORC_REG_* of orc_types.h from 4.14 to 6.12 at least,
+ * plus AX. Debian's 7.2 numbers them otherwise (UNDEFINED 0, AX 1, DX 2, SP 3, BP 4, DI 5,
+ * R10 6, R13 7, PREV_SP 8, SP_INDIRECT 9, BP_INDIRECT 10: its linux-headers' orc_types.h);
+ * the decoder maps the guest's numbers through its layout's table (LX_ORC_REGS_*). */
 enum lx_orc_reg {
     LX_ORC_REG_UNDEFINED = 0,
     LX_ORC_REG_PREV_SP = 1,
@@ -35,6 +38,15 @@ enum lx_orc_reg {
     LX_ORC_REG_R13 = 7,
     LX_ORC_REG_BP_INDIRECT = 8,
     LX_ORC_REG_SP_INDIRECT = 9,
+    LX_ORC_REG_AX = 10,
+    LX_ORC_REG_INVALID = 15, /* a number the guest's numbering does not define */
+};
+
+/* The guest's register numbering: the one the bit layout alone cannot tell (BTF has no
+ * #defines), chosen by which one the table decodes plausibly with (lx_orc_load). */
+enum lx_orc_regs {
+    LX_ORC_REGS_6 = 0, /* 4.14 - 6.12 */
+    LX_ORC_REGS_7 = 1, /* Debian's 7.2 */
 };
 
 /* Entry types as hvprof numbers them: 6.5's ORC_TYPE_* values. Older kernels' UNWIND_HINT_TYPE
@@ -61,8 +73,9 @@ struct lx_orc_entry {
  * two offsets; -1 where a field does not exist. */
 struct lx_orc_layout {
     int8_t sp_reg, bp_reg, type, type_bits, end, signal;
-    bool old_types; /* UNWIND_HINT_TYPE numbering (before 6.5) */
-    char how[96];   /* "BTF struct orc_entry: type 2 bits at 8, end at 10" */
+    bool old_types;         /* UNWIND_HINT_TYPE numbering (before 6.5) */
+    enum lx_orc_regs regs;  /* the register numbering */
+    char how[96];           /* "BTF struct orc_entry: type 2 bits at 8, end at 10" */
 };
 
 /* From the guest's BTF `struct orc_entry`. False (why says so) if it has no such struct or its

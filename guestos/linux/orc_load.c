@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "guestos/linux/kmodules.h"
 
@@ -65,7 +66,27 @@ struct lx_orc *lx_orc_load(const struct lx_kernel *k, char *how, size_t how_len)
     }
     const struct lx_orc_table *t = &o->vmlinux;
     /* A kernel ends each stretch of code with a terminator: a minority of entries. A wrong
-     * layout reads most CALL entries as undefined or as fields no kernel writes. */
+     * layout reads most CALL entries as undefined or as fields no kernel writes. The register
+     * numbering is not in BTF: with 6.x's, 7.2's table names PREV_SP (its 8) as BP_INDIRECT
+     * for the frame pointer, which no entry does; then 7.x's numbering is tried. */
+    if (t->bad > t->n / 100) {
+        struct lx_orc_layout seven = o->layout;
+        seven.regs = LX_ORC_REGS_7;
+        struct lx_orc_table t7;
+        if (lx_orc_table_build(&t7, ips, ip0, raw, n, &seven, k->text_lo, k->text_hi + 4096, why,
+                               sizeof(why)) == 0) {
+            if (t7.bad < t->bad) {
+                lx_orc_table_free(&o->vmlinux);
+                o->vmlinux = t7;
+                o->layout = seven;
+                size_t len = strlen(o->layout.how);
+                snprintf(o->layout.how + len, sizeof(o->layout.how) - len,
+                         ", 7.x register numbers");
+            } else {
+                lx_orc_table_free(&t7);
+            }
+        }
+    }
     if (t->undefined > t->n / 2 || t->bad > t->n / 100) {
         snprintf(how, how_len,
                  "ORC: %zu entries do not decode with %s (%zu undefined, %zu impossible)", t->n,

@@ -63,10 +63,12 @@ struct frame {
     bool signal; /* ip is exact (interrupted), not a return address */
 };
 
-/* A register ORC may name as the CFA's base: DX, DI, R10 or R13 of the last full pt_regs. */
+/* A register ORC may name as the CFA's base: AX, DX, DI, R10 or R13 of the last full
+ * pt_regs. */
 static bool regs_reg(struct orc_walk *k, const struct frame *f, unsigned reg, uint64_t *v)
 {
-    static const uint16_t at[] = {[LX_ORC_REG_DX] = LX_PT_DX,
+    static const uint16_t at[] = {[LX_ORC_REG_AX] = LX_PT_AX,
+                                  [LX_ORC_REG_DX] = LX_PT_DX,
                                   [LX_ORC_REG_DI] = LX_PT_DI,
                                   [LX_ORC_REG_R10] = LX_PT_R10,
                                   [LX_ORC_REG_R13] = LX_PT_R13};
@@ -136,6 +138,7 @@ static bool step(const struct lx_orc *o, struct orc_walk *k, const struct frame 
             return false;
         indirect = true;
         break;
+    case LX_ORC_REG_AX:
     case LX_ORC_REG_DX:
     case LX_ORC_REG_DI:
     case LX_ORC_REG_R10:

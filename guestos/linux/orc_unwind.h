@@ -56,6 +56,7 @@ enum {
     LX_PT_R13 = 16,
     LX_PT_BP = 32,
     LX_PT_R10 = 56,
+    LX_PT_AX = 80,
     LX_PT_DX = 96,
     LX_PT_DI = 112,
     LX_PT_IP = 128, /* the IRET frame starts here: ip, cs, flags, sp, ss */

@@ -90,6 +90,56 @@ static void test_layouts(void **state)
     assert_int_equal(l.end, 10);
 }
 
+/* Debian's 7.2 numbers the registers otherwise (its orc_types.h): the same bit layout as 6.5+,
+ * decoded through LX_ORC_REGS_7 to hvprof's numbers; a table of typical CALL entries (SP-based
+ * CFA, frame pointer at PREV_SP) is plausible in one numbering only. */
+static void test_register_numbering(void **state)
+{
+    (void)state;
+    struct lx_orc_layout six = l65(), seven = l65();
+    seven.regs = LX_ORC_REGS_7;
+    static const struct {
+        unsigned raw;
+        uint8_t six, seven;
+    } regs[] = {
+        {0, LX_ORC_REG_UNDEFINED, LX_ORC_REG_UNDEFINED}, {1, LX_ORC_REG_PREV_SP, LX_ORC_REG_AX},
+        {2, LX_ORC_REG_DX, LX_ORC_REG_DX},               {3, LX_ORC_REG_DI, LX_ORC_REG_SP},
+        {4, LX_ORC_REG_BP, LX_ORC_REG_BP},               {5, LX_ORC_REG_SP, LX_ORC_REG_DI},
+        {6, LX_ORC_REG_R10, LX_ORC_REG_R10},             {7, LX_ORC_REG_R13, LX_ORC_REG_R13},
+        {8, LX_ORC_REG_BP_INDIRECT, LX_ORC_REG_PREV_SP}, {9, LX_ORC_REG_SP_INDIRECT, LX_ORC_REG_SP_INDIRECT},
+        {10, LX_ORC_REG_INVALID, LX_ORC_REG_BP_INDIRECT}, {15, LX_ORC_REG_INVALID, LX_ORC_REG_INVALID},
+    };
+    for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+        uint8_t raw[6];
+        put65(raw, 8, -16, (uint8_t)regs[i].raw, (uint8_t)regs[i].raw, LX_ORC_TYPE_CALL, 0);
+        assert_int_equal(lx_orc_decode(&six, raw).sp_reg, regs[i].six);
+        assert_int_equal(lx_orc_decode(&seven, raw).sp_reg, regs[i].seven);
+        assert_int_equal(lx_orc_decode(&seven, raw).bp_reg, regs[i].seven);
+    }
+    /* 7.2's common entry: sp_reg 3 (SP), bp_reg 8 (PREV_SP). */
+    enum { N = 64 };
+    int32_t rel[N];
+    uint8_t raw[N * 6];
+    const uint64_t ip_va = 0xffffffff82000000ull;
+    for (size_t i = 0; i < N; i++) {
+        rel[i] = (int32_t)(int64_t)(T + 16 * i - (ip_va + 4 * i));
+        put65(raw + 6 * i, 16, -16, 3, 8, LX_ORC_TYPE_CALL, 0);
+    }
+    char why[96];
+    struct lx_orc_table t;
+    assert_int_equal(
+        lx_orc_table_build(&t, rel, ip_va, raw, N, &six, T, T + (64 << 20), why, sizeof(why)), 0);
+    assert_int_equal(t.bad, N);
+    lx_orc_table_free(&t);
+    assert_int_equal(
+        lx_orc_table_build(&t, rel, ip_va, raw, N, &seven, T, T + (64 << 20), why, sizeof(why)),
+        0);
+    assert_int_equal(t.bad, 0);
+    assert_int_equal(t.e[0].sp_reg, LX_ORC_REG_SP);
+    assert_int_equal(t.e[0].bp_reg, LX_ORC_REG_PREV_SP);
+    lx_orc_table_free(&t);
+}
+
 /* A table from (ip, entry) pairs in the order given. */
 struct spec {
     uint64_t ip;
@@ -389,6 +439,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_register_numbering),
         cmocka_unit_test(test_lookup),
         cmocka_unit_test_setup_teardown(test_kernel_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_syscall_entry, setup, teardown),

@@ -87,7 +87,7 @@ enum sampler_kernel_state {
 #define SAMPLER_KERNEL_MODULE_NAME "[kernel.kallsyms]" /* perf's name for the kernel */
 /* A bzImage's decompressor (sampler_modules_decompressor): its module and its one symbol. */
 #define SAMPLER_DECOMPRESSOR_MODULE_NAME "[decompressor]"
-#define SAMPLER_DECOMPRESSOR_SYMBOL      "bzImage decompressor"
+#define SAMPLER_DECOMPRESSOR_SYMBOL      "bzImage_decompressor" /* no spaces in a symbol */
 struct sampler_kernel {
     enum sampler_kernel_state state;
     uint64_t attempts, last_try_ns, interval_ns, found_ns, scan_ns;

@@ -832,7 +832,7 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
             low++; /* boot code before the kernel maps itself (decompressor, startup_64) */
             const struct prof_loc *lc = f->loc != PROF_NONE ? &p.locs.v[f->loc] : NULL;
             low_named += lc && lc->resolved &&
-                         !strcmp(p.funcs.v[lc->func].name, "bzImage decompressor");
+                         !strcmp(p.funcs.v[lc->func].name, "bzImage_decompressor");
             continue;
         }
         upper++;

@@ -5,11 +5,17 @@
 # Writes guestos/tests/data/<release>.capture.gz and <release>.expected (the guest's own account
 # of itself from its console: release, kernel and module symbols; and the capture's log).
 #
-# Usage: capture.sh BUILD_DIR   (after the linux_prepare fixture filled BUILD_DIR/linux-testbed)
+# Usage: capture.sh BUILD_DIR [KERNEL...]   (after the linux_prepare fixture filled
+#        BUILD_DIR/linux-testbed; KERNEL: generic, cloud (the default: both) or a suite of the
+#        kernel matrix, which needs HVPROF_TB_L0=trixie: `HVPROF_TB_L0=trixie capture.sh build
+#        bullseye`)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-build=$(cd "${1:?usage: capture.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: capture.sh BUILD_DIR [KERNEL...]}" && pwd)
+shift
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(generic cloud)
 cache=$build/linux-testbed
 out=$build/linux-runs/capture
 data=$src/guestos/tests/data
@@ -17,11 +23,11 @@ mkdir -p "$data"
 rm -rf "$out"
 scen=$(mktemp)
 trap 'rm -f "$scen"' EXIT
-for k in generic cloud; do
+for k in "${kernels[@]}"; do
   echo "capture-$k|record|$k|1|256M|console=ttyS0 reboot=k panic=-1 pci=off hvtest.plan=work hvtest.ms=500 hvtest.stacks=1||HVPROF_CAPTURE_GUEST=/out/capture-$k/capture.bin" >>"$scen"
 done
 bash "$here/run.sh" "$cache" "$build/cli/hvprof" "$scen" "$out"
-for k in generic cloud; do
+for k in "${kernels[@]}"; do
   d=$out/capture-$k
   [ -s "$d/capture.bin" ] || { echo "capture-$k: no capture (see $d/summary.txt)" >&2; exit 1; }
   rel=$(cat "$cache/kernel-$k/release")

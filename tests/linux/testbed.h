@@ -177,6 +177,23 @@ void tb_check_console_clean(const struct tb_result *r, const char *reference);
  * Malloc'd. */
 char *tb_reference(const char *kernel, unsigned vcpus);
 
+/* A reference boot (a "qemu" scenario) run `name` in `out`: tb_check_boot, then its console kept
+ * as the reference for (s->kernel, s->vcpus) in the cache, which tb_reference() reads. */
+void tb_keep_reference(const char *out, const char *name, const struct tb_scenario *s);
+
+/* What a boot of the workloads must show, as test_linux_boot and test_linux_kernels check it:
+ * tb_check_boot, a clean console against the kernel's reference, the recording, kernel symbols
+ * naming 95 % of kernel-half samples, tasks, user stacks and hv_syscalls' kernel stacks exact in
+ * 95 % of the judged samples, and (when `pprof`) pprof -disasm until each image kind passed.
+ * A tb_each_run() check; ctx is a struct tb_boot_totals. */
+struct tb_boot_totals {
+    uint64_t judged;  /* user samples whose chains were judged */
+    uint64_t syscall; /* hv_syscalls' kernel samples judged */
+    bool pprof;       /* run tb_check_pprof_disasm */
+    unsigned pprof_kinds; /* image kinds pprof -disasm verified */
+};
+void tb_check_boot_run(const struct tb_result *r, const struct tb_scenario *s, void *ctx);
+
 /* Recording checks: it reads cleanly, has user- and kernel-mode samples and kernel samples
  * with their user stacks (walked at once from the kernel entry frame, or completed later), and
  * each workload process of the guest is recorded as one process: the user

@@ -20,29 +20,6 @@
 
 #include "tests/linux/testbed.h"
 
-struct totals {
-    uint64_t judged, syscall;
-};
-
-static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
-{
-    struct totals *t = ctx;
-    tb_check_boot(r, s);
-    char *ref = tb_reference(s->kernel, s->vcpus);
-    if (!ref)
-        fail_msg("%s: no reference boot of kernel %s (its -ref scenario did not finish)", r->name,
-                 s->kernel);
-    tb_check_console_clean(r, ref);
-    free(ref);
-    uint64_t with_user = tb_check_recording(r);
-    tb_check_kernel_symbols(r, 0.95);
-    tb_check_tasks(r);
-    t->judged += tb_check_user_stacks(r, 0.95);
-    t->syscall += tb_check_syscall_stacks(r, 0.95);
-    printf("%s: %.1f s, %u CPUs, %" PRIu64 " kernel samples with user stacks\n", r->name,
-           r->seconds, r->cpus, with_user);
-}
-
 static void test_kernel_matrix(void **state)
 {
     (void)state;
@@ -53,28 +30,17 @@ static void test_kernel_matrix(void **state)
     struct tb_scenario sel[TB_MAX_GROUP];
     unsigned repeat;
     size_t n = tb_run_group("kernels", 2, sel, &repeat, out, sizeof(out));
-    char cmd[8192];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/reference'", tb_cache());
-    assert_int_equal(system(cmd), 0);
     /* The references first: their consoles are what the recorded boots are compared with. */
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(sel[i].cmd, "qemu"))
-            continue;
-        struct tb_result r;
-        char name[96];
-        snprintf(name, sizeof(name), "%s%s", sel[i].name, repeat > 1 ? ".1" : "");
-        tb_load(&r, out, name);
-        tb_check_boot(&r, &sel[i]);
-        printf("reference %s: %.1f s\n", r.name, r.seconds);
-        snprintf(cmd, sizeof(cmd), "cp '%s/%s/console.log' '%s/reference/%s-%u.log'", out, name,
-                 tb_cache(), sel[i].kernel, sel[i].vcpus);
-        assert_int_equal(system(cmd), 0);
-        tb_free(&r);
-    }
-    struct totals t = {0, 0};
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(sel[i].cmd, "qemu")) {
+            char name[96];
+            snprintf(name, sizeof(name), "%s%s", sel[i].name, repeat > 1 ? ".1" : "");
+            tb_keep_reference(out, name, &sel[i]);
+        }
+    struct tb_boot_totals t = {.pprof = false}; /* pprof's checks are the boot group's */
     for (size_t i = 0; i < n; i++)
         if (!strcmp(sel[i].cmd, "record"))
-            tb_each_run(out, &sel[i], repeat, check, &t);
+            tb_each_run(out, &sel[i], repeat, tb_check_boot_run, &t);
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);

@@ -77,8 +77,8 @@ static const struct tb_scenario disk_root[] = {
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };
 
-/* The kernel matrix (docs/linux.md, "The kernel matrix"): the generic kernels of Debian 11 (5.10),
- * 13 (6.12) and sid (the newest, 7.x), fetched by suite (prepare.sh), beside 12's 6.1 in the
+/* The kernel matrix (docs/linux.md, "The kernel matrix"): the kernels of Debian 11 (5.10), 13
+ * (6.12) and sid (the newest, 7.x), generic and cloud, fetched by suite (prepare.sh), beside 12's 6.1 in the
  * groups above; with KASLR and PTI. Under trixie's QEMU as L0: bookworm's cannot run 5.10 or 7.x
  * (its TCG ignores SVM's XSETBV intercept). The references boot each kernel in QEMU/KVM in the
  * same L1, for the console comparison (tb_check_console_clean). CI's matrix runs the two that
@@ -95,6 +95,19 @@ static const struct tb_scenario kernels[] = {
      TB_CI_ONE_VCPU},
     {"trixie", "record", "trixie", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_FULL_ONLY},
     {"sid", "record", "sid", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_CI_ONE_VCPU},
+    /* Their cloud kernels, which differ in configuration (fewer drivers; 6.1's had no MP-table
+     * parser): the full matrix. */
+    {"bullseye-cloud-ref", "qemu", "bullseye-cloud", 2, "512M",
+     "hvtest.plan=boot hvtest.ms=200 pti=on", NULL, NULL, TB_FULL_ONLY},
+    {"trixie-cloud-ref", "qemu", "trixie-cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on",
+     NULL, NULL, TB_FULL_ONLY},
+    {"sid-cloud-ref", "qemu", "sid-cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
+     NULL, TB_FULL_ONLY},
+    {"bullseye-cloud", "record", "bullseye-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
+     TB_FULL_ONLY},
+    {"trixie-cloud", "record", "trixie-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
+     TB_FULL_ONLY},
+    {"sid-cloud", "record", "sid-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_FULL_ONLY},
 };
 
 #define GROUP(name, table)                                                                         \

@@ -8,7 +8,7 @@
 #   l2.cpio.gz                       the guests' initramfs (busybox, the workloads in
 #                                    workloads/ built by Debian's gcc, l2_init.sh)
 #   l2-big.cpio.gz                   the same plus 32 MiB of incompressible padding
-#   kernel-bullseye/, kernel-trixie/, kernel-sid/   the kernel matrix: the generic kernel of
+#   kernel-{bullseye,trixie,sid}[-cloud]/   the kernel matrix: the generic and cloud kernels of
 #                                    each suite, from the same archive (suite_kernel)
 #   l0-trixie/                       a Debian trixie root with its QEMU, which run.sh runs L1 in
 #                                    with HVPROF_TB_L0=trixie (qemu_chroot.sh)
@@ -118,14 +118,16 @@ suite_apt() { # suite_apt SUITE apt-get|apt-cache ARGS...
   "$tool" -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=- \
     -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" "$@"
 }
-suite_kernel() { # suite_kernel SUITE
-  local suite=$1 out=$cache/kernel-$1 pkg p dir dl
+suite_kernel() { # suite_kernel SUITE [cloud]
+  local suite=$1 flavour=${2:-} name=$1${2:+-$2} pkg p dir dl meta=linux-image-amd64
+  local out=$cache/kernel-$name
   if [ -f "$out/.done" ]; then return 0; fi
-  log "kernel-$suite: the newest generic kernel of Debian $suite"
+  [ -z "$flavour" ] || meta=linux-image-$flavour-amd64
+  log "kernel-$name: the newest ${flavour:-generic} kernel of Debian $suite"
   suite_apt "$suite" apt-get update -qq || { log "apt-get update for $suite failed"; exit 1; }
-  pkg=$(suite_apt "$suite" apt-cache depends linux-image-amd64 |
+  pkg=$(suite_apt "$suite" apt-cache depends "$meta" |
     awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ {print $2; exit}')
-  [ -n "$pkg" ] || { log "no linux-image-amd64 in $suite"; exit 1; }
+  [ -n "$pkg" ] || { log "no $meta in $suite"; exit 1; }
   local pkgs=("$pkg")
   for p in $(suite_apt "$suite" apt-cache depends "$pkg" |
     awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules)-[0-9]/ {print $2}'); do
@@ -152,9 +154,12 @@ suite_kernel() { # suite_kernel SUITE
   echo "$pkg" >"$out/package"
   echo "$mods" >"$out/modules"
   touch "$out/.done"
-  log "kernel-$suite: $pkg ($(cat "$out/release"))"
+  log "kernel-$name: $pkg ($(cat "$out/release"))"
 }
-for suite in bullseye trixie sid; do suite_kernel "$suite"; done
+for suite in bullseye trixie sid; do
+  suite_kernel "$suite"
+  suite_kernel "$suite" cloud
+done
 unpack busybox-static
 busybox=$cache/pkg/busybox-static/bin/busybox
 
@@ -247,7 +252,7 @@ find "$r/lib" "$r/lib64" "$r/usr" -type f -name '*.so*' -exec cp {} "$cache/gues
 mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
 # brd.ko of each guest kernel (no dependencies), loaded by l2_init.sh for `uname -r`.
-for k in generic cloud bullseye trixie sid; do
+for k in generic cloud bullseye bullseye-cloud trixie trixie-cloud sid sid-cloud; do
   kmods=$(cat "$cache/kernel-$k/modules")
   rel=$(cat "$cache/kernel-$k/release")
   f=$(find "$kmods" -name brd.ko -o -name brd.ko.xz | head -n 1)

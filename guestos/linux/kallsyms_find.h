@@ -22,7 +22,9 @@
  * checks rejects forged or stray bytes; together they leave no doubt.
  *
  * Every read is bounded by the image and guest RAM; the scan reads at most the range it is
- * given. The tables belong to the guest: the decoder re-checks everything it reads. */
+ * given, checks at most 4096 digit runs and examines at most 256 MiB for them (a guest can plant
+ * decoys: then the search gives up with a message). The tables belong to the guest: the decoder
+ * re-checks everything it reads. */
 #pragma once
 
 #include <stdbool.h>

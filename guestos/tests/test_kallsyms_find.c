@@ -3,7 +3,7 @@
  * relative_base, num_syms, names, markers, token table, token index, each 8-byte aligned), with
  * a decoy "0\0".."9\0" run in the code before it, and VMCOREINFO as 5.10 writes it (no kallsyms
  * lines). The whole discovery must find and decode the tables; forged markers, index or names
- * must fail with a message. The same finder on Debian's 5.10, 6.1, 6.12 and 7.2 images is
+ * must fail with a message, and a flood of decoys must end the search, not stall it. The same finder on Debian's 5.10, 6.1, 6.12 and 7.2 images is
  * exercised on captured guests (test_captured.c) and on the test bed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -226,6 +226,40 @@ static void test_forged(void **state)
     expect_failure(spoil_token_byte, "no token table");
 }
 
+/* A guest may plant the digit run anywhere: a hundred decoys before the tables are passed over;
+ * a flood of them (here every 20 bytes of 8 MiB of code) makes the search give up after 4096
+ * candidates with a message, not spend the drain thread's time. */
+static void plant_decoys(struct img *m, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        memcpy(at(m, TEXT + 0x10000 + 20 * i),
+               "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9", 20);
+}
+static void spoil_hundred_decoys(struct img *m)
+{
+    plant_decoys(m, 100);
+}
+static void spoil_flood(struct img *m)
+{
+    plant_decoys(m, (8u << 20) / 20);
+}
+
+static void test_decoys(void **state)
+{
+    (void)state;
+    struct img m;
+    build(&m);
+    spoil_hundred_decoys(&m);
+    struct lx_kernel *k = lx_kernel_new();
+    struct hv_err err = {{0}, 0};
+    if (lx_kernel_discover(k, &m.mem, &err) != 1)
+        fail_msg("%s", err.msg);
+    assert_int_equal(k->ks_loc.token_table, m.table);
+    lx_kernel_free(k);
+    free(m.ram);
+    expect_failure(spoil_flood, "gave up after 4097 candidates");
+}
+
 /* The finder alone, over a range that ends before the tables: nothing found, clearly said. */
 static void test_range(void **state)
 {
@@ -248,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_found_and_decoded),
         cmocka_unit_test(test_forged),
         cmocka_unit_test(test_range),
+        cmocka_unit_test(test_decoys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

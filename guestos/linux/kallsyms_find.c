@@ -180,9 +180,11 @@ static bool names_before(struct search *x, uint64_t table, uint64_t index,
          * markers[m - 1]: the names start in that window, at a 4-byte boundary, right after
          * num_syms (7.x) or at the 8-byte boundary after it (5.x, 6.x). */
         uint64_t hi = p - x->markers[m - 1];
-        if (hi > p || hi < LX_START_KERNEL_MAP + BLOCK_MAX + 16)
+        if (hi > p || hi < LX_START_KERNEL_MAP + 16)
             continue;
-        for (uint64_t s = hi & ~3ull; s + BLOCK_MAX >= hi; s -= 4) {
+        uint64_t lo = hi - LX_START_KERNEL_MAP > BLOCK_MAX + 16 ? hi - BLOCK_MAX
+                                                                  : LX_START_KERNEL_MAP + 16;
+        for (uint64_t s = hi & ~3ull; s >= lo; s -= 4) {
             uint64_t num = s - 4;
             if (!charge(x, 8))
                 return false;

@@ -239,8 +239,7 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
             goto out;
     }
     if (info)
-        *info = (struct lx_kallsyms_info){
-            .nsyms = t->n, .mode = mode, .stext = stext, .by_structure = loc->by_structure};
+        *info = (struct lx_kallsyms_info){.nsyms = t->n, .mode = mode, .stext = stext};
     rc = 0;
 out:
     free(t);

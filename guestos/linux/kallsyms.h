@@ -45,8 +45,7 @@ enum lx_kallsyms_mode {
 struct lx_kallsyms_info {
     uint32_t nsyms;
     enum lx_kallsyms_mode mode;
-    uint64_t stext;    /* SYMBOL(_stext), which the chosen mode reproduces */
-    bool by_structure; /* the tables were found by lx_kallsyms_find(), not VMCOREINFO */
+    uint64_t stext; /* SYMBOL(_stext), which the chosen mode reproduces */
 };
 
 /* Called for each symbol in table order (sorted by address): its run-time address, nm type

@@ -42,7 +42,8 @@ static bool token_byte_ok(uint8_t c)
 
 struct search {
     const struct lx_kimage *k;
-    uint32_t *markers; /* MARKERS_MAX */
+    uint32_t *markers;                          /* MARKERS_MAX */
+    uint8_t table[TABLE_MAX + 8 + 2 * NTOKENS]; /* a stable copy of a candidate token table */
     uint64_t work;     /* bytes left */
     unsigned candidates;
     bool gave_up;
@@ -70,8 +71,8 @@ static bool token_table_at(struct search *x, uint64_t hit, uint64_t *table, uint
     if (!src || !charge(x, 2 * TABLE_MAX))
         return false;
     /* A stable copy of what follows the hit: the rest of the table, then the index. */
-    static _Thread_local uint8_t buf[TABLE_MAX + 8 + 2 * NTOKENS];
-    uint64_t len = avail < sizeof(buf) ? avail : sizeof(buf);
+    uint8_t *buf = x->table;
+    uint64_t len = avail < sizeof(x->table) ? avail : sizeof(x->table);
     memcpy(buf, src, len);
     uint64_t p = 0;
     for (unsigned i = '0'; i < NTOKENS; i++) {

@@ -153,8 +153,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
     d->nsyms = k->nsyms;
     snprintf(d->how, sizeof(d->how),
              "VMCOREINFO at guest-physical 0x%" PRIx64 " (%u copies), kallsyms: %" PRIu32
-             " symbols, %s; %s",
+             " symbols, %s%s; %s",
              k->vmci.gpa, k->vmci.copies, k->ks.nsyms, lx_kallsyms_mode_name(k->ks.mode),
+             k->ks_loc.by_structure ? ", found by their structure (VMCOREINFO names them from 6.0)"
+                                    : "",
              k->btf_note);
     l->kmods_ok = lx_kmods_init(&l->kmods, k, k->img.mem, l->kmods_why, sizeof(l->kmods_why)) == 0;
     char why[160];

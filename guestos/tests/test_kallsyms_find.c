@@ -160,7 +160,7 @@ static void test_found_and_decoded(void **state)
     int rc = lx_kernel_discover(k, &m.mem, &err);
     if (rc != 1)
         fail_msg("rc %d: %s", rc, err.msg);
-    assert_true(k->ks.by_structure);
+    assert_true(k->ks_loc.by_structure);
     assert_int_equal(k->ks_loc.names, m.names);
     assert_int_equal(k->ks_loc.num_syms, m.num);
     assert_int_equal(k->ks_loc.markers, m.markers);

@@ -44,9 +44,11 @@ static void test_kernel_matrix(void **state)
     printf("user samples in the workloads' known functions judged: %" PRIu64
            "; hv_syscalls' kernel samples judged: %" PRIu64 "\n",
            t.judged, t.syscall);
-    /* As the boot group's: 310-500 judged user samples a one-vCPU run, 70-280 a two-vCPU one;
-     * 580-1900 of hv_syscalls' kernel samples. */
-    assert_true(t.judged >= (tb_full() ? 600u : 300u));
+    /* Judged user samples: 5.10's one-vCPU runs judged 296-347; 7.2's at one vCPU only 39-48
+     * (its workloads spend most of their time in the kernel's timer path on the emulated
+     * platform, under 50: not judged), so CI's total rests on 5.10's run: 200. hv_syscalls'
+     * kernel samples: 1164-3394 a run. */
+    assert_true(t.judged >= (tb_full() ? 600u : 200u));
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
 }
 

@@ -31,8 +31,9 @@
 #      HVPROF_TB_L0       the QEMU that emulates L1 (docs/linux.md, "The emulator under the test
 #                         bed"): system (this host's qemu-system-x86_64) or trixie (Debian
 #                         trixie's, from the root prepare.sh keeps in CACHE/l0-trixie)
-#      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1";
-#                         drop quiet to see L1's kernel messages in l1-console.N.log)
+#      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1
+#                         tsc=reliable"; drop quiet to see L1's kernel messages in
+#                         l1-console.N.log; tsc=reliable: docs/linux.md, "L1's clock")
 set -euo pipefail
 cache=$(cd "${1:?usage: run.sh CACHE HVPROF SCENARIOS OUT}" && pwd)
 hvprof=${2:?}
@@ -45,7 +46,12 @@ smp=${HVPROF_TB_SMP:-$(nproc)}
 tcg_thread=${HVPROF_TB_TCG_THREAD:-multi}
 stall=${HVPROF_TB_STALL:-400}
 quiet=${HVPROF_TB_QUIET:-180}
-l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1}
+# tsc=reliable: TCG's TSC is one host-time counter for all of L1's CPUs, so it is synchronized,
+# but the emulated EPYC does not say invariant and Linux on AMD with several CPUs marks such a
+# TSC unstable. KVM in L1 then holds each L2 vCPU's TSC still while its thread is scheduled out
+# (kvm_arch_vcpu_load), and L2's watchdog saw its TSC fall behind kvm-clock ("frequency skew").
+# A host with an invariant TSC, as servers have, does neither (docs/linux.md, "L1's clock").
+l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1 tsc=reliable}
 l1_boots=${HVPROF_TB_L1_BOOTS:-10}
 l0=${HVPROF_TB_L0:-system}
 [ "$smp" -gt 4 ] && smp=4

@@ -109,7 +109,8 @@ static void usage(FILE *out)
         "  --max-metadata SIZE    bytes the recording may spend on what the guest says about\n"
         "                         itself: modules, mappings, symbols, names (default 64M);\n"
         "                         what does not fit is left out and counted\n"
-        "  --quiet                no progress line\n"
+        "  --quiet                no progress line, no summary: errors and what the file\n"
+        "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
         SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
     run_opts_usage(out);
@@ -356,10 +357,17 @@ int cmd_record(int argc, char **argv)
     run_session_close(&rs);
     fflush(stdout);
     bool duration_stop = by_duration && res.reason == VM_STOP_TIMEOUT;
-    if (rc == 0 && !duration_stop)
+    /* --quiet: errors, how an abnormal stop came and what the file lacks; Ctrl-C and the
+     * summary are left out (README.md, "Usage"). */
+    bool sigint = res.reason == VM_STOP_SIGNAL && res.status == 128 + SIGINT;
+    if (rc == 0 && !duration_stop && !(c.quiet && sigint))
         run_report_stop(stderr, "hvprof record", &res);
-    sampler_print_summary(s, stderr);
-    fputs(disks, stderr);
+    if (c.quiet) {
+        sampler_print_warnings(s, stderr);
+    } else {
+        sampler_print_summary(s, stderr);
+        fputs(disks, stderr);
+    }
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);
     sampler_destroy(s);
@@ -374,7 +382,7 @@ int cmd_record(int argc, char **argv)
         return 1;
     /* Ctrl-C is how a recording is ended: with the file complete it is a success, as for
      * --duration (SIGTERM and SIGHUP, which others send, keep 128 + N; docs/reliability.md). */
-    if (res.reason == VM_STOP_SIGNAL && res.status == 128 + SIGINT)
+    if (sigint)
         return 0;
     return duration_stop ? 0 : res.status;
 }

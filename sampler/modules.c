@@ -100,14 +100,10 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
                : 0;
 }
 
-int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
-                                 struct hv_err *err)
+/* One module [start, end) in guest address space 0 with one symbol [sym, end). */
+static int record_labelled_range(struct sampler *s, const char *module, uint64_t start,
+                                 uint64_t end, const char *symbol, uint64_t sym, struct hv_err *err)
 {
-    /* Identity-mapped (the decompressor runs on page tables of its own that map guest-physical
-     * addresses 1:1), so its guest-physical range is its virtual one. One symbol spans it: the
-     * bzImage's code has no symbol table. */
-    start &= ~0xfffull;
-    end = (end + 0xfff) & ~0xfffull;
     struct discover_module m = {
         .header_va = start,
         .start = start,
@@ -116,18 +112,35 @@ int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end
         .nseg = 1,
         .seg = {{.start = start, .size = end - start, .flags = PF_R | PF_X}},
     };
-    snprintf(m.name, sizeof(m.name), "%s", SAMPLER_DECOMPRESSOR_MODULE_NAME);
+    snprintf(m.name, sizeof(m.name), "%s", module);
     int64_t id = sampler_modules_record_kernel(s, &m, s->start_ns, err);
     if (id == -1)
         return -1;
     if (id < 0)
         return 0; /* no room in the metadata budget: counted there */
-    const char name[] = SAMPLER_DECOMPRESSOR_SYMBOL;
     struct hvfxt_symbol syms[] = {
-        {.addr = start, .type = 'T', .name = name, .name_len = sizeof(name) - 1},
+        {.addr = sym, .type = 'T', .name = symbol, .name_len = strlen(symbol)},
         {.addr = end, .type = 0, .name = "", .name_len = 0}, /* the end of its code */
     };
     return hvfxt_write_symbols(&s->w, (uint64_t)id, syms, 2, err);
+}
+
+int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
+                                 struct hv_err *err)
+{
+    /* Identity-mapped (the decompressor runs on page tables of its own that map guest-physical
+     * addresses 1:1), so its guest-physical range is its virtual one. One symbol spans it: the
+     * bzImage's code has no symbol table. */
+    start &= ~0xfffull;
+    end = (end + 0xfff) & ~0xfffull;
+    return record_labelled_range(s, SAMPLER_DECOMPRESSOR_MODULE_NAME, start, end,
+                                 SAMPLER_DECOMPRESSOR_SYMBOL, start, err);
+}
+
+int sampler_modules_reset_vector(struct sampler *s, struct hv_err *err)
+{
+    return record_labelled_range(s, SAMPLER_RESET_MODULE_NAME, 0xf000, 0x10000,
+                                 SAMPLER_RESET_SYMBOL, 0xfff0, err);
 }
 
 int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_module *m,

@@ -166,6 +166,11 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     if (kernel && !kernel->nseg && kernel->bz_end > kernel->bz_start &&
         sampler_modules_decompressor(s, kernel->bz_start, kernel->bz_end, err) < 0)
         return -1;
+    /* Wall mode samples every vCPU at every tick, the ones the guest has not started yet too:
+     * they wait at the reset vector, which then says so (docs/report.md). */
+    if (kernel && s->cfg.mode == SAMPLER_MODE_WALL && s->cfg.nvcpus > 1 &&
+        sampler_modules_reset_vector(s, err) < 0)
+        return -1;
     return sampler_drain_start(s, err);
 }
 
@@ -256,6 +261,22 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
     }
     t->dropped += s->lost;
     t->mean_exit_ns = n ? (double)ns / (double)n : 0;
+}
+
+/* What the file lacks: the lines --quiet keeps. */
+static void print_losses(const struct sampler *s, const struct sampler_totals *t,
+                         const char *prefix, FILE *out)
+{
+    if (s->lost)
+        fprintf(out,
+                "%sWARNING: %" PRIu64 " records could not be written (the file ends at the last "
+                "complete record before the write failure)\n",
+                prefix, s->lost);
+    if (t->dropped > s->lost)
+        fprintf(out,
+                "%sWARNING: %" PRIu64 " records were dropped (ring full); the trace says "
+                "where (records_dropped events). A larger --buffer avoids it.\n",
+                prefix, t->dropped - s->lost);
 }
 
 void sampler_print_summary(const struct sampler *s, FILE *out)
@@ -349,16 +370,20 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
                 to, s->v[0].abandon_ticks, end, full);
     }
-    if (s->lost)
+    print_losses(s, &t, "  ", out);
+}
+
+void sampler_print_warnings(const struct sampler *s, FILE *out)
+{
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
+    if (s->meta.cut_symbol_tables || s->meta.cut_records)
         fprintf(out,
-                "  WARNING: %" PRIu64 " records could not be written (the file ends at the last "
-                "complete record before the write failure)\n",
-                s->lost);
-    if (t.dropped > s->lost)
-        fprintf(out,
-                "  WARNING: %" PRIu64 " records were dropped (ring full); the trace says "
-                "where (records_dropped events). A larger --buffer avoids it.\n",
-                t.dropped - s->lost);
+                "hvprof record: WARNING: over --max-metadata, %" PRIu64
+                " symbol tables cut short or not read and %" PRIu64
+                " module, mapping or name records left out\n",
+                s->meta.cut_symbol_tables, s->meta.cut_records);
+    print_losses(s, &t, "hvprof record: ", out);
 }
 
 static double per(uint64_t total, uint64_t n)

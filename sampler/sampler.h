@@ -75,6 +75,9 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
  * completely (err says why; what was written before the failure is a valid prefix). */
 int sampler_finish(struct sampler *s, struct hv_err *err);
 void sampler_print_summary(const struct sampler *s, FILE *out);
+/* --quiet: only what the file lacks (records lost to a write error or dropped, metadata left
+ * out), one line each. */
+void sampler_print_warnings(const struct sampler *s, FILE *out);
 /* One line per vCPU with the exit hook's mean time per stage (`hvprof record --stage-times`):
  *   stage-times vcpu=I samples=N user=.. kernel=.. idle=.. missed=.. dropped=.. exits=..
  *               rechecks=.. walk_fail=.. regs_ns=.. walk_ns=.. push_ns=.. total_ns=.. max_ns=..

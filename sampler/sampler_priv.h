@@ -88,6 +88,9 @@ enum sampler_kernel_state {
 /* A bzImage's decompressor (sampler_modules_decompressor): its module and its one symbol. */
 #define SAMPLER_DECOMPRESSOR_MODULE_NAME "[decompressor]"
 #define SAMPLER_DECOMPRESSOR_SYMBOL      "bzImage_decompressor" /* no spaces in a symbol */
+/* A vCPU the guest has not started yet (sampler_modules_reset_vector): its module and symbol. */
+#define SAMPLER_RESET_MODULE_NAME "[reset vector]"
+#define SAMPLER_RESET_SYMBOL      "vcpu_not_started"
 struct sampler_kernel {
     enum sampler_kernel_state state;
     uint64_t attempts, last_try_ns, interval_ns, found_ns, scan_ns;
@@ -241,6 +244,13 @@ int64_t sampler_modules_record_kernel(struct sampler *s, const struct discover_m
  * in the decompressor are named. -1 only when the file cannot be written. */
 int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
                                  struct hv_err *err);
+/* Wall mode with a kernel the VMM loaded itself: an application processor waits for the guest's
+ * startup IPI in the reset state, its RIP at the reset vector 0xfff0 in real mode (SDM Vol. 3A
+ * 9.1.4), and every tick samples it there. The page [0xf000, 0x10000) as the module
+ * "[reset vector]" in guest address space 0, the symbol "vcpu_not_started" at 0xfff0: no code
+ * of a directly loaded kernel runs there (an AP's startup IPI starts it at its own vector page).
+ * -1 only when the file cannot be written. */
+int sampler_modules_reset_vector(struct sampler *s, struct hv_err *err);
 /* A guest kernel ELF the VMM loaded (`name`, its image): module + mappings into guest address
  * space 0 at its link addresses. */
 int sampler_modules_kernel_image(struct sampler *s, const char *name,

@@ -52,10 +52,9 @@ int record_run(struct record_result *r, int signal_after_ms, int sig, int sig2, 
                             r->out_path,
                             "--console",
                             r->console_path,
-                            "--quiet",
                             "--guest",
                             "demo"};
-    int argc = 9;
+    int argc = 8;
     va_list ap;
     va_start(ap, sig2);
     const char *a;

@@ -18,7 +18,7 @@ struct record_result {
     char *console; /* the guest console (malloc'd, NUL-terminated) */
 };
 
-/* Run `hvprof record -o <tmp>.fxt --console <tmp>.log --quiet --guest demo <args...>` (NULL-
+/* Run `hvprof record -o <tmp>.fxt --console <tmp>.log --guest demo <args...>` (NULL-
  * terminated args). If signal_after_ms > 0, send `sig` to hvprof that many ms after it started
  * (and, if sig2 != 0, `sig2` 200 ms later). Returns 0 when it ran and exited. */
 int record_run(struct record_result *r, int signal_after_ms, int sig, int sig2, ...);

@@ -177,6 +177,30 @@ static void test_full_before_header(void **state)
     assert_int_not_equal(access(at("h.fxt"), F_OK), 0);
 }
 
+/* --quiet is quiet: a recording that went well prints nothing of its own (the guest's console
+ * is on stdout), one the guest ended with a triple fault says how it stopped. */
+static void test_quiet_record(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char *out;
+    assert_int_equal(sh("$HV record -o q.fxt --quiet --guest demo --vcpus 2 --cmdline "
+                        "'progs=workload seconds=1' 2>q.err >/dev/null; echo status=$?; "
+                        "echo stderr; cat q.err; echo end",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "status=0\nstderr\nend\n"));
+    free(out);
+    assert_int_equal(sh("$HV record -o t.fxt --quiet --guest demo --cmdline "
+                        "'progs=hostile_triple seconds=0' 2>t.err >/dev/null; echo status=$?; "
+                        "cat t.err",
+                        &out),
+                     0);
+    assert_non_null(strstr(out, "status=1\nhvprof record: guest stopped (triple-fault): "));
+    assert_null(strstr(out, "us/sample"));
+    free(out);
+}
+
 /* A recording cut short while report and dump read it: an error or a report of the prefix,
  * never a signal (the reader mapped the file: SIGBUS past the new end). */
 static void test_shrinking_input(void **state)
@@ -325,7 +349,7 @@ int main(void)
         cmocka_unit_test(test_closed_pipe),        cmocka_unit_test(test_full_before_header),
         cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
         cmocka_unit_test(test_report_write_error), cmocka_unit_test(test_silent_garbage_warned),
-        cmocka_unit_test(test_kvm_not_kvm),
+        cmocka_unit_test(test_kvm_not_kvm),        cmocka_unit_test(test_quiet_record),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

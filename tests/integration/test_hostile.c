@@ -70,9 +70,9 @@ static void check_case(const struct hostile_case *hc)
     snprintf(cmdline, sizeof(cmdline), "progs=%s seconds=%s%s", hc->prog, secs ? secs : "2",
              hc->extra);
     snprintf(vcpus, sizeof(vcpus), "%u", hc->vcpus);
-    const char *argv[] = {hv_exe(), "record",    "-o",   out,         "--quiet", "--guest",
-                          "demo",   "--vcpus",   vcpus,  "--console", con,       "--cmdline",
-                          cmdline,  "--timeout", "120s", NULL};
+    const char *argv[] = {hv_exe(),    "record",  "-o",        out,         "--guest",
+                          "demo",      "--vcpus", vcpus,       "--console", con,
+                          "--cmdline", cmdline,   "--timeout", "120s",      NULL};
     struct hv_cmd cmd = {.argv = argv, .stderr_path = err};
     struct hv_cmd_result r;
     fprintf(stderr, "== %s, %s vCPUs, \"%s\"\n", hc->prog, vcpus, cmdline);

@@ -38,22 +38,11 @@ static void record(struct rec_run *rr, const char *tag, const int *sigs, unsigne
     hv_tmp_path(rr->out, sizeof(rr->out), "rec.fxt");
     hv_tmp_path(rr->con, sizeof(rr->con), "console.txt");
     hv_tmp_path(rr->err, sizeof(rr->err), "stderr.txt");
-    const char *argv[] = {hv_exe(),
-                          "record",
-                          "-o",
-                          rr->out,
-                          "--quiet",
-                          "--guest",
-                          "demo",
-                          "--vcpus",
-                          "2",
-                          "--console",
-                          rr->con,
-                          "--cmdline",
-                          "progs=workload,syscall procs=1 seconds=30",
-                          "--timeout",
-                          "100s",
-                          NULL};
+    const char *argv[] = {hv_exe(),    "record",    "-o",
+                          rr->out,     "--guest",   "demo",
+                          "--vcpus",   "2",         "--console",
+                          rr->con,     "--cmdline", "progs=workload,syscall procs=1 seconds=30",
+                          "--timeout", "100s",      NULL};
     struct hv_cmd cmd = {.argv = argv,
                          .stderr_path = rr->err,
                          .fsize_limit = fsize_limit,
@@ -191,10 +180,9 @@ static void test_signal_at_startup(void **state)
         assert_non_null(hv_tmp_dir("stop-startup"));
         hv_tmp_path(rr.out, sizeof(rr.out), "rec.fxt");
         hv_tmp_path(rr.err, sizeof(rr.err), "stderr.txt");
-        const char *argv[] = {hv_exe(),    "record",    "-o",
-                              rr.out,      "--quiet",   "--guest",
-                              "demo",      "--cmdline", "progs=workload seconds=30",
-                              "--timeout", "100s",      NULL};
+        const char *argv[] = {hv_exe(),    "record", "-o",        rr.out,
+                              "--guest",   "demo",   "--cmdline", "progs=workload seconds=30",
+                              "--timeout", "100s",   NULL};
         struct hv_cmd cmd = {.argv = argv,
                              .stderr_path = rr.err,
                              .delay_ms = delay,
@@ -297,7 +285,7 @@ static void test_tmpfs_full(void **state)
     assert_int_equal(mkdir(mnt, 0755), 0);
     snprintf(script, sizeof(script),
              "mount -t tmpfs -o size=128k hvprof-full '%s' || exit 77; "
-             "'%s' record -o '%s/rec.fxt' --quiet --guest demo --vcpus 2 --console '%s' "
+             "'%s' record -o '%s/rec.fxt' --guest demo --vcpus 2 --console '%s' "
              "--cmdline 'progs=workload,syscall procs=1 seconds=30' --timeout 100s; rc=$?; "
              "cp '%s/rec.fxt' '%s'; exit $rc",
              mnt, hv_exe(), mnt, con, mnt, out);

@@ -74,7 +74,7 @@ run_scenario() {
       [ -z "$hz" ] || { wait $kick; cat "$d/kick.txt" >>"$d/summary.txt"; }
       (exit $st) ;;
     record)
-      env $envs hvprof record -o "$d/rec.fxt" --quiet --kernel "/guest/vmlinuz-$kernel" \
+      env $envs hvprof record -o "$d/rec.fxt" --kernel "/guest/vmlinuz-$kernel" \
         --initrd /guest/l2.cpio.gz --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" \
         --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 &
       pid=$!

@@ -12,12 +12,11 @@
 
 #include "common/files.h"
 #include "cli/commands.h"
+#include "cli/report_input.h"
 #include "cli/parse.h"
 #include "schema/schema.h"
 #include "report/fxt_load.h"
 #include "report/report.h"
-
-#define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
 
 static void report_usage(FILE *out)
 {
@@ -53,77 +52,25 @@ static void report_usage(FILE *out)
         "  -h, --help        this text\n");
 }
 
-struct progress {
-    const char *what;
-    bool on;
-    int last;
+/* report_write for one format, as report_output_write calls it. */
+struct format_job {
+    enum report_format f;
+    const struct profile *p;
+    const struct report_opts *o;
 };
 
-static void progress_cb(void *ctx, size_t done, size_t total)
+static int write_format(void *ctx, FILE *out, struct hv_err *err)
 {
-    struct progress *pr = ctx;
-    if (!pr->on || !total)
-        return;
-    int pct = (int)((double)done * 100.0 / (double)total);
-    if (pct / 10 == pr->last / 10 && pct != 100)
-        return;
-    pr->last = pct;
-    fprintf(stderr, "hvprof report: %s %3d%%\n", pr->what, pct);
+    const struct format_job *j = ctx;
+    return report_write(j->f, j->p, j->o, out, err);
 }
 
-/* One format to `path` (NULL or "-": stdout), a file created in `dirfd` (AT_FDCWD, or the
- * directory of --format all, where a symbolic link planted by someone else is refused). A file
- * that could not be written whole is removed, never left empty or cut. A reader that closed the
- * pipe on stdout (`| head`) ends the command quietly. */
 static int write_one(enum report_format f, const struct profile *p, const struct report_opts *o,
                      int dirfd, const char *path, bool quiet)
 {
-    struct hv_err err = {{0}, 0};
-    bool binary = report_format_is_binary(f);
-    FILE *out = stdout;
-    bool to_file = path && strcmp(path, "-"), regular = false;
-    if (to_file) {
-        int fd = hv_open_output_at(dirfd, path, dirfd != AT_FDCWD, &err);
-        struct stat st;
-        regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        out = fd < 0 ? NULL : fdopen(fd, "w");
-        if (!out) {
-            if (fd >= 0)
-                close(fd);
-            fprintf(stderr, "hvprof report: %s\n", err.msg[0] ? err.msg : strerror(errno));
-            return 1;
-        }
-    } else if (binary && isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "hvprof report: --format %s is binary; write it with -o FILE\n",
-                report_format_name(f));
-        return 2;
-    }
-    int rc = report_write(f, p, o, out, &err);
-    if (rc == 0 && fflush(out) != 0)
-        rc = hv_errf_errno(&err, "write");
-    if (rc == 0 && ferror(out)) {
-        errno = EIO;
-        rc = hv_errf_errno(&err, "write");
-    }
-    if (!to_file && rc < 0 && errno == EPIPE)
-        return 0; /* the reader has what it wanted */
-    if (to_file && fclose(out) != 0 && rc == 0)
-        rc = hv_errf_errno(&err, "close");
-    if (rc < 0) {
-        if (to_file) {
-            /* Only a file it created: never a device (/dev/full) or another's special file. */
-            if (regular)
-                unlinkat(dirfd, path, 0);
-            fprintf(stderr, "hvprof report: cannot write %s: %s%s\n", path, err.msg,
-                    regular ? " (removed)" : "");
-        } else {
-            fprintf(stderr, "hvprof report: cannot write the report to stdout: %s\n", err.msg);
-        }
-        return 1;
-    }
-    if (!quiet && to_file)
-        fprintf(stderr, "hvprof report: wrote %s\n", path);
-    return 0;
+    struct format_job j = {f, p, o};
+    return report_output_write("hvprof report", report_format_name(f), report_format_is_binary(f),
+                               dirfd, path, quiet, write_format, &j);
 }
 
 /* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
@@ -190,39 +137,6 @@ static int parse_time_window(const char *arg, struct prof_filter *f)
     f->has_time = true;
     f->time_absolute = absolute == 1;
     return 0;
-}
-
-/* Any named symbol (end markers of code sections are nameless, symtab.h)? */
-static bool has_named(const struct symtab *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        if (t->names[t->v[i].name])
-            return true;
-    return false;
-}
-
-static void warn_unresolved(const struct profile *p)
-{
-    for (size_t i = 0; i < p->modules.n; i++) {
-        const struct prof_module *m = &p->modules.v[i];
-        const struct symtab *t = m->elf ? &m->elf->syms : m->ksyms;
-        if (t && !has_named(t) && m->sym_file) {
-            fprintf(stderr,
-                    "hvprof report: %s matches %s but holds no function symbols (a stripped "
-                    "file?); its frames stay module+offset\n",
-                    m->sym_file, m->name);
-            continue;
-        }
-        if (m->elf || m->ksyms)
-            continue;
-        char hex[2 * ELF_BUILD_ID_MAX + 1];
-        elf_build_id_hex(m->build_id, m->build_id_len, hex);
-        fprintf(stderr,
-                "hvprof report: no symbols for %s%s%s; its frames stay module+offset "
-                "(try --symbols DIR%s)\n",
-                m->name, m->build_id_len ? " build-id " : "", hex,
-                m->kernel ? " or --vmlinux/--kallsyms/--system-map" : "");
-    }
 }
 
 int cmd_report(int argc, char **argv)
@@ -366,62 +280,15 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     status = 1;
-    struct stat st;
-    struct progress pr = {.what = "reading", .last = -1};
-    pr.on = !quiet && stat(file, &st) == 0 && (uint64_t)st.st_size >= PROGRESS_MIN_BYTES;
-    struct fxt_load_stats ls;
-    if (fxt_load_profile_file(file, &p, &ls, progress_cb, &pr, &err) < 0) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
-        goto out;
-    }
-    if (!quiet && ls.dropped)
-        fprintf(stderr,
-                "hvprof report: %" PRIu64 " records were dropped while recording "
-                "(%" PRIu64 " loss records)\n",
-                ls.dropped, ls.loss_records);
-    if (!quiet && ls.samples == 0)
-        fprintf(stderr, "hvprof report: %s holds no samples\n", file);
-    if (!quiet && !ls.session_stop)
-        fprintf(stderr,
-                "hvprof report: %s ends without its session_stop marker: the recording was cut "
-                "short (the recorder was killed, or the file is still being written); reporting "
-                "the %" PRIu64 " samples it holds\n",
-                file, ls.samples);
-    if (!quiet && ls.completions_cut)
-        fprintf(stderr,
-                "hvprof report: %" PRIu64 " kernel samples' completed user stacks were left off: "
-                "the recording's completions would expand it beyond 4 frames per word of the "
-                "file (a corrupt or hostile recording)\n",
-                ls.completions_cut);
-    /* The recorder's hint (the built-in guest's program files) comes after any --symbols. */
-    struct stat dst;
-    if (p.symbol_dir[0] && stat(p.symbol_dir, &dst) == 0 && S_ISDIR(dst.st_mode) &&
-        symbol_path_add_dir(&sp, p.symbol_dir, &err) < 0) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
-        goto out;
-    }
-    size_t loaded = 0;
-    if (profile_load_symbols(&p, &sp, &loaded, &err) < 0 ||
-        (ksyms && profile_set_kernel_symbols(&p, ksyms, &err) < 0)) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
-        goto out;
-    }
-    size_t before = p.samples.n;
-    profile_filter(&p, &filter);
-    if (before && !p.samples.n)
-        fprintf(stderr,
-                "hvprof report: no sample of %s matches the filters (--vcpu, --pid, "
-                "--tid, --comm, --user, --kernel, --time): the report is empty\n",
-                file);
-    pr = (struct progress){.what = "symbolizing", .last = -1, .on = pr.on};
     /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */
-    p.want_lines = all || format == REPORT_PPROF;
-    if (profile_symbolize(&p, progress_cb, &pr, &err) < 0) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
+    const struct report_input_opts in = {.cmd = "hvprof report",
+                                         .sp = &sp,
+                                         .ksyms = ksyms,
+                                         .filter = &filter,
+                                         .want_lines = all || format == REPORT_PPROF,
+                                         .quiet = quiet};
+    if (report_input_load(file, &in, &p) != 0)
         goto out;
-    }
-    if (!quiet)
-        warn_unresolved(&p);
     if (!all) {
         status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output, quiet);
         goto out;

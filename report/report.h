@@ -29,6 +29,9 @@ struct report_opts {
     const char *title;      /* SVG title / pprof comment; NULL = "hvprof" */
     const char *event_name; /* perf-script event name; NULL = "cpu-clock" */
     unsigned top_limit;     /* rows in the top table; 0 = 50 */
+    /* pprof: name functions as if this profile's were in the file too (hvprof diff writes both
+     * recordings so, for `pprof -diff_base`); NULL: this profile alone. */
+    const struct profile *names_with;
 };
 
 int report_write(enum report_format f, const struct profile *p, const struct report_opts *o,

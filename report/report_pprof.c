@@ -103,42 +103,65 @@ out:
 
 enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
 
-static int by_name(const void *a, const void *b, void *ctx)
+/* A function's name and its binary's, from the profile written or from the one it is compared
+ * with. */
+struct named {
+    const char *name, *module;
+    int32_t own; /* index into the written profile's functions, -1 for the other's */
+};
+
+static int by_name(const void *a, const void *b)
 {
-    const struct prof_func *f = ctx;
-    return strcmp(f[*(const uint32_t *)a].name, f[*(const uint32_t *)b].name);
+    const struct named *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+static size_t add_named(struct named *v, size_t n, const struct profile *p, bool own)
+{
+    for (size_t i = 0; i < p->funcs.n; i++) {
+        const struct prof_func *f = &p->funcs.v[i];
+        v[n++] =
+            (struct named){f->name, f->module == PROF_NONE ? NULL : p->modules.v[f->module].name,
+                           own ? (int32_t)i : -1};
+    }
+    return n;
 }
 
 /* Which functions share their name with a function of another binary. pprof's views aggregate
  * by name alone (its default granularity clears Function.filename, internal/driver
  * aggregate()), so `_start` of three programs would show as one function holding all three
- * shares; those get the binary's base name appended ("_start (workload.elf)"). NULL when out of
- * memory; all false when no name is shared. */
-static bool *shared_names(const struct profile *p)
+ * shares; those get the binary's base name appended ("_start (workload.elf)"). With `other`
+ * (hvprof diff), names are compared over both profiles, so that the same function is named the
+ * same in both files and `pprof -diff_base` subtracts it. NULL when out of memory; all false
+ * when no name is shared. */
+static bool *shared_names(const struct profile *p, const struct profile *other)
 {
-    size_t n = p->funcs.n;
-    uint32_t *ix = malloc((n ? n : 1) * sizeof(*ix));
-    bool *shared = calloc(n ? n : 1, sizeof(*shared));
-    if (!ix || !shared) {
-        free(ix);
+    size_t n = p->funcs.n + (other ? other->funcs.n : 0);
+    struct named *v = malloc((n ? n : 1) * sizeof(*v));
+    bool *shared = calloc(p->funcs.n ? p->funcs.n : 1, sizeof(*shared));
+    if (!v || !shared) {
+        free(v);
         free(shared);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        ix[i] = (uint32_t)i;
-    qsort_r(ix, n, sizeof(*ix), by_name, p->funcs.v);
-    for (size_t i = 0; i < n;) {
+    size_t m = add_named(v, 0, p, true);
+    if (other)
+        m = add_named(v, m, other, false);
+    qsort(v, m, sizeof(*v), by_name);
+    for (size_t i = 0; i < m;) {
         size_t j = i + 1;
-        bool other = false;
-        while (j < n && !strcmp(p->funcs.v[ix[j]].name, p->funcs.v[ix[i]].name)) {
-            other |= p->funcs.v[ix[j]].module != p->funcs.v[ix[i]].module;
+        bool other_binary = false;
+        while (j < m && !strcmp(v[j].name, v[i].name)) {
+            const char *a = v[j].module, *b = v[i].module;
+            other_binary |= a != b && (!a || !b || strcmp(a, b));
             j++;
         }
-        for (size_t k = i; other && k < j; k++)
-            shared[ix[k]] = p->funcs.v[ix[k]].module != PROF_NONE;
+        for (size_t k = i; other_binary && k < j; k++)
+            if (v[k].own >= 0)
+                shared[v[k].own] = v[k].module != NULL;
         i = j;
     }
-    free(ix);
+    free(v);
     return shared;
 }
 
@@ -180,7 +203,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     Perftools__Profiles__Label **labelp = calloc(ns * NLABELS + 1, sizeof(*labelp));
     uint64_t *loc_ids = calloc(p->frames.n + 1, sizeof(*loc_ids));
     int64_t *values = calloc(ns * 2 + 1, sizeof(*values));
-    bool *shared = shared_names(p);
+    bool *shared = shared_names(p, o->names_with);
     int64_t comment_id = 0;
     uint8_t *packed = NULL;
     int rc = -1;

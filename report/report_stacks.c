@@ -42,10 +42,9 @@ static bool stack_eq(const void *ctx, uint32_t idx)
 
 /* Frame-wise order: ';' sorts below every character a name can hold, so all stacks under one
  * frame are adjacent (a plain strcmp would put "a;b!" between "a;b" and "a;b;c"). */
-static int cmp_stack(const void *a, const void *b)
+int report_stacks_cmp_text(const char *a, const char *b)
 {
-    const unsigned char *x = (const unsigned char *)((const struct report_stack *)a)->text;
-    const unsigned char *y = (const unsigned char *)((const struct report_stack *)b)->text;
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
     for (;; x++, y++) {
         unsigned cx = *x == ';' ? 1 : *x, cy = *y == ';' ? 1 : *y;
         if (cx != cy)
@@ -53,6 +52,12 @@ static int cmp_stack(const void *a, const void *b)
         if (!cx)
             return 0;
     }
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    return report_stacks_cmp_text(((const struct report_stack *)a)->text,
+                                  ((const struct report_stack *)b)->text);
 }
 
 void report_stacks_free(struct report_stacks *s)
@@ -113,8 +118,7 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
             goto oom;
     }
     if (out->n > 1)
-        if (out->n > 1)
-            qsort(out->v, out->n, sizeof(*out->v), cmp_stack);
+        qsort(out->v, out->n, sizeof(*out->v), cmp_stack);
     rc = 0;
     goto done;
 oom:

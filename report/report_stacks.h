@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 #include "report/profile.h"
@@ -25,3 +26,13 @@ struct report_stacks {
 int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
                         struct hv_err *err);
 void report_stacks_free(struct report_stacks *s);
+/* The order report_stacks_build sorts by: frame-wise, ';' below every character a name holds
+ * (a plain strcmp would put "a;b!" between "a;b" and "a;b;c"). */
+int report_stacks_cmp_text(const char *a, const char *b);
+
+/* A self-contained SVG flame graph of `st` (report_stacks_build with the kernel suffix; the
+ * texts are split into frames in place). With `base`, one weight per stack (the base profile's,
+ * scaled to st's total), a differential one: widths from st, red where st has more than the
+ * base, blue where less (report_svg.c). */
+int report_svg_render(struct report_stacks *st, const double *base, const char *title, FILE *out,
+                      struct hv_err *err);

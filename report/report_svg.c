@@ -26,6 +26,7 @@ struct node {
     const char *name;
     uint32_t depth;
     uint64_t x, w;
+    double base; /* differential graphs: the base profile's samples here, scaled */
 };
 
 /* XML text/attribute escaping. Bytes outside printable ASCII become '?': symbol names are not
@@ -84,12 +85,39 @@ static void color(const char *name, uint32_t depth, unsigned *r, unsigned *g, un
     }
 }
 
+/* Differential colouring (FlameGraph's difference flame graphs): red where the new profile has
+ * more than the base (scaled to the same total), blue where less, deeper the larger the change
+ * against the largest one; white-grey where nothing changed. */
+static void diff_color(double delta, double maxdelta, unsigned *r, unsigned *g, unsigned *b)
+{
+    double i = maxdelta > 0 ? (delta < 0 ? -delta : delta) / maxdelta : 0;
+    unsigned pale = (unsigned)(210.0 * (1.0 - i) + 0.5);
+    if (delta > 0) {
+        *r = 255;
+        *g = *b = pale;
+    } else if (delta < 0) {
+        *r = *g = pale;
+        *b = 255;
+    } else {
+        *r = *g = *b = 215;
+    }
+}
+
 int report_write_svg(const struct profile *p, const struct report_opts *o, FILE *out,
                      struct hv_err *err)
 {
     struct report_stacks st;
     if (report_stacks_build(p, true, &st, err) < 0)
         return -1;
+    int rc = report_svg_render(&st, NULL, o->title ? o->title : "hvprof flame graph", out, err);
+    report_stacks_free(&st);
+    return rc;
+}
+
+int report_svg_render(struct report_stacks *stacks, const double *base, const char *title,
+                      FILE *out, struct hv_err *err)
+{
+    const struct report_stacks st = *stacks;
     uint64_t total = 0;
     for (size_t i = 0; i < st.n; i++)
         total += st.v[i].weight;
@@ -103,7 +131,7 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
     nodes = malloc(sizeof(*nodes) * (cap = 64));
     if (!nodes)
         goto oom;
-    nodes[nn++] = (struct node){"all", 0, 0, total};
+    nodes[nn++] = (struct node){"all", 0, 0, total, 0};
     uint64_t cum = 0;
     for (size_t i = 0; i < st.n; i++) {
         /* Split the stack text in place into frame names. */
@@ -121,8 +149,12 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
         uint32_t common = 0;
         while (common < plen && common < nf && !strcmp(nodes[path[common]].name, frames[common]))
             common++;
-        for (uint32_t d = 0; d < common; d++)
+        double bw = base ? base[i] : 0;
+        nodes[0].base += bw;
+        for (uint32_t d = 0; d < common; d++) {
             nodes[path[d]].w += st.v[i].weight;
+            nodes[path[d]].base += bw;
+        }
         for (uint32_t d = common; d < nf; d++) {
             if (nn == cap) {
                 struct node *nv = realloc(nodes, sizeof(*nodes) * (cap *= 2));
@@ -130,7 +162,7 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
                     goto oom;
                 nodes = nv;
             }
-            nodes[nn] = (struct node){frames[d], d + 1, cum, st.v[i].weight};
+            nodes[nn] = (struct node){frames[d], d + 1, cum, st.v[i].weight, bw};
             path[d] = (uint32_t)nn++;
         }
         plen = nf;
@@ -140,7 +172,11 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
     }
 
     unsigned height = TOP_SPACE + BOT_SPACE + (maxdepth + 1) * FRAME_H;
-    const char *title = o->title ? o->title : "hvprof flame graph";
+    double maxdelta = 0;
+    for (size_t i = 0; base && i < nn; i++) {
+        double d = (double)nodes[i].w - nodes[i].base;
+        maxdelta = d > maxdelta ? d : -d > maxdelta ? -d : maxdelta;
+    }
     fprintf(out,
             "<?xml version=\"1.0\" standalone=\"no\"?>\n"
             "<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
@@ -183,18 +219,26 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
             continue;
         }
         unsigned r, g, b;
-        color(n->name, n->depth, &r, &g, &b);
+        if (base)
+            diff_color((double)n->w - n->base, maxdelta, &r, &g, &b);
+        else
+            color(n->name, n->depth, &r, &g, &b);
         fputs("<g class=\"f\" data-n=\"", out);
         xml_put(out, n->name);
         fprintf(out, "\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>", n->x,
                 n->w, n->depth);
         xml_put(out, n->name);
+        if (base)
+            fprintf(out, " (%" PRIu64 " samples, base %.0f scaled: %+.2f%%)", n->w, n->base,
+                    total ? 100.0 * ((double)n->w - n->base) / (double)total : 0.0);
+        else
+            fprintf(out, " (%" PRIu64 " samples, %.2f%%)", n->w,
+                    total ? 100.0 * (double)n->w / (double)total : 0.0);
         fprintf(out,
-                " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
+                "</title><rect x=\"%.2f\" y=\"%.1f\" "
                 "width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>"
                 "<text x=\"%.2f\" y=\"%.1f\">",
-                n->w, total ? 100.0 * (double)n->w / (double)total : 0.0, x, y, w, FRAME_H - 1, r,
-                g, b, x + 3, y + FRAME_H - 4);
+                x, y, w, FRAME_H - 1, r, g, b, x + 3, y + FRAME_H - 4);
         /* The same label the script computes (7 px per character), for viewers without JS. */
         int fit = (int)((w - 6) / 7);
         if (fit >= 3) {
@@ -225,6 +269,5 @@ oom:
     hv_errf(err, "svg: out of memory");
 done:
     free(nodes);
-    report_stacks_free(&st);
     return rc;
 }

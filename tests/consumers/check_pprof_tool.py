@@ -12,6 +12,9 @@ show (docs/report.md, "Checked with"):
               kernel ELF and the program found through PPROF_BINARY_PATH
   -list       the same functions' source lines, every sample on one (the lines hvprof wrote
               from the binaries' DWARF)
+  -diff_base  `hvprof diff`'s base.pb.gz and new.pb.gz (the base: report-base/): every
+              function's flat samples equal the new top table's self samples minus the base's;
+              `hvprof diff`'s own table shows the two tables' self shares
 
 usage: check_pprof_tool.py PPROF OUT_DIR GUEST_BUILD_DIR
   PPROF: build_pprof.sh's binary; OUT_DIR: record.sh's directory (report/ inside)."""
@@ -36,8 +39,8 @@ ENV = dict(os.environ, HOME=out_dir,
            PPROF_BINARY_PATH=os.path.join(guest, "progs") + os.pathsep + guest)
 
 
-def pprof(*args):
-    r = subprocess.run([PPROF, "-sample_index=samples", *args, profile], env=ENV,
+def pprof(*args, target=profile):
+    r = subprocess.run([PPROF, "-sample_index=samples", *args, target], env=ENV,
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         failures.append("pprof %s exited %d: %s" % (" ".join(args), r.returncode, r.stderr))
@@ -178,6 +181,68 @@ for name, obj, cpl, src in (("kbusy_spin", "hvprof-guest.elf", "0", "syscall.c")
           re.search(r"ROUTINE =+ %s in \S*/%s" % (name, src), lst) is not None,
           "-list=%s: in %s, %s (flat, cum), %s on its source lines, hvprof %d"
           % (name, src, head, on_lines, want))
+
+# -diff_base: the base recording (record.sh: the workload program alone) subtracted, as
+# pprof does it (its samples negated), on the two files `hvprof diff --format pprof` wrote
+# (a name two binaries share in either recording is qualified in both); then `hvprof diff`'s
+# own table against the two reports' tables.
+def parse_top(path):
+    own, tot = {}, None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"# hvprof report: (\d+) samples", line)
+            if m:
+                tot = int(m.group(1))
+            if line.startswith("# Per process"):
+                break
+            if line.startswith("#") or not line.strip():
+                continue
+            cols = line.split()
+            own[(cols[3], " ".join(cols[5:]))] = int(cols[2])
+    return own, tot
+
+
+base_profile = os.path.join(report, "diff", "base.pb.gz")
+base_self, base_total = parse_top(os.path.join(out_dir, "report-base", "top.txt"))
+objects_both = {}
+for obj, sym in list(base_self) + list(self_samples):
+    objects_both.setdefault(sym, set()).add(obj)
+dtop = pprof("-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0",
+             "-diff_base=" + base_profile, target=os.path.join(report, "diff", "new.pb.gz"))
+dflat = {}
+for line in dtop.splitlines():
+    m = re.match(r"\s*(-?\d+)\s+-?[\d.]+%\s+-?[\d.]+%\s+-?\d+\s+-?[\d.]+%\s+(.+)$", line)
+    if m:
+        dflat[m.group(2)] = int(m.group(1))
+compared, wrong = 0, []
+for key in set(base_self) | set(self_samples):
+    obj, sym = key
+    want = self_samples.get(key, 0) - base_self.get(key, 0)
+    if want == 0 or not symbolized(sym):
+        continue
+    compared += 1
+    name = "%s (%s)" % (sym, obj) if len(objects_both[sym]) > 1 else sym
+    if dflat.get(name) != want:
+        wrong.append("%s: pprof %s, hvprof %d" % (name, dflat.get(name), want))
+check(compared >= 10 and not wrong,
+      "-diff_base: flat samples of %d functions equal the new self samples minus the base's%s"
+      % (compared, "" if not wrong else ": " + "; ".join(wrong[:8])))
+
+rows, wrong = 0, []
+with open(os.path.join(report, "diff", "diff.txt")) as f:
+    for line in f:
+        if line.startswith("#") or not line.strip():
+            continue
+        cols = line.split()
+        key = (cols[6], " ".join(cols[8:]))
+        rows += 1
+        want = ("%.2f%%" % (100.0 * base_self.get(key, 0) / base_total),
+                "%.2f%%" % (100.0 * self_samples.get(key, 0) / total))
+        if (cols[0], cols[1]) != want:
+            wrong.append("%s: diff %s %s, report %s %s" % (key, cols[0], cols[1], *want))
+check(rows >= 10 and not wrong,
+      "hvprof diff: the self shares of its %d rows equal the two reports' tables%s"
+      % (rows, "" if not wrong else ": " + "; ".join(wrong[:8])))
 
 if failures:
     print("\n%d check(s) failed" % len(failures))

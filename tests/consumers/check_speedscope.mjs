@@ -9,6 +9,8 @@
 //   perf-script  one profile per guest thread in the file, none dropped, and every function
 //                with 1 % or more of hvprof's self samples listed in some thread's profile
 //   svg          hvprof's flame graph opens scrolled to its roots
+//   diff svg     hvprof diff's flame graph renders, red where the new recording has more and
+//                blue where less, and opens on its roots
 //
 // usage: node check_speedscope.mjs REPORT_DIR NODE_MODULES CHROMIUM
 import fs from 'node:fs';
@@ -194,6 +196,27 @@ try {
     check(at.height <= at.inner || (at.scrollY > 0 && at.allTop >= 0 && at.allBottom <= at.inner),
           `flamegraph.svg: ${at.height} px tall opens at scrollY ${at.scrollY}, its root ` +
           `frame at ${Math.round(at.allTop)}-${Math.round(at.allBottom)} of ${at.inner}`);
+    await page.close();
+  }
+  // hvprof diff's flame graph (record.sh: the workload alone as the base): it renders, with
+  // frames that grew in red and frames that shrank in blue, and opens on its roots too.
+  {
+    const page = await browser.newPage({viewport: {width: 1200, height: 700}});
+    await page.goto(`${base}/data/diff/diff.svg`);
+    await page.waitForFunction(() => document.getElementById('frames') !== null);
+    const seen = await page.evaluate(() => {
+      const fills = [...document.querySelectorAll('g.f rect')].map((r) => r.getAttribute('fill'));
+      const all = [...document.querySelectorAll('g.f')].find((g) => g.getAttribute('data-n') === 'all');
+      const r = all.querySelector('rect').getBoundingClientRect();
+      return {red: fills.filter((f) => /^rgb\(255,(\d+),\1\)$/.test(f) && f !== 'rgb(255,255,255)').length,
+              blue: fills.filter((f) => /^rgb\((\d+),\1,255\)$/.test(f)).length,
+              frames: fills.length, allTop: r.top, allBottom: r.bottom, inner: window.innerHeight,
+              title: document.getElementById('title').textContent};
+    });
+    check(seen.frames > 20 && seen.red > 0 && seen.blue > 0 && seen.allTop >= 0 &&
+          seen.allBottom <= seen.inner && seen.title.includes('red: more, blue: less'),
+          `diff.svg: ${seen.frames} frames, ${seen.red} red (more), ${seen.blue} blue (less), ` +
+          `root at ${Math.round(seen.allTop)}-${Math.round(seen.allBottom)} of ${seen.inner}`);
     await page.close();
   }
 } finally {

@@ -1,0 +1,178 @@
+#include "cli/report_input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "report/fxt_load.h"
+
+#define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
+
+struct progress {
+    const char *cmd, *what;
+    bool on;
+    int last;
+};
+
+static void progress_cb(void *ctx, size_t done, size_t total)
+{
+    struct progress *pr = ctx;
+    if (!pr->on || !total)
+        return;
+    int pct = (int)((double)done * 100.0 / (double)total);
+    if (pct / 10 == pr->last / 10 && pct != 100)
+        return;
+    pr->last = pct;
+    fprintf(stderr, "%s: %s %3d%%\n", pr->cmd, pr->what, pct);
+}
+
+/* Any named symbol (end markers of code sections are nameless, symtab.h)? */
+static bool has_named(const struct symtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->names[t->v[i].name])
+            return true;
+    return false;
+}
+
+static void warn_unresolved(const char *cmd, const struct profile *p)
+{
+    for (size_t i = 0; i < p->modules.n; i++) {
+        const struct prof_module *m = &p->modules.v[i];
+        const struct symtab *t = m->elf ? &m->elf->syms : m->ksyms;
+        if (t && !has_named(t) && m->sym_file) {
+            fprintf(stderr,
+                    "%s: %s matches %s but holds no function symbols (a stripped file?); its "
+                    "frames stay module+offset\n",
+                    cmd, m->sym_file, m->name);
+            continue;
+        }
+        if (m->elf || m->ksyms)
+            continue;
+        char hex[2 * ELF_BUILD_ID_MAX + 1];
+        elf_build_id_hex(m->build_id, m->build_id_len, hex);
+        fprintf(stderr,
+                "%s: no symbols for %s%s%s; its frames stay module+offset (try --symbols DIR%s)\n",
+                cmd, m->name, m->build_id_len ? " build-id " : "", hex,
+                m->kernel ? " or --vmlinux/--kallsyms/--system-map" : "");
+    }
+}
+
+int report_input_load(const char *file, const struct report_input_opts *o, struct profile *p)
+{
+    const char *cmd = o->cmd;
+    bool quiet = o->quiet;
+    struct hv_err err = {{0}, 0};
+    struct stat st;
+    struct progress pr = {.cmd = cmd, .what = "reading", .last = -1};
+    pr.on = !quiet && stat(file, &st) == 0 && (uint64_t)st.st_size >= PROGRESS_MIN_BYTES;
+    struct fxt_load_stats ls;
+    if (fxt_load_profile_file(file, p, &ls, progress_cb, &pr, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    if (!quiet && ls.dropped)
+        fprintf(stderr,
+                "%s: %s: %" PRIu64 " records were dropped while recording (%" PRIu64
+                " loss records)\n",
+                cmd, file, ls.dropped, ls.loss_records);
+    if (!quiet && ls.samples == 0)
+        fprintf(stderr, "%s: %s holds no samples\n", cmd, file);
+    if (!quiet && !ls.session_stop)
+        fprintf(stderr,
+                "%s: %s ends without its session_stop marker: the recording was cut short (the "
+                "recorder was killed, or the file is still being written); reporting the "
+                "%" PRIu64 " samples it holds\n",
+                cmd, file, ls.samples);
+    if (!quiet && ls.completions_cut)
+        fprintf(stderr,
+                "%s: %s: %" PRIu64 " kernel samples' completed user stacks were left off: the "
+                "recording's completions would expand it beyond 4 frames per word of the file (a "
+                "corrupt or hostile recording)\n",
+                cmd, file, ls.completions_cut);
+    /* The recorder's hint (the built-in guest's program files) comes after any --symbols. */
+    struct stat dst;
+    if (p->symbol_dir[0] && stat(p->symbol_dir, &dst) == 0 && S_ISDIR(dst.st_mode) &&
+        symbol_path_add_dir(o->sp, p->symbol_dir, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    size_t loaded = 0;
+    if (profile_load_symbols(p, o->sp, &loaded, &err) < 0 ||
+        (o->ksyms && profile_set_kernel_symbols(p, o->ksyms, &err) < 0)) {
+        fprintf(stderr, "%s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    if (o->filter) {
+        size_t before = p->samples.n;
+        profile_filter(p, o->filter);
+        if (before && !p->samples.n)
+            fprintf(stderr,
+                    "%s: no sample of %s matches the filters (--vcpu, --pid, --tid, --comm, "
+                    "--user, --kernel, --time): the report is empty\n",
+                    cmd, file);
+    }
+    pr = (struct progress){.cmd = cmd, .what = "symbolizing", .last = -1, .on = pr.on};
+    p->want_lines = o->want_lines;
+    if (profile_symbolize(p, progress_cb, &pr, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    if (!quiet)
+        warn_unresolved(cmd, p);
+    return 0;
+}
+
+int report_output_write(const char *cmd, const char *format_name, bool binary, int dirfd,
+                        const char *path, bool quiet, report_output_fn write, void *ctx)
+{
+    struct hv_err err = {{0}, 0};
+    FILE *out = stdout;
+    bool to_file = path && strcmp(path, "-"), regular = false;
+    if (to_file) {
+        int fd = hv_open_output_at(dirfd, path, dirfd != AT_FDCWD, &err);
+        struct stat st;
+        regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        out = fd < 0 ? NULL : fdopen(fd, "w");
+        if (!out) {
+            if (fd >= 0)
+                close(fd);
+            fprintf(stderr, "%s: %s\n", cmd, err.msg[0] ? err.msg : strerror(errno));
+            return 1;
+        }
+    } else if (binary && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "%s: --format %s is binary; write it with -o FILE\n", cmd, format_name);
+        return 2;
+    }
+    int rc = write(ctx, out, &err);
+    if (rc == 0 && fflush(out) != 0)
+        rc = hv_errf_errno(&err, "write");
+    if (rc == 0 && ferror(out)) {
+        errno = EIO;
+        rc = hv_errf_errno(&err, "write");
+    }
+    if (!to_file && rc < 0 && errno == EPIPE)
+        return 0; /* the reader has what it wanted */
+    if (to_file && fclose(out) != 0 && rc == 0)
+        rc = hv_errf_errno(&err, "close");
+    if (rc < 0) {
+        if (to_file) {
+            /* Only a file it created: never a device (/dev/full) or another's special file. */
+            if (regular)
+                unlinkat(dirfd, path, 0);
+            fprintf(stderr, "%s: cannot write %s: %s%s\n", cmd, path, err.msg,
+                    regular ? " (removed)" : "");
+        } else {
+            fprintf(stderr, "%s: cannot write the report to stdout: %s\n", cmd, err.msg);
+        }
+        return 1;
+    }
+    if (!quiet && to_file)
+        fprintf(stderr, "%s: wrote %s\n", cmd, path);
+    return 0;
+}

@@ -1,0 +1,287 @@
+#include "report/report_diff.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/report_stacks.h"
+#include "symbols/hashidx.h"
+
+void report_diff_free(struct report_diff *d)
+{
+    for (size_t i = 0; i < d->nstacks; i++)
+        free(d->stacks[i].text);
+    for (size_t i = 0; i < d->nfuncs; i++) {
+        free(d->funcs[i].name);
+        free(d->funcs[i].dso);
+    }
+    free(d->stacks);
+    free(d->funcs);
+    memset(d, 0, sizeof(*d));
+}
+
+/* Both stack lists sorted in the same order: one merge walk joins them, taking their texts. */
+static int join_stacks(struct report_diff *d, struct report_stacks *a, struct report_stacks *b)
+{
+    d->stacks = calloc(a->n + b->n + 1, sizeof(*d->stacks));
+    if (!d->stacks)
+        return -1;
+    size_t i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        int c = i == a->n ? 1 : j == b->n ? -1 : report_stacks_cmp_text(a->v[i].text, b->v[j].text);
+        struct diff_stack *s = &d->stacks[d->nstacks++];
+        if (c <= 0) {
+            s->text = a->v[i].text;
+            a->v[i].text = NULL;
+            s->base = a->v[i++].weight;
+        }
+        if (c >= 0) {
+            if (s->text) {
+                free(b->v[j].text);
+            } else {
+                s->text = b->v[j].text;
+            }
+            b->v[j].text = NULL;
+            s->new = b->v[j++].weight;
+        }
+    }
+    return 0;
+}
+
+struct func_key {
+    const struct report_diff *d;
+    const char *name, *dso;
+    bool kernel;
+};
+
+static bool func_eq(const void *ctx, uint32_t idx)
+{
+    const struct func_key *k = ctx;
+    const struct diff_func *f = &k->d->funcs[idx];
+    return f->kernel == k->kernel && !strcmp(f->name, k->name) && !strcmp(f->dso, k->dso);
+}
+
+/* One profile's self and total per function (recursion counted once per sample, as `top`
+ * does), added to the joined rows. */
+static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, const struct profile *p,
+                     bool is_new)
+{
+    size_t nf = p->funcs.n ? p->funcs.n : 1;
+    uint64_t *self = calloc(nf, sizeof(*self)), *total = calloc(nf, sizeof(*total));
+    size_t *seen = malloc(nf * sizeof(*seen));
+    bool *kernel = calloc(nf, sizeof(*kernel));
+    int rc = -1;
+    if (!self || !total || !seen || !kernel)
+        goto done;
+    for (size_t i = 0; i < nf; i++)
+        seen[i] = SIZE_MAX;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        for (uint32_t f = 0; f < s->nframes; f++) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            if (fr->loc >= p->locs.n)
+                continue;
+            uint32_t fn = p->locs.v[fr->loc].func;
+            if (f == 0)
+                self[fn] += s->weight;
+            if (seen[fn] != i) {
+                seen[fn] = i;
+                total[fn] += s->weight;
+                kernel[fn] = (fr->flags & PROF_FRAME_KERNEL) != 0;
+            }
+        }
+    }
+    for (size_t fn = 0; fn < p->funcs.n; fn++) {
+        if (!total[fn])
+            continue;
+        const struct prof_func *pf = &p->funcs.v[fn];
+        const char *dso =
+            pf->module == PROF_NONE ? "[unknown]" : profile_module_basename(p, pf->module);
+        struct func_key key = {d, pf->name, dso, kernel[fn]};
+        uint64_t hv = hashidx_bytes(HASHIDX_SEED, pf->name, strlen(pf->name));
+        hv = hashidx_bytes(hv, dso, strlen(dso) + 1);
+        hv = hashidx_u64(hv, kernel[fn]);
+        uint32_t idx = hashidx_find(h, hv, func_eq, &key);
+        if (idx == HASHIDX_NONE) {
+            if (d->nfuncs == *cap) {
+                size_t nc = *cap ? *cap * 2 : 256;
+                struct diff_func *v = realloc(d->funcs, nc * sizeof(*v));
+                if (!v)
+                    goto done;
+                d->funcs = v;
+                *cap = nc;
+            }
+            struct diff_func *nfunc = &d->funcs[d->nfuncs];
+            *nfunc = (struct diff_func){
+                .name = strdup(pf->name), .dso = strdup(dso), .kernel = kernel[fn]};
+            if (!nfunc->name || !nfunc->dso) {
+                free(nfunc->name);
+                free(nfunc->dso);
+                goto done;
+            }
+            idx = (uint32_t)d->nfuncs++;
+            if (hashidx_insert(h, hv, idx) < 0)
+                goto done;
+        }
+        struct diff_func *df = &d->funcs[idx];
+        *(is_new ? &df->new_self : &df->base_self) += self[fn];
+        *(is_new ? &df->new_total : &df->base_total) += total[fn];
+    }
+    rc = 0;
+done:
+    free(self);
+    free(total);
+    free(seen);
+    free(kernel);
+    return rc;
+}
+
+int report_diff_build(const struct profile *base, const struct profile *new, struct report_diff *d,
+                      struct hv_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    struct report_stacks a = {0}, b = {0};
+    struct hashidx h;
+    hashidx_init(&h);
+    size_t cap = 0;
+    int rc = -1;
+    if (report_stacks_build(base, false, &a, err) < 0 ||
+        report_stacks_build(new, false, &b, err) < 0)
+        goto done;
+    d->base_total = profile_total_weight(base);
+    d->new_total = profile_total_weight(new);
+    if (join_stacks(d, &a, &b) < 0 || add_funcs(d, &cap, &h, base, false) < 0 ||
+        add_funcs(d, &cap, &h, new, true) < 0) {
+        hv_errf(err, "diff: out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc < 0)
+        report_diff_free(d);
+    report_stacks_free(&a);
+    report_stacks_free(&b);
+    hashidx_free(&h);
+    return rc;
+}
+
+double report_diff_scaled_base(const struct report_diff *d, const struct report_diff_opts *o,
+                               uint64_t base)
+{
+    if (o->raw || !d->base_total)
+        return (double)base;
+    return (double)base * (double)d->new_total / (double)d->base_total;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static double dself(const struct report_diff *d, const struct diff_func *f)
+{
+    return pct(f->new_self, d->new_total) - pct(f->base_self, d->base_total);
+}
+
+static double dtotal(const struct report_diff *d, const struct diff_func *f)
+{
+    return pct(f->new_total, d->new_total) - pct(f->base_total, d->base_total);
+}
+
+/* qsort has no context argument: the order is computed into a key array first. */
+struct order {
+    double self, total;
+    size_t idx;
+    const struct diff_func *f;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+    const struct order *x = a, *y = b;
+    if (x->self != y->self)
+        return x->self > y->self ? -1 : 1;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    int c = strcmp(x->f->name, y->f->name);
+    return c ? c : strcmp(x->f->dso, y->f->dso);
+}
+
+int report_diff_write_top(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                          struct hv_err *err)
+{
+    unsigned limit = o->limit ? o->limit : 50;
+    struct order *ord = malloc((d->nfuncs ? d->nfuncs : 1) * sizeof(*ord));
+    if (!ord)
+        return hv_errf(err, "diff: out of memory");
+    for (size_t i = 0; i < d->nfuncs; i++)
+        ord[i] = (struct order){fabs(dself(d, &d->funcs[i])), fabs(dtotal(d, &d->funcs[i])), i,
+                                &d->funcs[i]};
+    if (d->nfuncs > 1)
+        qsort(ord, d->nfuncs, sizeof(*ord), cmp_order);
+    fprintf(out,
+            "# hvprof diff: base %s (%" PRIu64 " samples), new %s (%" PRIu64 " samples)\n"
+            "# shares of each recording's own samples; Delta = new - base, in percentage points;\n"
+            "# the largest changes of self share first\n#\n",
+            o->base_name ? o->base_name : "base", d->base_total, o->new_name ? o->new_name : "new",
+            d->new_total);
+    fprintf(out, "# %9s %8s %8s  %9s %8s %8s  %-24s %s\n", "Base self", "New self", "Delta",
+            "Base chld", "New chld", "Delta", "Shared Object", "Symbol");
+    for (size_t i = 0; i < d->nfuncs && i < limit; i++) {
+        const struct diff_func *f = ord[i].f;
+        fprintf(out, "  %8.2f%% %7.2f%% %+7.2f%%  %8.2f%% %7.2f%% %+7.2f%%  %-24s [%c] %s\n",
+                pct(f->base_self, d->base_total), pct(f->new_self, d->new_total), dself(d, f),
+                pct(f->base_total, d->base_total), pct(f->new_total, d->new_total), dtotal(d, f),
+                f->dso, f->kernel ? 'k' : '.', f->name);
+    }
+    free(ord);
+    return 0;
+}
+
+int report_diff_write_folded(const struct report_diff *d, const struct report_diff_opts *o,
+                             FILE *out, struct hv_err *err)
+{
+    (void)err;
+    for (size_t i = 0; i < d->nstacks; i++) {
+        const struct diff_stack *s = &d->stacks[i];
+        fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", s->text,
+                (uint64_t)llround(report_diff_scaled_base(d, o, s->base)), s->new);
+    }
+    return 0;
+}
+
+int report_diff_write_svg(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                          struct hv_err *err)
+{
+    /* The graph is the new profile's; the renderer splits texts in place, so copies. */
+    struct report_stacks st = {0};
+    double *base = malloc((d->nstacks ? d->nstacks : 1) * sizeof(*base));
+    st.v = calloc(d->nstacks ? d->nstacks : 1, sizeof(*st.v));
+    int rc = -1;
+    if (!base || !st.v)
+        goto oom;
+    /* Stacks gone in the new profile are there with width 0: their frames are not drawn, but
+     * their base counts make the frames below them show the loss. */
+    for (size_t i = 0; i < d->nstacks; i++) {
+        st.v[st.n].text = strdup(d->stacks[i].text);
+        if (!st.v[st.n].text)
+            goto oom;
+        st.v[st.n].weight = d->stacks[i].new;
+        base[st.n++] = report_diff_scaled_base(d, o, d->stacks[i].base);
+    }
+    char title[512];
+    if (o->title)
+        snprintf(title, sizeof(title), "%s", o->title);
+    else
+        snprintf(title, sizeof(title), "hvprof diff: %s -> %s (red: more, blue: less)",
+                 o->base_name ? o->base_name : "base", o->new_name ? o->new_name : "new");
+    rc = report_svg_render(&st, base, title, out, err);
+    goto done;
+oom:
+    hv_errf(err, "diff: out of memory");
+done:
+    report_stacks_free(&st);
+    free(base);
+    return rc;
+}

@@ -25,11 +25,12 @@ static void report_usage(FILE *out)
         "usage: hvprof report FILE [options]\n\n"
         "Symbolize an hvprof recording and write a report.\n\n"
         "output:\n"
-        "  --format F        top (default), folded, pprof, perf-script, svg, timeline, or all\n"
+        "  --format F        top (default), tree (callers and callees), json, folded, pprof,\n"
+        "                    perf-script, svg, timeline, or all\n"
         "  -o, --output OUT  output file (default: standard output); with --format all a\n"
         "                    directory (default: hvprof-report/)\n"
         "  --title TEXT      title of the flame graph / pprof comment / timeline VM name\n"
-        "  --limit N         rows of the top table (default 50)\n"
+        "  --limit N         rows of the top table, entries of the tree (default 50)\n"
         "symbols:\n"
         "  --symbols DIR     search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
         "                    or any ELF file directly in DIR) or by name; repeatable\n"
@@ -196,8 +197,8 @@ int cmd_report(int argc, char **argv)
             all = !strcmp(optarg, "all");
             if (!all && (format = report_format_parse(optarg)) < 0) {
                 fprintf(stderr,
-                        "hvprof report: --format %s: expected top, folded, pprof, perf-script, "
-                        "svg, timeline or all\n",
+                        "hvprof report: --format %s: expected top, tree, json, folded, pprof, "
+                        "perf-script, svg, timeline or all\n",
                         optarg);
                 goto out;
             }

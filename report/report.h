@@ -14,6 +14,8 @@ enum report_format {
     REPORT_PERF_SCRIPT, /* `perf script` text (Firefox Profiler, speedscope, Perfetto) */
     REPORT_SVG,         /* self-contained interactive flame graph */
     REPORT_TIMELINE,    /* FXT with per-vCPU nested slices (Perfetto timeline) */
+    REPORT_TREE,        /* callers and callees of the hottest functions (perf report -g, gprof) */
+    REPORT_JSON,        /* the top table with callers and callees, for programs */
     REPORT_NFORMATS
 };
 
@@ -49,8 +51,20 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
                      struct hv_err *err);
 int report_write_timeline(const struct profile *p, const struct report_opts *o, FILE *out,
                           struct hv_err *err);
+int report_write_tree(const struct profile *p, const struct report_opts *o, FILE *out,
+                      struct hv_err *err);
+int report_write_json(const struct profile *p, const struct report_opts *o, FILE *out,
+                      struct hv_err *err);
 
 /* Helpers shared by the writers (report_common.c). */
+/* Samples per guest process row (profile_process_row) or per vCPU: weight and kernel weight,
+ * heaviest first. -1 when out of memory. */
+struct report_group {
+    uint64_t key, weight, kernel;
+};
+int report_group_by(const struct profile *p, bool by_vcpu, struct report_group **out, size_t *nout);
+/* A function's shared object as the tables print it: its module's base name, or "[unknown]". */
+const char *report_func_dso(const struct profile *p, uint32_t func);
 /* Frame display name with the characters a format cannot carry replaced (';' and newlines for
  * folded, control characters everywhere). Returns `buf`. */
 const char *report_frame_name(const struct profile *p, const struct prof_frame *fr, char *buf,

@@ -23,54 +23,6 @@ static int cmp_row(const void *a, const void *b)
     return x->func < y->func ? -1 : x->func > y->func;
 }
 
-struct group {
-    uint64_t key, weight, kernel;
-};
-
-static int cmp_group(const void *a, const void *b)
-{
-    const struct group *x = a, *y = b;
-    if (x->weight != y->weight)
-        return x->weight > y->weight ? -1 : 1;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static int by_key(const void *a, const void *b)
-{
-    const struct group *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Sum weights per key: one entry per sample, sorted, merged: O(samples log samples) whatever
- * the number of processes (a scan per sample was quadratic with 10^5 of them). */
-static int group_by(const struct profile *p, bool by_vcpu, struct group **out, size_t *nout)
-{
-    size_t n = p->samples.n;
-    struct group *v = malloc((n ? n : 1) * sizeof(*v));
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const struct prof_sample *s = &p->samples.v[i];
-        bool k = s->cpl == PROF_CPL_KERNEL;
-        uint64_t key = by_vcpu ? s->vcpu : profile_process_row(p, s->pid);
-        v[i] = (struct group){key, s->weight, k ? s->weight : 0};
-    }
-    if (n > 1)
-        qsort(v, n, sizeof(*v), by_key);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m && v[m - 1].key == v[i].key) {
-            v[m - 1].weight += v[i].weight;
-            v[m - 1].kernel += v[i].kernel;
-        } else {
-            v[m++] = v[i];
-        }
-    }
-    *out = v;
-    *nout = m;
-    return 0;
-}
-
 static double pct(uint64_t part, uint64_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -84,7 +36,7 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
     size_t nf = p->funcs.n;
     struct row *rows = calloc(nf ? nf : 1, sizeof(*rows));
     size_t *seen = malloc((nf ? nf : 1) * sizeof(*seen)); /* last sample that counted the func */
-    struct group *procs = NULL, *vcpus = NULL;
+    struct report_group *procs = NULL, *vcpus = NULL;
     size_t nprocs = 0, nvcpus = 0;
     int rc = -1;
     if (!rows || !seen)
@@ -109,16 +61,13 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
             }
         }
     }
-    if (group_by(p, false, &procs, &nprocs) < 0 || group_by(p, true, &vcpus, &nvcpus) < 0)
+    if (report_group_by(p, false, &procs, &nprocs) < 0 ||
+        report_group_by(p, true, &vcpus, &nvcpus) < 0)
         goto oom;
     /* qsort with a NULL array is undefined even for 0 elements (C11 7.22.5): no samples, no
      * groups. */
     if (nf > 1)
         qsort(rows, nf, sizeof(*rows), cmp_row);
-    if (nprocs > 1)
-        qsort(procs, nprocs, sizeof(*procs), cmp_group);
-    if (nvcpus > 1)
-        qsort(vcpus, nvcpus, sizeof(*vcpus), cmp_group);
 
     fprintf(out, "# hvprof report: %" PRIu64 " samples, %zu processes, %zu vCPUs", total, nprocs,
             nvcpus);

@@ -1,0 +1,98 @@
+/* `--format json`: the top table's numbers with each function's callers and callees, for
+ * programs (RFC 8259). Functions are listed once, most often on the stack first; a caller or
+ * callee refers to one by its index in that list. Names are not guaranteed UTF-8: bytes outside
+ * ASCII are written as '?', so the document always parses. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "report/report.h"
+#include "report/report_callgraph.h"
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c >= 0x7f ? '?' : c, out);
+    }
+    fputc('"', out);
+}
+
+static void edges(FILE *out, const struct callgraph *g, const uint32_t *pos, size_t first, size_t n,
+                  bool callers)
+{
+    for (size_t k = 0; k < n; k++) {
+        const struct callgraph_edge *e =
+            callers ? &g->edges[g->by_callee[first + k]] : &g->edges[first + k];
+        fprintf(out, "%s{\"function\": %" PRIu32 ", \"samples\": %" PRIu64 "}", k ? ", " : "",
+                pos[callers ? e->caller : e->callee], e->weight);
+    }
+}
+
+int report_write_json(const struct profile *p, const struct report_opts *o, FILE *out,
+                      struct hv_err *err)
+{
+    (void)o;
+    struct callgraph g;
+    if (callgraph_build(p, &g, err) < 0)
+        return -1;
+    struct report_group *procs = NULL, *vcpus = NULL;
+    size_t nprocs = 0, nvcpus = 0, nlisted = 0;
+    uint32_t *pos = malloc((g.nfuncs ? g.nfuncs : 1) * sizeof(*pos));
+    int rc = -1;
+    if (!pos || report_group_by(p, false, &procs, &nprocs) < 0 ||
+        report_group_by(p, true, &vcpus, &nvcpus) < 0) {
+        hv_errf(err, "json: out of memory");
+        goto done;
+    }
+    while (nlisted < g.nfuncs && g.funcs[g.order[nlisted]].total)
+        nlisted++;
+    for (size_t i = 0; i < nlisted; i++)
+        pos[g.order[i]] = (uint32_t)i;
+    fprintf(out, "{\"samples\": %" PRIu64 ", \"period_ns\": %" PRIu64 ", \"functions\": [", g.total,
+            p->period_ns);
+    for (size_t i = 0; i < nlisted; i++) {
+        uint32_t f = g.order[i];
+        fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
+        json_str(out, p->funcs.v[f].name);
+        fputs(", \"dso\": ", out);
+        json_str(out, report_func_dso(p, f));
+        fprintf(out,
+                ", \"kernel\": %s, \"self\": %" PRIu64 ", \"total\": %" PRIu64 ", \"callers\": [",
+                g.funcs[f].kernel ? "true" : "false", g.funcs[f].self, g.funcs[f].total);
+        size_t first, n;
+        callgraph_callers(&g, f, &first, &n);
+        edges(out, &g, pos, first, n, true);
+        fputs("], \"callees\": [", out);
+        callgraph_callees(&g, f, &first, &n);
+        edges(out, &g, pos, first, n, false);
+        fputs("]}", out);
+    }
+    fputs("],\n\"processes\": [", out);
+    for (size_t i = 0; i < nprocs; i++) {
+        fprintf(out, "%s\n  {\"pid\": %" PRIu64 ", \"name\": ", i ? "," : "",
+                profile_shown_pid(p, procs[i].key));
+        json_str(out, profile_process_name(p, procs[i].key));
+        fprintf(out, ", \"samples\": %" PRIu64 ", \"kernel_samples\": %" PRIu64 "}",
+                procs[i].weight, procs[i].kernel);
+    }
+    fputs("],\n\"vcpus\": [", out);
+    for (size_t i = 0; i < nvcpus; i++)
+        fprintf(out,
+                "%s\n  {\"vcpu\": %" PRIu64 ", \"samples\": %" PRIu64
+                ", \"kernel_samples\": %" PRIu64 "}",
+                i ? "," : "", vcpus[i].key, vcpus[i].weight, vcpus[i].kernel);
+    fputs("]}\n", out);
+    rc = 0;
+done:
+    free(pos);
+    free(procs);
+    free(vcpus);
+    callgraph_free(&g);
+    return rc;
+}

@@ -5,5 +5,6 @@
 int cmd_run(int argc, char **argv);    /* cli/cmd_run.c: boot a guest (vmm/) */
 int cmd_record(int argc, char **argv); /* cli/cmd_record.c: boot under sampling (sampler/) */
 int cmd_report(int argc, char **argv); /* cli/cmd_report.c: symbolize + formats (report/) */
+int cmd_top(int argc, char **argv);    /* cli/cmd_top.c: record with a live table (report/) */
 int cmd_diff(int argc, char **argv);   /* cli/cmd_diff.c: two recordings compared (report/) */
 int cmd_dump(int argc, char **argv);   /* cli/cmd_dump.c: print an FXT file (fxt/) */

@@ -16,6 +16,7 @@ static const struct subcommand subcommands[] = {
     {"record", cmd_record, "boot a guest under sampling and write an FXT recording"},
     {"report", cmd_report,
      "symbolize a recording: top table, flame graph, pprof, perf script, ..."},
+    {"top", cmd_top, "boot a guest under sampling and show its hottest functions live"},
     {"diff", cmd_diff, "compare two recordings: changes per function, differential flame graph"},
     {"dump", cmd_dump, "print the records of an FXT file, or --stats"},
 };

@@ -479,6 +479,20 @@ static int parse_large(struct ctx *c, uint64_t h, struct cur *k)
     return 0;
 }
 
+size_t fxtr_whole_records(const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    size_t off = 0;
+    while (len - off >= 8) {
+        uint64_t h = load64(b + off);
+        uint64_t words = (h & 15) == 15 ? bits(h, 4, 35) : bits(h, 4, 15);
+        if (words == 0 || words > (len - off) / 8)
+            break;
+        off += (size_t)words * 8;
+    }
+    return off;
+}
+
 void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len)
 {
     memset(r, 0, sizeof(*r));

@@ -163,6 +163,10 @@ struct fxtr_reader {
 };
 
 void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len);
+/* The length of the whole records at the start of buf (a file still being written ends in part
+ * of one): record headers' sizes only (FXT spec, "Record header": bits 4-15, 4-35 for large
+ * records), nothing else checked. */
+size_t fxtr_whole_records(const void *buf, size_t len);
 void fxtr_free(struct fxtr_reader *r);
 /* 1: *rec holds the next record; 0: end of buffer (every byte consumed); -1: malformed, err is
  * "offset 0x...: reason" and the reader stays at that record. */

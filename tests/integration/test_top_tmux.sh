@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# hvprof top driven as a user drives it, in a terminal (tmux): the live table names the demo
+# guest's hot function, the keys filter it (k: kernel samples only, p: per process, v: one
+# vCPU), q stops the guest as Ctrl-C does and leaves a complete recording (docs/report.md,
+# "A live view").
+# usage: test_top_tmux.sh HVPROF
+set -euo pipefail
+hv=${1:?usage: test_top_tmux.sh HVPROF}
+command -v tmux >/dev/null || { echo "FAIL: tmux is not installed (scripts/deps.sh installs it)"; exit 1; }
+dir=$(mktemp -d)
+sock=hvprof-top-test-$$
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$dir"' EXIT
+tmux -L "$sock" new-session -d -x 150 -y 45 \
+  "'$hv' top --guest demo --vcpus 2 --cmdline 'progs=workload,syscall seconds=120' --refresh 0.3 \
+    --window 2 -o '$dir/top.fxt' --console '$dir/console.txt'; echo \$? > '$dir/exit'; sleep 60"
+
+pane() { tmux -L "$sock" capture-pane -p; }
+# Wait up to $2 seconds for the screen to show $1 (an extended regexp).
+await() {
+  for _ in $(seq 1 $(($2 * 5))); do
+    pane | grep -Eq -- "$1" && return 0
+    sleep 0.2
+  done
+  echo "FAIL: the screen never showed /$1/ in $2 s; it shows:"; pane; exit 1
+}
+ok() { echo "ok   $*"; }
+
+await '\[\.\] hot_leaf' 90
+pane | grep -q '^hvprof top: .* recorded; the last 2 s, all vCPUs, all samples' ||
+  { echo "FAIL: header"; pane; exit 1; }
+ok "the table names hot_leaf, the header the window and the filters"
+
+tmux -L "$sock" send-keys k
+await 'kernel samples: [0-9]+' 10
+sleep 1
+# With kernel samples only, every function with samples of its own is a kernel one.
+bad=$(pane | awk '$3 ~ /^[0-9]+$/ && $3 > 0 && $5 == "[.]"')
+[ -z "$bad" ] || { echo "FAIL: user functions with self samples after k:"; echo "$bad"; exit 1; }
+pane | grep -q '\[k\] ' || { echo "FAIL: no kernel function after k"; pane; exit 1; }
+ok "k: every function with self samples is a kernel one"
+
+tmux -L "$sock" send-keys a p
+await '^# Per process' 10
+await 'syscall\.elf' 10
+ok "p: the per-process table, the guest's programs in it"
+
+tmux -L "$sock" send-keys v
+await 'the last 2 s, vCPU 0,' 10
+ok "v: vCPU 0 alone"
+
+tmux -L "$sock" send-keys q
+for _ in $(seq 1 150); do [ -s "$dir/exit" ] && break; sleep 0.2; done
+[ "$(cat "$dir/exit" 2>/dev/null)" = 0 ] || { echo "FAIL: q: exit $(cat "$dir/exit" 2>/dev/null)"; pane; exit 1; }
+"$hv" dump --stats "$dir/top.fxt" >/dev/null || { echo "FAIL: the recording does not read whole"; exit 1; }
+"$hv" report -q "$dir/top.fxt" | grep -q '\[\.\] hot_leaf' || { echo "FAIL: report of the recording"; exit 1; }
+ok "q: exit 0, a complete recording that report reads"

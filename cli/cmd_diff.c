@@ -81,26 +81,15 @@ static int write_pprof(void *ctx, FILE *out, struct hv_err *err)
     return report_write(REPORT_PPROF, j->p, &j->o, out, err);
 }
 
-/* base.pb.gz and new.pb.gz in `dirfd`, each naming its functions as if the other's were in it
- * too: a name shared by two binaries in either is qualified in both. */
-static int write_pprofs(const struct profile *base, const struct profile *new, int dirfd,
-                        const char *dir, size_t dlen, bool quiet)
+/* base.pb.gz and new.pb.gz in the directory, each naming its functions as if the other's were
+ * in it too: a name shared by two binaries in either is qualified in both. */
+static int write_pprofs(const struct profile *base, const struct profile *new,
+                        const struct report_dir *dir)
 {
-    const struct {
-        const char *file;
-        struct pprof_job j;
-    } out[2] = {{"base.pb.gz", {base, {.title = "hvprof diff: base", .names_with = new}}},
-                {"new.pb.gz", {new, {.title = "hvprof diff: new", .names_with = base}}}};
-    for (int i = 0; i < 2; i++) {
-        int status = report_output_write("hvprof diff", "pprof", true, dirfd, out[i].file, true,
-                                         write_pprof, (void *)&out[i].j);
-        if (status)
-            return status;
-        if (!quiet)
-            fprintf(stderr, "hvprof diff: wrote %.*s%s%s\n", (int)dlen, dir,
-                    dlen == 1 && dir[0] == '/' ? "" : "/", out[i].file);
-    }
-    return 0;
+    struct pprof_job j[2] = {{base, {.title = "hvprof diff: base", .names_with = new}},
+                             {new, {.title = "hvprof diff: new", .names_with = base}}};
+    int status = report_dir_write(dir, "pprof", true, "base.pb.gz", write_pprof, &j[0]);
+    return status ? status : report_dir_write(dir, "pprof", true, "new.pb.gz", write_pprof, &j[1]);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -123,15 +112,7 @@ int cmd_diff(int argc, char **argv)
         {"title", required_argument, 0, O_TITLE},
         {"limit", required_argument, 0, O_LIMIT},
         {"raw", no_argument, 0, O_RAW},
-        {"symbols", required_argument, 0, O_SYMBOLS},
-        {"vmlinux", required_argument, 0, O_KSYMS},
-        {"kallsyms", required_argument, 0, O_KSYMS},
-        {"system-map", required_argument, 0, O_KSYMS},
-        {"kernel-symbols", required_argument, 0, O_KSYMS},
-        {"vcpu", required_argument, 0, O_VCPU},
-        {"comm", required_argument, 0, O_COMM},
-        {"user", no_argument, 0, O_USER},
-        {"kernel", no_argument, 0, O_KERNEL},
+        REPORT_INPUT_OPTIONS,
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -183,28 +164,6 @@ int cmd_diff(int argc, char **argv)
         case O_RAW:
             dopt.raw = true;
             break;
-        case O_SYMBOLS:
-            if (symbol_path_add_dir(&sp, optarg, &err) < 0)
-                goto bad_value;
-            break;
-        case O_KSYMS:
-            ksyms = optarg;
-            break;
-        case O_VCPU:
-            if (parse_uint(optarg, "--vcpu", 0, UINT32_MAX, &v, &err) < 0)
-                goto bad_value;
-            filter.has_vcpu = true;
-            filter.vcpu = (uint32_t)v;
-            break;
-        case O_COMM:
-            filter.comm = optarg;
-            break;
-        case O_USER:
-            filter.user_only = true;
-            break;
-        case O_KERNEL:
-            filter.kernel_only = true;
-            break;
         case 'q':
             quiet = true;
             break;
@@ -213,9 +172,16 @@ int cmd_diff(int argc, char **argv)
             status = 0;
             goto out;
         default:
-            fprintf(stderr, "hvprof diff: unknown or incomplete option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            goto out;
+            switch (report_input_option("hvprof diff", c, optarg, &sp, &ksyms, &filter)) {
+            case 1:
+                break;
+            case 0:
+                fprintf(stderr, "hvprof diff: unknown or incomplete option '%s' (try --help)\n",
+                        argv[optind - 1]);
+                /* fall through */
+            default:
+                goto out;
+            }
         }
     }
     if (argc - optind != 2) {
@@ -255,31 +221,17 @@ int cmd_diff(int argc, char **argv)
                                      quiet, write_diff, &j);
         goto out;
     }
-    const char *dir = output ? output : "hvprof-diff";
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-        fprintf(stderr, "hvprof diff: %s: %s\n", dir, strerror(errno));
+    struct report_dir dir;
+    if (report_dir_open(&dir, "hvprof diff", output ? output : "hvprof-diff", quiet) != 0)
         goto out;
-    }
-    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
-        fprintf(stderr, "hvprof diff: %s: %s\n", dir, strerror(errno));
-        goto out;
-    }
     status = 0;
-    size_t dlen = strlen(dir);
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
     for (int f = 0; f < DIFF_NFORMATS && status == 0 && all; f++) {
         struct diff_job j = {(enum diff_format)f, &d, &dopt};
-        status = report_output_write("hvprof diff", formats[f].name, false, dirfd, formats[f].file,
-                                     true, write_diff, &j);
-        if (status == 0 && !quiet)
-            fprintf(stderr, "hvprof diff: wrote %.*s%s%s\n", (int)dlen, dir,
-                    dlen == 1 && dir[0] == '/' ? "" : "/", formats[f].file);
+        status = report_dir_write(&dir, formats[f].name, false, formats[f].file, write_diff, &j);
     }
     if (status == 0)
-        status = write_pprofs(&base, &new, dirfd, dir, dlen, quiet);
-    close(dirfd);
+        status = write_pprofs(&base, &new, &dir);
+    report_dir_close(&dir);
     goto out;
 bad_value:
     fprintf(stderr, "hvprof diff: %s\n", err.msg);

@@ -142,36 +142,15 @@ static int parse_time_window(const char *arg, struct prof_filter *f)
 
 int cmd_report(int argc, char **argv)
 {
-    enum {
-        O_FORMAT = 256,
-        O_TITLE,
-        O_LIMIT,
-        O_SYMBOLS,
-        O_KSYMS,
-        O_VCPU,
-        O_PID,
-        O_TID,
-        O_COMM,
-        O_USER,
-        O_KERNEL,
-        O_TIME
-    };
+    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},
         {"output", required_argument, 0, 'o'},
         {"title", required_argument, 0, O_TITLE},
         {"limit", required_argument, 0, O_LIMIT},
-        {"symbols", required_argument, 0, O_SYMBOLS},
-        {"vmlinux", required_argument, 0, O_KSYMS},
-        {"kallsyms", required_argument, 0, O_KSYMS},
-        {"system-map", required_argument, 0, O_KSYMS},
-        {"kernel-symbols", required_argument, 0, O_KSYMS},
-        {"vcpu", required_argument, 0, O_VCPU},
+        REPORT_INPUT_OPTIONS,
         {"pid", required_argument, 0, O_PID},
         {"tid", required_argument, 0, O_TID},
-        {"comm", required_argument, 0, O_COMM},
-        {"user", no_argument, 0, O_USER},
-        {"kernel", no_argument, 0, O_KERNEL},
         {"time", required_argument, 0, O_TIME},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
@@ -214,19 +193,6 @@ int cmd_report(int argc, char **argv)
                 goto bad_value;
             ro.top_limit = (unsigned)v;
             break;
-        case O_SYMBOLS:
-            if (symbol_path_add_dir(&sp, optarg, &err) < 0)
-                goto bad_value;
-            break;
-        case O_KSYMS:
-            ksyms = optarg;
-            break;
-        case O_VCPU:
-            if (parse_uint(optarg, "--vcpu", 0, UINT32_MAX, &v, &err) < 0)
-                goto bad_value;
-            filter.has_vcpu = true;
-            filter.vcpu = (uint32_t)v;
-            break;
         case O_PID:
             if (parse_id(optarg, "--pid", &filter.pid) < 0)
                 goto out;
@@ -236,15 +202,6 @@ int cmd_report(int argc, char **argv)
             if (parse_id(optarg, "--tid", &filter.tid) < 0)
                 goto out;
             filter.has_tid = true;
-            break;
-        case O_COMM:
-            filter.comm = optarg;
-            break;
-        case O_USER:
-            filter.user_only = true;
-            break;
-        case O_KERNEL:
-            filter.kernel_only = true;
             break;
         case O_TIME:
             if (parse_time_window(optarg, &filter) < 0)
@@ -258,9 +215,16 @@ int cmd_report(int argc, char **argv)
             status = 0;
             goto out;
         default:
-            fprintf(stderr, "hvprof report: unknown or incomplete option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            goto out;
+            switch (report_input_option("hvprof report", c, optarg, &sp, &ksyms, &filter)) {
+            case 1:
+                break;
+            case 0:
+                fprintf(stderr, "hvprof report: unknown or incomplete option '%s' (try --help)\n",
+                        argv[optind - 1]);
+                /* fall through */
+            default:
+                goto out;
+            }
         }
     }
     if (optind != argc - 1) {
@@ -294,29 +258,16 @@ int cmd_report(int argc, char **argv)
         status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output, quiet);
         goto out;
     }
-    const char *dir = output ? output : "hvprof-report";
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-        fprintf(stderr, "hvprof report: %s: %s\n", dir, strerror(errno));
+    struct report_dir dir;
+    if (report_dir_open(&dir, "hvprof report", output ? output : "hvprof-report", quiet) != 0)
         goto out;
-    }
-    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
-        fprintf(stderr, "hvprof report: %s: %s\n", dir, strerror(errno));
-        goto out;
-    }
     status = 0;
-    /* "report/" given as -o: the paths said are "report/top.txt", not "report//top.txt". */
-    size_t dlen = strlen(dir);
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
     for (int f = 0; f < REPORT_NFORMATS && status == 0; f++) {
-        const char *name = report_format_filename((enum report_format)f);
-        status = write_one((enum report_format)f, &p, &ro, dirfd, name, true);
-        if (status == 0 && !quiet)
-            fprintf(stderr, "hvprof report: wrote %.*s%s%s\n", (int)dlen, dir,
-                    dlen == 1 && dir[0] == '/' ? "" : "/", name);
+        struct format_job j = {(enum report_format)f, &p, &ro};
+        status = report_dir_write(&dir, report_format_name(j.f), report_format_is_binary(j.f),
+                                  report_format_filename(j.f), write_format, &j);
     }
-    close(dirfd);
+    report_dir_close(&dir);
     goto out;
 bad_value:
     fprintf(stderr, "hvprof report: %s\n", err.msg);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/parse.h"
 #include "common/files.h"
 #include "report/fxt_load.h"
 
@@ -61,6 +62,41 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
                 cmd, m->name, m->build_id_len ? " build-id " : "", hex,
                 m->kernel ? " or --vmlinux/--kallsyms/--system-map" : "");
     }
+}
+
+int report_input_option(const char *cmd, int opt, const char *arg, struct symbol_path *sp,
+                        const char **ksyms, struct prof_filter *filter)
+{
+    struct hv_err err = {{0}, 0};
+    uint64_t v;
+    switch (opt) {
+    case REPORT_INPUT_OPT_SYMBOLS:
+        if (symbol_path_add_dir(sp, arg, &err) < 0)
+            break;
+        return 1;
+    case REPORT_INPUT_OPT_KSYMS:
+        *ksyms = arg;
+        return 1;
+    case REPORT_INPUT_OPT_VCPU:
+        if (parse_uint(arg, "--vcpu", 0, UINT32_MAX, &v, &err) < 0)
+            break;
+        filter->has_vcpu = true;
+        filter->vcpu = (uint32_t)v;
+        return 1;
+    case REPORT_INPUT_OPT_COMM:
+        filter->comm = arg;
+        return 1;
+    case REPORT_INPUT_OPT_USER:
+        filter->user_only = true;
+        return 1;
+    case REPORT_INPUT_OPT_KERNEL:
+        filter->kernel_only = true;
+        return 1;
+    default:
+        return 0;
+    }
+    fprintf(stderr, "%s: %s\n", cmd, err.msg);
+    return -1;
 }
 
 int report_input_load(const char *file, const struct report_input_opts *o, struct profile *p)
@@ -175,4 +211,39 @@ int report_output_write(const char *cmd, const char *format_name, bool binary, i
     if (!quiet && to_file)
         fprintf(stderr, "%s: wrote %s\n", cmd, path);
     return 0;
+}
+
+int report_dir_open(struct report_dir *d, const char *cmd, const char *name, bool quiet)
+{
+    *d = (struct report_dir){.cmd = cmd, .name = name, .fd = -1, .quiet = quiet};
+    if (mkdir(name, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, name, strerror(errno));
+        return 1;
+    }
+    d->fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d->fd < 0) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, name, strerror(errno));
+        return 1;
+    }
+    d->len = strlen(name);
+    while (d->len > 1 && name[d->len - 1] == '/')
+        d->len--;
+    return 0;
+}
+
+int report_dir_write(const struct report_dir *d, const char *format_name, bool binary,
+                     const char *file, report_output_fn write, void *ctx)
+{
+    int status = report_output_write(d->cmd, format_name, binary, d->fd, file, true, write, ctx);
+    if (status == 0 && !d->quiet)
+        fprintf(stderr, "%s: wrote %.*s%s%s\n", d->cmd, (int)d->len, d->name,
+                d->len == 1 && d->name[0] == '/' ? "" : "/", file);
+    return status;
+}
+
+void report_dir_close(struct report_dir *d)
+{
+    if (d->fd >= 0)
+        close(d->fd);
+    d->fd = -1;
 }

@@ -19,6 +19,35 @@ struct report_input_opts {
     bool quiet;                       /* no progress, no warnings */
 };
 
+/* The options `report` and `diff` share: where symbols come from and the filters that mean the
+ * same in any recording. REPORT_INPUT_OPTIONS expands to their getopt_long entries (the file
+ * includes <getopt.h>); report_input_option handles them. */
+enum {
+    REPORT_INPUT_OPT_SYMBOLS = 0x300,
+    REPORT_INPUT_OPT_KSYMS,
+    REPORT_INPUT_OPT_VCPU,
+    REPORT_INPUT_OPT_COMM,
+    REPORT_INPUT_OPT_USER,
+    REPORT_INPUT_OPT_KERNEL,
+};
+#define REPORT_INPUT_OPTIONS                                                                       \
+    {"symbols", required_argument, 0, REPORT_INPUT_OPT_SYMBOLS},                                   \
+        {"vmlinux", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                                 \
+        {"kallsyms", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                                \
+        {"system-map", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                              \
+        {"kernel-symbols", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                          \
+        {"vcpu", required_argument, 0, REPORT_INPUT_OPT_VCPU},                                     \
+        {"comm", required_argument, 0, REPORT_INPUT_OPT_COMM},                                     \
+        {"user", no_argument, 0, REPORT_INPUT_OPT_USER},                                           \
+    {                                                                                              \
+        "kernel", no_argument, 0, REPORT_INPUT_OPT_KERNEL                                          \
+    }
+
+/* 1: `opt` was one of REPORT_INPUT_OPTIONS, applied; 0: not one of them; -1: a bad value, said
+ * on stderr after `cmd`. */
+int report_input_option(const char *cmd, int opt, const char *arg, struct symbol_path *sp,
+                        const char **ksyms, struct prof_filter *filter);
+
 /* Load `file` into `p` (initialized), then filter and symbolize it. 0, or 1 after printing the
  * error. */
 int report_input_load(const char *file, const struct report_input_opts *o, struct profile *p);
@@ -32,3 +61,18 @@ typedef int (*report_output_fn)(void *ctx, FILE *out, struct hv_err *err);
  * quietly. Returns the exit status: 0, 1 (write error) or 2 (binary to a terminal). */
 int report_output_write(const char *cmd, const char *format_name, bool binary, int dirfd,
                         const char *path, bool quiet, report_output_fn write, void *ctx);
+
+/* --format all's directory: every output a file in it, each said ("wrote DIR/FILE") unless
+ * quiet. */
+struct report_dir {
+    const char *cmd, *name;
+    int fd;
+    size_t len; /* the name without trailing slashes: "report/" says "report/top.txt" */
+    bool quiet;
+};
+/* Create `name` if missing and open it. 0, or 1 after printing the error. */
+int report_dir_open(struct report_dir *d, const char *cmd, const char *name, bool quiet);
+/* report_output_write into the directory; its exit status. */
+int report_dir_write(const struct report_dir *d, const char *format_name, bool binary,
+                     const char *file, report_output_fn write, void *ctx);
+void report_dir_close(struct report_dir *d);

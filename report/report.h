@@ -63,6 +63,14 @@ struct report_group {
     uint64_t key, weight, kernel;
 };
 int report_group_by(const struct profile *p, bool by_vcpu, struct report_group **out, size_t *nout);
+/* Per profile function (p->funcs.n of them, malloc'd): samples with it at the leaf (self) and
+ * anywhere on the stack (total; a sample once, however often recursion puts it there), and
+ * whether its frames are guest-kernel ones. NULL when out of memory. */
+struct report_func_weight {
+    uint64_t self, total;
+    bool kernel;
+};
+struct report_func_weight *report_func_weights(const struct profile *p);
 /* A function's shared object as the tables print it: its module's base name, or "[unknown]". */
 const char *report_func_dso(const struct profile *p, uint32_t func);
 /* Frame display name with the characters a format cannot carry replaced (';' and newlines for

@@ -48,7 +48,7 @@ static int cmp_by_callee(const void *a, const void *b, void *ctx)
 
 static int cmp_order(const void *a, const void *b, void *ctx)
 {
-    const struct callgraph_func *f = ctx;
+    const struct report_func_weight *f = ctx;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
     if (f[i].total != f[j].total)
         return f[i].total > f[j].total ? -1 : 1;
@@ -88,18 +88,15 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
     struct hashidx h;
     hashidx_init(&h);
     size_t cap = 0;
-    /* The last sample that counted a function's total / an edge: once per sample each. */
-    size_t *seen_f = malloc((nf ? nf : 1) * sizeof(*seen_f));
+    /* The last sample that counted an edge: once per sample. */
     size_t *seen_e = NULL, seen_cap = 0;
-    g->funcs = calloc(nf ? nf : 1, sizeof(*g->funcs));
+    g->funcs = report_func_weights(p);
     g->order = malloc((nf ? nf : 1) * sizeof(*g->order));
     g->nfuncs = nf;
-    if (!seen_f || !g->funcs || !g->order)
+    if (!g->funcs || !g->order)
         goto oom;
-    for (size_t i = 0; i < nf; i++) {
-        seen_f[i] = SIZE_MAX;
+    for (size_t i = 0; i < nf; i++)
         g->order[i] = (uint32_t)i;
-    }
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         g->total += s->weight;
@@ -111,13 +108,6 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
                 continue;
             }
             uint32_t fn = p->locs.v[fr->loc].func;
-            if (f == 0)
-                g->funcs[fn].self += s->weight;
-            if (seen_f[fn] != i) {
-                seen_f[fn] = i;
-                g->funcs[fn].total += s->weight;
-                g->funcs[fn].kernel = (fr->flags & PROF_FRAME_KERNEL) != 0;
-            }
             if (callee != UINT32_MAX) {
                 uint32_t e = edge_at(g, &h, &cap, fn, callee);
                 if (e == UINT32_MAX)
@@ -153,12 +143,10 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
         qsort_r(g->by_callee, g->nedges, sizeof(*g->by_callee), cmp_by_callee, g->edges);
     if (nf > 1)
         qsort_r(g->order, nf, sizeof(*g->order), cmp_order, g->funcs);
-    free(seen_f);
     free(seen_e);
     hashidx_free(&h);
     return 0;
 oom:
-    free(seen_f);
     free(seen_e);
     hashidx_free(&h);
     callgraph_free(g);

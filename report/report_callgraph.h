@@ -10,11 +10,7 @@
 
 #include "common/err.h"
 #include "report/profile.h"
-
-struct callgraph_func {
-    uint64_t self, total;
-    bool kernel;
-};
+#include "report/report.h"
 
 struct callgraph_edge {
     uint32_t caller, callee; /* function indices (profile funcs) */
@@ -22,7 +18,7 @@ struct callgraph_edge {
 };
 
 struct callgraph {
-    struct callgraph_func *funcs; /* one per profile function */
+    struct report_func_weight *funcs; /* one per profile function (report_func_weights) */
     size_t nfuncs;
     struct callgraph_edge *edges; /* sorted by caller, then weight (descending) */
     size_t nedges;

@@ -127,3 +127,35 @@ const char *report_func_dso(const struct profile *p, uint32_t func)
     const struct prof_func *fn = &p->funcs.v[func];
     return fn->module == PROF_NONE ? "[unknown]" : profile_module_basename(p, fn->module);
 }
+
+struct report_func_weight *report_func_weights(const struct profile *p)
+{
+    size_t nf = p->funcs.n ? p->funcs.n : 1;
+    struct report_func_weight *w = calloc(nf, sizeof(*w));
+    size_t *seen = malloc(nf * sizeof(*seen)); /* the last sample that counted the function */
+    if (!w || !seen) {
+        free(w);
+        free(seen);
+        return NULL;
+    }
+    for (size_t i = 0; i < nf; i++)
+        seen[i] = SIZE_MAX;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        for (uint32_t f = 0; f < s->nframes; f++) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            if (fr->loc >= p->locs.n)
+                continue;
+            uint32_t fn = p->locs.v[fr->loc].func;
+            if (f == 0)
+                w[fn].self += s->weight;
+            if (seen[fn] != i) { /* recursion counts once per sample */
+                seen[fn] = i;
+                w[fn].total += s->weight;
+                w[fn].kernel = (fr->flags & PROF_FRAME_KERNEL) != 0;
+            }
+        }
+    }
+    free(seen);
+    return w;
+}

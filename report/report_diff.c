@@ -63,46 +63,24 @@ static bool func_eq(const void *ctx, uint32_t idx)
     return f->kernel == k->kernel && !strcmp(f->name, k->name) && !strcmp(f->dso, k->dso);
 }
 
-/* One profile's self and total per function (recursion counted once per sample, as `top`
- * does), added to the joined rows. */
+/* One profile's self and total per function (report_func_weights), added to the joined rows. */
 static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, const struct profile *p,
                      bool is_new)
 {
-    size_t nf = p->funcs.n ? p->funcs.n : 1;
-    uint64_t *self = calloc(nf, sizeof(*self)), *total = calloc(nf, sizeof(*total));
-    size_t *seen = malloc(nf * sizeof(*seen));
-    bool *kernel = calloc(nf, sizeof(*kernel));
+    struct report_func_weight *w = report_func_weights(p);
     int rc = -1;
-    if (!self || !total || !seen || !kernel)
+    if (!w)
         goto done;
-    for (size_t i = 0; i < nf; i++)
-        seen[i] = SIZE_MAX;
-    for (size_t i = 0; i < p->samples.n; i++) {
-        const struct prof_sample *s = &p->samples.v[i];
-        for (uint32_t f = 0; f < s->nframes; f++) {
-            const struct prof_frame *fr = &p->frames.v[s->first + f];
-            if (fr->loc >= p->locs.n)
-                continue;
-            uint32_t fn = p->locs.v[fr->loc].func;
-            if (f == 0)
-                self[fn] += s->weight;
-            if (seen[fn] != i) {
-                seen[fn] = i;
-                total[fn] += s->weight;
-                kernel[fn] = (fr->flags & PROF_FRAME_KERNEL) != 0;
-            }
-        }
-    }
     for (size_t fn = 0; fn < p->funcs.n; fn++) {
-        if (!total[fn])
+        if (!w[fn].total)
             continue;
         const struct prof_func *pf = &p->funcs.v[fn];
         const char *dso =
             pf->module == PROF_NONE ? "[unknown]" : profile_module_basename(p, pf->module);
-        struct func_key key = {d, pf->name, dso, kernel[fn]};
+        struct func_key key = {d, pf->name, dso, w[fn].kernel};
         uint64_t hv = hashidx_bytes(HASHIDX_SEED, pf->name, strlen(pf->name));
         hv = hashidx_bytes(hv, dso, strlen(dso) + 1);
-        hv = hashidx_u64(hv, kernel[fn]);
+        hv = hashidx_u64(hv, w[fn].kernel);
         uint32_t idx = hashidx_find(h, hv, func_eq, &key);
         if (idx == HASHIDX_NONE) {
             if (d->nfuncs == *cap) {
@@ -115,7 +93,7 @@ static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, cons
             }
             struct diff_func *nfunc = &d->funcs[d->nfuncs];
             *nfunc = (struct diff_func){
-                .name = strdup(pf->name), .dso = strdup(dso), .kernel = kernel[fn]};
+                .name = strdup(pf->name), .dso = strdup(dso), .kernel = w[fn].kernel};
             if (!nfunc->name || !nfunc->dso) {
                 free(nfunc->name);
                 free(nfunc->dso);
@@ -126,15 +104,12 @@ static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, cons
                 goto done;
         }
         struct diff_func *df = &d->funcs[idx];
-        *(is_new ? &df->new_self : &df->base_self) += self[fn];
-        *(is_new ? &df->new_total : &df->base_total) += total[fn];
+        *(is_new ? &df->new_self : &df->base_self) += w[fn].self;
+        *(is_new ? &df->new_total : &df->base_total) += w[fn].total;
     }
     rc = 0;
 done:
-    free(self);
-    free(total);
-    free(seen);
-    free(kernel);
+    free(w);
     return rc;
 }
 

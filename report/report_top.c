@@ -35,32 +35,14 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
     uint64_t total = profile_total_weight(p);
     size_t nf = p->funcs.n;
     struct row *rows = calloc(nf ? nf : 1, sizeof(*rows));
-    size_t *seen = malloc((nf ? nf : 1) * sizeof(*seen)); /* last sample that counted the func */
+    struct report_func_weight *w = report_func_weights(p);
     struct report_group *procs = NULL, *vcpus = NULL;
     size_t nprocs = 0, nvcpus = 0;
     int rc = -1;
-    if (!rows || !seen)
+    if (!rows || !w)
         goto oom;
-    for (size_t i = 0; i < nf; i++) {
-        rows[i].func = (uint32_t)i;
-        seen[i] = SIZE_MAX;
-    }
-    for (size_t i = 0; i < p->samples.n; i++) {
-        const struct prof_sample *s = &p->samples.v[i];
-        for (uint32_t f = 0; f < s->nframes; f++) {
-            const struct prof_frame *fr = &p->frames.v[s->first + f];
-            if (fr->loc >= p->locs.n)
-                continue;
-            uint32_t fn = p->locs.v[fr->loc].func;
-            if (f == 0)
-                rows[fn].self += s->weight;
-            if (seen[fn] != i) { /* recursion counts once per sample */
-                seen[fn] = i;
-                rows[fn].total += s->weight;
-                rows[fn].kernel = (fr->flags & PROF_FRAME_KERNEL) != 0;
-            }
-        }
-    }
+    for (size_t i = 0; i < nf; i++)
+        rows[i] = (struct row){(uint32_t)i, w[i].self, w[i].total, w[i].kernel};
     if (report_group_by(p, false, &procs, &nprocs) < 0 ||
         report_group_by(p, true, &vcpus, &nvcpus) < 0)
         goto oom;
@@ -130,7 +112,7 @@ oom:
     hv_errf(err, "top: out of memory");
 done:
     free(rows);
-    free(seen);
+    free(w);
     free(procs);
     free(vcpus);
     return rc;

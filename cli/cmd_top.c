@@ -51,6 +51,7 @@ struct top_view {
     char mode; /* 'a', 'k', 'u' */
     bool per_process;
     int vcpu; /* -1: all */
+    bool quitting;
     unsigned max_vcpu;
 };
 
@@ -214,8 +215,11 @@ static void on_key(struct top_view *v, char c)
 {
     switch (c) {
     case 'q':
-        /* Stop as Ctrl-C does: record's handler stops the guest, the file is completed. */
-        kill(getpid(), SIGINT);
+        /* Stop as Ctrl-C does: record's handler stops the guest, the file is completed. Once:
+         * a second SIGINT would end the process at once, the terminal still in raw mode. */
+        if (!v->quitting)
+            kill(getpid(), SIGINT);
+        v->quitting = true;
         break;
     case 'k':
     case 'u':

@@ -108,6 +108,16 @@ run_scenario() {
   esac
 }
 
+# A recording without user-mode exits: under 1 % user samples with more ticks missed than taken,
+# or under 0.1 % whatever was missed (the summary's total line: user kernel idle missed; the
+# test's tb_starved() in testbed.c, the same rule).
+starved() {
+  awk 'BEGIN { s = 1 }
+       /^  total / { u = $2; k = $3; i = $4; m = $5
+                     if (u * 100 < k && (m > u + k + i || u * 1000 < k)) s = 0 }
+       END { exit s }' "$1"
+}
+
 # run_scenario with a line on L1's console every 60 s while it runs, the guest console's last
 # line: a scenario that the test bed's watchdog or timeout ends (L1 then writes no results) still
 # shows in L1's console where its guest was, and run.sh takes a console silent for three periods
@@ -159,19 +169,28 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   t0=$(cut -d' ' -f1 /proc/uptime)
   echo "L1: scenario $name ($cmd, $kernel, $vcpus vCPUs) at $t0 s"
   # A guest that triple-faults on the emulated SVM (docs/linux.md, "Triple faults on the test
-  # bed") is booted again, $fault_attempts boots in all at most; each faulted attempt's summary
-  # and console are kept under $d/fault.N for the test to print.
+  # bed"), or a recording without user-mode exits (the platform's starvation, "Runs without
+  # user-mode exits"), is booted again, $fault_attempts boots in all at most; each such
+  # attempt's summary and console are kept under $d/fault.N or $d/starved.N for the test to
+  # print.
   # L1's interrupt counts around the scenario: what reached L1's CPUs while L2 ran (printed by
   # the test when a run has no user-mode samples).
   cp /proc/interrupts "$d/irq.before"
   a=1
   while :; do
     run_scenario_beating "scenario $name"
-    grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null && [ $a -lt "$fault_attempts" ] || break
-    mkdir -p "$d/fault.$a"
-    mv "$d/summary.txt" "$d/console.log" "$d/fault.$a/" 2>/dev/null
+    [ $a -lt "$fault_attempts" ] || break
+    if grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null; then
+      why=fault what=triple-faulted
+    elif [ "$cmd" = record ] && starved "$d/summary.txt"; then
+      why=starved what="had no user-mode exits"
+    else
+      break
+    fi
+    mkdir -p "$d/$why.$a"
+    mv "$d/summary.txt" "$d/console.log" "$d/$why.$a/" 2>/dev/null
     rm -f "$d/rec.fxt"
-    echo "L1: scenario $name triple-faulted (attempt $a), booting it again" | tee -a /out/l1/l1.txt
+    echo "L1: scenario $name $what (attempt $a), booting it again" | tee -a /out/l1/l1.txt
     a=$((a + 1))
   done
   t1=$(cut -d' ' -f1 /proc/uptime)

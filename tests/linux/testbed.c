@@ -425,16 +425,21 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
             snprintf(name, sizeof(name), "%s.%u", s->name, k);
         else
             snprintf(name, sizeof(name), "%s", s->name);
-        /* Attempts that triple-faulted and were booted again in L1 (tests/linux/l1_init.sh). */
+        /* Attempts that triple-faulted or had no user-mode exits and were booted again in L1
+         * (tests/linux/l1_init.sh). */
         for (unsigned a = 1; a <= 2; a++) {
-            char path[PATH_MAX];
-            snprintf(path, sizeof(path), "%s/%s/fault.%u/summary.txt", out, name, a);
-            char *sum = slurp(path);
-            if (sum)
-                printf("NOTE %s: attempt %u triple-faulted and was booted again (the emulated "
-                       "SVM, docs/linux.md):\n%.1500s\n",
-                       name, a, sum);
-            free(sum);
+            static const char *const why[][2] = {
+                {"fault", "triple-faulted"}, {"starved", "had no user-mode exits"}};
+            for (size_t w = 0; w < 2; w++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/%s/%s.%u/summary.txt", out, name, why[w][0], a);
+                char *sum = slurp(path);
+                if (sum)
+                    printf("NOTE %s: attempt %u %s and was booted again (the emulated "
+                           "platform, docs/linux.md):\n%.1500s\n",
+                           name, a, why[w][1], sum);
+                free(sum);
+            }
         }
         struct tb_result r;
         tb_load(&r, out, name);

@@ -51,7 +51,7 @@ struct top_view {
     char mode; /* 'a', 'k', 'u' */
     bool per_process;
     int vcpu; /* -1: all */
-    bool quitting;
+    bool quitting, drawn;
     unsigned max_vcpu;
 };
 
@@ -165,9 +165,16 @@ static void draw(struct top_view *v)
     char cons[160];
     console_tail(v->console, cons, sizeof(cons));
     unsigned rows = term_rows(), used = 0;
+    int rc = snapshot(v, &text, &tlen, &samples, &seconds);
+    /* Nothing recorded yet: the screen is left alone, so that an error of record's (a bad
+     * option, a kernel that does not load) stays readable. */
+    if (rc < 0 && !v->drawn) {
+        free(text);
+        return;
+    }
+    v->drawn = true;
     /* Home, clear to the end: one write per frame. */
     printf("\033[H\033[2J");
-    int rc = snapshot(v, &text, &tlen, &samples, &seconds);
     char vcpu[32] = "all vCPUs";
     if (v->vcpu >= 0)
         snprintf(vcpu, sizeof(vcpu), "vCPU %d", v->vcpu);
@@ -303,8 +310,14 @@ int cmd_top(int argc, char **argv)
         }
         if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
             v.path = argv[i + 1];
+        else if (!strncmp(a, "--output=", 9))
+            v.path = a + 9;
+        else if (!strncmp(a, "-o", 2) && a[2])
+            v.path = a + 2;
         if (!strcmp(a, "--console") && i + 1 < argc)
             v.console = argv[i + 1];
+        else if (!strncmp(a, "--console=", 10))
+            v.console = a + 10;
         if (!strcmp(a, "--symbols") && i + 1 < argc && v.nsymbols < 16)
             v.symbols[v.nsymbols++] = argv[i + 1];
         rargv[rargc++] = argv[i];

@@ -36,7 +36,7 @@ for p in $progs; do
   echo "t_s,vmrss_kb,host_rss_kb" >"$csv"
   extra=""
   [ "$p" = hostile_cpl0 ] && extra=" cpl0_us=1000000"
-  "$hvprof" record -o "$out/$p.fxt" --quiet --guest demo --vcpus 2 --mem ${mem_mib}M \
+  "$hvprof" record -o "$out/$p.fxt" --guest demo --vcpus 2 --mem ${mem_mib}M \
     --console "$out/$p.console" --cmdline "progs=$p seconds=$secs$extra" \
     --timeout $((secs + 60))s 2>"$out/$p.stderr" &
   pid=$!

@@ -51,11 +51,11 @@ def overhead(r, cfg, perf, tmp):
                 key = (v, hz)
                 out = os.path.join(tmp, "floor.fxt")
                 res = r.run("b: exit floor", [r.hvprof, "record", *g, "--hz", str(hz), "--mode",
-                                              "exits", "--quiet", "-o", out], _timeout(cfg))
+                                              "exits", "-o", out], _timeout(cfg))
                 keep("b", key, res)
                 out = os.path.join(tmp, "full.fxt")
                 res = r.run("c: full sampling", [r.hvprof, "record", *g, "--hz", str(hz),
-                                                 "--quiet", "-o", out], _timeout(cfg))
+                                                 "-o", out], _timeout(cfg))
                 keep("c", key, res)
                 d["summ"].setdefault(key, []).append(runs.record_summary(res.err))
                 d["acc"].setdefault(key, []).append(acc.workload_accuracy(_folded(r, out), knames))
@@ -65,7 +65,7 @@ def overhead(r, cfg, perf, tmp):
             cl = runs.guest_cmdline("syscall", cfg.seconds)
             out = os.path.join(tmp, "syscall.fxt")
             res = r.run("s: syscall program", [r.hvprof, "record", *_guest(r, 1, cl), "--hz",
-                                               str(hz), "--quiet", "-o", out], _timeout(cfg))
+                                               str(hz), "-o", out], _timeout(cfg))
             d["sys"].setdefault(hz, []).append(acc.syscall_accuracy(_folded(r, out), knames))
     return d
 
@@ -121,7 +121,7 @@ def breakdown(r, cfg, tmp):
         for frames, depth in RECURSE_DEPTH.items():
             cl = runs.guest_cmdline("recurse", cfg.bd_seconds, extra=f"depth={depth}")
             out = os.path.join(tmp, "recurse.fxt")
-            res = r.run("in-VMM stage timers", [r.hvprof, "record", "--stage-times", "--quiet",
+            res = r.run("in-VMM stage timers", [r.hvprof, "record", "--stage-times",
                                                 *_guest(r, 1, cl), "--hz", "1000", "-o", out,
                                                 "--console", os.path.join(tmp, "console.log")],
                         _timeout(cfg, cfg.bd_seconds))
@@ -184,7 +184,7 @@ def scale(r, cfg, tmp):
         for v in cfg.scale_vcpus:
             cl = runs.guest_cmdline("workload", cfg.scale_seconds, procs=v)
             res = r.run("scale: vCPUs", [r.hvprof, "record", *_guest(r, v, cl), "--hz",
-                                         str(cfg.scale_rate), "--quiet", "-o", out],
+                                         str(cfg.scale_rate), "-o", out],
                         _timeout(cfg, cfg.scale_seconds))
             s = runs.record_summary(res.err)
             s["units"] = runs.workload_units(res.out)[0]
@@ -193,7 +193,7 @@ def scale(r, cfg, tmp):
         for p in cfg.scale_procs:
             cl = runs.guest_cmdline("workload", cfg.scale_seconds, procs=p)
             res = r.run("scale: address spaces", [r.hvprof, "record", *_guest(r, 2, cl),
-                                                  "--hz", str(cfg.scale_rate), "--quiet", "-o",
+                                                  "--hz", str(cfg.scale_rate), "-o",
                                                   out], _timeout(cfg, cfg.scale_seconds + p))
             s = runs.record_summary(res.err)
             s["units"] = runs.workload_units(res.out)[0]

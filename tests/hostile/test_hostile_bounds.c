@@ -75,7 +75,6 @@ static void run_case(const struct hcase *c, int sig)
     argv[n++] = "256M";
     argv[n++] = "--console";
     argv[n++] = con;
-    argv[n++] = "--quiet";
     argv[n++] = "--hz";
     argv[n++] = "2000";
     if (c->linux_os) {

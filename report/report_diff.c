@@ -168,7 +168,6 @@ static double dtotal(const struct report_diff *d, const struct diff_func *f)
 /* qsort has no context argument: the order is computed into a key array first. */
 struct order {
     double self, total;
-    size_t idx;
     const struct diff_func *f;
 };
 
@@ -191,7 +190,7 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
     if (!ord)
         return hv_errf(err, "diff: out of memory");
     for (size_t i = 0; i < d->nfuncs; i++)
-        ord[i] = (struct order){fabs(dself(d, &d->funcs[i])), fabs(dtotal(d, &d->funcs[i])), i,
+        ord[i] = (struct order){fabs(dself(d, &d->funcs[i])), fabs(dtotal(d, &d->funcs[i])),
                                 &d->funcs[i]};
     if (d->nfuncs > 1)
         qsort(ord, d->nfuncs, sizeof(*ord), cmp_order);

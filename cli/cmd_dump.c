@@ -236,6 +236,9 @@ static int dump_stats(const char *path, const void *buf, size_t len)
         printf("samples   %10" PRIu64 "\ncompletions %8" PRIu64 "\nmodules   %10" PRIu64
                "\nmappings  %10" PRIu64 "\nloss-records %7" PRIu64 "\ndropped   %10" PRIu64 "\n",
                st.samples, st.completions, st.modules, st.mappings, st.loss_records, st.dropped);
+    if (st.overwritten)
+        printf("overwritten %8" PRIu64 " (a flight recording: older records let go)\n",
+               st.overwritten);
     if (st.symbol_records)
         printf("symbols   %10" PRIu64 " (in %" PRIu64 " records)\n", st.symbols, st.symbol_records);
     if (rc) {

@@ -32,7 +32,13 @@ enum {
     OPT_GUEST_OS,
     OPT_SYMBOLS,
     OPT_MAX_METADATA,
+    OPT_RING,
+    OPT_RING_KEEP,
 };
+
+#define RING_KEEP_DEFAULT 10u
+#define RING_SIZE_DEFAULT (64ull << 20) /* with --ring TIME */
+#define RING_VCPU_BUFFER  (256u << 10)  /* per-vCPU ring under --ring, unless --buffer */
 
 static const struct option record_longopts[] = {
     {"hz", required_argument, NULL, OPT_HZ},
@@ -49,6 +55,8 @@ static const struct option record_longopts[] = {
     {"guest-os", required_argument, NULL, OPT_GUEST_OS},
     {"symbols", required_argument, NULL, OPT_SYMBOLS},
     {"max-metadata", required_argument, NULL, OPT_MAX_METADATA},
+    {"ring", required_argument, NULL, OPT_RING},
+    {"ring-keep", required_argument, NULL, OPT_RING_KEEP},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -109,16 +117,23 @@ static void usage(FILE *out)
         "  --max-metadata SIZE    bytes the recording may spend on what the guest says about\n"
         "                         itself: modules, mappings, symbols, names (default 64M);\n"
         "                         what does not fit is left out and counted\n"
+        "  --ring SIZE|TIME[,SIZE]\n"
+        "                         flight recorder: keep only the newest samples, SIZE bytes\n"
+        "                         (e.g. 64M) or the last TIME (e.g. 30s, 5min; at most SIZE,\n"
+        "                         default 64M); FILE gets them at the end, and SIGUSR2 writes\n"
+        "                         a snapshot FILE-stem.<UTC time>.fxt at any moment\n"
+        "  --ring-keep N          snapshots kept, the newest (default %u)\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
-        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON);
+        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON, RING_KEEP_DEFAULT);
     run_opts_usage(out);
     fprintf(out, "  -h, --help         this text\n");
 }
 
 struct record_extra {
     uint64_t duration_ns;
+    bool buffer_given;
     bool stage_times;
     const char *guest_os;       /* NULL = auto */
     struct symbol_path symbols; /* --symbols */
@@ -129,6 +144,49 @@ struct record_extra {
 static char *find_guest_file(void *ctx, const uint8_t *build_id, uint32_t len, const char *name)
 {
     return symbol_path_find(ctx, build_id, len, name);
+}
+
+/* Whether a part of --ring is a duration: it ends in a time unit (s, ms, us, ns, min, h). A
+ * size never does ("2m" is two mebibytes, as for --buffer). */
+static bool is_duration(const char *p, size_t len)
+{
+    return len > 0 &&
+           (p[len - 1] == 's' || p[len - 1] == 'h' || (len > 3 && !strncmp(p + len - 3, "min", 3)));
+}
+
+/* --ring SIZE | TIME | TIME,SIZE */
+static int parse_ring(const char *arg, struct sampler_config *c, struct hv_err *err)
+{
+    char buf[64];
+    if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+        return hv_errf(err, "--ring: '%s' is too long", arg);
+    c->ring_bytes = 0;
+    c->ring_window_ns = 0;
+    char *save = NULL;
+    unsigned parts = 0;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save), parts++) {
+        uint64_t v;
+        if (is_duration(p, strlen(p))) {
+            if (c->ring_window_ns)
+                return hv_errf(err, "--ring: two durations in '%s'", arg);
+            if (parse_duration_ns(p, "--ring", 100000000ull, 7ull * 24 * 3600 * 1000000000ull, &v,
+                                  err) < 0)
+                return -1;
+            c->ring_window_ns = v;
+        } else {
+            if (c->ring_bytes)
+                return hv_errf(err, "--ring: two sizes in '%s'", arg);
+            if (parse_size(p, "--ring", 1u << 20, 1ull << 40, &v, err) < 0)
+                return -1;
+            c->ring_bytes = v;
+        }
+    }
+    if (parts == 0 || parts > 2)
+        return hv_errf(err, "--ring: '%s' is not SIZE, TIME or TIME,SIZE (e.g. 64M, 30s, 30s,256M)",
+                       arg);
+    if (!c->ring_bytes)
+        c->ring_bytes = RING_SIZE_DEFAULT;
+    return 1;
 }
 
 static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
@@ -168,6 +226,14 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_size(arg, "--buffer", 32 << 10, 1ull << 32, &v, err) < 0)
             return -1;
         c->buffer_bytes = v;
+        x->buffer_given = true;
+        return 1;
+    case OPT_RING:
+        return parse_ring(arg, c, err);
+    case OPT_RING_KEEP:
+        if (parse_uint(arg, "--ring-keep", 1, 100000, &v, err) < 0)
+            return -1;
+        c->ring_keep = (unsigned)v;
         return 1;
     case OPT_MAX_METADATA:
         if (parse_size(arg, "--max-metadata", META_BUDGET_MIN, 1ull << 40, &v, err) < 0)
@@ -218,6 +284,27 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     return 0;
 }
 
+/* The signal handler's only way to the sampler (conventions: globals only for handlers). */
+static struct sampler *volatile snapshot_sampler;
+
+static void on_snapshot_signal(int sig)
+{
+    (void)sig;
+    sampler_request_snapshot(snapshot_sampler);
+}
+
+/* SIGUSR2 asks for a snapshot (perf record --switch-output=signal's signal). */
+static void catch_snapshot_signal(struct sampler *s)
+{
+    snapshot_sampler = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_snapshot_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+}
+
 int cmd_record(int argc, char **argv)
 {
     run_signals_install(); /* first: a signal at any moment of start-up is handled */
@@ -236,6 +323,7 @@ int cmd_record(int argc, char **argv)
         .buffer_bytes = SAMPLER_DEFAULT_BUFFER,
         .recheck_ns = SAMPLER_DEFAULT_RECHECK_NS,
         .abandon_periods = SAMPLER_DEFAULT_ABANDON,
+        .ring_keep = RING_KEEP_DEFAULT,
     };
     static struct record_extra x;
     x = (struct record_extra){0};
@@ -278,6 +366,9 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         return 2;
     }
+    /* The flight recorder bounds its memory: the vCPU rings only bridge one drain pass. */
+    if (c.ring_bytes && !x.buffer_given)
+        c.buffer_bytes = RING_VCPU_BUFFER;
     bool by_duration = x.duration_ns && (o.timeout_s == 0 || o.timeout_s * 1e9 > x.duration_ns);
     if (by_duration)
         o.timeout_s = (double)x.duration_ns / 1e9;
@@ -311,6 +402,8 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         return 1;
     }
+    if (c.ring_bytes)
+        catch_snapshot_signal(s);
     struct vm_hooks hooks;
     sampler_hooks(s, &hooks);
     struct run_session rs;
@@ -370,6 +463,9 @@ int cmd_record(int argc, char **argv)
     }
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);
+    if (c.ring_bytes)
+        signal(SIGUSR2, SIG_IGN); /* the sampler goes: a late signal must not reach it */
+    snapshot_sampler = NULL;
     sampler_destroy(s);
     if (frc < 0) {
         fprintf(stderr,

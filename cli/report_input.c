@@ -117,6 +117,11 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 "%s: %s: %" PRIu64 " records were dropped while recording (%" PRIu64
                 " loss records)\n",
                 cmd, file, ls.dropped, ls.loss_records);
+    if (!quiet && ls.overwritten)
+        fprintf(stderr,
+                "%s: %s is a flight recording: it holds the newest samples; %" PRIu64
+                " older records were overwritten\n",
+                cmd, file, ls.overwritten);
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "%s: %s holds no samples\n", cmd, file);
     if (!quiet && !ls.session_stop)

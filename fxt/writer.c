@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,105 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
 fail:
     if (w->fd >= 0)
         close(w->fd);
+    w->fd = -1;
+    free(w->obuf);
+    w->obuf = NULL;
+    free(w->inited);
+    w->inited = NULL;
+    return -1;
+}
+
+/* Bytes [0, len) of `in` to the start of `out` (copy_file_range: within one file system the
+ * kernel may share the blocks; else a read/write loop). */
+static int copy_prefix(int in, int out, uint64_t len, uint8_t *chunk, size_t chunk_size,
+                       struct hv_err *err)
+{
+    off_t off_in = 0, off_out = 0;
+    while ((uint64_t)off_in < len) {
+        ssize_t n = copy_file_range(in, &off_in, out, &off_out, len - (uint64_t)off_in, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0)
+            continue;
+        if (n == 0)
+            return hv_errf(err, "copying: the recording is shorter than written");
+        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+            return hv_errf_errno(err, "copying");
+        while ((uint64_t)off_in < len) {
+            size_t want = len - (uint64_t)off_in < chunk_size ? len - (uint64_t)off_in : chunk_size;
+            ssize_t r = pread(in, chunk, want, off_in);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                return r == 0 ? hv_errf(err, "copying: the recording is shorter than written")
+                              : hv_errf_errno(err, "copying");
+            for (ssize_t done = 0; done < r;) {
+                ssize_t wr = pwrite(out, chunk + done, (size_t)(r - done), off_out);
+                if (wr < 0 && errno == EINTR)
+                    continue;
+                if (wr <= 0)
+                    return hv_errf_errno(err, "write");
+                done += wr;
+                off_out += wr;
+            }
+            off_in += r;
+        }
+    }
+    if (lseek(out, off_out, SEEK_SET) < 0)
+        return hv_errf_errno(err, "seek");
+    return 0;
+}
+
+int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fxt_writer *from,
+                         struct hv_err *err)
+{
+    memset(w, 0, sizeof(*w));
+    w->fd = -1;
+    if (from->fd < 0 || from->failed)
+        return hv_errf(err, "fxt writer: nothing to copy from");
+    w->inited = malloc(from->nproviders);
+    w->obuf = malloc(FXT_WRITER_BUF);
+    if (!w->inited || !w->obuf) {
+        hv_errf_errno(err, "fxt writer: allocating");
+        goto fail;
+    }
+    /* `from` writes only: read it through a descriptor of its own. */
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", from->fd);
+    int in = open(self, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        hv_errf_errno(err, "fxt writer: reading back the file being copied");
+        goto fail;
+    }
+    w->fd = hv_open_output(path, err);
+    if (w->fd < 0) {
+        close(in);
+        goto fail;
+    }
+    /* The new buffer is the copy's bounce buffer, before it takes `from`'s. */
+    int rc = copy_prefix(in, w->fd, from->file_bytes, w->obuf, FXT_WRITER_BUF, err);
+    close(in);
+    if (rc < 0) {
+        hv_err_prefix(err, "cannot write %s", path);
+        goto fail;
+    }
+    memcpy(w->inited, from->inited, from->nproviders);
+    memcpy(w->obuf, from->obuf, from->olen);
+    w->olen = from->olen;
+    w->obuf_records = from->obuf_records;
+    w->file_bytes = from->file_bytes;
+    w->ticks_per_second = from->ticks_per_second;
+    w->nproviders = from->nproviders;
+    w->cur_provider = from->cur_provider;
+    w->have_cur = from->have_cur;
+    w->words_written = from->words_written;
+    w->records_written = from->records_written;
+    return 0;
+fail:
+    if (w->fd >= 0) {
+        close(w->fd);
+        unlink(path);
+    }
     w->fd = -1;
     free(w->obuf);
     w->obuf = NULL;

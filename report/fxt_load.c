@@ -558,6 +558,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
             st->loss_records++;
             st->dropped += x->u.loss.dropped;
             continue;
+        case HVFXT_REC_OVERWRITE:
+            st->overwritten += x->u.loss.dropped;
+            continue;
         default:
             break;
         }

@@ -13,6 +13,7 @@
 struct fxt_load_stats {
     uint64_t records, samples, completions, partial_without_completion;
     uint64_t modules, mappings, loss_records, dropped;
+    uint64_t overwritten; /* records a flight recording let go before its window (record --ring) */
     uint64_t symbols; /* symbols carried in the recording (a guest kernel's) */
     /* Partial records whose completed user stack was left off: the completions would have
      * expanded the profile beyond 4 frames per 8-byte word of the file (fxt_load.c). */

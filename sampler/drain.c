@@ -158,7 +158,8 @@ int sampler_drain_once(struct sampler *s, bool final)
         goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         uint64_t w0 = s->w.words_written;
-        long n = hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
+        long n = s->flight_on ? sampler_flight_drain_vcpu(s, i, final, &err)
+                              : hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
         s->meta.not_meta += (s->w.words_written - w0) * 8;
         if (n < 0)
             goto fail;
@@ -169,6 +170,8 @@ int sampler_drain_once(struct sampler *s, bool final)
      * (docs/reliability.md, "What a kill loses"). */
     if (fxt_writer_flush(&s->w, &err) < 0)
         goto fail;
+    if (s->flight_on && !final)
+        sampler_flight_poll(s);
     progress(s, sampler_now_ns(), final);
     return 0;
 fail:

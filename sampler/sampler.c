@@ -94,7 +94,20 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         return NULL;
     }
     s->writer_open = true;
+    if (cfg->ring_bytes) {
+        if (sampler_flight_init(s, err) < 0) {
+            sampler_destroy(s);
+            return NULL;
+        }
+        s->flight_on = true;
+    }
     return s;
+}
+
+void sampler_request_snapshot(struct sampler *s)
+{
+    if (s && s->flight_on)
+        sampler_flight_request(s);
 }
 
 void sampler_hooks(struct sampler *s, struct vm_hooks *out)
@@ -174,6 +187,54 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     return sampler_drain_start(s, err);
 }
 
+int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const char *snapshot,
+                              struct hv_err *err)
+{
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
+    uint64_t overwritten = 0;
+    for (unsigned i = 0; s->flight_on && i < s->cfg.nvcpus; i++)
+        overwritten += s->flight.over[i].dropped;
+    struct fxt_arg args[] = {
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline("samples"),
+         .v.u64 = t.user + t.kernel + t.idle},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("abandoned"), .v.u64 = t.abandoned},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_LSTAR),
+         .v.u64 = atomic_load(&s->lstar)},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_METADATA_BYTES),
+         .v.u64 = meta_budget_used(&s->meta)},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_METADATA_MAX), .v.u64 = s->meta.max},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_TABLES),
+         .v.u64 = s->meta.cut_symbol_tables},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_RECORDS),
+         .v.u64 = s->meta.cut_records},
+        /* A flight recording's: why this file, the ring, what it let go. */
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline(HVFXT_ARG_SNAPSHOT),
+         .v.str = fxt_str_inline(snapshot ? snapshot : "")},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_RING_BYTES),
+         .v.u64 = s->cfg.ring_bytes},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_RING_WINDOW_NS),
+         .v.u64 = s->cfg.ring_window_ns},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_OVERWRITE_ARG_COUNT),
+         .v.u64 = overwritten},
+    };
+    unsigned nargs = sizeof(args) / sizeof(args[0]);
+    if (!snapshot)
+        nargs -= 4;
+    return hvfxt_write_marker(w, HVFXT_SESSION_STOP, sampler_now_ns(), args, nargs, err);
+}
+
 int sampler_finish(struct sampler *s, struct hv_err *err)
 {
     sampler_drain_stop(s);
@@ -192,37 +253,14 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         }
         s->lost += s->w.records_lost;
     }
-    if (rc == 0) {
-        struct sampler_totals t;
-        sampler_get_totals(s, &t);
-        struct fxt_arg args[] = {
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline("samples"),
-             .v.u64 = t.user + t.kernel + t.idle},
-            {.type = FXT_ARG_U64, .name = fxt_str_inline("dropped"), .v.u64 = t.dropped},
-            {.type = FXT_ARG_U64, .name = fxt_str_inline("completed"), .v.u64 = t.completed},
-            {.type = FXT_ARG_U64, .name = fxt_str_inline("abandoned"), .v.u64 = t.abandoned},
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline(HVFXT_ARG_LSTAR),
-             .v.u64 = atomic_load(&s->lstar)},
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline(HVFXT_ARG_METADATA_BYTES),
-             .v.u64 = meta_budget_used(&s->meta)},
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline(HVFXT_ARG_METADATA_MAX),
-             .v.u64 = s->meta.max},
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_TABLES),
-             .v.u64 = s->meta.cut_symbol_tables},
-            {.type = FXT_ARG_U64,
-             .name = fxt_str_inline(HVFXT_ARG_METADATA_CUT_RECORDS),
-             .v.u64 = s->meta.cut_records},
-        };
-        if (hvfxt_write_marker(&s->w, HVFXT_SESSION_STOP, sampler_now_ns(), args,
-                               sizeof(args) / sizeof(args[0]), &s->write_err) < 0) {
-            atomic_store(&s->write_failed, true);
-            rc = -1;
-        }
+    if (rc == 0 && s->flight_on && sampler_flight_finish(s, &s->write_err) < 0) {
+        atomic_store(&s->write_failed, true);
+        rc = -1;
+    }
+    if (rc == 0 &&
+        sampler_write_stop_marker(s, &s->w, s->flight_on ? "stop" : NULL, &s->write_err) < 0) {
+        atomic_store(&s->write_failed, true);
+        rc = -1;
     }
     if (s->writer_open) {
         struct hv_err cerr = {{0}, 0};
@@ -279,6 +317,29 @@ static void print_losses(const struct sampler *s, const struct sampler_totals *t
                 prefix, t->dropped - s->lost);
 }
 
+/* What the flight recorder kept, let go and wrote. */
+static void sampler_print_flight(const struct sampler *s, FILE *out)
+{
+    const struct sampler_flight *f = &s->flight;
+    uint64_t over = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++)
+        over += f->over[i].dropped;
+    fprintf(out, "  flight recorder: %s kept %" PRIu64 " records (%.1f of %.1f MB)",
+            s->cfg.out_path, f->buf.records, (double)fxt_flight_bytes(&f->buf) / 1e6,
+            (double)s->cfg.ring_bytes / 1e6);
+    if (over)
+        fprintf(out, ", %" PRIu64 " older ones overwritten", over);
+    if (s->cfg.ring_window_ns)
+        fprintf(out, "; window %.1f s", (double)s->cfg.ring_window_ns / 1e9);
+    fprintf(out, "\n");
+    if (f->snapshots || f->snapshot_failures)
+        fprintf(out,
+                "  snapshots: %" PRIu64 " written (slowest %.0f ms), %" PRIu64 " failed, %" PRIu64
+                " removed to keep the newest %u; the last: %s\n",
+                f->snapshots, (double)f->max_ns / 1e6, f->snapshot_failures, f->removed,
+                s->cfg.ring_keep, f->snapshots ? f->last_path : "none");
+}
+
 void sampler_print_summary(const struct sampler *s, FILE *out)
 {
     fprintf(out, "hvprof record: %s, %" PRIu64 " Hz, %s mode, %u vCPU%s\n", s->cfg.out_path,
@@ -326,6 +387,8 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 100.0 * (double)hook_ns / (double)cpu_ns);
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
+    if (s->flight_on)
+        sampler_print_flight(s, out);
     /* Numbers that mean the profile is less than it could be, with what to do about them. */
     uint64_t samples = t.user + t.kernel + t.idle;
     if (t.missed > samples / 4 && t.missed > 100)
@@ -429,6 +492,7 @@ void sampler_destroy(struct sampler *s)
     sampler_modules_destroy(s->mods);
     sampler_cfi_destroy(s->cfi);
     sampler_kmods_free(s);
+    sampler_flight_destroy(s);
     guestos_close(&s->os);
     free(s);
 }

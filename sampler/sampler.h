@@ -61,6 +61,12 @@ struct sampler_config {
     /* Bytes of metadata records (modules, mappings, symbols, names) the recording may hold;
      * 0: META_BUDGET_DEFAULT (sampler/meta_budget.h, `record --max-metadata`). */
     uint64_t max_metadata;
+    /* The flight recorder (`record --ring`, sampler/flight.h): 0, or the bytes of samples kept,
+     * the newest; ring_window_ns: keep only the last this many ns too (0: size only);
+     * ring_keep: snapshot files kept, the newest (at least 1). */
+    uint64_t ring_bytes;
+    uint64_t ring_window_ns;
+    unsigned ring_keep;
 };
 
 struct sampler;
@@ -75,6 +81,9 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
  * completely (err says why; what was written before the failure is a valid prefix). */
 int sampler_finish(struct sampler *s, struct hv_err *err);
 void sampler_print_summary(const struct sampler *s, FILE *out);
+/* With cfg.ring_bytes: ask the drain thread for a snapshot of the flight recorder (written
+ * within one pass, ~10 ms). Async-signal-safe: `record` calls it on SIGUSR2. */
+void sampler_request_snapshot(struct sampler *s);
 /* --quiet: only what the file lacks (records lost to a write error or dropped, metadata left
  * out), one line each. */
 void sampler_print_warnings(const struct sampler *s, FILE *out);

@@ -11,6 +11,7 @@
 #include "guestwalk/snapshot.h"
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
+#include "sampler/flight.h"
 #include "sampler/id_table.h"
 #include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
@@ -154,6 +155,8 @@ struct sampler {
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
     bool host_virtualized; /* hvprof itself runs in a VM: timings are emulated */
+    bool flight_on;               /* cfg.ring_bytes: samples go to the flight recorder */
+    struct sampler_flight flight; /* drain thread's, but for its request counter */
 };
 
 static inline uint64_t sampler_now_ns(void)
@@ -195,6 +198,11 @@ int sampler_vcpu_prepare(struct sampler_vcpu *sv, struct hv_err *err);
 int sampler_timers_create(struct sampler_vcpu *sv, pid_t tid, struct hv_err *err);
 void sampler_recheck_arm(struct sampler_vcpu *sv, bool on);
 void sampler_timers_delete(struct sampler_vcpu *sv);
+
+/* sampler.c: the session_stop marker into `w` (the file, or a flight recorder's snapshot,
+ * `snapshot` saying why it was written; NULL for a recording without --ring). */
+int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const char *snapshot,
+                              struct hv_err *err);
 
 /* drain.c */
 /* Whether the current stage of the drain pass may start another unit of guest-driven work:

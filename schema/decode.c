@@ -210,17 +210,19 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
 }
 
 /* The loss event: an instant event "records_dropped" in category "hvprof" with its four
- * arguments. An event that merely shares the name is not one. */
-static bool decode_loss(const struct fxtr_record *rec, struct hvfxt_loss_view *l)
+ * arguments, or the flight recorder's "records_overwritten" (count_arg "overwritten"). An event
+ * that merely shares the name is not one. */
+static bool decode_loss(const struct fxtr_record *rec, const char *name, const char *count_arg,
+                        struct hvfxt_loss_view *l)
 {
     if (rec->unknown || rec->u.event.etype != 0 ||
         !fxtr_str_is(rec->u.event.category, HVFXT_CATEGORY) ||
-        !fxtr_str_is(rec->u.event.name, HVFXT_LOSS_NAME))
+        !fxtr_str_is(rec->u.event.name, name))
         return false;
     const struct {
         const char *name;
         uint64_t *dst;
-    } want[] = {{HVFXT_LOSS_ARG_DROPPED, &l->dropped},
+    } want[] = {{count_arg, &l->dropped},
                 {HVFXT_LOSS_ARG_VCPU, &l->vcpu},
                 {HVFXT_LOSS_ARG_FIRST_TS, &l->first_ts},
                 {HVFXT_LOSS_ARG_LAST_TS, &l->last_ts}};
@@ -244,8 +246,12 @@ int hvfxt_decode(const struct fxtr_record *rec, struct hvfxt_record *x, struct h
         return 0;
     if (rec->type == FXTR_BLOB)
         return decode_blob(rec, x, err);
-    if (rec->type == FXTR_EVENT && decode_loss(rec, &x->u.loss))
+    if (rec->type != FXTR_EVENT)
+        return 0;
+    if (decode_loss(rec, HVFXT_LOSS_NAME, HVFXT_LOSS_ARG_DROPPED, &x->u.loss))
         x->kind = HVFXT_REC_LOSS;
+    else if (decode_loss(rec, HVFXT_OVERWRITE_NAME, HVFXT_OVERWRITE_ARG_COUNT, &x->u.loss))
+        x->kind = HVFXT_REC_OVERWRITE;
     return 0;
 }
 
@@ -289,6 +295,9 @@ int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_e
         case HVFXT_REC_LOSS:
             st->loss_records++;
             st->dropped += x->u.loss.dropped;
+            break;
+        case HVFXT_REC_OVERWRITE:
+            st->overwritten += x->u.loss.dropped;
             break;
         case HVFXT_REC_SYMBOLS:
             st->symbol_records++;

@@ -55,6 +55,7 @@ enum hvfxt_rec_kind {
     HVFXT_REC_MAPPING,
     HVFXT_REC_LOSS,
     HVFXT_REC_SYMBOLS,
+    HVFXT_REC_OVERWRITE, /* the flight recorder's records_overwritten: u.loss, dropped = count */
 };
 
 struct hvfxt_record {
@@ -82,6 +83,7 @@ struct hvfxt_stats {
     uint64_t unknown, records, bytes;
     uint64_t samples, completions, modules, mappings, loss_records, dropped;
     uint64_t symbol_records, symbols;
+    uint64_t overwritten; /* records the flight recorder let go (`record --ring`) */
 };
 /* Read a whole recording. Returns 0, or -1 with err (stats hold what was read before). */
 int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_err *err);

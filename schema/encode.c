@@ -95,6 +95,30 @@ size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s)
     return (size_t)(p - buf);
 }
 
+bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts)
+{
+    if (nwords < 2)
+        return false;
+    uint64_t h = words[0];
+    switch (FXT_GET(FXT_REC_TYPE, h)) {
+    case FXT_RT_EVENT: /* header, timestamp (FXT spec "Event record") */
+        *ts = words[1];
+        return true;
+    case FXT_RT_BLOB: {
+        if (FXT_GET(FXT_BLOB_TYPE, h) != HVFXT_BLOB_SAMPLE || !(words[1] & HVFXT_SF_BOOT_TS))
+            return false;
+        /* The fields before it, in the encoder's order: continuation, completion, pid, tid. */
+        size_t at = 2 + (size_t)__builtin_popcountll(words[1] & 0xfu);
+        if (at >= nwords)
+            return false;
+        *ts = words[at];
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)
 {
     if (m->build_id_len > 0xff || (m->name_len && !m->name) || (m->build_id_len && !m->build_id))
@@ -184,27 +208,39 @@ size_t hvfxt_enc_symbols(uint64_t *buf, size_t cap, uint64_t module_id,
     return 1 + payload;
 }
 
-size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
+static size_t enc_loss_event(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l,
+                             const char *name, const char *count_arg)
 {
     uint32_t vcpu = l->ring_id; /* hvprof gives each vCPU's ring its index */
     struct fxt_arg args[4] = {
-        {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_LOSS_ARG_DROPPED), .v.u64 = l->dropped},
+        {.type = FXT_ARG_U64, .name = fxt_str_inline(count_arg), .v.u64 = l->dropped},
         {.type = FXT_ARG_U32, .name = fxt_str_inline(HVFXT_LOSS_ARG_VCPU), .v.u32 = vcpu},
         {.type = FXT_ARG_U64,
          .name = fxt_str_inline(HVFXT_LOSS_ARG_FIRST_TS),
          .v.u64 = l->first_ts},
         {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_LOSS_ARG_LAST_TS), .v.u64 = l->last_ts},
     };
+    struct fxt_str name_str = fxt_str_inline(name);
     struct fxt_event ev = {
         .type = FXT_EV_INSTANT,
         .ts = l->first_ts,
         .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(vcpu)},
         .category = fxt_str_inline(HVFXT_CATEGORY),
-        .name = fxt_str_inline(HVFXT_LOSS_NAME),
+        .name = name_str,
         .args = args,
         .nargs = 4,
     };
     return fxt_enc_event(buf, cap, &ev);
+}
+
+size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
+{
+    return enc_loss_event(buf, cap, l, HVFXT_LOSS_NAME, HVFXT_LOSS_ARG_DROPPED);
+}
+
+size_t hvfxt_enc_overwrite(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l)
+{
+    return enc_loss_event(buf, cap, l, HVFXT_OVERWRITE_NAME, HVFXT_OVERWRITE_ARG_COUNT);
 }
 
 size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,

@@ -71,6 +71,11 @@ size_t hvfxt_enc_symbols(uint64_t *buf, size_t cap, uint64_t module_id,
  * (fxt/ring.h). */
 #define HVFXT_LOSS_WORDS 18 /* the loss event's fixed size */
 size_t hvfxt_enc_loss(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l);
+/* The flight recorder's overwrite event of vCPU l->ring_id (l->dropped: records overwritten). */
+size_t hvfxt_enc_overwrite(uint64_t *buf, size_t cap, const struct fxt_ring_loss *l);
+/* The timestamp of one record a vCPU stream holds, as encoded above: a sample with its
+ * timestamp field, or an event (the loss record). False for anything else. */
+bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts);
 /* Session markers on the control thread; settings as arguments (at most 15). */
 size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts,
                         const struct fxt_arg *args, unsigned nargs);

@@ -189,6 +189,17 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_LOSS_ARG_VCPU     "vcpu"
 #define HVFXT_LOSS_ARG_FIRST_TS "first_ts"
 #define HVFXT_LOSS_ARG_LAST_TS  "last_ts"
+/* The flight recorder's overwrites (`record --ring`): an instant event "records_overwritten" of
+ * the same shape, args overwritten:uint64 (records of this vCPU's stream the ring let go, older
+ * than what the file holds), vcpu, first_ts, last_ts (of the first and the last of them); at the
+ * start of the vCPU's kept records (docs/fxt-samples.md, section 3). */
+#define HVFXT_OVERWRITE_NAME        "records_overwritten"
+#define HVFXT_OVERWRITE_ARG_COUNT   "overwritten"
+/* session_stop of a flight recording: why this file was written ("stop", "signal", "panic"),
+ * the ring's size and time window (0: none) and the records it held. */
+#define HVFXT_ARG_SNAPSHOT        "snapshot"
+#define HVFXT_ARG_RING_BYTES      "ring_bytes"
+#define HVFXT_ARG_RING_WINDOW_NS  "ring_window_ns"
 
 /* Session marker arguments that `report` reads (docs/fxt-samples.md, section 5). */
 #define HVFXT_ARG_HZ         "hz"

@@ -111,10 +111,74 @@ static void test_providers_sections_rings(void **state)
     unlink(path);
 }
 
+/* The record sequence of a file, one letter each (as above). */
+static void sequence(const char *path, char *seq, size_t len)
+{
+    const void *buf;
+    size_t n;
+    struct hv_err err = {0};
+    assert_int_equal(fxtr_map_file(path, &buf, &n, &err), 0);
+    struct fxtr_reader rd;
+    static struct fxtr_record x;
+    fxtr_init(&rd, buf, n);
+    seq[0] = 0;
+    int rc;
+    while ((rc = fxtr_next(&rd, &x, &err)) == 1 && strlen(seq) + 1 < len) {
+        char c = x.type == FXTR_METADATA
+                     ? (x.u.meta.mtype == 1   ? 'I'
+                        : x.u.meta.mtype == 2 ? (char)('0' + x.u.meta.provider_id)
+                                              : 'M')
+                 : x.type == FXTR_INIT  ? 'i'
+                 : x.type == FXTR_EVENT ? x.u.event.name.ptr[0]
+                                        : '?';
+        strncat(seq, &c, 1);
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    fxtr_free(&rd);
+    fxtr_unmap_file(buf, n);
+}
+
+/* A copy holds what the original wrote and what it still buffers, and continues its streams:
+ * the same provider selected needs no new section, a provider already initialized no second
+ * initialization record. The original goes on untouched. */
+static void test_open_copy(void **state)
+{
+    (void)state;
+    char a[] = "/tmp/hvprof-fxt-copy-a-XXXXXX", b[] = "/tmp/hvprof-fxt-copy-b-XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    assert_true(fa >= 0 && fb >= 0);
+    close(fa);
+    close(fb);
+    struct hv_err err = {0};
+    static struct fxt_writer w, c;
+    uint64_t rec[16];
+    assert_int_equal(fxt_writer_open(&w, a, 1000, 2, &err), 0);
+    assert_int_equal(fxt_writer_provider(&w, 0, "zero", &err), 0);
+    assert_int_equal(fxt_writer_provider(&w, 1, "one", &err), 0);
+    assert_int_equal(fxt_writer_emit(&w, 1, rec, instant(rec, 16, 1, "a"), &err), 0);
+    assert_int_equal(fxt_writer_flush(&w, &err), 0);                                  /* on disk */
+    assert_int_equal(fxt_writer_emit(&w, 1, rec, instant(rec, 16, 2, "b"), &err), 0); /* buffered */
+    assert_int_equal(fxt_writer_open_copy(&c, b, &w, &err), 0);
+    assert_int_equal(fxt_writer_emit(&c, 1, rec, instant(rec, 16, 3, "c"), &err), 0);
+    assert_int_equal(fxt_writer_emit(&c, 0, rec, instant(rec, 16, 4, "d"), &err), 0);
+    assert_int_equal(fxt_writer_emit(&w, 1, rec, instant(rec, 16, 5, "e"), &err), 0);
+    assert_int_equal(fxt_writer_close(&c, &err), 0);
+    assert_int_equal(fxt_writer_close(&w, &err), 0);
+    char seq[64];
+    sequence(b, seq, sizeof(seq));
+    assert_string_equal(seq, "MII1iabc0id");
+    sequence(a, seq, sizeof(seq));
+    assert_string_equal(seq, "MII1iabe");
+    unlink(a);
+    unlink(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_providers_sections_rings),
+        cmocka_unit_test(test_open_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,12 +176,63 @@ static void test_stats(void **state)
     assert_int_equal(st.by_type[FXTR_BLOB], 4);
 }
 
+/* The flight recorder's overwrite event decodes apart from the loss event; the timestamps the
+ * flight recorder keeps records by: a sample's ts field after the fields before it, an event's
+ * own, nothing for the rest. */
+static void test_overwrite_and_record_ts(void **state)
+{
+    (void)state;
+    uint64_t b[128];
+    size_t n = prefix(b);
+    struct fxt_ring_loss l = {.ring_id = 3, .dropped = 7, .first_ts = 11, .last_ts = 99};
+    size_t k = hvfxt_enc_overwrite(b + n, 64, &l);
+    uint64_t ts = 0;
+    assert_true(hvfxt_record_ts(b + n, k, &ts));
+    assert_int_equal(ts, 11);
+    struct fxtr_reader r;
+    static struct hvfxt_record x;
+    struct hv_err err;
+    fxtr_init(&r, b, 8 * (n + k));
+    int rc, seen = 0;
+    while ((rc = hvfxt_next(&r, &x, &err)) == 1) {
+        assert_int_not_equal(x.kind, HVFXT_REC_LOSS);
+        if (x.kind != HVFXT_REC_OVERWRITE)
+            continue;
+        seen++;
+        assert_true(x.u.loss.dropped == 7 && x.u.loss.vcpu == 3 && x.u.loss.first_ts == 11 &&
+                    x.u.loss.last_ts == 99);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(seen, 1);
+    fxtr_free(&r);
+
+    uint64_t user[2] = {0x1000, 0x2000};
+    struct hvfxt_sample smp = {.fields = HVFXT_SF_CONTINUATION | HVFXT_SF_PID | HVFXT_SF_BOOT_TS |
+                                         HVFXT_SF_USER_STACK,
+                               .continuation = 5,
+                               .pid = 6,
+                               .ts = 123456789,
+                               .user_stack = user,
+                               .n_user = 2};
+    k = hvfxt_enc_sample(b, 64, &smp);
+    assert_true(k > 0);
+    ts = 0;
+    assert_true(hvfxt_record_ts(b, k, &ts));
+    assert_int_equal(ts, 123456789);
+    smp.fields &= ~(uint32_t)HVFXT_SF_BOOT_TS;
+    k = hvfxt_enc_sample(b, 64, &smp);
+    assert_false(hvfxt_record_ts(b, k, &ts));
+    k = fxt_enc_blob(b, 64, fxt_str_inline(NULL), 0x01, "abc", 3);
+    assert_false(hvfxt_record_ts(b, k, &ts));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malformed_samples),
         cmocka_unit_test(test_malformed_module_mapping),
         cmocka_unit_test(test_loss_event),
+        cmocka_unit_test(test_overwrite_and_record_ts),
         cmocka_unit_test(test_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,11 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 "%s: %s: %" PRIu64 " records were dropped while recording (%" PRIu64
                 " loss records)\n",
                 cmd, file, ls.dropped, ls.loss_records);
+    if (!quiet && ls.panic)
+        fprintf(stderr, "%s: %s: the guest kernel panicked on CPU %u, %.3f s into the recording\n",
+                cmd, file, ls.panic_cpu,
+                p->start_ts && ls.panic_ts > p->start_ts ? (double)(ls.panic_ts - p->start_ts) / 1e9
+                                                         : 0.0);
     if (!quiet && ls.overwritten)
         fprintf(stderr,
                 "%s: %s is a flight recording: it holds the newest samples; %" PRIu64

@@ -181,6 +181,10 @@ struct guestos_ops {
      * program could); false if any byte is not mapped. */
     bool (*read_user)(const struct gmem *mem, const struct guestos_as *as, uint64_t va, void *dst,
                       size_t len);
+    /* Drain thread, optional, after discover_kernel() returned 1: the CPU whose kernel panic
+     * (or crash dump) is under way, as the kernel itself records it; -1: none; -2: this layer
+     * cannot tell (the record is not known, or reads as nothing a kernel writes). */
+    int (*panicked)(struct guestos *os, const struct gmem *mem);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -201,6 +205,11 @@ static inline int guestos_discover_kernel(struct guestos *os, const struct gmem 
                                           const struct guestos_kernel **out, struct hv_err *err)
 {
     return os->ops->discover_kernel ? os->ops->discover_kernel(os, mem, out, err) : 0;
+}
+
+static inline int guestos_panicked(struct guestos *os, const struct gmem *mem)
+{
+    return os->ops->panicked ? os->ops->panicked(os, mem) : -2;
 }
 
 static inline void guestos_vcpu_init(const struct guestos *os, struct guestos_vcpu *vc)

@@ -450,6 +450,14 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
      * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
     if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
         l->st->session_stop = true;
+    if (fxtr_str_is(rec->u.event.name, HVFXT_GUEST_PANIC) && !l->st->panic) {
+        l->st->panic = true;
+        l->st->panic_ts = rec->u.event.ts;
+        for (unsigned i = 0; i < rec->u.event.nargs; i++)
+            if (fxtr_str_is(rec->u.event.args[i].name, HVFXT_ARG_CPU))
+                l->st->panic_cpu = (uint32_t)rec->u.event.args[i].v.u;
+        return;
+    }
     if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) && !l->p->start_ts)
         l->p->start_ts = rec->u.event.ts;
     if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&

@@ -13,6 +13,9 @@
 struct fxt_load_stats {
     uint64_t records, samples, completions, partial_without_completion;
     uint64_t modules, mappings, loss_records, dropped;
+    bool panic;           /* a guest_panic marker: the guest kernel panicked */
+    uint32_t panic_cpu;
+    uint64_t panic_ts;
     uint64_t overwritten; /* records a flight recording let go before its window (record --ring) */
     uint64_t symbols; /* symbols carried in the recording (a guest kernel's) */
     /* Partial records whose completed user stack was left off: the completions would have

@@ -165,6 +165,9 @@ int sampler_drain_once(struct sampler *s, bool final)
             goto fail;
         s->drained_records += (uint64_t)n;
     }
+    /* After the rings: a flight recorder's panic snapshot holds the samples up to it. */
+    if (s->mem && sampler_kernel_watch_panic(s, sampler_now_ns(), final, &err) < 0)
+        goto fail;
     /* To the file every pass (record-aligned writes): a SIGKILL, crash or OOM kill loses at most
      * what the rings took since the last pass, not the writer's whole buffer
      * (docs/reliability.md, "What a kill loses"). */

@@ -183,6 +183,24 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
     return 0;
 }
 
+void sampler_flight_snapshot(struct sampler *s, const char *why)
+{
+    struct sampler_flight *f = &s->flight;
+    struct hv_err err = {{0}, 0};
+    bool tty = !s->cfg.quiet && isatty(STDERR_FILENO);
+    if (snapshot(s, why, &err) < 0) {
+        f->snapshot_failures++;
+        fprintf(stderr, "%shvprof record: no snapshot: %s\n", tty ? "\n" : "", err.msg);
+        return;
+    }
+    if (!s->cfg.quiet)
+        fprintf(stderr,
+                "%shvprof record: snapshot %s (%s): %" PRIu64
+                " records, %.1f MB, written in %.0f ms\n",
+                tty ? "\n" : "", f->last_path, why, f->buf.records, (double)f->last_bytes / 1e6,
+                (double)f->last_ns / 1e6);
+}
+
 void sampler_flight_poll(struct sampler *s)
 {
     struct sampler_flight *f = &s->flight;
@@ -190,18 +208,7 @@ void sampler_flight_poll(struct sampler *s)
     if (asked == f->served)
         return;
     f->served = asked; /* several signals before one pass: one snapshot */
-    struct hv_err err = {{0}, 0};
-    bool tty = !s->cfg.quiet && isatty(STDERR_FILENO);
-    if (snapshot(s, "signal", &err) < 0) {
-        f->snapshot_failures++;
-        fprintf(stderr, "%shvprof record: no snapshot: %s\n", tty ? "\n" : "", err.msg);
-        return;
-    }
-    if (!s->cfg.quiet)
-        fprintf(stderr,
-                "%shvprof record: snapshot %s: %" PRIu64 " records, %.1f MB, written in %.0f ms\n",
-                tty ? "\n" : "", f->last_path, f->buf.records, (double)f->last_bytes / 1e6,
-                (double)f->last_ns / 1e6);
+    sampler_flight_snapshot(s, "signal");
 }
 
 int sampler_flight_finish(struct sampler *s, struct hv_err *err)

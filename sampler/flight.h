@@ -45,6 +45,8 @@ void sampler_flight_request(struct sampler *s);
 /* Write the snapshots asked for since the last call. A snapshot that cannot be written is
  * reported on stderr and counted; the recording goes on. */
 void sampler_flight_poll(struct sampler *s);
+/* Write one snapshot now (`why`: "signal", "panic"); reported on stderr like the polled ones. */
+void sampler_flight_snapshot(struct sampler *s, const char *why);
 /* At the end: the overwrite events and the buffer into the output file itself (before its
  * session_stop marker). */
 int sampler_flight_finish(struct sampler *s, struct hv_err *err);

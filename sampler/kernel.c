@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,32 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     return rc;
 }
 
+int sampler_kernel_watch_panic(struct sampler *s, uint64_t now, bool final, struct hv_err *err)
+{
+    struct sampler_kernel *sk = &s->kernel;
+    if (sk->state != SAMPLER_KERNEL_FOUND || sk->panic_seen)
+        return 0;
+    int cpu = guestos_panicked(&s->os, s->mem);
+    if (cpu < 0)
+        return 0;
+    sk->panic_seen = true;
+    sk->panic_cpu = cpu;
+    sk->panic_ns = now;
+    struct fxt_arg arg = {
+        .type = FXT_ARG_U32, .name = fxt_str_inline(HVFXT_ARG_CPU), .v.u32 = (uint32_t)cpu};
+    if (hvfxt_write_marker(&s->w, HVFXT_GUEST_PANIC, now, &arg, 1, err) < 0)
+        return -1;
+    /* Said even with --quiet: it is how the guest ended, or will (a guest stop). */
+    bool tty = !s->cfg.quiet && isatty(STDERR_FILENO);
+    fprintf(stderr,
+            "%shvprof record: the guest kernel panicked on CPU %d, %.1f s into the recording\n",
+            tty && !final ? "\n" : "", cpu, (double)(now - s->start_ns) / 1e9);
+    /* The flight recorder's trigger: what led to it, now. At the end the file is that. */
+    if (s->flight_on && !final)
+        sampler_flight_snapshot(s, "panic");
+    return 0;
+}
+
 static void tasks_summary(const struct sampler *s, FILE *out)
 {
     const struct sampler_kernel *sk = &s->kernel;
@@ -182,6 +209,9 @@ void sampler_kernel_summary(const struct sampler *s, FILE *out)
     case SAMPLER_KERNEL_FOUND:
         fprintf(out, "  guest kernel: %s (found %.1f s into the recording, %.1f ms of scans)\n",
                 sk->message, (double)(sk->found_ns - s->start_ns) / 1e9, (double)sk->scan_ns / 1e6);
+        if (sk->panic_seen)
+            fprintf(out, "  guest kernel: panicked on CPU %d, %.1f s into the recording\n",
+                    sk->panic_cpu, (double)(sk->panic_ns - s->start_ns) / 1e9);
         tasks_summary(s, out);
         stacks_summary(s, out);
         break;

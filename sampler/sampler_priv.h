@@ -101,6 +101,9 @@ struct sampler_kernel {
     bool stacks_orc;  /* kernel stacks unwound with the kernel's ORC tables */
     char stacks[192]; /* what was loaded, or why not */
     size_t symbols;   /* code symbols recorded (as many as the metadata budget held) */
+    bool panic_seen;  /* the guest kernel's own record of a panic (guestos_panicked) */
+    int panic_cpu;
+    uint64_t panic_ns;
 };
 
 /* Kernel modules recorded so far (kernel_modules.c, drain thread). */
@@ -203,6 +206,9 @@ void sampler_timers_delete(struct sampler_vcpu *sv);
  * `snapshot` saying why it was written; NULL for a recording without --ring). */
 int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const char *snapshot,
                               struct hv_err *err);
+
+/* kernel.c: once the kernel is described, look for its panic each pass (one read) */
+int sampler_kernel_watch_panic(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
 
 /* drain.c */
 /* Whether the current stage of the drain pass may start another unit of guest-driven work:

@@ -219,6 +219,12 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_GUEST_PID "guest_pid"
 #define HVFXT_ARG_GUEST_TID "guest_tid"
 
+/* The guest kernel's panic (or crash dump), as its own memory records it: an instant event
+ * "guest_panic" on the control thread when hvprof sees it, with the CPU (docs/fxt-samples.md,
+ * section 5). */
+#define HVFXT_GUEST_PANIC "guest_panic"
+#define HVFXT_ARG_CPU     "cpu"
+
 /* The guest kernel as its own memory describes it (guestos/linux/): an instant event on the
  * control thread when it is found, with its release, build-id (hex), KASLR offset, and how many
  * symbols its symbol records hold (docs/fxt-samples.md, section 6). */

@@ -493,6 +493,22 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
     return n;
 }
 
+/* panic() and crash_kexec() claim panic_cpu (kernel/panic.c, since 4.5: PANIC_CPU_INVALID = -1
+ * until then) before anything else, so it says a panic is under way even when the console is
+ * quiet and the guest then spins forever (panic=0, Debian's default). */
+static int linux_panicked(struct guestos *os, const struct gmem *mem)
+{
+    (void)mem; /* the image reads through the memory it was found in */
+    struct lx_layer *l = os->priv;
+    uint32_t cpu;
+    if (l->state != LX_FOUND || !l->k->sym.panic_cpu ||
+        !lx_kimage_u32(&l->k->img, l->k->sym.panic_cpu, &cpu))
+        return -2;
+    if (cpu == UINT32_MAX)
+        return -1;
+    return cpu < LX_MAX_CPUS ? (int)cpu : -2;
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
@@ -504,5 +520,6 @@ const struct guestos_ops guestos_linux_ops = {
     .module_symbols = guestos_generic_module_symbols,
     .read_user = guestos_generic_read_user,
     .user_entry = linux_user_entry,
+    .panicked = linux_panicked,
     .close = linux_close,
 };

@@ -227,6 +227,10 @@ static void check_one(const char *capture, const char *expected_path)
                      e.ksym[i].addr);
     }
     assert_true(k->task.known); /* BTF gave the layout, checked on init_task */
+    /* The kernel's record of a panic (a data symbol: CONFIG_KALLSYMS_ALL, as Debian builds). */
+    if (k->sym.panic_cpu < LX_START_KERNEL_MAP)
+        fail_msg("%s: panic_cpu at 0x%" PRIx64 ", not in the kernel image", capture,
+                 k->sym.panic_cpu);
 
     /* The task the guest ran when it stopped: pid 1 as `reboot`, on CPU 0 (one vCPU). */
     char why[192];

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk, hvtest.ms=N;
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|panic, hvtest.ms=N;
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
 # Everything the tests compare with the recording is printed as "HVTEST ..." lines.
@@ -77,6 +77,14 @@ case $plan in
     wait ;;
   sys)
     /bin/hv_syscalls "$ms" ;;
+  panic)
+    # A kernel panic with a workload running (docs/recording.md, "A flight recorder"): the
+    # magic SysRq crash, which panics the kernel that reads it (panic=-1: it restarts at once).
+    /bin/hv_busy "$ms" &
+    busybox usleep $((ms * 500))
+    echo "HVTEST panicking"
+    echo c > /proc/sysrq-trigger
+    echo "HVTEST still running after the panic" ;;
   root)
     # Running from the disk: the workloads of plan=work, started from the ext4 root, and a
     # writer that keeps files going to the disk with fsync (the journal busy, for a kill

@@ -77,6 +77,14 @@ static const struct tb_scenario disk_root[] = {
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };
 
+/* The flight recorder on a guest that panics (docs/recording.md, "A flight recorder"): its
+ * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
+ * samples are the panic's path. */
+static const struct tb_scenario flight[] = {
+    {"generic-panic", "record", "generic", 2, "512M", "hvtest.plan=panic hvtest.ms=1500",
+     "--hz 1000 --timeout 180 --ring 1M", NULL, TB_CI_ONE_VCPU},
+};
+
 /* The kernel matrix (docs/linux.md, "The kernel matrix"): the kernels of Debian 11 (5.10), 13
  * (6.12) and sid (the newest, 7.x), generic and cloud, fetched by suite (prepare.sh), beside 12's 6.1 in the
  * groups above; with KASLR and PTI. Under trixie's QEMU as L0: bookworm's cannot run 5.10 or 7.x
@@ -121,7 +129,7 @@ static const struct {
 } groups[] = {
     GROUP("reference", reference), GROUP("boot", boot),   GROUP("modes", modes),
     GROUP("la57", la57),           GROUP("smp64", smp64), GROUP("disk", disk),
-    GROUP("disk-root", disk_root), GROUP("kernels", kernels),
+    GROUP("disk-root", disk_root), GROUP("kernels", kernels), GROUP("flight", flight),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -137,4 +145,4 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", NULL};
+const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", "flight", NULL};

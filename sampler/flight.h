@@ -1,4 +1,4 @@
-/* The flight recorder of `hvprof record --ring` (docs/recording.md, "A flight recorder").
+/* The flight recorder of `hvprof record --ring` (docs/sampling.md, "A flight recorder").
  *
  * The recording's definitions — what the control provider writes (names, modules, mappings,
  * symbols, the kernel's description, session markers) and the string and thread records of the

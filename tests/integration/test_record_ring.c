@@ -1,4 +1,4 @@
-/* The flight recorder (`record --ring`, docs/recording.md "A flight recorder") on the real test
+/* The flight recorder (`record --ring`, docs/sampling.md "A flight recorder") on the real test
  * guest: SIGUSR2 writes snapshots while the guest runs, --ring-keep bounds how many stay, the
  * file at the end holds the newest samples only, every record it let go is counted in the
  * overwrite events, and a time window keeps the last seconds only. */

@@ -78,7 +78,7 @@ case $plan in
   sys)
     /bin/hv_syscalls "$ms" ;;
   panic)
-    # A kernel panic with a workload running (docs/recording.md, "A flight recorder"): the
+    # A kernel panic with a workload running (docs/sampling.md, "A flight recorder"): the
     # magic SysRq crash, which panics the kernel that reads it (panic=-1: it restarts at once).
     /bin/hv_busy "$ms" &
     busybox usleep $((ms * 500))

@@ -77,7 +77,7 @@ static const struct tb_scenario disk_root[] = {
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };
 
-/* The flight recorder on a guest that panics (docs/recording.md, "A flight recorder"): its
+/* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its
  * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
  * samples are the panic's path. */
 static const struct tb_scenario flight[] = {

@@ -166,6 +166,9 @@ static int parse_ring(const char *arg, struct sampler_config *c, struct hv_err *
     unsigned parts = 0;
     for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save), parts++) {
         uint64_t v;
+        if (*p < '0' || *p > '9')
+            return hv_errf(
+                err, "--ring: '%s' is neither a size (64M, 1G) nor a time (30s, 5min, 1h)", p);
         if (is_duration(p, strlen(p))) {
             if (c->ring_window_ns)
                 return hv_errf(err, "--ring: two durations in '%s'", arg);

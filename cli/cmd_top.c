@@ -308,6 +308,16 @@ int cmd_top(int argc, char **argv)
             i++;
             continue;
         }
+        /* The live table reads the file, and a flight recorder keeps its samples in memory. */
+        if (!strcmp(a, "--ring") || !strncmp(a, "--ring=", 7) || !strcmp(a, "--ring-keep") ||
+            !strncmp(a, "--ring-keep=", 12)) {
+            fprintf(stderr,
+                    "hvprof top: %s: a flight recorder keeps its samples in memory, where "
+                    "the live table cannot see them; use 'hvprof record --ring'\n",
+                    a);
+            free(rargv);
+            return 2;
+        }
         if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
             v.path = argv[i + 1];
         else if (!strncmp(a, "--output=", 9))

@@ -72,6 +72,7 @@ static void read_ring_file(const char *path, struct ring_file *rf)
     }
     if (rc < 0)
         fail_msg("%s: %s", path, err.msg);
+    fxtr_free(&r);
     free(x);
     free(buf);
 }

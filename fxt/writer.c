@@ -127,6 +127,18 @@ int fxt_writer_emit(struct fxt_writer *w, uint32_t provider, const uint64_t *wor
     return 0;
 }
 
+/* The descriptor and buffers, without writing anything (a failed open). */
+static void release(struct fxt_writer *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    free(w->obuf);
+    w->obuf = NULL;
+    free(w->inited);
+    w->inited = NULL;
+}
+
 int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
                     uint32_t nproviders, struct hv_err *err)
 {
@@ -161,13 +173,7 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
     w->records_written++;
     return 0;
 fail:
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
-    free(w->obuf);
-    w->obuf = NULL;
-    free(w->inited);
-    w->inited = NULL;
+    release(w);
     return -1;
 }
 
@@ -258,15 +264,9 @@ int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fx
     w->records_written = from->records_written;
     return 0;
 fail:
-    if (w->fd >= 0) {
-        close(w->fd);
-        unlink(path);
-    }
-    w->fd = -1;
-    free(w->obuf);
-    w->obuf = NULL;
-    free(w->inited);
-    w->inited = NULL;
+    if (w->fd >= 0)
+        unlink(path); /* ours: just created, and only part of a copy */
+    release(w);
     return -1;
 }
 

@@ -438,6 +438,10 @@ int cmd_record(int argc, char **argv)
     vm_disks_stop(&rs.vm->disks);
     if (rc < 0)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
+    /* The guest's own end is a flight recorder's trigger (docs/sampling.md). */
+    if (rc == 0 && (res.reason == VM_STOP_RESET || res.reason == VM_STOP_TRIPLE_FAULT ||
+                    res.reason == VM_STOP_INTERNAL_ERROR))
+        sampler_guest_stopped(s, vm_stop_reason_name(res.reason));
     struct hv_err ferr = {{0}, 0};
     int frc = sampler_finish(s, &ferr);
     /* Test data for guestos/tests/test_captured.c (docs/linux-introspection.md, "Captured

@@ -104,6 +104,11 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     return s;
 }
 
+void sampler_guest_stopped(struct sampler *s, const char *why)
+{
+    s->guest_stop = why;
+}
+
 void sampler_request_snapshot(struct sampler *s)
 {
     if (s && s->flight_on)
@@ -253,12 +258,19 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         }
         s->lost += s->w.records_lost;
     }
+    /* A stop the guest made is a flight recorder's trigger: its snapshot beside the others
+     * (the file, below, holds the same records). */
+    if (rc == 0 && s->flight_on && s->guest_stop)
+        sampler_flight_snapshot(s, s->guest_stop);
     if (rc == 0 && s->flight_on && sampler_flight_finish(s, &s->write_err) < 0) {
         atomic_store(&s->write_failed, true);
         rc = -1;
     }
-    if (rc == 0 &&
-        sampler_write_stop_marker(s, &s->w, s->flight_on ? "stop" : NULL, &s->write_err) < 0) {
+    if (rc == 0 && sampler_write_stop_marker(s, &s->w,
+                                             !s->flight_on   ? NULL
+                                             : s->guest_stop ? s->guest_stop
+                                                             : "stop",
+                                             &s->write_err) < 0) {
         atomic_store(&s->write_failed, true);
         rc = -1;
     }

@@ -84,6 +84,10 @@ void sampler_print_summary(const struct sampler *s, FILE *out);
 /* With cfg.ring_bytes: ask the drain thread for a snapshot of the flight recorder (written
  * within one pass, ~10 ms). Async-signal-safe: `record` calls it on SIGUSR2. */
 void sampler_request_snapshot(struct sampler *s);
+/* Before sampler_finish, with cfg.ring_bytes: the guest ended the recording itself (a reset, a
+ * triple fault, an internal error; `why` names it): the flight recorder writes a snapshot
+ * for it, and the file's session_stop says why. */
+void sampler_guest_stopped(struct sampler *s, const char *why);
 /* --quiet: only what the file lacks (records lost to a write error or dropped, metadata left
  * out), one line each. */
 void sampler_print_warnings(const struct sampler *s, FILE *out);

@@ -160,6 +160,7 @@ struct sampler {
     bool host_virtualized; /* hvprof itself runs in a VM: timings are emulated */
     bool flight_on;               /* cfg.ring_bytes: samples go to the flight recorder */
     struct sampler_flight flight; /* drain thread's, but for its request counter */
+    const char *guest_stop;       /* sampler_guest_stopped's `why`, or NULL */
 };
 
 static inline uint64_t sampler_now_ns(void)

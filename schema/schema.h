@@ -195,7 +195,8 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
  * start of the vCPU's kept records (docs/fxt-samples.md, section 3). */
 #define HVFXT_OVERWRITE_NAME        "records_overwritten"
 #define HVFXT_OVERWRITE_ARG_COUNT   "overwritten"
-/* session_stop of a flight recording: why this file was written ("stop", "signal", "panic"),
+/* session_stop of a flight recording: why this file was written ("stop", "signal", "panic", or
+ * the guest's own stop: "reset", "triple-fault", "internal-error"),
  * the ring's size and time window (0: none) and the records it held. */
 #define HVFXT_ARG_SNAPSHOT        "snapshot"
 #define HVFXT_ARG_RING_BYTES      "ring_bytes"

@@ -1,7 +1,8 @@
 /* The flight recorder (`record --ring`, docs/sampling.md "A flight recorder") on the real test
  * guest: SIGUSR2 writes snapshots while the guest runs, --ring-keep bounds how many stay, the
  * file at the end holds the newest samples only, every record it let go is counted in the
- * overwrite events, and a time window keeps the last seconds only. */
+ * overwrite events, a time window keeps the last seconds only, and a guest's triple fault
+ * leaves its snapshot. */
 #include <glob.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -154,6 +155,34 @@ static void test_time_window(void **state)
     record_result_free(&r);
 }
 
+/* A guest that ends itself (here a triple fault) is a trigger: a snapshot beside the file, and
+ * both say why they were written. */
+static void test_triple_fault_snapshot(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    struct record_result r;
+    assert_int_equal(record_run(&r, 0, 0, 0, "--ring", "1M", "--cmdline",
+                                "progs=hostile_triple,workload seconds=3", NULL),
+                     0);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.summary, "guest stopped (triple-fault)"));
+    assert_non_null(strstr(r.summary, "(triple-fault): "));
+    glob_t g;
+    assert_int_equal(snapshots_of(r.out_path, &g), 1);
+    struct ring_file snap, end;
+    read_ring_file(g.gl_pathv[0], &snap);
+    read_ring_file(r.out_path, &end);
+    assert_string_equal(snap.snapshot, "triple-fault");
+    assert_string_equal(end.snapshot, "triple-fault");
+    assert_true(end.samples > 1000);
+    assert_int_equal(snap.samples, end.samples);
+    assert_int_equal(snap.max_ts, end.max_ts);
+    unlink(g.gl_pathv[0]);
+    globfree(&g);
+    record_result_free(&r);
+}
+
 static void test_ring_errors(void **state)
 {
     (void)state;
@@ -176,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_ring_errors),
         cmocka_unit_test(test_snapshots_on_sigusr2),
         cmocka_unit_test(test_time_window),
+        cmocka_unit_test(test_triple_fault_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

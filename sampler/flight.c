@@ -152,6 +152,10 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
     char path[4096], part[4096 + 8];
     if (snapshot_path(s->cfg.out_path, path, sizeof(path)) < 0)
         return hv_errf(err, "snapshot: the output's name is too long");
+    /* Two in one millisecond (a signal and a panic): the second gets a suffix, never the
+     * first's name. */
+    if (!strcmp(path, f->last_path) && strlen(path) + 2 < sizeof(path))
+        memcpy(path + strlen(path) - 4, "-2.fxt", 7);
     snprintf(part, sizeof(part), "%s.part", path);
     /* Written under another name and renamed whole: a reader of the snapshot's name never sees
      * half of one, and a failed one leaves nothing. */

@@ -11,7 +11,7 @@
 #   kernel-{bullseye,trixie,sid}[-cloud]/   the kernel matrix: the generic and cloud kernels of
 #                                    each suite, from the same archive (suite_kernel)
 #   l0-trixie/                       a Debian trixie root with its QEMU, which run.sh runs L1 in
-#                                    with HVPROF_TB_L0=trixie (qemu_chroot.sh)
+#                                    (the default L0; qemu_chroot.sh)
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #

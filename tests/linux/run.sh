@@ -29,8 +29,9 @@
 #                         only its sample counts kept (docs/linux.md, "The first run after L1's
 #                         boot"); unset: none
 #      HVPROF_TB_L0       the QEMU that emulates L1 (docs/linux.md, "The emulator under the test
-#                         bed"): system (this host's qemu-system-x86_64) or trixie (Debian
-#                         trixie's, from the root prepare.sh keeps in CACHE/l0-trixie)
+#                         bed"): trixie (default: Debian trixie's QEMU 10, from the root
+#                         prepare.sh keeps in CACHE/l0-trixie) or system (this host's, bookworm's
+#                         7.2: half its 2-vCPU boots triple-fault, and 5.10 and 7.x cannot boot)
 #      HVPROF_TB_L1_APPEND  L1's kernel command line (default "console=ttyS0 quiet panic=-1
 #                         tsc=reliable"; drop quiet to see L1's kernel messages in
 #                         l1-console.N.log; tsc=reliable: docs/linux.md, "L1's clock")
@@ -53,7 +54,7 @@ quiet=${HVPROF_TB_QUIET:-180}
 # A host with an invariant TSC, as servers have, does neither (docs/linux.md, "L1's clock").
 l1_append=${HVPROF_TB_L1_APPEND:-console=ttyS0 quiet panic=-1 tsc=reliable}
 l1_boots=${HVPROF_TB_L1_BOOTS:-10}
-l0=${HVPROF_TB_L0:-system}
+l0=${HVPROF_TB_L0:-trixie}
 [ "$smp" -gt 4 ] && smp=4
 log() { echo "linux-testbed: $*" >&2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,7 +67,7 @@ case $l0 in
   system) ;;
   trixie)
     [ -x "$cache/l0-trixie/usr/bin/qemu-system-x86_64" ] || {
-      log "HVPROF_TB_L0=trixie: $cache/l0-trixie has no QEMU (prepare.sh with HVPROF_TB_L0=trixie makes it)"
+      log "HVPROF_TB_L0=trixie: $cache/l0-trixie has no QEMU (prepare.sh makes it)"
       exit 1
     } ;;
   *) log "HVPROF_TB_L0=$l0: system or trixie"; exit 1 ;;

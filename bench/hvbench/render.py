@@ -507,7 +507,9 @@ def _linux(cfg, d):
             ms([x["complete"] for x in rr], 0) if rec else "–"])
     out += ["Debian's generic kernel, 2 vCPUs, 512 MiB, all four test-bed workloads for 3 s "
             "(docs/linux.md), booted by hvprof inside the outer VM that QEMU's TCG emulates with "
-            "AMD SVM. **Every time here is emulated**: the guest's instructions, the exits and "
+            "AMD SVM (trixie's QEMU 10, the test bed's L0 since issue 33's count; earlier runs of "
+            "this table used bookworm's 7.2, about 1.4 times faster a run). **Every time here is "
+            "emulated**: the guest's instructions, the exits and "
             "hvprof itself all run under TCG, 10-30 times slower than on hardware. `hv_busy` "
             "counts its own work rounds by the guest's clock; a run the emulated platform reset "
             "is left out of the medians (the runs column counts those kept).", "",

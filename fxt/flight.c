@@ -59,7 +59,6 @@ static void evict_oldest(struct fxt_flight *f)
     f->tail += TAG_WORDS + r.nwords;
     f->records--;
     f->evicted++;
-    f->evicted_words += TAG_WORDS + r.nwords;
     skip_padding(f);
 }
 

@@ -37,7 +37,7 @@ struct fxt_flight {
     uint64_t window; /* ticks; 0: no time bound */
     uint64_t newest_ts;
     uint64_t records;                        /* held now */
-    uint64_t pushed, evicted, evicted_words; /* since init */
+    uint64_t pushed, evicted; /* since init */
     fxt_flight_evict_fn on_evict;
     void *ctx;
 };

@@ -779,6 +779,27 @@ uint64_t tb_check_recording(const struct tb_result *r)
     return with_user;
 }
 
+unsigned tb_vcpus_sampled(const struct tb_result *r)
+{
+    struct profile p;
+    profile_init(&p);
+    struct fxt_load_stats st;
+    struct hv_err err = {{0}, 0};
+    if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    uint64_t seen[1024 / 64] = {0};
+    unsigned n = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        uint32_t v = p.samples.v[i].vcpu;
+        if (v < 1024 && !(seen[v / 64] & (1ull << (v % 64)))) {
+            seen[v / 64] |= 1ull << (v % 64);
+            n++;
+        }
+    }
+    profile_free(&p);
+    return n;
+}
+
 /* The kernel module the guest loaded: recorded as "[name]" over its code, with every code symbol
  * the guest's /proc/kallsyms shows for it at the same address, under that name or an alias the
  * guest lists at the same address; and its

@@ -128,6 +128,9 @@ const char *tb_cache(void);
 void tb_run(const char *group, const struct tb_scenario *s, size_t n, unsigned repeat, char *out,
             size_t len);
 
+/* How many distinct vCPUs the recording has samples from. */
+unsigned tb_vcpus_sampled(const struct tb_result *r);
+
 /* The run had (almost) no user-mode samples (under 1 % of the kernel's) and missed more timer
  * ticks than it took, or under 0.1 % whatever it missed: the emulated platform did not interrupt
  * the guest's user mode (docs/linux.md, "Runs without user-mode exits"); tb_each_run()

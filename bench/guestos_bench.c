@@ -33,7 +33,7 @@
 #include "guestos/tests/capture_load.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
-#include "sampler/id_label.h"
+#include "sampler/exit/id_label.h"
 
 #define PERCPU   0xffff888000100000ull
 #define CURRENT  0x1fb80ull

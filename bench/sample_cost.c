@@ -9,7 +9,7 @@
  * with a real KVM VM (two memory slots at the same guest-physical addresses), whose vCPU gets
  * the image's CR0/CR3/CR4/EFER, so KVM_TRANSLATE walks the very same page tables.
  *
- * Stages (what sampler/exit.c does at a user-mode sample):
+ * Stages (what sampler/exit/exit.c does at a user-mode sample):
  *   regs_ioctl   KVM_GET_REGS + KVM_GET_SREGS (the sampler reads SYNC_REGS instead when the
  *                host has it; this is the fallback's price)
  *   translate    gw_walker_begin (empty translation cache) + one gw_translate per address

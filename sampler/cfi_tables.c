@@ -39,7 +39,7 @@ struct sampler_cfi {
     size_t n, cap;
     struct cfi_table **tables; /* every table compiled, freed at close */
     size_t ntables, cap_tables;
-    _Atomic(const struct gw_cfi_map *) maps[ID_MAX_PROCS];
+    struct exit_cfi_maps maps; /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
     struct gw_cfi_map **all; /* every map published, freed at close */
     size_t nall, cap_all;
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
@@ -69,11 +69,9 @@ void sampler_cfi_destroy(struct sampler_cfi *c)
     free(c);
 }
 
-const struct gw_cfi_map *sampler_cfi_map(const struct sampler *s, uint32_t proc)
+const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c)
 {
-    if (!s->cfi || proc == 0 || proc > ID_MAX_PROCS)
-        return NULL;
-    return atomic_load_explicit(&s->cfi->maps[proc - 1], memory_order_acquire);
+    return c ? &c->maps : NULL;
 }
 
 static bool push_ptr(void ***v, size_t *n, size_t *cap, void *p)
@@ -239,7 +237,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
         c->over_budget++;
         return e->t;
     }
-    uint64_t t0 = sampler_now_ns();
+    uint64_t t0 = hv_now_ns();
     struct hv_err err = {{0}, 0};
     struct cfi_table *t = compile(s, as, m, &err);
     e->looks++;
@@ -258,7 +256,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
     e->complete = whole || e->looks >= CFI_LOOKS;
     if (e->complete && !e->t)
         note_failure(c, m, err.msg[0] ? err.msg : "out of memory");
-    c->ns += sampler_now_ns() - t0;
+    c->ns += hv_now_ns() - t0;
     return e->t;
 }
 
@@ -301,13 +299,13 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
         if (!o || map->m[i].lo >= map->m[o - 1].hi)
             map->m[o++] = map->m[i];
     map->n = o;
-    const struct gw_cfi_map *cur = atomic_load_explicit(&c->maps[proc - 1], memory_order_relaxed);
+    const struct gw_cfi_map *cur = exit_cfi_current(&c->maps, proc);
     if ((!cur && !map->n) || same_map(cur, map) ||
         !push_ptr((void ***)&c->all, &c->nall, &c->cap_all, map)) {
         free(map);
         return;
     }
-    atomic_store_explicit(&c->maps[proc - 1], map, memory_order_release);
+    exit_cfi_publish(&c->maps, proc, map);
 }
 
 void sampler_cfi_summary(const struct sampler *s, FILE *out)
@@ -315,10 +313,10 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     const struct sampler_cfi *c = s->cfi;
     uint64_t walks = 0, frames = 0, gaps = 0, rules = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        walks += s->v[i].st.cfi_walks;
-        frames += s->v[i].st.cfi_frames;
-        gaps += s->v[i].st.cfi_gaps;
-        rules += s->v[i].st.cfi_rule_stops;
+        walks += s->core.v[i].st.cfi_walks;
+        frames += s->core.v[i].st.cfi_frames;
+        gaps += s->core.v[i].st.cfi_gaps;
+        rules += s->core.v[i].st.cfi_rule_stops;
     }
     if (!c || (!c->compiled && !c->failed && !walks))
         return;

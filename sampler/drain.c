@@ -28,14 +28,14 @@
 static void stage_begin(struct sampler *s)
 {
     s->stage_deadline_ns =
-        sampler_now_ns() + (s->final_pass ? DRAIN_FINAL_STAGE_NS : DRAIN_STAGE_NS);
+        hv_now_ns() + (s->final_pass ? DRAIN_FINAL_STAGE_NS : DRAIN_STAGE_NS);
 }
 
 bool sampler_drain_may_work(const struct sampler *s)
 {
     if (!s->final_pass && atomic_load_explicit(&s->drain_stop, memory_order_relaxed))
         return false;
-    return !s->stage_deadline_ns || sampler_now_ns() < s->stage_deadline_ns;
+    return !s->stage_deadline_ns || hv_now_ns() < s->stage_deadline_ns;
 }
 
 /* A process's name and guest pid: what its label says, else its address space. */
@@ -80,7 +80,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
     stage_begin(s);
     for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
         uint8_t state = s->proc_named[id - 1];
-        const struct id_proc *p = id_proc_at(s->ids, id);
+        const struct id_proc *p = id_proc_at(s->core.ids, id);
         if (!p)
             continue;
         if (!state || relabelled(&p->label, s->proc_seq[id - 1])) {
@@ -105,7 +105,7 @@ static int name_new_identities(struct sampler *s, struct hv_err *err)
         s->proc_named[id - 1] = 2;
     }
     for (uint32_t id = 1; id <= ID_MAX_THREADS; id++) {
-        const struct id_thread *t = id_thread_at(s->ids, id);
+        const struct id_thread *t = id_thread_at(s->core.ids, id);
         if (!t || (s->thread_named[id - 1] && !relabelled(&t->label, s->thread_seq[id - 1])))
             continue;
         int64_t tid;
@@ -128,9 +128,9 @@ static void progress(struct sampler *s, uint64_t now, bool final)
     s->last_progress_ns = now;
     uint64_t samples = 0, dropped = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        const struct vcpu_stats *st = &s->v[i].st;
+        const struct vcpu_stats *st = &s->core.v[i].st;
         samples += st->user + st->kernel + st->idle;
-        dropped += fxt_ring_dropped_total(&s->v[i].ring);
+        dropped += fxt_ring_dropped_total(&s->core.v[i].ring);
     }
     fprintf(stderr, "\rhvprof record: %.1f s, %" PRIu64 " samples, %" PRIu64 " dropped%s",
             (double)(now - s->start_ns) / 1e9, samples, dropped, final ? "\n" : "");
@@ -148,25 +148,25 @@ int sampler_drain_once(struct sampler *s, bool final)
     /* The kernel's description: one bounded unit, a few looks a second at most. */
     stage_begin(s);
     if (s->mem && sampler_drain_may_work(s) &&
-        sampler_kernel_poll(s, sampler_now_ns(), final, &err) < 0)
+        sampler_kernel_poll(s, hv_now_ns(), final, &err) < 0)
         goto fail;
     stage_begin(s);
-    if (s->mem && sampler_kmods_poll(s, sampler_now_ns(), final, &err) < 0)
+    if (s->mem && sampler_kmods_poll(s, hv_now_ns(), final, &err) < 0)
         goto fail;
     stage_begin(s);
-    if (s->mem && sampler_modules_poll(s, sampler_now_ns(), &err) < 0)
+    if (s->mem && sampler_modules_poll(s, hv_now_ns(), &err) < 0)
         goto fail;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         uint64_t w0 = s->w.words_written;
         long n = s->flight_on ? sampler_flight_drain_vcpu(s, i, final, &err)
-                              : hvfxt_drain_vcpu(&s->w, i, &s->v[i].ring, final, &err);
+                              : hvfxt_drain_vcpu(&s->w, i, &s->core.v[i].ring, final, &err);
         s->meta.not_meta += (s->w.words_written - w0) * 8;
         if (n < 0)
             goto fail;
         s->drained_records += (uint64_t)n;
     }
     /* After the rings: a flight recorder's panic snapshot holds the samples up to it. */
-    if (s->mem && sampler_kernel_watch_panic(s, sampler_now_ns(), final, &err) < 0)
+    if (s->mem && sampler_kernel_watch_panic(s, hv_now_ns(), final, &err) < 0)
         goto fail;
     /* To the file every pass (record-aligned writes): a SIGKILL, crash or OOM kill loses at most
      * what the rings took since the last pass, not the writer's whole buffer
@@ -175,7 +175,7 @@ int sampler_drain_once(struct sampler *s, bool final)
         goto fail;
     if (s->flight_on && !final)
         sampler_flight_poll(s);
-    progress(s, sampler_now_ns(), final);
+    progress(s, hv_now_ns(), final);
     return 0;
 fail:
     hv_err_prefix(&err, "cannot write %s", s->cfg.out_path);

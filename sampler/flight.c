@@ -56,7 +56,7 @@ void sampler_flight_destroy(struct sampler *s)
 long sampler_flight_drain_vcpu(struct sampler *s, unsigned vcpu, bool final, struct hv_err *err)
 {
     struct sampler_flight *f = &s->flight;
-    struct fxt_ring *r = &s->v[vcpu].ring;
+    struct fxt_ring *r = &s->core.v[vcpu].ring;
     uint32_t provider = hvfxt_vcpu_provider(vcpu);
     long moved = 0;
     uint32_t n;
@@ -148,7 +148,7 @@ static void keep_newest(struct sampler *s, const char *path)
 static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
 {
     struct sampler_flight *f = &s->flight;
-    uint64_t t0 = sampler_now_ns();
+    uint64_t t0 = hv_now_ns();
     char path[4096], part[4096 + 8];
     if (snapshot_path(s->cfg.out_path, path, sizeof(path)) < 0)
         return hv_errf(err, "snapshot: the output's name is too long");
@@ -179,7 +179,7 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
     }
     keep_newest(s, path);
     f->snapshots++;
-    f->last_ns = sampler_now_ns() - t0;
+    f->last_ns = hv_now_ns() - t0;
     if (f->last_ns > f->max_ns)
         f->max_ns = f->last_ns;
     f->last_bytes = bytes;

@@ -106,9 +106,9 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     sk->attempts++;
     const struct guestos_kernel *k = NULL;
     struct hv_err why = {{0}, 0};
-    uint64_t t0 = sampler_now_ns();
+    uint64_t t0 = hv_now_ns();
     int rc = guestos_discover_kernel(&s->os, s->mem, &k, &why);
-    sk->scan_ns += sampler_now_ns() - t0;
+    sk->scan_ns += hv_now_ns() - t0;
     if (rc < 0) {
         sk->state = SAMPLER_KERNEL_FAILED;
         snprintf(sk->message, sizeof(sk->message), "%s", why.msg);
@@ -176,7 +176,7 @@ static void tasks_summary(const struct sampler *s, FILE *out)
     }
     uint64_t unknown = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++)
-        unknown += s->v[i].st.task_unknown;
+        unknown += s->core.v[i].st.task_unknown;
     fprintf(out,
             "  guest tasks: pid, tid and name of every stop from its task_struct (%s); %" PRIu64
             " stops could not be read and kept the address-space identity\n",

@@ -101,7 +101,7 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
     if (!list)
         return hv_errf(err, "out of memory");
     struct hv_err why = {{0}, 0};
-    uint64_t t0 = sampler_now_ns();
+    uint64_t t0 = hv_now_ns();
     int n = s->os.ops->kernel_modules(&s->os, s->mem, list, KMOD_LIST_MAX, &why);
     int rc = 0;
     if (n < 0) {
@@ -128,7 +128,7 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
             }
         }
     }
-    km->poll_ns += sampler_now_ns() - t0;
+    km->poll_ns += hv_now_ns() - t0;
     free(list);
     return rc;
 }

@@ -197,7 +197,7 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
     struct discover_module *found = malloc(MOD_MAX_PER_PROC * sizeof(*found));
     if (!found)
         return hv_errf(err, "out of memory");
-    uint64_t t0 = sampler_now_ns();
+    uint64_t t0 = hv_now_ns();
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
     int written =
@@ -209,7 +209,7 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
         sampler_cfi_update(s, proc, &as, found, n);
     free(found);
     s->mods->looks++;
-    s->mods->ns += sampler_now_ns() - t0;
+    s->mods->ns += hv_now_ns() - t0;
     return written;
 }
 
@@ -218,7 +218,7 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
 {
     if (look(s, proc, p, p->info.first_ts, err) < 0)
         return -1;
-    s->mods->look[proc - 1] = (struct proc_look){sampler_now_ns(), MOD_LOOK_MIN_NS, 0};
+    s->mods->look[proc - 1] = (struct proc_look){hv_now_ns(), MOD_LOOK_MIN_NS, 0};
     return 0;
 }
 
@@ -230,7 +230,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
          k < ID_MAX_PROCS && done < MOD_LOOKS_PER_DRAIN && sampler_drain_may_work(s); k++) {
         uint32_t id = (mods->cursor + k) % ID_MAX_PROCS + 1;
         struct proc_look *l = &mods->look[id - 1];
-        const struct id_proc *p = id_proc_at(s->ids, id);
+        const struct id_proc *p = id_proc_at(s->core.ids, id);
         if (!l->at || !p || !p->info.cr3)
             continue;
         /* Samples in code no look had found (an executable whose code starts after a long
@@ -249,7 +249,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
             return -1;
         if (written > 0)
             mods->relooks_found++;
-        l->at = sampler_now_ns();
+        l->at = hv_now_ns();
         l->wait = written > 0 ? MOD_LOOK_MIN_NS
                               : (l->wait * 2 > MOD_LOOK_MAX_NS ? MOD_LOOK_MAX_NS : l->wait * 2);
         l->fruitless = written > 0 ? 0 : l->fruitless + 1;

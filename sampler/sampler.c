@@ -40,7 +40,7 @@ static uint64_t ring_words(uint64_t bytes)
 struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *err)
 {
     if (cfg->nvcpus == 0 || cfg->hz == 0 || cfg->max_depth == 0 ||
-        cfg->max_depth > SAMPLER_MAX_FRAMES) {
+        cfg->max_depth > EXIT_MAX_FRAMES) {
         hv_errf(err, "sampler: invalid configuration");
         return NULL;
     }
@@ -54,28 +54,37 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->period_ns = 1000000000ull / cfg->hz;
     if (s->period_ns == 0)
         s->period_ns = 1;
-    s->ids = malloc(sizeof(*s->ids));
-    s->v = calloc(cfg->nvcpus, sizeof(*s->v));
+    s->core.ids = malloc(sizeof(*s->core.ids));
+    s->core.v = calloc(cfg->nvcpus, sizeof(*s->core.v));
     s->proc_named = calloc(ID_MAX_PROCS, 1);
     s->thread_named = calloc(ID_MAX_THREADS, 1);
     s->proc_seq = calloc(ID_MAX_PROCS, sizeof(*s->proc_seq));
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->mods = sampler_modules_create();
     s->cfi = sampler_cfi_create();
-    if (!s->ids || !s->v || !s->proc_named || !s->thread_named || !s->proc_seq || !s->thread_seq ||
+    if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq || !s->thread_seq ||
         !s->mods || !s->cfi) {
         hv_errf(err, "out of memory");
         sampler_destroy(s);
         return NULL;
     }
-    id_table_init(s->ids);
+    id_table_init(s->core.ids);
+    s->core.cfg = (struct exit_config){
+        .mode = cfg->mode,
+        .max_depth = cfg->max_depth,
+        .recheck_ns = cfg->recheck_ns,
+        .defer_user_stacks = cfg->defer_user_stacks,
+    };
+    s->core.nvcpus = cfg->nvcpus;
+    s->core.cfi = sampler_cfi_maps(s->cfi);
     if (guestos_open(&s->os, cfg->guest_os ? cfg->guest_os : "generic", err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
+    s->core.os = &s->os;
     for (unsigned i = 0; i < cfg->nvcpus; i++) {
-        struct sampler_vcpu *sv = &s->v[i];
-        sv->s = s;
+        struct exit_vcpu *sv = &s->core.v[i];
+        sv->core = &s->core;
         sv->index = i;
         sv->period_ns = s->period_ns;
         guestos_vcpu_init(&s->os, &sv->os);
@@ -115,37 +124,12 @@ void sampler_request_snapshot(struct sampler *s)
         sampler_flight_request(s);
 }
 
-void sampler_hooks(struct sampler *s, struct vm_hooks *out)
-{
-    *out = (struct vm_hooks){
-        .ctx = s,
-        .vcpu_start = sampler_vcpu_start,
-        .vcpu_interrupted = sampler_vcpu_interrupted,
-        .vcpu_stop = sampler_vcpu_stop,
-    };
-}
-
-int sampler_vcpu_prepare(struct sampler_vcpu *sv, struct hv_err *err)
-{
-    struct sampler *s = sv->s;
-    if (s->cfg.mode == SAMPLER_MODE_EXITS || sv->walker_ok)
-        return 0;
-    struct gw_config gc = {
-        .max_depth = s->cfg.max_depth,
-        .no_leaf_repair = s->cfg.no_leaf_repair,
-    };
-    if (gw_walker_init(&sv->walker, s->mem, &gc, err) < 0)
-        return -1;
-    sv->walker_ok = true;
-    return 0;
-}
-
 int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_image *kernel,
                    struct hv_err *err)
 {
     s->vm = vm;
     s->mem = vm_gmem(vm);
-    s->start_ns = sampler_now_ns();
+    s->start_ns = hv_now_ns();
     struct fxt_arg args[] = {
         {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_HZ), .v.u64 = s->cfg.hz},
         {.type = FXT_ARG_STRING,
@@ -237,7 +221,7 @@ int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const cha
     unsigned nargs = sizeof(args) / sizeof(args[0]);
     if (!snapshot)
         nargs -= 4;
-    return hvfxt_write_marker(w, HVFXT_SESSION_STOP, sampler_now_ns(), args, nargs, err);
+    return hvfxt_write_marker(w, HVFXT_SESSION_STOP, hv_now_ns(), args, nargs, err);
 }
 
 int sampler_finish(struct sampler *s, struct hv_err *err)
@@ -251,8 +235,8 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         /* Nothing more reaches the file; count what is lost so the summary says so. */
         for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
             uint32_t n;
-            while (fxt_ring_peek(&s->v[i].ring, &n)) {
-                fxt_ring_release(&s->v[i].ring, n);
+            while (fxt_ring_peek(&s->core.v[i].ring, &n)) {
+                fxt_ring_release(&s->core.v[i].ring, n);
                 s->lost++;
             }
         }
@@ -293,7 +277,7 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
     memset(t, 0, sizeof(*t));
     uint64_t ns = 0, n = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        const struct vcpu_stats *st = &s->v[i].st;
+        const struct vcpu_stats *st = &s->core.v[i].st;
         t->user += st->user;
         t->kernel += st->kernel;
         t->idle += st->idle;
@@ -305,7 +289,7 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *t)
         t->records += st->records;
         t->user_entry += st->user_entry;
         t->user_at_entry += st->user_at_entry;
-        t->dropped += fxt_ring_dropped_total(&s->v[i].ring);
+        t->dropped += fxt_ring_dropped_total(&s->core.v[i].ring);
         ns += st->t_total;
         n += st->t_samples;
     }
@@ -359,13 +343,13 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     fprintf(out, "  %-6s %9s %9s %9s %9s %9s %9s %9s %10s\n", "vcpu", "user", "kernel", "idle",
             "missed", "complete", "abandon", "dropped", "us/sample");
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        const struct vcpu_stats *st = &s->v[i].st;
+        const struct vcpu_stats *st = &s->core.v[i].st;
         double us = st->t_samples ? (double)st->t_total / (double)st->t_samples / 1000.0 : 0;
         fprintf(out,
                 "  vcpu%-2u %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
                 " %9" PRIu64 " %9" PRIu64 " %10.2f\n",
                 i, st->user, st->kernel, st->idle, st->missed, st->completed, st->abandoned,
-                fxt_ring_dropped_total(&s->v[i].ring), us);
+                fxt_ring_dropped_total(&s->core.v[i].ring), us);
     }
     struct sampler_totals t;
     sampler_get_totals(s, &t);
@@ -379,12 +363,12 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             " records in the file%s; guest identities: %" PRIu64 " table-full lookups\n",
             t.exits, t.rechecks, s->w.records_written - s->w.records_lost,
             s->w.records_lost ? " (those the disk took before the write error)" : "",
-            (uint64_t)atomic_load(&s->ids->full));
+            (uint64_t)atomic_load(&s->core.ids->full));
     uint64_t tmax = 0, hook_ns = 0, cpu_ns = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        tmax = s->v[i].st.t_max > tmax ? s->v[i].st.t_max : tmax;
-        hook_ns += s->v[i].st.t_total;
-        cpu_ns += s->v[i].st.cpu_ns;
+        tmax = s->core.v[i].st.t_max > tmax ? s->core.v[i].st.t_max : tmax;
+        hook_ns += s->core.v[i].st.t_total;
+        cpu_ns += s->core.v[i].st.cpu_ns;
     }
     /* Wall time around the hook: the max includes any host preemption of the vCPU thread in
      * the middle of it (a CPU-time clock would cost a system call per exit here). What it does
@@ -436,14 +420,14 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     if (t.abandoned) {
         uint64_t to = 0, end = 0, full = 0;
         for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-            to += s->v[i].st.abandoned_timeout;
-            end += s->v[i].st.abandoned_end;
-            full += s->v[i].st.abandoned_full;
+            to += s->core.v[i].st.abandoned_timeout;
+            end += s->core.v[i].st.abandoned_end;
+            full += s->core.v[i].st.abandoned_full;
         }
         fprintf(out,
                 "  abandoned continuations: %" PRIu64 " timed out (%" PRIu64 " ticks), %" PRIu64
                 " at the end of the session, %" PRIu64 " over the per-vCPU limit\n",
-                to, s->v[0].abandon_ticks, end, full);
+                to, s->core.v[0].abandon_ticks, end, full);
     }
     print_losses(s, &t, "  ", out);
 }
@@ -469,14 +453,14 @@ static double per(uint64_t total, uint64_t n)
 void sampler_print_stage_times(const struct sampler *s, FILE *out)
 {
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
-        const struct vcpu_stats *st = &s->v[i].st;
+        const struct vcpu_stats *st = &s->core.v[i].st;
         fprintf(out,
                 "stage-times vcpu=%u samples=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64
                 " idle=%" PRIu64 " missed=%" PRIu64 " dropped=%" PRIu64 " exits=%" PRIu64
                 " rechecks=%" PRIu64 " walk_fail=%" PRIu64 " regs_ns=%.1f walk_ns=%.1f"
                 " push_ns=%.1f total_ns=%.1f max_ns=%" PRIu64 "\n",
                 i, st->t_samples, st->user, st->kernel, st->idle, st->missed,
-                fxt_ring_dropped_total(&s->v[i].ring), st->exits, st->rechecks, st->walk_fail,
+                fxt_ring_dropped_total(&s->core.v[i].ring), st->exits, st->rechecks, st->walk_fail,
                 per(st->t_regs, st->t_samples), per(st->t_walk, st->t_samples),
                 per(st->t_push, st->t_samples), per(st->t_total, st->t_samples), st->t_max);
     }
@@ -491,12 +475,12 @@ void sampler_destroy(struct sampler *s)
         fxt_writer_close(&s->w, NULL);
         s->writer_open = false;
     }
-    if (s->v) {
+    if (s->core.v) {
         for (unsigned i = 0; i < s->cfg.nvcpus; i++)
-            fxt_ring_destroy(&s->v[i].ring);
+            fxt_ring_destroy(&s->core.v[i].ring);
     }
-    free(s->v);
-    free(s->ids);
+    free(s->core.v);
+    free(s->core.ids);
     free(s->proc_named);
     free(s->thread_named);
     free(s->proc_seq);

@@ -18,14 +18,9 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "sampler/exit/mode.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
-
-enum sampler_mode {
-    SAMPLER_MODE_CPU,   /* a tick counts only if the vCPU was running (not halted) */
-    SAMPLER_MODE_WALL,  /* every tick is a sample, halted or not */
-    SAMPLER_MODE_EXITS, /* take every timer exit and re-enter at once: the machine's exit floor */
-};
 
 #define SAMPLER_DEFAULT_HZ         1000u
 #define SAMPLER_DEFAULT_BUFFER     (1u << 20) /* bytes per vCPU ring */
@@ -96,7 +91,7 @@ void sampler_print_warnings(const struct sampler *s, FILE *out);
  *               rechecks=.. walk_fail=.. regs_ns=.. walk_ns=.. push_ns=.. total_ns=.. max_ns=..
  * regs = the vCPU snapshot (registers; the MP state at kernel-mode ticks); walk = identity, user
  * walk, completion records; push = the sample's kernel walk and ring record, and re-check timer
- * bookkeeping (sampler/exit.c, sampler/sample.c). */
+ * bookkeeping (sampler/exit/exit.c, sampler/exit/sample.c). */
 void sampler_print_stage_times(const struct sampler *s, FILE *out);
 void sampler_destroy(struct sampler *s);
 

@@ -1,7 +1,10 @@
-/* Internals shared by the sampler's files (exit path, timers, drain thread, modules, summary). */
+/* Internals shared by the recorder's files (vCPU hooks, timers, drain thread, modules, kernel
+ * description, CFI compiling, flight recorder, summaries). What runs at each exit is the exit
+ * core (sampler/exit/core.h); the recorder sets it up, drains its rings and reads its counters. */
 #pragma once
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -11,73 +14,12 @@
 #include "guestwalk/snapshot.h"
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
+#include "sampler/exit/core.h"
 #include "sampler/flight.h"
-#include "sampler/id_table.h"
 #include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
 #include "schema/encode.h"
 #include "schema/recording.h"
-
-#define SAMPLER_MAX_PENDING 8 /* open continuations per vCPU (distinct guest threads) */
-#define SAMPLER_MAX_FRAMES  1000
-
-/* An RFC-0274 continuation: kernel-mode samples of one guest thread waiting for its return to
- * user mode, when the user stack is walked and one completion record closes them all. */
-struct pending {
-    bool used;
-    uint64_t id; /* continuation id: vCPU index in the top byte, a counter below */
-    uint32_t proc, thread;
-    uint64_t opened_ns;
-    uint64_t opened_tick; /* this vCPU's tick count when it first saw the continuation */
-    uint32_t samples;     /* partial records sharing the id */
-};
-
-/* Per-vCPU counters, written only by that vCPU's thread, read after it stopped (or racily for
- * the progress line, which is fine for a display). */
-struct vcpu_stats {
-    uint64_t user, kernel, idle;   /* samples by where the vCPU was */
-    uint64_t missed;               /* periods that passed without an exit (late timer) */
-    uint64_t completed, abandoned; /* continuations */
-    uint64_t abandoned_timeout, abandoned_end, abandoned_full;
-    uint64_t rechecks;     /* exits taken only to look for a return to user mode */
-    uint64_t exits;        /* every timer exit seen */
-    uint64_t records;      /* records committed to the ring */
-    uint64_t walk_fail;    /* stacks that ended on a fault or invalid frame */
-    uint64_t task_unknown; /* stops whose guest task the OS layer could not read */
-    /* Kernel samples of user threads whose kernel walk reached the user entry frame (the exact
-     * user PC at kernel entry), and of those whose user stack was walked from there at once. */
-    uint64_t user_entry, user_at_entry;
-    /* User walks with frames from DWARF CFI, those frames, walks that met a module's code
-     * without a rule (frame pointers there), walks stopped at a rule they cannot evaluate. */
-    uint64_t cfi_walks, cfi_frames, cfi_gaps, cfi_rule_stops;
-    /* time spent in the exit hook, and its parts (ns) */
-    uint64_t t_total, t_max, t_regs, t_walk, t_push;
-    uint64_t t_samples; /* exits the totals above cover */
-    uint64_t cpu_ns;    /* the vCPU thread's CPU time (guest time included), at its stop */
-};
-
-struct sampler_vcpu {
-    struct sampler *s;
-    unsigned index;
-    struct fxt_ring ring;
-    struct gw_walker walker;
-    bool walker_ok;
-    timer_t timer, recheck;
-    bool timer_ok, recheck_ok, recheck_armed;
-    uint64_t next_due_ns; /* the sampling timer's next expiry (absolute CLOCK_MONOTONIC) */
-    uint64_t period_ns;
-    uint64_t cont_counter;
-    uint64_t ticks_taken;   /* due ticks this vCPU handled: the clock continuations age by */
-    uint64_t abandon_ticks; /* max(--abandon-periods, SAMPLER_ABANDON_MIN_NS worth of ticks) */
-    bool recheck_paused;    /* a re-check found another thread in user mode here */
-    struct guestos_vcpu os; /* the OS layer's state for this vCPU (PTI pairs seen, ...) */
-    struct pending pend[SAMPLER_MAX_PENDING];
-    unsigned npend;
-    struct vcpu_stats st;
-    uint64_t frames_k[SAMPLER_MAX_FRAMES];
-    uint64_t frames_u[SAMPLER_MAX_FRAMES];
-    _Atomic bool stopped;
-};
 
 /* The guest kernel's self-description (sampler/kernel.c), drain thread only. */
 enum sampler_kernel_state {
@@ -126,12 +68,11 @@ struct sampler {
     struct vm *vm;
     const struct gmem *mem; /* the guest's memory (the VM's, or a test's) */
     struct guestos os;      /* what the guest's OS tells (guestos/guestos.h) */
+    struct exit_core core; /* what the vCPU threads read at each exit (sampler/exit/core.h) */
     struct fxt_writer w;
     bool writer_open;
     uint64_t period_ns;
     uint64_t start_ns;
-    struct id_table *ids;
-    struct sampler_vcpu *v;
 
     /* drain thread */
     pthread_t drain;
@@ -163,45 +104,18 @@ struct sampler {
     const char *guest_stop;       /* sampler_guest_stopped's `why`, or NULL */
 };
 
-static inline uint64_t sampler_now_ns(void)
+/* The recording whose exit core `core` is. */
+static inline struct sampler *sampler_of(struct exit_core *core)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return (struct sampler *)((char *)core - offsetof(struct sampler, core));
 }
 
-/* exit.c: the VMM's hooks */
-int sampler_vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err);
-void sampler_vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks);
-void sampler_vcpu_stop(void *ctx, struct vcpu *v);
-
-/* sample.c: one stop turned into records (tests drive these with saved snapshots) */
-enum sampler_tick {
-    SAMPLER_TICK_NONE,    /* nothing to do: a re-check signal already in flight */
-    SAMPLER_TICK_DUE,     /* the sampling timer's period: take a sample */
-    SAMPLER_TICK_RECHECK, /* between ticks: only look for threads back in user mode */
-};
-enum sampler_tick sampler_tick(struct sampler_vcpu *sv, uint64_t now);
-/* Identity, continuation completion, walks and records for `snap` at time `now` (a sample
- * only if `due`). May complete snap (kernel_cr3). Returns the time the user-side work ended. */
-uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due);
-void sampler_emit(struct sampler_vcpu *sv, const struct hvfxt_sample *smp);
-
-/* continuation.c: RFC-0274 continuations of guest threads */
-uint64_t sampler_continuation_for(struct sampler_vcpu *sv, uint32_t proc, uint32_t thread,
-                                  uint64_t now);
-uint64_t sampler_continuation_take(struct sampler_vcpu *sv, uint32_t thread);
-void sampler_continuation_completed(struct sampler_vcpu *sv, uint64_t id);
-void sampler_continuations_expire(struct sampler_vcpu *sv, uint64_t now);
-void sampler_continuations_end(struct sampler_vcpu *sv, uint64_t now);
-
 /* sampler.c: the walker of one vCPU (sampler_vcpu_start; tests call it directly) */
-int sampler_vcpu_prepare(struct sampler_vcpu *sv, struct hv_err *err);
+int sampler_vcpu_prepare(struct exit_vcpu *sv, struct hv_err *err);
 
 /* timer.c */
-int sampler_timers_create(struct sampler_vcpu *sv, pid_t tid, struct hv_err *err);
-void sampler_recheck_arm(struct sampler_vcpu *sv, bool on);
-void sampler_timers_delete(struct sampler_vcpu *sv);
+int sampler_timers_create(struct exit_vcpu *sv, pid_t tid, struct hv_err *err);
+void sampler_timers_delete(struct exit_vcpu *sv);
 
 /* sampler.c: the session_stop marker into `w` (the file, or a flight recorder's snapshot,
  * `snapshot` saying why it was written; NULL for a recording without --ring). */
@@ -236,8 +150,8 @@ struct sampler_cfi *sampler_cfi_create(void);
 void sampler_cfi_destroy(struct sampler_cfi *c);
 void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_as *as,
                         const struct discover_module *found, size_t n);
-/* Exit path: the process's current map (acquire), NULL if none. */
-const struct gw_cfi_map *sampler_cfi_map(const struct sampler *s, uint32_t proc);
+/* The maps published to the exit path (sampler/exit/cfi_maps.h). */
+const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c);
 void sampler_cfi_summary(const struct sampler *s, FILE *out);
 /* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */

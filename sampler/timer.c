@@ -42,19 +42,19 @@ static uint64_t random_below(uint64_t seed, uint64_t bound)
     return bound ? x % bound : 0;
 }
 
-int sampler_timers_create(struct sampler_vcpu *sv, pid_t tid, struct hv_err *err)
+int sampler_timers_create(struct exit_vcpu *sv, pid_t tid, struct hv_err *err)
 {
     uint64_t period = sv->period_ns;
     if (make_timer(&sv->timer, tid, err) < 0)
         return -1;
     sv->timer_ok = true;
-    uint64_t now = sampler_now_ns();
+    uint64_t now = hv_now_ns();
     uint64_t first = now + 1 + random_below(now ^ ((uint64_t)sv->index << 40), period);
     sv->next_due_ns = first;
     struct itimerspec its = {.it_value = ts_of(first), .it_interval = ts_of(period)};
     if (timer_settime(sv->timer, TIMER_ABSTIME, &its, NULL) < 0)
         return hv_errf_errno(err, "timer_settime");
-    if (sv->s->cfg.recheck_ns && sv->s->cfg.mode != SAMPLER_MODE_EXITS) {
+    if (sv->core->cfg.recheck_ns && sv->core->cfg.mode != SAMPLER_MODE_EXITS) {
         if (make_timer(&sv->recheck, tid, err) < 0)
             return -1;
         sv->recheck_ok = true;
@@ -62,17 +62,7 @@ int sampler_timers_create(struct sampler_vcpu *sv, pid_t tid, struct hv_err *err
     return 0;
 }
 
-void sampler_recheck_arm(struct sampler_vcpu *sv, bool on)
-{
-    if (!sv->recheck_ok)
-        return;
-    uint64_t p = on ? sv->s->cfg.recheck_ns : 0;
-    struct itimerspec its = {.it_value = ts_of(p), .it_interval = ts_of(p)};
-    if (timer_settime(sv->recheck, 0, &its, NULL) == 0)
-        sv->recheck_armed = on;
-}
-
-void sampler_timers_delete(struct sampler_vcpu *sv)
+void sampler_timers_delete(struct exit_vcpu *sv)
 {
     if (sv->timer_ok) {
         timer_delete(sv->timer);

@@ -1,6 +1,6 @@
 /* The sampler's exit path without KVM: saved vCPU snapshots and a synthetic guest (page tables,
  * code, user and kernel frame-pointer chains built by guestwalk's test image) go through
- * sampler_tick/sampler_take exactly as a timer exit would, and each test reads the vCPU rings
+ * exit_tick/exit_take exactly as a timer exit would, and each test reads the vCPU rings
  * back with the schema decoder and compares whole records: identity, stacks, continuation ids,
  * stop reasons. Covers every continuation path (opened, reused, completed here or on another
  * vCPU, abandoned on timeout, at the end and when the table is full), PTI CR3 pairs, idle vCPUs
@@ -21,6 +21,7 @@
 #include "guestwalk/tests/guest_image.h"
 #include "report/fxt_load.h"
 #include "report/profile.h"
+#include "sampler/exit/continuation.h"
 #include "sampler/sampler_priv.h"
 #include "fxt/encode.h"
 #include "schema/decode.h"
@@ -80,9 +81,9 @@ static int setup_with(void **state, uint64_t buffer_bytes)
         fail_msg("%s", err.msg);
     f->s->mem = &f->g.mem;
     for (unsigned i = 0; i < cfg.nvcpus; i++) {
-        if (sampler_vcpu_prepare(&f->s->v[i], &err) < 0)
+        if (sampler_vcpu_prepare(&f->s->core.v[i], &err) < 0)
             fail_msg("%s", err.msg);
-        f->s->v[i].next_due_ns = PERIOD;
+        f->s->core.v[i].next_due_ns = PERIOD;
     }
     f->now = PERIOD;
     *state = f;
@@ -103,8 +104,8 @@ static int teardown(void **state)
 {
     struct fx *f = *state;
     for (unsigned i = 0; i < f->s->cfg.nvcpus; i++)
-        if (f->s->v[i].walker_ok)
-            gw_walker_fini(&f->s->v[i].walker);
+        if (f->s->core.v[i].walker_ok)
+            gw_walker_fini(&f->s->core.v[i].walker);
     sampler_destroy(f->s);
     unlink(f->path);
     gimg_free(&f->g);
@@ -131,19 +132,19 @@ static struct gw_snapshot kernel_at(struct fx *f, uint64_t fs)
 /* A due tick on vCPU v one period after the last one. */
 static void tick(struct fx *f, unsigned v, struct gw_snapshot snap)
 {
-    struct sampler_vcpu *sv = &f->s->v[v];
+    struct exit_vcpu *sv = &f->s->core.v[v];
     f->now = sv->next_due_ns;
-    assert_int_equal(sampler_tick(sv, f->now), SAMPLER_TICK_DUE);
-    sampler_take(sv, &snap, f->now, true);
+    assert_int_equal(exit_tick(sv, f->now), EXIT_TICK_DUE);
+    exit_take(sv, &snap, f->now, true);
 }
 
 /* A re-check exit between ticks: only allowed while continuations are pending. */
 static void recheck(struct fx *f, unsigned v, struct gw_snapshot snap)
 {
-    struct sampler_vcpu *sv = &f->s->v[v];
+    struct exit_vcpu *sv = &f->s->core.v[v];
     uint64_t t = sv->next_due_ns - PERIOD / 2;
-    assert_int_equal(sampler_tick(sv, t), SAMPLER_TICK_RECHECK);
-    sampler_take(sv, &snap, t, false);
+    assert_int_equal(exit_tick(sv, t), EXIT_TICK_RECHECK);
+    exit_take(sv, &snap, t, false);
 }
 
 /* Move vCPU v's ring into f->rec (decoded; the words stay in a static buffer). */
@@ -155,7 +156,7 @@ static unsigned drain(struct fx *f, unsigned v)
     n += fxt_enc_provider_info(buf + n, 16, 1, "vcpu", 4);
     n += fxt_enc_provider_section(buf + n, 16, 1);
     n += fxt_enc_init(buf + n, 16, 1000000000ull);
-    struct fxt_ring *r = &f->s->v[v].ring;
+    struct fxt_ring *r = &f->s->core.v[v].ring;
     const uint64_t *w;
     uint32_t nw;
     while ((w = fxt_ring_peek(r, &nw))) {
@@ -256,12 +257,12 @@ static void assert_completion(const struct hvfxt_record *x, uint64_t id, uint32_
  * fact, which finds the existing entries. */
 static uint32_t proc_of(struct fx *f)
 {
-    return id_proc_get(f->s->ids, f->g.root, NULL);
+    return id_proc_get(f->s->core.ids, f->g.root, NULL);
 }
 
 static uint32_t thread_of(struct fx *f, uint64_t fs)
 {
-    return id_thread_get(f->s->ids, proc_of(f), fs, 0);
+    return id_thread_get(f->s->core.ids, proc_of(f), fs, 0);
 }
 
 static void test_user_sample(void **state)
@@ -270,7 +271,7 @@ static void test_user_sample(void **state)
     tick(f, 0, user_at(f, FS_BASE0));
     assert_int_equal(drain(f, 0), 1);
     assert_user_sample(&f->rec[0], proc_of(f), thread_of(f, FS_BASE0), PERIOD, 0);
-    assert_int_equal(f->s->v[0].st.user, 1);
+    assert_int_equal(f->s->core.v[0].st.user, 1);
 }
 
 /* A thread never seen in user mode is a kernel thread: no continuation. */
@@ -280,7 +281,7 @@ static void test_kernel_thread(void **state)
     tick(f, 0, kernel_at(f, 0));
     assert_int_equal(drain(f, 0), 1);
     assert_kernel_sample(&f->rec[0], thread_of(f, 0), PERIOD, 0);
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0);
 }
 
 /* A kernel unwinder that, like Linux ORC, reaches the frame where the thread entered the kernel:
@@ -324,7 +325,7 @@ static void test_user_stack_at_entry(void **state)
     entry_regs = (struct gw_regs){
         .rip = UCODE + 8, .rsp = USTACK + 0x80, .rbp = USTACK + 0x100, .user = true};
     tick(f, 0, kernel_at(f, FS_BASE0)); /* its first sample */
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0);
     assert_int_equal(drain(f, 0), 1);
     const struct hvfxt_sample_view *s = &f->rec[0].u.sample;
     assert_int_equal(s->fields, HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU |
@@ -334,9 +335,9 @@ static void test_user_stack_at_entry(void **state)
     assert_int_equal(s->walk, hvfxt_walk_word(HVFXT_STOP_END, HVFXT_STOP_END, 0, 0));
     assert_stack(s->kernel_stack, KCODE + 8, kret);
     assert_stack(s->user_stack, UCODE + 8, uret);
-    assert_int_equal(f->s->v[0].st.user_entry, 1);
-    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
-    assert_true(id_thread_is_user(f->s->ids, thread_of(f, FS_BASE0)));
+    assert_int_equal(f->s->core.v[0].st.user_entry, 1);
+    assert_int_equal(f->s->core.v[0].st.user_at_entry, 1);
+    assert_true(id_thread_is_user(f->s->core.ids, thread_of(f, FS_BASE0)));
 
     /* A user stack page not present: the walk is left to the continuation, and the record
      * keeps the exact PC at entry as its one user frame. */
@@ -345,8 +346,8 @@ static void test_user_stack_at_entry(void **state)
     tick(f, 0, kernel_at(f, FS_BASE0));
     assert_int_equal(drain(f, 0), 1);
     assert_entry_pc_deferred(&f->rec[0], CONT(0, 1));
-    assert_int_equal(f->s->v[0].st.user_entry, 2);
-    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
+    assert_int_equal(f->s->core.v[0].st.user_entry, 2);
+    assert_int_equal(f->s->core.v[0].st.user_at_entry, 1);
 
     /* Only the PC known (no stack pointer: Linux's system-call entry before its pt_regs): the
      * same, without trying a walk. */
@@ -354,8 +355,8 @@ static void test_user_stack_at_entry(void **state)
     tick(f, 0, kernel_at(f, FS_BASE0));
     assert_int_equal(drain(f, 0), 1);
     assert_entry_pc_deferred(&f->rec[0], CONT(0, 1));
-    assert_int_equal(f->s->v[0].st.user_entry, 3);
-    assert_int_equal(f->s->v[0].st.user_at_entry, 1);
+    assert_int_equal(f->s->core.v[0].st.user_entry, 3);
+    assert_int_equal(f->s->core.v[0].st.user_at_entry, 1);
 }
 
 /* --defer-user-stacks: the RFC-0274 continuation even where the entry frame was reached. */
@@ -363,15 +364,15 @@ static void test_user_stack_deferred(void **state)
 {
     struct fx *f = *state;
     f->s->os.kernel_unwinder = &entry_unwinder;
-    f->s->cfg.defer_user_stacks = true;
+    f->s->core.cfg.defer_user_stacks = true;
     entry_regs = (struct gw_regs){
         .rip = UCODE + 8, .rsp = USTACK + 0x80, .rbp = USTACK + 0x100, .user = true};
     tick(f, 0, user_at(f, FS_BASE0));
     tick(f, 0, kernel_at(f, FS_BASE0));
     assert_int_equal(drain(f, 0), 2);
     assert_entry_pc_deferred(&f->rec[1], CONT(0, 1));
-    assert_int_equal(f->s->v[0].st.user_entry, 1);
-    assert_int_equal(f->s->v[0].st.user_at_entry, 0);
+    assert_int_equal(f->s->core.v[0].st.user_entry, 1);
+    assert_int_equal(f->s->core.v[0].st.user_at_entry, 0);
 }
 
 /* Opened by a kernel tick, reused by the next, completed by the re-check that finds the thread
@@ -385,17 +386,17 @@ static void test_continuation_opened_reused_completed(void **state)
     uint64_t t2 = f->now;
     tick(f, 0, kernel_at(f, FS_BASE0));
     uint64_t t3 = f->now;
-    assert_int_equal(f->s->v[0].npend, 1);
-    assert_int_equal(f->s->v[0].pend[0].samples, 2);
+    assert_int_equal(f->s->core.v[0].npend, 1);
+    assert_int_equal(f->s->core.v[0].pend[0].samples, 2);
     recheck(f, 0, user_at(f, FS_BASE0));
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0);
     assert_int_equal(drain(f, 0), 4);
     assert_user_sample(&f->rec[0], proc_of(f), thread_of(f, FS_BASE0), t1, 0);
     assert_kernel_sample(&f->rec[1], thread_of(f, FS_BASE0), t2, CONT(0, 1));
     assert_kernel_sample(&f->rec[2], thread_of(f, FS_BASE0), t3, CONT(0, 1));
     assert_completion(&f->rec[3], CONT(0, 1), thread_of(f, FS_BASE0), 0, HVFXT_STOP_END);
-    assert_int_equal(f->s->v[0].st.completed, 1);
-    assert_int_equal(f->s->v[0].st.rechecks, 1);
+    assert_int_equal(f->s->core.v[0].st.completed, 1);
+    assert_int_equal(f->s->core.v[0].st.rechecks, 1);
     /* The next kernel tick opens a new continuation. */
     tick(f, 0, kernel_at(f, FS_BASE0));
     assert_int_equal(drain(f, 0), 1);
@@ -414,9 +415,9 @@ static void test_continuation_completed_elsewhere(void **state)
     assert_completion(&f->rec[0], CONT(0, 1), thread_of(f, FS_BASE0), 1, HVFXT_STOP_END);
     assert_user_sample(&f->rec[1], proc_of(f), thread_of(f, FS_BASE0), f->now, 1);
     tick(f, 0, kernel_at(f, 0x1234000)); /* another (kernel) thread: expiry runs */
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0);
     assert_int_equal(drain(f, 0), 3); /* user, partial, the kernel thread's sample */
-    assert_int_equal(f->s->v[0].st.abandoned, 0);
+    assert_int_equal(f->s->core.v[0].st.abandoned, 0);
 }
 
 /* Still in the kernel after abandon_ticks (10 ticks at 1 kHz): abandoned with the reason, and
@@ -433,7 +434,7 @@ static void test_continuation_abandoned_timeout(void **state)
     assert_completion(&f->rec[12], CONT(0, 1), thread_of(f, FS_BASE0), 0,
                       HVFXT_STOP_ABANDONED_TIMEOUT);
     assert_kernel_sample(&f->rec[13], thread_of(f, FS_BASE0), f->now, CONT(0, 2));
-    assert_int_equal(f->s->v[0].st.abandoned_timeout, 1);
+    assert_int_equal(f->s->core.v[0].st.abandoned_timeout, 1);
 }
 
 /* The session ends with the thread in the kernel. */
@@ -442,30 +443,30 @@ static void test_continuation_abandoned_end(void **state)
     struct fx *f = *state;
     tick(f, 0, user_at(f, FS_BASE0));
     tick(f, 0, kernel_at(f, FS_BASE0));
-    sampler_continuations_end(&f->s->v[0], f->now + 5);
+    exit_conts_end(&f->s->core.v[0], f->now + 5);
     assert_int_equal(drain(f, 0), 3);
     assert_completion(&f->rec[2], CONT(0, 1), thread_of(f, FS_BASE0), 0, HVFXT_STOP_ABANDONED_END);
     assert_int_equal(f->rec[2].u.sample.ts, f->now + 5);
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0);
 }
 
 /* More threads in the kernel than local slots: the oldest gives way. */
 static void test_continuation_abandoned_full(void **state)
 {
     struct fx *f = *state;
-    for (unsigned t = 0; t <= SAMPLER_MAX_PENDING; t++)
+    for (unsigned t = 0; t <= EXIT_MAX_PENDING; t++)
         tick(f, 0, user_at(f, FS_BASE0 + 0x1000 * t));
-    for (unsigned t = 0; t <= SAMPLER_MAX_PENDING; t++)
+    for (unsigned t = 0; t <= EXIT_MAX_PENDING; t++)
         tick(f, 0, kernel_at(f, FS_BASE0 + 0x1000 * t));
     unsigned n = drain(f, 0);
-    assert_int_equal(n, 2 * (SAMPLER_MAX_PENDING + 1) + 1);
+    assert_int_equal(n, 2 * (EXIT_MAX_PENDING + 1) + 1);
     /* The 9th thread's tick abandons the 1st thread's continuation, then samples. */
     assert_completion(&f->rec[n - 2], CONT(0, 1), thread_of(f, FS_BASE0), 0,
                       HVFXT_STOP_ABANDONED_FULL);
-    assert_kernel_sample(&f->rec[n - 1], thread_of(f, FS_BASE0 + 0x1000 * SAMPLER_MAX_PENDING),
-                         f->now, CONT(0, SAMPLER_MAX_PENDING + 1));
-    assert_int_equal(f->s->v[0].st.abandoned_full, 1);
-    assert_int_equal(f->s->v[0].npend, SAMPLER_MAX_PENDING);
+    assert_kernel_sample(&f->rec[n - 1], thread_of(f, FS_BASE0 + 0x1000 * EXIT_MAX_PENDING),
+                         f->now, CONT(0, EXIT_MAX_PENDING + 1));
+    assert_int_equal(f->s->core.v[0].st.abandoned_full, 1);
+    assert_int_equal(f->s->core.v[0].npend, EXIT_MAX_PENDING);
 }
 
 /* Linux PTI: a process switches between the user PGD (kernel PGD + 4 KiB, with PCID bits) and
@@ -499,8 +500,8 @@ static void test_pti_pair_identity(void **state)
     tick(f, 0, k_on_user);
     assert_int_equal(drain(f, 0), 3);
     /* One process, keyed by the kernel PGD (the canonical root of the pair). */
-    uint32_t proc = id_proc_get(f->s->ids, k2, NULL);
-    uint32_t thread = id_thread_get(f->s->ids, proc, FS_BASE0, 0);
+    uint32_t proc = id_proc_get(f->s->core.ids, k2, NULL);
+    uint32_t thread = id_thread_get(f->s->core.ids, proc, FS_BASE0, 0);
     assert_user_sample(&f->rec[0], proc, thread, PERIOD, 0);
     assert_kernel_sample(&f->rec[1], thread, 2 * PERIOD, CONT(0, 1));
     assert_kernel_sample(&f->rec[2], thread, 3 * PERIOD, CONT(0, 1));
@@ -517,8 +518,8 @@ static void test_idle(void **state)
     h.halted = true;
     tick(f, 0, h);
     assert_int_equal(drain(f, 0), 1);
-    assert_int_equal(f->s->v[0].st.idle, 1);
-    assert_int_equal(f->s->v[0].npend, 0);
+    assert_int_equal(f->s->core.v[0].st.idle, 1);
+    assert_int_equal(f->s->core.v[0].npend, 0);
     /* Without MP state (have = 0) the same stop is a kernel sample. */
     h.have = 0;
     tick(f, 0, h);
@@ -531,7 +532,7 @@ static void test_idle(void **state)
 static void test_drops(void **state)
 {
     struct fx *f = *state;
-    struct sampler_vcpu *sv = &f->s->v[0];
+    struct exit_vcpu *sv = &f->s->core.v[0];
     unsigned ticks = 0;
     uint64_t first_drop = 0;
     while (fxt_ring_dropped_total(&sv->ring) < 5) {
@@ -555,11 +556,11 @@ static void test_drops(void **state)
     assert_user_sample(&f->rec[1], proc_of(f), thread_of(f, FS_BASE0), f->now, 0);
     /* Three periods late: two missed, the third taken. */
     uint64_t late = sv->next_due_ns + 2 * PERIOD + 10;
-    assert_int_equal(sampler_tick(sv, late), SAMPLER_TICK_DUE);
+    assert_int_equal(exit_tick(sv, late), EXIT_TICK_DUE);
     assert_int_equal(sv->st.missed, 2);
     assert_int_equal(sv->next_due_ns, late - 10 + PERIOD);
     /* And a re-check signal with nothing pending is ignored. */
-    assert_int_equal(sampler_tick(sv, late + 1), SAMPLER_TICK_NONE);
+    assert_int_equal(exit_tick(sv, late + 1), EXIT_TICK_NONE);
 }
 
 /* What the guest kernel says about each stop (a Linux layer's identify_task, as tests of
@@ -646,36 +647,36 @@ static void test_guest_tasks(void **state)
 
     the_task = task_of(812, 813, "worker-two", "", false);
     tick(f, 0, user_at(f, FS_BASE0));
-    uint32_t proc = proc_of(f), worker = id_thread_get(f->s->ids, proc, 813, 0);
+    uint32_t proc = proc_of(f), worker = id_thread_get(f->s->core.ids, proc, 813, 0);
     struct id_label_value v;
-    assert_true(id_label_get(id_thread_label(f->s->ids, worker), &v));
+    assert_true(id_label_get(id_thread_label(f->s->core.ids, worker), &v));
     assert_int_equal(v.guest_id, 813);
     assert_string_equal(v.comm, "worker-two");
-    assert_true(id_label_get(id_proc_label(f->s->ids, proc), &v));
+    assert_true(id_label_get(id_proc_label(f->s->core.ids, proc), &v));
     assert_int_equal(v.guest_id, 812);
     assert_string_equal(v.comm, "worker-two"); /* the only thread seen so far */
     assert_int_equal(sampler_drain_once(f->s, false), 0);
 
     the_task = task_of(812, 813, "worker-two", "hv_threads", false); /* its leader's name */
     tick(f, 1, user_at(f, FS_BASE0 + 0x1000));
-    assert_true(id_label_get(id_proc_label(f->s->ids, proc), &v));
+    assert_true(id_label_get(id_proc_label(f->s->core.ids, proc), &v));
     assert_string_equal(v.comm, "hv_threads");
     the_task = task_of(812, 813, "renamed", "hv_threads", false); /* prctl(PR_SET_NAME) */
     tick(f, 0, user_at(f, FS_BASE0));
     /* One thread for the guest's tid 813, whatever FS base the stops had. */
-    assert_int_equal(id_thread_get(f->s->ids, proc, 813, 0), worker);
+    assert_int_equal(id_thread_get(f->s->core.ids, proc, 813, 0), worker);
 
     the_task = task_of(45, 45, "kworker/1:2", "kworker/1:2", true);
     tick(f, 0, kernel_at(f, FS_BASE0));
-    uint32_t kproc = id_proc_get(f->s->ids, GUESTOS_KEY_NOT_ROOT | 45, NULL);
+    uint32_t kproc = id_proc_get(f->s->core.ids, GUESTOS_KEY_NOT_ROOT | 45, NULL);
     assert_int_not_equal(kproc, proc);
-    assert_int_equal(id_proc_at(f->s->ids, kproc)->info.cr3, 0);
-    assert_int_equal(f->s->v[0].npend, 0); /* a kernel thread opens no continuation */
+    assert_int_equal(id_proc_at(f->s->core.ids, kproc)->info.cr3, 0);
+    assert_int_equal(f->s->core.v[0].npend, 0); /* a kernel thread opens no continuation */
 
     task_unreadable = true;
     tick(f, 1, user_at(f, FS_BASE0 + 0x2000));
-    assert_int_equal(f->s->v[1].st.task_unknown, 1);
-    assert_int_equal(id_thread_get(f->s->ids, proc, FS_BASE0 + 0x2000, 0) != 0, 1);
+    assert_int_equal(f->s->core.v[1].st.task_unknown, 1);
+    assert_int_equal(id_thread_get(f->s->core.ids, proc, FS_BASE0 + 0x2000, 0) != 0, 1);
 
     assert_int_equal(sampler_drain_once(f->s, true), 0);
     struct hv_err err;
@@ -693,7 +694,7 @@ static void test_guest_tasks(void **state)
     assert_int_equal(threads[worker].records, 2);
     assert_string_equal(procs[kproc].name, "kworker/1:2");
     assert_int_equal(procs[kproc].guest_id, 45);
-    uint32_t anon = id_thread_get(f->s->ids, proc, FS_BASE0 + 0x2000, 0);
+    uint32_t anon = id_thread_get(f->s->core.ids, proc, FS_BASE0 + 0x2000, 0);
     assert_int_equal(threads[anon].guest_id, -1); /* the generic name, no guest tid */
     assert_non_null(strstr(threads[anon].name, "fs=0x"));
     f->s->os.ops = &guestos_generic_ops;

@@ -1,4 +1,4 @@
-#include "sampler/id_label.h"
+#include "sampler/exit/id_label.h"
 
 #include <string.h>
 

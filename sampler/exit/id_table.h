@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sampler/id_label.h"
+#include "sampler/exit/id_label.h"
 
 #define ID_MAX_PROCS   1024u /* power of two */
 #define ID_MAX_THREADS 8192u /* power of two */

@@ -1,10 +1,11 @@
-/* One stop of one vCPU turned into records: tick accounting, identity, continuation
- * completion, the user and kernel walks, the sample record. Everything here reads only the
+/* One stop of one vCPU turned into records: identity, continuation completion, the user and
+ * kernel walks, the sample record. Everything here reads only the
  * vCPU snapshot and guest memory (through the walker), so tests drive it with saved snapshots
  * and a synthetic guest (sampler/tests/). Exit-path rules: no allocation, no locks, no system
  * calls but clock_gettime (vDSO). */
 #include "guestwalk/cfi_unwind.h"
-#include "sampler/sampler_priv.h"
+#include "sampler/exit/continuation.h"
+#include "sampler/exit/core.h"
 
 /* The walk word stores guestwalk's leaf cases as they are (schema/schema.h, enum hvfxt_caller). */
 _Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
@@ -39,43 +40,15 @@ static unsigned stop_code(const struct gw_stack *st)
     }
 }
 
-void sampler_emit(struct sampler_vcpu *sv, const struct hvfxt_sample *smp)
+static void walk(struct exit_vcpu *sv, struct gw_stack *st)
 {
-    size_t n = hvfxt_sample_words(smp);
-    uint64_t *slot = fxt_ring_reserve(&sv->ring, (uint32_t)n, smp->ts);
-    if (!slot)
-        return; /* dropped and counted by the ring; a loss record will say so */
-    size_t w = hvfxt_enc_sample(slot, n, smp);
-    fxt_ring_commit(&sv->ring, (uint32_t)w);
-    sv->st.records++;
-}
-
-/* Regular tick or re-check? The sampling timer expires at next_due + k * period exactly
- * (absolute CLOCK_MONOTONIC), so time alone tells, whichever timer's signal woke us. */
-enum sampler_tick sampler_tick(struct sampler_vcpu *sv, uint64_t now)
-{
-    if (now >= sv->next_due_ns) {
-        uint64_t late = (now - sv->next_due_ns) / sv->period_ns;
-        sv->st.missed += late;
-        sv->next_due_ns += (late + 1) * sv->period_ns;
-        sv->ticks_taken++;
-        return SAMPLER_TICK_DUE;
-    }
-    if (sv->npend == 0)
-        return SAMPLER_TICK_NONE; /* a re-check signal that was already in flight */
-    sv->st.rechecks++;
-    return SAMPLER_TICK_RECHECK;
-}
-
-static void walk(struct sampler_vcpu *sv, struct gw_stack *st)
-{
-    guestos_unwind(&sv->s->os, &sv->walker, st);
+    guestos_unwind(sv->core->os, &sv->walker, st);
     if (st->stop != GW_STOP_CHAIN_END && st->stop != GW_STOP_DEPTH_CAP)
         sv->st.walk_fail++;
 }
 
 /* A user walk's use of DWARF CFI, counted for the summary. */
-static void count_cfi(struct sampler_vcpu *sv, const struct gw_stack *st)
+static void count_cfi(struct exit_vcpu *sv, const struct gw_stack *st)
 {
     sv->st.cfi_walks += st->cfi_frames > 0;
     sv->st.cfi_frames += st->cfi_frames;
@@ -93,15 +66,15 @@ static uint64_t user_walk_word(unsigned kstop, unsigned kcaller, const struct gw
 /* A user-mode stop: complete the thread's open continuation with this user stack, and on a
  * due tick write the sample (one walk for both records). Returns the time the walk and the
  * completion were done (the stage times' walk/push split). */
-static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint32_t proc,
+static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t proc,
                           uint32_t thread, uint64_t pid, uint64_t tid)
 {
-    struct sampler *s = sv->s;
+    struct exit_core *s = sv->core;
     id_thread_mark_user(s->ids, thread);
-    uint64_t cont = sampler_continuation_take(sv, thread);
+    uint64_t cont = exit_cont_take(sv, thread);
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     if (cont || due) {
-        const struct gw_cfi_map *map = sampler_cfi_map(s, proc);
+        const struct gw_cfi_map *map = exit_cfi_map(s->cfi, proc);
         sv->walker.cfi = map;
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
@@ -109,29 +82,12 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
     }
-    if (cont) {
-        /* RFC-0274 continuation_completion: this user stack completes every partial record
-         * that carried `cont`, on whichever vCPU they were taken. */
-        struct hvfxt_sample c = {
-            .fields = HVFXT_SF_CONTINUATION_COMPLETION | HVFXT_SF_PID | HVFXT_SF_TID |
-                      HVFXT_SF_BOOT_TS | HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                      HVFXT_SF_WALK,
-            .completion = cont,
-            .pid = pid,
-            .tid = tid,
-            .ts = now,
-            .user_stack = ustack.pc,
-            .n_user = ustack.count,
-            .vcpu = sv->index,
-            .cpl = 3,
-            .walk = user_walk_word(HVFXT_STOP_NONE, 0, &ustack),
-        };
-        sampler_emit(sv, &c);
-        sampler_continuation_completed(sv, cont);
-    }
+    if (cont)
+        exit_cont_complete(sv, cont, pid, tid, now, &ustack,
+                           user_walk_word(HVFXT_STOP_NONE, 0, &ustack));
     if (sv->npend)
-        sampler_continuations_expire(sv, now);
-    uint64_t walked = sampler_now_ns();
+        exit_conts_expire(sv, now);
+    uint64_t walked = hv_now_ns();
     if (!due)
         return walked;
     struct hvfxt_sample smp = {
@@ -148,7 +104,7 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
         .walk = user_walk_word(HVFXT_STOP_NONE, 0, &ustack),
     };
     sv->st.user++;
-    sampler_emit(sv, &smp);
+    exit_emit(sv, &smp);
     return walked;
 }
 
@@ -157,11 +113,11 @@ static uint64_t take_user(struct sampler_vcpu *sv, uint64_t now, bool due, uint3
  * (Linux ORC, docs/orc.md); else it waits for the return to user mode (a continuation). An idle
  * (halted) vCPU never returns to a user thread from here, so it opens none; in cpu mode it is
  * not sampled at all. */
-static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
+static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, uint64_t now,
                         uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
                         const struct guestos_ident *who)
 {
-    struct sampler *s = sv->s;
+    struct exit_core *s = sv->core;
     bool halted = (snap->have & GW_SNAP_HALTED) && snap->halted;
     if (halted && s->cfg.mode == SAMPLER_MODE_CPU) {
         sv->st.idle++;
@@ -172,7 +128,7 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
     /* The thread's own user registers at kernel entry (the walk's, or where the OS keeps them)
      * show a user thread, even at its first sample. */
     bool entry =
-        !halted && who->as_root && guestos_user_entry(&s->os, &sv->os, &sv->walker, who, &kstack);
+        !halted && who->as_root && guestos_user_entry(s->os, &sv->os, &sv->walker, who, &kstack);
     if (entry)
         id_thread_mark_user(s->ids, thread);
     bool user_thread = !halted && id_thread_is_user(s->ids, thread);
@@ -192,8 +148,8 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
                 own.cr3 = who->as_root;
                 gw_walker_begin(&sv->walker, &own);
             }
-            sv->walker.cfi = sampler_cfi_map(s, proc);
-            gw_unwinder_run(s->os.user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
+            sv->walker.cfi = exit_cfi_map(s->cfi, proc);
+            gw_unwinder_run(s->os->user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
             count_cfi(sv, &ustack);
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
@@ -225,7 +181,7 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
         ustop = stop_code(&ustack);
         ucaller = ustack.leaf;
     } else if (user_thread) {
-        smp.continuation = sampler_continuation_for(sv, proc, thread, now);
+        smp.continuation = exit_cont_open(sv, proc, thread, now);
         if (smp.continuation) {
             smp.fields |= HVFXT_SF_CONTINUATION;
             ustop = HVFXT_STOP_DEFERRED;
@@ -245,16 +201,16 @@ static void take_kernel(struct sampler_vcpu *sv, const struct gw_snapshot *snap,
         sv->st.idle++;
     else
         sv->st.kernel++;
-    sampler_emit(sv, &smp);
+    exit_emit(sv, &smp);
 }
 
 /* The guest's own pid, tid and names on the identities. A process takes the name of the first
  * of its threads seen until a stop tells its own (its leader's). */
-static void label(struct sampler_vcpu *sv, const struct guestos_task *t, uint32_t proc,
+static void label(struct exit_vcpu *sv, const struct guestos_task *t, uint32_t proc,
                   uint32_t thread)
 {
-    struct id_label *pl = id_proc_label(sv->s->ids, proc),
-                    *tl = id_thread_label(sv->s->ids, thread);
+    struct id_label *pl = id_proc_label(sv->core->ids, proc),
+                    *tl = id_thread_label(sv->core->ids, thread);
     if (tl)
         id_label_set(tl, t->tid, t->kthread, t->comm);
     if (pl && t->process[0])
@@ -263,11 +219,11 @@ static void label(struct sampler_vcpu *sv, const struct guestos_task *t, uint32_
         id_label_set(pl, t->pid, t->kthread, t->comm);
 }
 
-uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
+uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
 {
-    struct sampler *s = sv->s;
+    struct exit_core *s = sv->core;
     struct guestos_ident who;
-    guestos_identify(&s->os, &sv->os, &sv->walker, snap, &who);
+    guestos_identify(s->os, &sv->os, &sv->walker, snap, &who);
     struct id_proc_info info = {snap->cr0, who.as_root, snap->cr4, snap->efer, now};
     uint32_t proc = id_proc_get(s->ids, who.proc_key, &info);
     uint32_t thread = id_thread_get(s->ids, proc, who.thread_key, now);
@@ -284,8 +240,8 @@ uint64_t sampler_take(struct sampler_vcpu *sv, struct gw_snapshot *snap, uint64_
         walked = take_user(sv, now, due, proc, thread, pid, tid);
     } else {
         if (sv->npend)
-            sampler_continuations_expire(sv, now);
-        walked = sampler_now_ns();
+            exit_conts_expire(sv, now);
+        walked = hv_now_ns();
         if (due)
             take_kernel(sv, snap, now, proc, thread, pid, tid, &who);
     }

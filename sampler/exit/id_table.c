@@ -1,4 +1,4 @@
-#include "sampler/id_table.h"
+#include "sampler/exit/id_table.h"
 
 #include <string.h>
 

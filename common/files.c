@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -146,5 +147,71 @@ int hv_check_outputs(const struct hv_file_role *outputs, size_t nout,
                                o->role, o->path, p->role, p->path);
         }
     }
+    return 0;
+}
+
+/* One bounded read of a whole file: the size from fstat when it is a regular file (one read and
+ * the EOF), else doubling up to max + 1 bytes (/proc files report size 0). */
+int hv_read_file(const char *path, size_t max, uint8_t **data, size_t *size, struct hv_err *err)
+{
+    int fd = hv_open_input(path, err); /* never blocks: a FIFO is refused */
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    size_t cap = 1 << 16;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (size_t)st.st_size + 1; /* +1: see EOF without growing */
+    if (cap > max + 1)
+        cap = max + 1;
+
+    uint8_t *buf = malloc(cap);
+    size_t len = 0;
+    if (!buf) {
+        close(fd);
+        return hv_errf(err, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap > max) {
+                free(buf);
+                close(fd);
+                return hv_errf(err, "%s: larger than %zu MiB", path, max >> 20);
+            }
+            size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            uint8_t *nbuf = realloc(buf, ncap);
+            if (!nbuf) {
+                free(buf);
+                close(fd);
+                return hv_errf(err, "%s: out of memory", path);
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            errno = e;
+            return hv_errf_errno(err, "%s", path);
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (len == cap) { /* room for the NUL that ends text files */
+        uint8_t *nbuf = realloc(buf, len + 1);
+        if (!nbuf) {
+            free(buf);
+            return hv_errf(err, "%s: out of memory", path);
+        }
+        buf = nbuf;
+    }
+    buf[len] = 0;
+    *data = buf;
+    *size = len;
     return 0;
 }

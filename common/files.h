@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 
@@ -40,3 +41,8 @@ struct hv_file_role {
  * output (existing files only; two outputs that do not exist yet compare by name). */
 int hv_check_outputs(const struct hv_file_role *outputs, size_t nout,
                      const struct hv_file_role *inputs, size_t nin, struct hv_err *err);
+
+/* Read all of `path` (an input as above: never blocks) into a malloc'd buffer (*data, *size;
+ * free() it), with a NUL after its *size bytes (text can be used as a string). Fails with "PATH: strerror" on open or read errors and "PATH: larger than N MiB"
+ * past `max` bytes. A file that says it is empty (/proc/kallsyms) is read to its end. */
+int hv_read_file(const char *path, size_t max, uint8_t **data, size_t *size, struct hv_err *err);

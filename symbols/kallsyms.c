@@ -77,47 +77,15 @@ int kallsyms_parse(struct symtab *t, const char *text, size_t len, struct hv_err
 
 int kallsyms_load_file(struct symtab *t, const char *path, struct hv_err *err)
 {
-    FILE *f = hv_fopen_input(path, err);
-    if (!f)
+    /* /proc/kallsyms reports size 0: hv_read_file reads to its end. */
+    uint8_t *buf;
+    size_t len;
+    if (hv_read_file(path, KALLSYMS_MAX_BYTES, &buf, &len, err) < 0)
         return -1;
-    /* /proc/kallsyms reports size 0, so read until EOF rather than trusting st_size. */
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    int rc = -1;
-    if (!buf) {
-        hv_errf(err, "out of memory");
-        goto out;
-    }
-    for (;;) {
-        if (len == cap) {
-            if (cap >= KALLSYMS_MAX_BYTES) {
-                hv_errf(err, "%s: larger than %llu MiB", path, KALLSYMS_MAX_BYTES >> 20);
-                goto out;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                hv_errf(err, "out of memory");
-                goto out;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                hv_errf_errno(err, "%s", path);
-                goto out;
-            }
-            break;
-        }
-    }
-    rc = kallsyms_parse(t, buf, len, err);
+    int rc = kallsyms_parse(t, (const char *)buf, len, err);
     if (rc < 0)
         hv_err_prefix(err, "%s", path);
-out:
     free(buf);
-    fclose(f);
     return rc;
 }
 

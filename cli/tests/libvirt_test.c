@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/files.h"
 #include "cli/domain_xml.h"
 #include "tests/common/need_kvm.h"
 
@@ -22,14 +23,11 @@ static char tmpdir[64];
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *buf = malloc(1 << 20);
-    assert_non_null(buf);
-    *len = fread(buf, 1, (1 << 20) - 1, f);
-    buf[*len] = 0;
-    fclose(f);
-    return buf;
+    uint8_t *buf;
+    struct hv_err err;
+    if (hv_read_file(path, 1 << 20, &buf, len, &err) < 0)
+        fail_msg("%s", err.msg);
+    return (char *)buf;
 }
 
 static int parse(const char *xml, struct domain_config *c, struct hv_err *err)

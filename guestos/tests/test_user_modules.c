@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/files.h"
 #include "guestos/generic/elf_dynamic.h"
 #include "guestos/generic/link_map.h"
 #include "guestos/generic/user_modules.h"
@@ -33,17 +34,10 @@
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot open (this test reads the machine's own Debian binaries)", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
+    uint8_t *b;
+    struct hv_err err;
+    if (hv_read_file(path, 1ull << 30, &b, len, &err) < 0)
+        fail_msg("%s (this test reads the machine's own Debian binaries)", err.msg);
     return b;
 }
 

@@ -1,3 +1,4 @@
+#include "common/files.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -94,18 +95,9 @@ uint64_t nm_address(const char *path, const char *name)
 
 void *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    uint8_t *buf;
+    struct hv_err err;
+    if (hv_read_file(path, 1ull << 30, &buf, len, &err) < 0)
         return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
     return buf;
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/files.h"
 #include "report/fxt_load.h"
 #include "report/profile.h"
 #include "symbols/symbol_path.h"
@@ -19,29 +20,10 @@
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[len] = 0;
-    return buf;
+    uint8_t *buf;
+    size_t len;
+    struct hv_err err;
+    return hv_read_file(path, 1ull << 30, &buf, &len, &err) < 0 ? NULL : (char *)buf;
 }
 
 static const char *env_or_fail(const char *name)

@@ -15,7 +15,7 @@
 #include "vmm/boot/layout.h"
 #include "vmm/boot/mptable.h"
 #include "vmm/boot/pagetable.h"
-#include "vmm/boot/read_file.h"
+#include "common/files.h"
 #include "vmm/boot/smbios.h"
 #include "vmm/boot/zeropage.h"
 
@@ -122,9 +122,9 @@ int boot_load(struct gmem *mem, const struct boot_config *cfg, struct boot_entry
     /* An ELF kernel file may carry debug info beyond its loaded size, so it is not bounded by
      * --mem; 1 GiB is far beyond any kernel. */
     const size_t kmax = (size_t)1 << 30;
-    if (boot_read_file(cfg->kernel_path, kmax, &kdata, &ksize, err))
+    if (hv_read_file(cfg->kernel_path, kmax, &kdata, &ksize, err))
         goto out;
-    if (cfg->initrd_path && boot_read_file(cfg->initrd_path, max, &idata, &isize, err))
+    if (cfg->initrd_path && hv_read_file(cfg->initrd_path, max, &idata, &isize, err))
         goto out;
 
     struct boot_image kernel = {.name = cfg->kernel_path, .data = kdata, .size = ksize};

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "vmm/boot/elf64.h"
-#include "vmm/boot/read_file.h"
+#include "common/files.h"
 #include "vmm/boot/tests/fixture.h"
 
 #define MiB (1ull << 20)
@@ -229,7 +229,7 @@ static void test_tiny_kernel_file(void **state)
     uint8_t *data;
     size_t size;
     struct hv_err err = {0};
-    assert_int_equal(boot_read_file(tiny_kernel_path, 1 << 20, &data, &size, &err), 0);
+    assert_int_equal(hv_read_file(tiny_kernel_path, 1 << 20, &data, &size, &err), 0);
     struct elf64_info info;
     assert_int_equal(elf64_parse(data, size, &info, &err), 0);
     assert_true(info.nseg >= 1);

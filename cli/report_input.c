@@ -36,7 +36,7 @@ static void progress_cb(void *ctx, size_t done, size_t total)
 static bool has_named(const struct symtab *t)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (t->names[t->v[i].name])
+        if (t->names.v[t->v[i].name])
             return true;
     return false;
 }

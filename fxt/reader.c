@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/vector.h"
+
 /* Bits lo..hi (inclusive) of w, the spec's `[lo .. hi]`. */
 static uint64_t bits(uint64_t w, unsigned lo, unsigned hi)
 {
@@ -239,12 +241,11 @@ static int parse_metadata(struct ctx *c, uint64_t h, struct cur *k)
             if (r->nprov >= MAX_PROVIDERS)
                 return fail(c, "more than %d providers", MAX_PROVIDERS);
             if (r->nprov == r->prov_cap) {
-                size_t ncap = r->prov_cap ? 2 * r->prov_cap : 8;
-                struct fxtr_provider *np = realloc(r->prov, ncap * sizeof(*np));
+                struct fxtr_provider *np =
+                    hv_vec_grow(r->prov, &r->prov_cap, r->nprov + 1, sizeof(*np));
                 if (!np)
                     return fail(c, "out of memory");
                 r->prov = np;
-                r->prov_cap = ncap;
             }
             pv = &r->prov[r->nprov++];
             memset(pv, 0, sizeof(*pv));
@@ -295,16 +296,14 @@ static int parse_string(struct ctx *c, uint64_t h, struct cur *k)
     if (index == 0)
         return 0; /* spec: index 0 must be ignored */
     struct fxtr_provider *pv = cur_prov(c->r);
-    if (index >= pv->str_cap) {
-        uint32_t ncap = pv->str_cap ? pv->str_cap : 64;
-        while (ncap <= index)
-            ncap *= 2;
-        struct fxtr_string *ns = realloc(pv->str, ncap * sizeof(*ns));
+    if (index >= pv->str_cap) { /* indexed by the string's id: the new slots start empty */
+        size_t old = pv->str_cap, ncap = old;
+        struct fxtr_string *ns = hv_vec_grow(pv->str, &ncap, (size_t)index + 1, sizeof(*ns));
         if (!ns)
             return fail(c, "out of memory");
-        memset(ns + pv->str_cap, 0, (ncap - pv->str_cap) * sizeof(*ns));
+        memset(ns + old, 0, (ncap - old) * sizeof(*ns));
         pv->str = ns;
-        pv->str_cap = ncap;
+        pv->str_cap = (uint32_t)ncap;
     }
     /* A zero-length string still counts as registered: keep a non-NULL pointer. */
     pv->str[index] = (struct fxtr_string){len ? (const char *)p : "", (uint32_t)len};

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vector.h"
+
 #define PAGE 4096ull
 
 /* Pointer encodings (LSB Core §10.5.1, Tables 10-6 and 10-7). */
@@ -235,22 +237,15 @@ struct builder {
     uint64_t budget;
 };
 
+/* Room for need_n elements in a table array bounded by `max` (common/vector.h). */
 static bool grow(void **v, size_t *cap, size_t need_n, size_t elem, size_t max)
 {
     if (need_n <= *cap)
         return true;
-    if (need_n > max)
-        return false;
-    size_t n = *cap ? *cap * 2 : 256;
-    while (n < need_n)
-        n *= 2;
-    if (n > max)
-        n = max;
-    void *p = realloc(*v, n * elem);
+    void *p = hv_vec_grow_max(*v, cap, need_n, elem, max);
     if (!p)
         return false;
     *v = p;
-    *cap = n;
     return true;
 }
 

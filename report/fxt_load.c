@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vector.h"
 #include "schema/decode.h"
 #include "symbols/hashidx.h"
 
@@ -64,17 +65,14 @@ struct modmap {
 struct loader {
     struct profile *p;
     uint64_t completion_budget; /* frames left for completed stacks */
-    struct hashidx mod_ids;     /* l->mods by recorded module id */
+    struct hashidx mod_ids;     /* l->mods.v by recorded module id */
     struct fxt_load_stats *st;
     struct hv_err *err;
-    struct pending *pend; /* completed ones have addr NULL */
-    size_t npend, pend_cap;
-    struct chain *chains;
-    size_t nchains, chains_cap;
+    VECTOR(struct pending) pend; /* completed ones have addr NULL */
+    VECTOR(struct chain) chains;
     struct hashidx chain_ids; /* chains by id */
     struct done *recent;      /* RECENT_COMPLETIONS entries */
-    struct modmap *mods;
-    size_t nmods, mods_cap;
+    VECTOR(struct modmap) mods;
     uint64_t *addr; /* scratch frame arrays */
     uint32_t *flags;
     size_t cap;
@@ -85,18 +83,17 @@ static int reserve(struct loader *l, size_t n)
 {
     if (n <= l->cap)
         return 0;
-    size_t cap = l->cap ? l->cap : 256;
-    while (cap < n)
-        cap *= 2;
-    uint64_t *a = realloc(l->addr, cap * sizeof(*a));
+    /* Two arrays indexed alike: both grow to the same capacity (common/vector.h). */
+    size_t cap_a = l->cap, cap_f = l->cap;
+    uint64_t *a = hv_vec_grow(l->addr, &cap_a, n, sizeof(*a));
     if (a)
         l->addr = a;
-    uint32_t *f = realloc(l->flags, cap * sizeof(*f));
+    uint32_t *f = hv_vec_grow(l->flags, &cap_f, n, sizeof(*f));
     if (f)
         l->flags = f;
     if (!a || !f)
         return hv_errf(l->err, "out of memory");
-    l->cap = cap;
+    l->cap = cap_a < cap_f ? cap_a : cap_f;
     return 0;
 }
 
@@ -132,7 +129,7 @@ static bool modmap_eq(const void *ctx, uint32_t idx)
 {
     const struct loader *l = ((const struct loader *const *)ctx)[0];
     const uint64_t *id = ((const uint64_t *const *)ctx)[1];
-    return l->mods[idx].id == *id;
+    return l->mods.v[idx].id == *id;
 }
 
 /* The profile's module for a recorded module id, or PROF_NONE. */
@@ -140,14 +137,14 @@ static uint32_t modmap_find(const struct loader *l, uint64_t id)
 {
     const void *ctx[2] = {l, &id};
     uint32_t i = hashidx_find(&l->mod_ids, hashidx_u64(HASHIDX_SEED, id), modmap_eq, ctx);
-    return i == HASHIDX_NONE ? PROF_NONE : l->mods[i].idx;
+    return i == HASHIDX_NONE ? PROF_NONE : l->mods.v[i].idx;
 }
 
 static bool chain_eq(const void *ctx, uint32_t idx)
 {
     const struct loader *l = ((const struct loader *const *)ctx)[0];
     const uint64_t *id = ((const uint64_t *const *)ctx)[1];
-    return l->chains[idx].id == *id;
+    return l->chains.v[idx].id == *id;
 }
 
 /* The chain of continuation `id`; created when `create`. NULL if none (or out of memory). */
@@ -157,21 +154,15 @@ static struct chain *chain_of(struct loader *l, uint64_t id, bool create)
     uint64_t h = hashidx_u64(HASHIDX_SEED, id);
     uint32_t i = hashidx_find(&l->chain_ids, h, chain_eq, ctx);
     if (i != HASHIDX_NONE)
-        return &l->chains[i];
+        return &l->chains.v[i];
     if (!create)
         return NULL;
-    if (l->nchains == l->chains_cap) {
-        size_t cap = l->chains_cap ? l->chains_cap * 2 : 64;
-        struct chain *v = realloc(l->chains, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        l->chains = v;
-        l->chains_cap = cap;
-    }
-    if (hashidx_insert(&l->chain_ids, h, (uint32_t)l->nchains) < 0)
+    if (!vec_reserve(&l->chains, 1))
         return NULL;
-    l->chains[l->nchains] = (struct chain){id, UINT32_MAX, UINT32_MAX};
-    return &l->chains[l->nchains++];
+    if (hashidx_insert(&l->chain_ids, h, (uint32_t)l->chains.n) < 0)
+        return NULL;
+    l->chains.v[l->chains.n] = (struct chain){id, UINT32_MAX, UINT32_MAX};
+    return &l->chains.v[l->chains.n++];
 }
 
 static int on_sample(struct loader *l, const struct fxtr_record *rec,
@@ -231,7 +222,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             l->flags[0] &= ~PROF_FRAME_RA;
         struct chain *c = chain_of(l, s->completion, false);
         for (uint32_t i = c ? c->head : UINT32_MAX; i != UINT32_MAX;) {
-            struct pending *pd = &l->pend[i];
+            struct pending *pd = &l->pend.v[i];
             int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
                                         pd->flags, pd->n, 1, l->err);
             uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
@@ -282,15 +273,9 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             l->st->samples++;
             return 0;
         }
-        if (l->npend == l->pend_cap) {
-            size_t cap = l->pend_cap ? l->pend_cap * 2 : 64;
-            struct pending *v = realloc(l->pend, cap * sizeof(*v));
-            if (!v)
-                return hv_errf(l->err, "out of memory");
-            l->pend = v;
-            l->pend_cap = cap;
-        }
-        if (l->npend >= UINT32_MAX - 1)
+        if (!vec_reserve(&l->pend, 1))
+            return hv_errf(l->err, "out of memory");
+        if (l->pend.n >= UINT32_MAX - 1)
             return hv_errf(l->err, "more than 2^32 partial records");
         struct chain *c = chain_of(l, s->continuation, true);
         if (!c)
@@ -314,13 +299,13 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         }
         memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
         memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
-        uint32_t at = (uint32_t)l->npend;
+        uint32_t at = (uint32_t)l->pend.n;
         if (c->tail == UINT32_MAX)
             c->head = at;
         else
-            l->pend[c->tail].next = at;
+            l->pend.v[c->tail].next = at;
         c->tail = at;
-        l->pend[l->npend++] = pd;
+        l->pend.v[l->pend.n++] = pd;
         return 0;
     }
     if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)
@@ -347,18 +332,12 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
     free(name);
     if (idx < 0)
         return -1;
-    if (l->nmods == l->mods_cap) {
-        size_t cap = l->mods_cap ? l->mods_cap * 2 : 32;
-        struct modmap *v = realloc(l->mods, cap * sizeof(*v));
-        if (!v)
-            return hv_errf(l->err, "out of memory");
-        l->mods = v;
-        l->mods_cap = cap;
-    }
-    l->mods[l->nmods] = (struct modmap){m->id, (uint32_t)idx};
-    if (hashidx_insert(&l->mod_ids, hashidx_u64(HASHIDX_SEED, m->id), (uint32_t)l->nmods) < 0)
+    if (!vec_reserve(&l->mods, 1))
         return hv_errf(l->err, "out of memory");
-    l->nmods++;
+    l->mods.v[l->mods.n] = (struct modmap){m->id, (uint32_t)idx};
+    if (hashidx_insert(&l->mod_ids, hashidx_u64(HASHIDX_SEED, m->id), (uint32_t)l->mods.n) < 0)
+        return hv_errf(l->err, "out of memory");
+    l->mods.n++;
     l->st->modules++;
     return 0;
 }
@@ -600,8 +579,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         goto done;
     }
     /* Partial records whose completion never came keep their kernel part. */
-    for (size_t i = 0; i < l.npend; i++) {
-        struct pending *pd = &l.pend[i];
+    for (size_t i = 0; i < l.pend.n; i++) {
+        struct pending *pd = &l.pend.v[i];
         if (!pd->addr)
             continue; /* completed */
         if (profile_add_sample(p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr, pd->flags,
@@ -625,19 +604,19 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         progress(ctx, len, len);
     out = 0;
 done:
-    for (size_t i = 0; i < l.npend; i++) {
-        free(l.pend[i].addr);
-        free(l.pend[i].flags);
+    for (size_t i = 0; i < l.pend.n; i++) {
+        free(l.pend.v[i].addr);
+        free(l.pend.v[i].flags);
     }
-    free(l.pend);
+    vec_free(&l.pend);
     for (size_t i = 0; i < RECENT_COMPLETIONS; i++) {
         free(l.recent[i].addr);
         free(l.recent[i].flags);
     }
     free(l.recent);
-    free(l.mods);
+    vec_free(&l.mods);
     hashidx_free(&l.mod_ids);
-    free(l.chains);
+    vec_free(&l.chains);
     hashidx_free(&l.chain_ids);
     free(l.addr);
     free(l.flags);

@@ -16,22 +16,8 @@ struct prof_index {
     struct hashidx funcs; /* key (name, module) */
 };
 
-/* Grow a PROF_VEC to hold one more element. */
-#define VEC_RESERVE(vec, err)                                                                      \
-    ({                                                                                             \
-        int rc_ = 0;                                                                               \
-        if ((vec).n == (vec).cap) {                                                                \
-            size_t cap_ = (vec).cap ? (vec).cap * 2 : 16;                                          \
-            void *v_ = realloc((vec).v, cap_ * sizeof(*(vec).v));                                  \
-            if (!v_)                                                                               \
-                rc_ = hv_errf(err, "profile: out of memory");                                      \
-            else {                                                                                 \
-                (vec).v = v_;                                                                      \
-                (vec).cap = cap_;                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-        rc_;                                                                                       \
-    })
+/* Room for one more element of a profile vector, or -1 with the message. */
+#define VEC_RESERVE(vec, err) (vec_reserve(&(vec), 1) ? 0 : hv_errf(err, "profile: out of memory"))
 
 void profile_init(struct profile *p)
 {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "symbols/dwarf_lines.h"
 #include "symbols/elf_symbols.h"
 #include "symbols/symbol_path.h"
@@ -90,20 +91,14 @@ struct prof_func {
     uint32_t start_line;
 };
 
-#define PROF_VEC(T)                                                                                \
-    struct {                                                                                       \
-        T *v;                                                                                      \
-        size_t n, cap;                                                                             \
-    }
-
 struct profile {
-    PROF_VEC(struct prof_sample) samples;
-    PROF_VEC(struct prof_frame) frames;
-    PROF_VEC(struct prof_module) modules;
-    PROF_VEC(struct prof_mapping) mappings;
-    PROF_VEC(struct prof_name) names; /* processes and threads */
-    PROF_VEC(struct prof_loc) locs;
-    PROF_VEC(struct prof_func) funcs;
+    VECTOR(struct prof_sample) samples;
+    VECTOR(struct prof_frame) frames;
+    VECTOR(struct prof_module) modules;
+    VECTOR(struct prof_mapping) mappings;
+    VECTOR(struct prof_name) names; /* processes and threads */
+    VECTOR(struct prof_loc) locs;
+    VECTOR(struct prof_func) funcs;
     uint64_t ticks_per_sec; /* 1e9 if unknown */
     uint64_t period_ns;     /* sampling period; 0 if unknown */
     uint64_t start_ts;      /* the session_start marker's time (ticks); 0 if unknown */

@@ -8,7 +8,7 @@
 void callgraph_free(struct callgraph *g)
 {
     free(g->funcs);
-    free(g->edges);
+    vec_free(&g->edges);
     free(g->by_callee);
     free(g->order);
     memset(g, 0, sizeof(*g));
@@ -22,7 +22,7 @@ struct edge_key {
 static bool edge_eq(const void *ctx, uint32_t idx)
 {
     const struct edge_key *k = ctx;
-    return k->g->edges[idx].caller == k->caller && k->g->edges[idx].callee == k->callee;
+    return k->g->edges.v[idx].caller == k->caller && k->g->edges.v[idx].callee == k->callee;
 }
 
 static int cmp_by_caller(const void *a, const void *b)
@@ -59,26 +59,19 @@ static int cmp_order(const void *a, const void *b, void *ctx)
 
 /* The edge (caller, callee), added with weight 0 if new; its index, or UINT32_MAX when out of
  * memory. */
-static uint32_t edge_at(struct callgraph *g, struct hashidx *h, size_t *cap, uint32_t caller,
-                        uint32_t callee)
+static uint32_t edge_at(struct callgraph *g, struct hashidx *h, uint32_t caller, uint32_t callee)
 {
     struct edge_key k = {g, caller, callee};
     uint64_t hv = hashidx_u64(hashidx_u64(HASHIDX_SEED, caller), callee);
     uint32_t idx = hashidx_find(h, hv, edge_eq, &k);
     if (idx != HASHIDX_NONE)
         return idx;
-    if (g->nedges == *cap) {
-        size_t nc = *cap ? *cap * 2 : 256;
-        struct callgraph_edge *v = realloc(g->edges, nc * sizeof(*v));
-        if (!v)
-            return UINT32_MAX;
-        g->edges = v;
-        *cap = nc;
-    }
-    g->edges[g->nedges] = (struct callgraph_edge){caller, callee, 0};
-    if (hashidx_insert(h, hv, (uint32_t)g->nedges) < 0)
+    if (!vec_reserve(&g->edges, 1))
         return UINT32_MAX;
-    return (uint32_t)g->nedges++;
+    g->edges.v[g->edges.n] = (struct callgraph_edge){caller, callee, 0};
+    if (hashidx_insert(h, hv, (uint32_t)g->edges.n) < 0)
+        return UINT32_MAX;
+    return (uint32_t)g->edges.n++;
 }
 
 int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err *err)
@@ -87,7 +80,6 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
     size_t nf = p->funcs.n;
     struct hashidx h;
     hashidx_init(&h);
-    size_t cap = 0;
     /* The last sample that counted an edge: once per sample. */
     size_t *seen_e = NULL, seen_cap = 0;
     g->funcs = report_func_weights(p);
@@ -109,14 +101,12 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
             }
             uint32_t fn = p->locs.v[fr->loc].func;
             if (callee != UINT32_MAX) {
-                uint32_t e = edge_at(g, &h, &cap, fn, callee);
+                uint32_t e = edge_at(g, &h, fn, callee);
                 if (e == UINT32_MAX)
                     goto oom;
-                if (e >= seen_cap) {
-                    size_t nc = seen_cap ? seen_cap * 2 : 256;
-                    while (nc <= e)
-                        nc *= 2;
-                    size_t *v = realloc(seen_e, nc * sizeof(*v));
+                if (e >= seen_cap) { /* indexed by edge: new slots seen by no sample */
+                    size_t nc = seen_cap;
+                    size_t *v = hv_vec_grow(seen_e, &nc, (size_t)e + 1, sizeof(*v));
                     if (!v)
                         goto oom;
                     for (size_t k = seen_cap; k < nc; k++)
@@ -126,21 +116,21 @@ int callgraph_build(const struct profile *p, struct callgraph *g, struct hv_err 
                 }
                 if (seen_e[e] != i) {
                     seen_e[e] = i;
-                    g->edges[e].weight += s->weight;
+                    g->edges.v[e].weight += s->weight;
                 }
             }
             callee = fn;
         }
     }
-    g->by_callee = malloc((g->nedges ? g->nedges : 1) * sizeof(*g->by_callee));
+    g->by_callee = malloc((g->edges.n ? g->edges.n : 1) * sizeof(*g->by_callee));
     if (!g->by_callee)
         goto oom;
-    if (g->nedges > 1)
-        qsort(g->edges, g->nedges, sizeof(*g->edges), cmp_by_caller);
-    for (size_t i = 0; i < g->nedges; i++)
+    if (g->edges.n > 1)
+        qsort(g->edges.v, g->edges.n, sizeof(*g->edges.v), cmp_by_caller);
+    for (size_t i = 0; i < g->edges.n; i++)
         g->by_callee[i] = (uint32_t)i;
-    if (g->nedges > 1)
-        qsort_r(g->by_callee, g->nedges, sizeof(*g->by_callee), cmp_by_callee, g->edges);
+    if (g->edges.n > 1)
+        qsort_r(g->by_callee, g->edges.n, sizeof(*g->by_callee), cmp_by_callee, g->edges.v);
     if (nf > 1)
         qsort_r(g->order, nf, sizeof(*g->order), cmp_order, g->funcs);
     free(seen_e);
@@ -155,16 +145,16 @@ oom:
 
 void callgraph_callees(const struct callgraph *g, uint32_t f, size_t *first, size_t *n)
 {
-    size_t lo = 0, hi = g->nedges; /* the first edge with caller >= f */
+    size_t lo = 0, hi = g->edges.n; /* the first edge with caller >= f */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g->edges[mid].caller < f)
+        if (g->edges.v[mid].caller < f)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < g->nedges && g->edges[end].caller == f)
+    while (end < g->edges.n && g->edges.v[end].caller == f)
         end++;
     *first = lo;
     *n = end - lo;
@@ -172,16 +162,16 @@ void callgraph_callees(const struct callgraph *g, uint32_t f, size_t *first, siz
 
 void callgraph_callers(const struct callgraph *g, uint32_t f, size_t *first, size_t *n)
 {
-    size_t lo = 0, hi = g->nedges;
+    size_t lo = 0, hi = g->edges.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g->edges[g->by_callee[mid]].callee < f)
+        if (g->edges.v[g->by_callee[mid]].callee < f)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < g->nedges && g->edges[g->by_callee[end]].callee == f)
+    while (end < g->edges.n && g->edges.v[g->by_callee[end]].callee == f)
         end++;
     *first = lo;
     *n = end - lo;

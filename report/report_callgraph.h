@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "report/profile.h"
 #include "report/report.h"
 
@@ -20,8 +21,7 @@ struct callgraph_edge {
 struct callgraph {
     struct report_func_weight *funcs; /* one per profile function (report_func_weights) */
     size_t nfuncs;
-    struct callgraph_edge *edges; /* sorted by caller, then weight (descending) */
-    size_t nedges;
+    VECTOR(struct callgraph_edge) edges; /* sorted by caller, then weight (descending) */
     uint32_t *by_callee; /* edge indices sorted by callee, then weight (descending) */
     uint32_t *order;     /* functions by total, then self (descending), then index */
     uint64_t total;      /* samples (weights) in the profile */

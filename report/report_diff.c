@@ -13,12 +13,12 @@ void report_diff_free(struct report_diff *d)
 {
     for (size_t i = 0; i < d->nstacks; i++)
         free(d->stacks[i].text);
-    for (size_t i = 0; i < d->nfuncs; i++) {
-        free(d->funcs[i].name);
-        free(d->funcs[i].dso);
+    for (size_t i = 0; i < d->funcs.n; i++) {
+        free(d->funcs.v[i].name);
+        free(d->funcs.v[i].dso);
     }
     free(d->stacks);
-    free(d->funcs);
+    vec_free(&d->funcs);
     memset(d, 0, sizeof(*d));
 }
 
@@ -59,12 +59,12 @@ struct func_key {
 static bool func_eq(const void *ctx, uint32_t idx)
 {
     const struct func_key *k = ctx;
-    const struct diff_func *f = &k->d->funcs[idx];
+    const struct diff_func *f = &k->d->funcs.v[idx];
     return f->kernel == k->kernel && !strcmp(f->name, k->name) && !strcmp(f->dso, k->dso);
 }
 
 /* One profile's self and total per function (report_func_weights), added to the joined rows. */
-static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, const struct profile *p,
+static int add_funcs(struct report_diff *d, struct hashidx *h, const struct profile *p,
                      bool is_new)
 {
     struct report_func_weight *w = report_func_weights(p);
@@ -83,15 +83,9 @@ static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, cons
         hv = hashidx_u64(hv, w[fn].kernel);
         uint32_t idx = hashidx_find(h, hv, func_eq, &key);
         if (idx == HASHIDX_NONE) {
-            if (d->nfuncs == *cap) {
-                size_t nc = *cap ? *cap * 2 : 256;
-                struct diff_func *v = realloc(d->funcs, nc * sizeof(*v));
-                if (!v)
-                    goto done;
-                d->funcs = v;
-                *cap = nc;
-            }
-            struct diff_func *nfunc = &d->funcs[d->nfuncs];
+            if (!vec_reserve(&d->funcs, 1))
+                goto done;
+            struct diff_func *nfunc = &d->funcs.v[d->funcs.n];
             *nfunc = (struct diff_func){
                 .name = strdup(pf->name), .dso = strdup(dso), .kernel = w[fn].kernel};
             if (!nfunc->name || !nfunc->dso) {
@@ -99,11 +93,11 @@ static int add_funcs(struct report_diff *d, size_t *cap, struct hashidx *h, cons
                 free(nfunc->dso);
                 goto done;
             }
-            idx = (uint32_t)d->nfuncs++;
+            idx = (uint32_t)d->funcs.n++;
             if (hashidx_insert(h, hv, idx) < 0)
                 goto done;
         }
-        struct diff_func *df = &d->funcs[idx];
+        struct diff_func *df = &d->funcs.v[idx];
         *(is_new ? &df->new_self : &df->base_self) += w[fn].self;
         *(is_new ? &df->new_total : &df->base_total) += w[fn].total;
     }
@@ -120,15 +114,14 @@ int report_diff_build(const struct profile *base, const struct profile *new, str
     struct report_stacks a = {0}, b = {0};
     struct hashidx h;
     hashidx_init(&h);
-    size_t cap = 0;
     int rc = -1;
     if (report_stacks_build(base, false, &a, err) < 0 ||
         report_stacks_build(new, false, &b, err) < 0)
         goto done;
     d->base_total = profile_total_weight(base);
     d->new_total = profile_total_weight(new);
-    if (join_stacks(d, &a, &b) < 0 || add_funcs(d, &cap, &h, base, false) < 0 ||
-        add_funcs(d, &cap, &h, new, true) < 0) {
+    if (join_stacks(d, &a, &b) < 0 || add_funcs(d, &h, base, false) < 0 ||
+        add_funcs(d, &h, new, true) < 0) {
         hv_errf(err, "diff: out of memory");
         goto done;
     }
@@ -186,14 +179,14 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
                           struct hv_err *err)
 {
     unsigned limit = o->limit ? o->limit : 50;
-    struct order *ord = malloc((d->nfuncs ? d->nfuncs : 1) * sizeof(*ord));
+    struct order *ord = malloc((d->funcs.n ? d->funcs.n : 1) * sizeof(*ord));
     if (!ord)
         return hv_errf(err, "diff: out of memory");
-    for (size_t i = 0; i < d->nfuncs; i++)
-        ord[i] = (struct order){fabs(dself(d, &d->funcs[i])), fabs(dtotal(d, &d->funcs[i])),
-                                &d->funcs[i]};
-    if (d->nfuncs > 1)
-        qsort(ord, d->nfuncs, sizeof(*ord), cmp_order);
+    for (size_t i = 0; i < d->funcs.n; i++)
+        ord[i] = (struct order){fabs(dself(d, &d->funcs.v[i])), fabs(dtotal(d, &d->funcs.v[i])),
+                                &d->funcs.v[i]};
+    if (d->funcs.n > 1)
+        qsort(ord, d->funcs.n, sizeof(*ord), cmp_order);
     fprintf(out,
             "# hvprof diff: base %s (%" PRIu64 " samples), new %s (%" PRIu64 " samples)\n"
             "# shares of each recording's own samples; Delta = new - base, in percentage points;\n"
@@ -202,7 +195,7 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
             d->new_total);
     fprintf(out, "# %9s %8s %8s  %9s %8s %8s  %-24s %s\n", "Base self", "New self", "Delta",
             "Base chld", "New chld", "Delta", "Shared Object", "Symbol");
-    for (size_t i = 0; i < d->nfuncs && i < limit; i++) {
+    for (size_t i = 0; i < d->funcs.n && i < limit; i++) {
         const struct diff_func *f = ord[i].f;
         fprintf(out, "  %8.2f%% %7.2f%% %+7.2f%%  %8.2f%% %7.2f%% %+7.2f%%  %-24s [%c] %s\n",
                 pct(f->base_self, d->base_total), pct(f->new_self, d->new_total), dself(d, f),

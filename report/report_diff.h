@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "report/profile.h"
 
 struct diff_stack {
@@ -27,8 +28,7 @@ struct diff_func {
 struct report_diff {
     struct diff_stack *stacks; /* in report_stacks_cmp_text order */
     size_t nstacks;
-    struct diff_func *funcs;
-    size_t nfuncs;
+    VECTOR(struct diff_func) funcs;
     uint64_t base_total, new_total; /* samples (weights) of each profile */
 };
 

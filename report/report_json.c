@@ -28,7 +28,7 @@ static void edges(FILE *out, const struct callgraph *g, const uint32_t *pos, siz
 {
     for (size_t k = 0; k < n; k++) {
         const struct callgraph_edge *e =
-            callers ? &g->edges[g->by_callee[first + k]] : &g->edges[first + k];
+            callers ? &g->edges.v[g->by_callee[first + k]] : &g->edges.v[first + k];
         fprintf(out, "%s{\"function\": %" PRIu32 ", \"samples\": %" PRIu64 "}", k ? ", " : "",
                 pos[callers ? e->caller : e->callee], e->weight);
     }

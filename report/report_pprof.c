@@ -9,13 +9,13 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/vector.h"
 #include "symbols/hashidx.h"
 #include "report/profile.pb-c.h"
 #include "report/report.h"
 
 struct strtab {
-    char **v;
-    size_t n, cap;
+    VECTOR_FIELDS(char *);
     struct hashidx h;
     bool failed; /* out of memory at some point: checked once before packing */
 };
@@ -35,15 +35,9 @@ static int64_t str_id(struct strtab *t, const char *s)
     uint32_t i = hashidx_find(&t->h, h, str_eq, ctx);
     if (i != HASHIDX_NONE)
         return i;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        char **v = realloc(t->v, cap * sizeof(*v));
-        if (!v) {
-            t->failed = true;
-            return 0;
-        }
-        t->v = v;
-        t->cap = cap;
+    if (!vec_reserve(t, 1)) {
+        t->failed = true;
+        return 0;
     }
     char *copy = strdup(s);
     if (!copy || hashidx_insert(&t->h, h, (uint32_t)t->n) < 0) {

@@ -6,26 +6,18 @@
 #include "symbols/hashidx.h"
 #include "report/report.h"
 
+/* The stack's text: NUL-terminated, its length without the NUL in n. */
 struct sbuf {
-    char *s;
-    size_t len, cap;
+    VECTOR_FIELDS(char);
 };
 
 static int sbuf_add(struct sbuf *b, const char *s)
 {
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns)
-            return -1;
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
+    size_t len = strlen(s);
+    if (!vec_reserve(b, len + 1))
+        return -1;
+    memcpy(b->v + b->n, s, len + 1);
+    b->n += len;
     return 0;
 }
 
@@ -79,7 +71,7 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
     int rc = -1;
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
-        b.len = 0;
+        b.n = 0;
         /* The process is the root frame, as stackcollapse-perf does with the command name. */
         const char *pn = profile_process_name(p, s->pid);
         size_t k = 0;
@@ -95,22 +87,16 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
                 (kernel_suffix && (fr->flags & PROF_FRAME_KERNEL) && sbuf_add(&b, "_[k]") < 0))
                 goto oom;
         }
-        struct key key = {out, b.s};
-        uint64_t hv = hashidx_bytes(HASHIDX_SEED, b.s, b.len);
+        struct key key = {out, b.v};
+        uint64_t hv = hashidx_bytes(HASHIDX_SEED, b.v, b.n);
         uint32_t idx = hashidx_find(&h, hv, stack_eq, &key);
         if (idx != HASHIDX_NONE) {
             out->v[idx].weight += s->weight;
             continue;
         }
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 64;
-            struct report_stack *v = realloc(out->v, cap * sizeof(*v));
-            if (!v)
-                goto oom;
-            out->v = v;
-            out->cap = cap;
-        }
-        char *text = strdup(b.s);
+        if (!vec_reserve(out, 1))
+            goto oom;
+        char *text = strdup(b.v);
         if (!text)
             goto oom;
         out->v[out->n] = (struct report_stack){text, s->weight};
@@ -125,7 +111,7 @@ oom:
     hv_errf(err, "stacks: out of memory");
     report_stacks_free(out);
 done:
-    free(b.s);
+    vec_free(&b);
     hashidx_free(&h);
     return rc;
 }

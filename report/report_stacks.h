@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "report/profile.h"
 
 struct report_stack {
@@ -16,8 +17,7 @@ struct report_stack {
 };
 
 struct report_stacks {
-    struct report_stack *v;
-    size_t n, cap;
+    VECTOR_FIELDS(struct report_stack);
 };
 
 /* Build, sorted frame by frame (all stacks below one frame are adjacent). With kernel_suffix,

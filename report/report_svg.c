@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vector.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
 #include "report/report_svg_script.h"
@@ -157,7 +158,7 @@ int report_svg_render(struct report_stacks *stacks, const double *base, const ch
         }
         for (uint32_t d = common; d < nf; d++) {
             if (nn == cap) {
-                struct node *nv = realloc(nodes, sizeof(*nodes) * (cap *= 2));
+                struct node *nv = hv_vec_grow(nodes, &cap, nn + 1, sizeof(*nodes));
                 if (!nv)
                     goto oom;
                 nodes = nv;

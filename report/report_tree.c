@@ -42,7 +42,7 @@ int report_write_tree(const struct profile *p, const struct report_opts *o, FILE
         fputc('\n', out);
         callgraph_callers(&g, f, &first, &n);
         for (size_t k = 0; k < n && k < TREE_EDGES; k++) {
-            const struct callgraph_edge *e = &g.edges[g.by_callee[first + k]];
+            const struct callgraph_edge *e = &g.edges.v[g.by_callee[first + k]];
             fprintf(out, "  %16s %7.2f%%  <- ", "", pct(e->weight, g.total));
             put_func(out, p, &g, e->caller);
         }
@@ -53,7 +53,7 @@ int report_write_tree(const struct profile *p, const struct report_opts *o, FILE
         put_func(out, p, &g, f);
         callgraph_callees(&g, f, &first, &n);
         for (size_t k = 0; k < n && k < TREE_EDGES; k++) {
-            const struct callgraph_edge *e = &g.edges[first + k];
+            const struct callgraph_edge *e = &g.edges.v[first + k];
             fprintf(out, "  %16s %7.2f%%  -> ", "", pct(e->weight, g.total));
             put_func(out, p, &g, e->callee);
         }

@@ -35,13 +35,10 @@ struct cfi_entry {
 };
 
 struct sampler_cfi {
-    struct cfi_entry *e;
-    size_t n, cap;
-    struct cfi_table **tables; /* every table compiled, freed at close */
-    size_t ntables, cap_tables;
+    VECTOR(struct cfi_entry) e;
+    VECTOR(struct cfi_table *) tables; /* every table compiled, freed at close */
     struct exit_cfi_maps maps; /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
-    struct gw_cfi_map **all; /* every map published, freed at close */
-    size_t nall, cap_all;
+    VECTOR(struct gw_cfi_map *) all; /* every map published, freed at close */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file;               /* tables compiled from the binary's file instead */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
@@ -57,15 +54,15 @@ void sampler_cfi_destroy(struct sampler_cfi *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->ntables; i++) {
-        cfi_table_free(c->tables[i]);
-        free(c->tables[i]);
+    for (size_t i = 0; i < c->tables.n; i++) {
+        cfi_table_free(c->tables.v[i]);
+        free(c->tables.v[i]);
     }
-    for (size_t i = 0; i < c->nall; i++)
-        free(c->all[i]);
-    free(c->tables);
-    free(c->all);
-    free(c->e);
+    for (size_t i = 0; i < c->all.n; i++)
+        free(c->all.v[i]);
+    vec_free(&c->tables);
+    vec_free(&c->all);
+    vec_free(&c->e);
     free(c);
 }
 
@@ -74,37 +71,17 @@ const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c)
     return c ? &c->maps : NULL;
 }
 
-static bool push_ptr(void ***v, size_t *n, size_t *cap, void *p)
-{
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        void **nv = realloc(*v, nc * sizeof(*nv));
-        if (!nv)
-            return false;
-        *v = nv;
-        *cap = nc;
-    }
-    (*v)[(*n)++] = p;
-    return true;
-}
-
 static struct cfi_entry *entry_of(struct sampler_cfi *c, const struct discover_module *m)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].build_id_len == m->build_id_len &&
-            !memcmp(c->e[i].build_id, m->build_id, m->build_id_len))
-            return &c->e[i];
-    if (c->n >= CFI_MAX_TABLES)
+    for (size_t i = 0; i < c->e.n; i++)
+        if (c->e.v[i].build_id_len == m->build_id_len &&
+            !memcmp(c->e.v[i].build_id, m->build_id, m->build_id_len))
+            return &c->e.v[i];
+    if (c->e.n >= CFI_MAX_TABLES)
         return NULL;
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        struct cfi_entry *ne = realloc(c->e, nc * sizeof(*ne));
-        if (!ne)
-            return NULL;
-        c->e = ne;
-        c->cap = nc;
-    }
-    struct cfi_entry *e = &c->e[c->n++];
+    struct cfi_entry *e = vec_push(&c->e);
+    if (!e)
+        return NULL;
     *e = (struct cfi_entry){.build_id_len = m->build_id_len};
     memcpy(e->build_id, m->build_id, m->build_id_len);
     return e;
@@ -208,7 +185,7 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
 /* Keep t for freeing at close; false (t freed) when out of memory. */
 static bool keep(struct sampler_cfi *c, struct cfi_table *t)
 {
-    if (push_ptr((void ***)&c->tables, &c->ntables, &c->cap_tables, t)) {
+    if (vec_append(&c->tables, t)) {
         c->kept_bytes += cfi_table_bytes(t);
         return true;
     }
@@ -281,7 +258,7 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
                         const struct discover_module *found, size_t n)
 {
     struct sampler_cfi *c = s->cfi;
-    if (!c || proc == 0 || proc > ID_MAX_PROCS || c->nall >= CFI_MAX_MAPS)
+    if (!c || proc == 0 || proc > ID_MAX_PROCS || c->all.n >= CFI_MAX_MAPS)
         return;
     struct gw_cfi_map *map = malloc(sizeof(*map) + (n ? n : 1) * sizeof(map->m[0]));
     if (!map)
@@ -301,7 +278,7 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
     map->n = o;
     const struct gw_cfi_map *cur = exit_cfi_current(&c->maps, proc);
     if ((!cur && !map->n) || same_map(cur, map) ||
-        !push_ptr((void ***)&c->all, &c->nall, &c->cap_all, map)) {
+        !vec_append(&c->all, map)) {
         free(map);
         return;
     }
@@ -323,8 +300,8 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     /* Of the tables in use (one per binary): a replaced table is not counted. */
     size_t rows = 0, bytes = 0;
     struct cfi_stats st = {0};
-    for (size_t i = 0; i < c->n; i++) {
-        const struct cfi_table *t = c->e[i].t;
+    for (size_t i = 0; i < c->e.n; i++) {
+        const struct cfi_table *t = c->e.v[i].t;
         if (!t)
             continue;
         rows += t->nrows;

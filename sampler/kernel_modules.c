@@ -36,14 +36,8 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
                       struct hv_err *err)
 {
     struct sampler_kmods *km = &s->kmods;
-    if (km->n == km->cap) {
-        size_t cap = km->cap ? 2 * km->cap : 64;
-        void *v = realloc(km->v, cap * sizeof(*km->v));
-        if (!v)
-            return hv_errf(err, "out of memory");
-        km->v = v;
-        km->cap = cap;
-    }
+    if (!vec_reserve(km, 1))
+        return hv_errf(err, "out of memory");
     /* One module's table takes at most a sixteenth of the metadata budget (4 MiB by default;
      * Debian's largest module, amdgpu, needs ~1 MiB); none is read once the budget is spent. */
     uint64_t left = meta_budget_table_left(&s->meta, 16);

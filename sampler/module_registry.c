@@ -15,8 +15,8 @@ void discover_registry_init(struct discover_registry *r)
 
 void discover_registry_free(struct discover_registry *r)
 {
-    free(r->mods);
-    free(r->maps);
+    vec_free(&r->mods);
+    vec_free(&r->maps);
     memset(r, 0, sizeof(*r));
 }
 
@@ -24,8 +24,8 @@ static struct discover_registry_module *find_module(const struct discover_regist
                                                     const uint8_t *id, uint32_t id_len,
                                                     const char *name, uint64_t header_va)
 {
-    for (size_t i = 0; i < r->nmods; i++) {
-        struct discover_registry_module *m = &r->mods[i];
+    for (size_t i = 0; i < r->mods.n; i++) {
+        struct discover_registry_module *m = &r->mods.v[i];
         if (id_len ? m->build_id_len == id_len && !memcmp(m->build_id, id, id_len)
                    : !m->build_id_len && m->header_va == header_va &&
                          (!name[0] || !strcmp(m->name, name)))
@@ -86,15 +86,9 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
         return (int64_t)m->id;
     if (!meta_budget_allows(r->budget, MODULE_RECORD_COST))
         return -2;
-    if (r->nmods == r->mods_cap) {
-        size_t cap = r->mods_cap ? r->mods_cap * 2 : 16;
-        void *v = realloc(r->mods, cap * sizeof(*r->mods));
-        if (!v)
-            return hv_errf(err, "discover: out of memory");
-        r->mods = v;
-        r->mods_cap = cap;
-    }
-    m = &r->mods[r->nmods];
+    if (!vec_reserve(&r->mods, 1))
+        return hv_errf(err, "discover: out of memory");
+    m = &r->mods.v[r->mods.n];
     memset(m, 0, sizeof(*m));
     if (id_len > sizeof(m->build_id))
         id_len = sizeof(m->build_id);
@@ -113,7 +107,7 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
                                .build_id_len = (uint16_t)id_len};
     if (hvfxt_write_module(w, &rec, err) < 0)
         return -1;
-    r->nmods++;
+    r->mods.n++;
     r->next_id++;
     (*written)++;
     return (int64_t)m->id;
@@ -123,20 +117,14 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
                    uint64_t start, uint64_t size, uint64_t vaddr, uint64_t flags, uint64_t ts,
                    const uint64_t *file_offset, int *written, struct hv_err *err)
 {
-    for (size_t i = 0; i < r->nmaps; i++) {
-        if (r->maps[i].pid == pid && r->maps[i].start == start && r->maps[i].module_id == mod)
+    for (size_t i = 0; i < r->maps.n; i++) {
+        if (r->maps.v[i].pid == pid && r->maps.v[i].start == start && r->maps.v[i].module_id == mod)
             return 0;
     }
     if (!meta_budget_allows(r->budget, MAPPING_RECORD_COST))
         return 0;
-    if (r->nmaps == r->maps_cap) {
-        size_t cap = r->maps_cap ? r->maps_cap * 2 : 64;
-        void *v = realloc(r->maps, cap * sizeof(*r->maps));
-        if (!v)
-            return hv_errf(err, "discover: out of memory");
-        r->maps = v;
-        r->maps_cap = cap;
-    }
+    if (!vec_reserve(&r->maps, 1))
+        return hv_errf(err, "discover: out of memory");
     struct hvfxt_mapping rec = {.pid = pid,
                                 .module_id = mod,
                                 .start = start,
@@ -148,7 +136,7 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
                                 .file_offset = file_offset ? *file_offset : 0};
     if (hvfxt_write_mapping(w, &rec, err) < 0)
         return -1;
-    r->maps[r->nmaps++] = (struct discover_registry_mapping){pid, start, mod};
+    r->maps.v[r->maps.n++] = (struct discover_registry_mapping){pid, start, mod};
     (*written)++;
     return 0;
 }

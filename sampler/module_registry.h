@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "fxt/writer.h"
 #include "guestos/module.h"
 #include "sampler/meta_budget.h"
@@ -31,10 +32,8 @@ struct discover_registry_mapping {
 };
 
 struct discover_registry {
-    struct discover_registry_module *mods;
-    size_t nmods, mods_cap;
-    struct discover_registry_mapping *maps;
-    size_t nmaps, maps_cap;
+    VECTOR(struct discover_registry_module) mods;
+    VECTOR(struct discover_registry_mapping) maps;
     uint64_t next_id; /* module ids start at 1 */
     /* The recording's metadata budget (NULL: none): a module or mapping record that does not
      * fit is left out (a module's mappings with it) and counted there. */

@@ -268,6 +268,6 @@ void sampler_modules_summary(const struct sampler *s, FILE *out)
             "  user modules: %zu recorded (%zu mappings), %" PRIu64 " with %" PRIu64
             " symbols from their dynamic symbol tables; %" PRIu64 " looks at address spaces "
             "(%" PRIu64 " found more than the look before), %.1f ms in all\n",
-            m->reg.nmods, m->reg.nmaps, m->symbol_modules, m->symbols, m->looks, m->relooks_found,
+            m->reg.mods.n, m->reg.maps.n, m->symbol_modules, m->symbols, m->looks, m->relooks_found,
             (double)m->ns / 1e6);
 }

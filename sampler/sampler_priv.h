@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "common/vector.h"
 #include "fxt/ring.h"
 #include "fxt/writer.h"
 #include "guestos/guestos.h"
@@ -54,8 +55,7 @@ struct sampler_kmod_seen {
     uint64_t start, end;
 };
 struct sampler_kmods {
-    struct sampler_kmod_seen *v;
-    size_t n, cap;
+    VECTOR_FIELDS(struct sampler_kmod_seen);
     uint64_t polls, last_ns, poll_ns, symbols, over;
     uint64_t deferred; /* polls cut short by the drain pass's slice (continued at the next) */
     unsigned listed, unreadable, list_failures;

@@ -5,29 +5,6 @@
 
 #include "sampler/meta_budget.h"
 
-static bool grow(struct symbol_batch *b, size_t name_len)
-{
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 256;
-        struct symbol_batch_entry *v = realloc(b->v, cap * sizeof(*v));
-        if (!v)
-            return false;
-        b->v = v;
-        b->cap = cap;
-    }
-    if (b->names_len + name_len + 1 > b->names_cap) {
-        size_t cap = b->names_cap ? 2 * b->names_cap : 8192;
-        while (cap < b->names_len + name_len + 1)
-            cap *= 2;
-        char *p = realloc(b->names, cap);
-        if (!p)
-            return false;
-        b->names = p;
-        b->names_cap = cap;
-    }
-    return true;
-}
-
 int symbol_batch_add(void *batch, const struct guestos_symbol *s)
 {
     struct symbol_batch *b = batch;
@@ -39,21 +16,20 @@ int symbol_batch_add(void *batch, const struct guestos_symbol *s)
         return 1;
     }
     b->bytes += cost;
-    if (!grow(b, s->name_len)) {
+    size_t off = b->names.n;
+    if (!vec_reserve(b, 1) || !vec_extend(&b->names, s->name, s->name_len) ||
+        !vec_append(&b->names, 0)) {
         b->oom = true;
         return 1;
     }
-    memcpy(b->names + b->names_len, s->name, s->name_len);
-    b->names[b->names_len + s->name_len] = 0;
     uint64_t addr = s->addr - b->base;
     /* Names are kept as offsets into `names` until the buffer stops moving. */
     b->v[b->n++] =
         (struct symbol_batch_entry){.sym = {.addr = addr,
                                             .type = s->type,
-                                            .name = (const char *)(uintptr_t)b->names_len,
+                                            .name = (const char *)(uintptr_t)off,
                                             .name_len = s->name_len},
                                     .end = s->size && addr + s->size > addr ? addr + s->size : 0};
-    b->names_len += s->name_len + 1;
     return 0;
 }
 
@@ -69,7 +45,7 @@ int symbol_batch_write(struct symbol_batch *b, struct fxt_writer *w, uint64_t id
     if (!b->n)
         return 0;
     for (size_t i = 0; i < b->n; i++)
-        b->v[i].sym.name = b->names + (uintptr_t)b->v[i].sym.name;
+        b->v[i].sym.name = b->names.v + (uintptr_t)b->v[i].sym.name;
     qsort(b->v, b->n, sizeof(*b->v), by_addr);
     /* At most one end marker after each symbol, and one at `end`. */
     struct hvfxt_symbol *out = malloc((2 * b->n + 1) * sizeof(*out));
@@ -96,7 +72,7 @@ int symbol_batch_write(struct symbol_batch *b, struct fxt_writer *w, uint64_t id
 
 void symbol_batch_free(struct symbol_batch *b)
 {
-    free(b->v);
-    free(b->names);
+    vec_free(b);
+    vec_free(&b->names);
     *b = (struct symbol_batch){0};
 }

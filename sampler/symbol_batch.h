@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "fxt/writer.h"
 #include "guestos/guestos.h"
 #include "schema/recording.h"
@@ -17,10 +18,8 @@ struct symbol_batch_entry {
 };
 
 struct symbol_batch {
-    struct symbol_batch_entry *v;
-    size_t n, cap;
-    char *names;
-    size_t names_len, names_cap;
+    VECTOR_FIELDS(struct symbol_batch_entry);
+    VECTOR(char) names; /* NUL-separated pool */
     uint64_t base; /* subtracted from every address (a kernel module's code region) */
     bool oom;      /* an allocation failed: the batch is incomplete */
     /* Bytes the batch's records may take (META_SYMBOL_COST each; 0: no limit), the bytes its

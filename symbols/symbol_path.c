@@ -15,12 +15,12 @@ void symbol_path_init(struct symbol_path *sp)
 
 void symbol_path_free(struct symbol_path *sp)
 {
-    for (size_t i = 0; i < sp->ndirs; i++)
-        free(sp->dirs[i]);
-    free(sp->dirs);
-    for (size_t i = 0; i < sp->nscanned; i++)
-        free(sp->scanned[i].path);
-    free(sp->scanned);
+    for (size_t i = 0; i < sp->dirs.n; i++)
+        free(sp->dirs.v[i]);
+    vec_free(&sp->dirs);
+    for (size_t i = 0; i < sp->scanned.n; i++)
+        free(sp->scanned.v[i].path);
+    vec_free(&sp->scanned);
     memset(sp, 0, sizeof(*sp));
 }
 
@@ -31,13 +31,11 @@ int symbol_path_add_dir(struct symbol_path *sp, const char *dir, struct hv_err *
         return hv_errf_errno(err, "--symbols %s", dir);
     if (!S_ISDIR(st.st_mode))
         return hv_errf(err, "--symbols %s: not a directory", dir);
-    char **dirs = realloc(sp->dirs, (sp->ndirs + 1) * sizeof(*dirs));
-    if (!dirs)
+    char *copy = strdup(dir);
+    if (!copy || !vec_append(&sp->dirs, copy)) {
+        free(copy);
         return hv_errf(err, "out of memory");
-    sp->dirs = dirs;
-    if (!(sp->dirs[sp->ndirs] = strdup(dir)))
-        return hv_errf(err, "out of memory");
-    sp->ndirs++;
+    }
     sp->scanned_done = 0;
     return 0;
 }
@@ -57,12 +55,11 @@ static bool build_id_matches(const char *path, const uint8_t *id, uint32_t len)
 
 static void scan_dirs(struct symbol_path *sp)
 {
-    for (size_t i = 0; i < sp->nscanned; i++)
-        free(sp->scanned[i].path);
-    sp->nscanned = 0;
-    size_t cap = 0;
-    for (size_t d = 0; d < sp->ndirs; d++) {
-        DIR *dir = opendir(sp->dirs[d]);
+    for (size_t i = 0; i < sp->scanned.n; i++)
+        free(sp->scanned.v[i].path);
+    sp->scanned.n = 0;
+    for (size_t d = 0; d < sp->dirs.n; d++) {
+        DIR *dir = opendir(sp->dirs.v[d]);
         if (!dir)
             continue;
         struct dirent *de;
@@ -71,7 +68,7 @@ static void scan_dirs(struct symbol_path *sp)
             if (de->d_name[0] == '.')
                 continue;
             char path[4096];
-            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], de->d_name) >= (int)sizeof(path))
+            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs.v[d], de->d_name) >= (int)sizeof(path))
                 continue;
             if (!is_regular(path))
                 continue;
@@ -80,17 +77,12 @@ static void scan_dirs(struct symbol_path *sp)
             if (n <= 0)
                 continue;
             e.build_id_len = (uint32_t)n;
-            if (sp->nscanned == cap) {
-                size_t ncap = cap ? cap * 2 : 64;
-                struct symbol_path_entry *v = realloc(sp->scanned, ncap * sizeof(*v));
-                if (!v)
-                    break;
-                sp->scanned = v;
-                cap = ncap;
-            }
             if (!(e.path = strdup(path)))
                 break;
-            sp->scanned[sp->nscanned++] = e;
+            if (!vec_append(&sp->scanned, e)) {
+                free(e.path);
+                break;
+            }
         }
         closedir(dir);
     }
@@ -112,9 +104,9 @@ char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t
         elf_build_id_hex(build_id, build_id_len, hex);
         /* .build-id/<first byte>/<rest>[.debug] (GDB "Separate Debug Files"). */
         static const char *const suffixes[] = {".debug", ""};
-        for (size_t d = 0; d < sp->ndirs; d++) {
+        for (size_t d = 0; d < sp->dirs.n; d++) {
             for (size_t k = 0; k < 2; k++) {
-                snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s", sp->dirs[d], hex, hex + 2,
+                snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s", sp->dirs.v[d], hex, hex + 2,
                          suffixes[k]);
                 if (is_regular(path) && build_id_matches(path, build_id, build_id_len))
                     return strdup(path);
@@ -122,16 +114,16 @@ char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t
         }
         if (!sp->scanned_done)
             scan_dirs(sp);
-        for (size_t i = 0; i < sp->nscanned; i++) {
-            const struct symbol_path_entry *e = &sp->scanned[i];
+        for (size_t i = 0; i < sp->scanned.n; i++) {
+            const struct symbol_path_entry *e = &sp->scanned.v[i];
             if (e->build_id_len == build_id_len && !memcmp(e->build_id, build_id, build_id_len))
                 return strdup(e->path);
         }
     }
     if (name && *name && name[0] != '[') {
         /* Without a build-id match, a file of the same name; with a build-id it must agree. */
-        for (size_t d = 0; d < sp->ndirs; d++) {
-            snprintf(path, sizeof(path), "%s/%s", sp->dirs[d], base_name(name));
+        for (size_t d = 0; d < sp->dirs.n; d++) {
+            snprintf(path, sizeof(path), "%s/%s", sp->dirs.v[d], base_name(name));
             if (!is_regular(path))
                 continue;
             if (!build_id_len || build_id_matches(path, build_id, build_id_len))

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 
 struct symbol_path_entry {
     char *path;
@@ -17,10 +18,8 @@ struct symbol_path_entry {
 };
 
 struct symbol_path {
-    char **dirs;
-    size_t ndirs;
-    struct symbol_path_entry *scanned; /* plain files of all dirs, filled on first need */
-    size_t nscanned;
+    VECTOR(char *) dirs;
+    VECTOR(struct symbol_path_entry) scanned; /* plain files of all dirs, filled on first need */
     int scanned_done;
 };
 

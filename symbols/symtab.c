@@ -11,7 +11,7 @@ void symtab_init(struct symtab *t)
 void symtab_free(struct symtab *t)
 {
     free(t->v);
-    free(t->names);
+    vec_free(&t->names);
     memset(t, 0, sizeof(*t));
 }
 
@@ -22,29 +22,11 @@ int symtab_add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
         return hv_errf(err, "symbol table: more than %u symbols", SYMTAB_MAX_SYMS);
     if (name_len > SYMTAB_MAX_NAME_LEN)
         name_len = SYMTAB_MAX_NAME_LEN;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        struct sym *v = realloc(t->v, cap * sizeof(*v));
-        if (!v)
-            return hv_errf(err, "symbol table: out of memory");
-        t->v = v;
-        t->cap = cap;
-    }
-    if (t->names_len + name_len + 1 > t->names_cap) {
-        size_t cap = t->names_cap ? t->names_cap : 4096;
-        while (cap < t->names_len + name_len + 1)
-            cap *= 2;
-        char *names = realloc(t->names, cap);
-        if (!names)
-            return hv_errf(err, "symbol table: out of memory");
-        t->names = names;
-        t->names_cap = cap;
-    }
-    memcpy(t->names + t->names_len, name, name_len);
-    t->names[t->names_len + name_len] = 0;
-    t->v[t->n++] = (struct sym){
-        .addr = addr, .size = size, .name = (uint32_t)t->names_len, .strength = strength};
-    t->names_len += name_len + 1;
+    uint32_t off = (uint32_t)t->names.n;
+    if (!vec_reserve(t, 1) || !vec_extend(&t->names, name, name_len) ||
+        !vec_append(&t->names, 0))
+        return hv_errf(err, "symbol table: out of memory");
+    t->v[t->n++] = (struct sym){.addr = addr, .size = size, .name = off, .strength = strength};
     t->sorted = 0;
     return 0;
 }
@@ -71,7 +53,7 @@ void symtab_finish(struct symtab *t)
     if (t->sorted)
         return;
     if (t->n > 1) /* qsort of a NULL array is undefined even for 0 elements (C11 7.22.5) */
-        qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names);
+        qsort_r(t->v, t->n, sizeof(*t->v), sym_cmp, t->names.v);
     size_t w = 0;
     for (size_t r = 0; r < t->n; r++) {
         if (w > 0 && t->v[w - 1].addr == t->v[r].addr) {
@@ -116,7 +98,7 @@ const struct sym *symtab_lookup(const struct symtab *t, uint64_t addr)
     for (size_t k = 0; k < 8 && k <= lo; k++) {
         const struct sym *s = &t->v[lo - k];
         if (contains(s, addr))
-            return t->names[s->name] ? s : NULL; /* an end marker: nothing here */
+            return t->names.v[s->name] ? s : NULL; /* an end marker: nothing here */
     }
     return NULL;
 }
@@ -126,7 +108,7 @@ const struct sym *symtab_find_name(const struct symtab *t, const char *name)
     if (!*name)
         return NULL;
     for (size_t i = 0; i < t->n; i++) {
-        if (!strcmp(t->names + t->v[i].name, name))
+        if (!strcmp(t->names.v + t->v[i].name, name))
             return &t->v[i];
     }
     return NULL;

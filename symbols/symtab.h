@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 
 struct sym {
     uint64_t addr;    /* link-time address (ELF st_value, kallsyms/System.map address) */
@@ -16,10 +17,8 @@ struct sym {
 };
 
 struct symtab {
-    struct sym *v;
-    size_t n, cap;
-    char *names; /* NUL-separated pool */
-    size_t names_len, names_cap;
+    VECTOR_FIELDS(struct sym);
+    VECTOR(char) names; /* NUL-separated pool */
     int sorted;
 };
 
@@ -51,5 +50,5 @@ const struct sym *symtab_find_name(const struct symtab *t, const char *name);
 
 static inline const char *symtab_name(const struct symtab *t, const struct sym *s)
 {
-    return t->names + s->name;
+    return t->names.v + s->name;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vector.h"
+
 /* include/uapi/linux/btf.h */
 #define BTF_MAGIC      0xeb9f
 #define BTF_HDR_MIN    24
@@ -150,8 +152,7 @@ int lx_btf_load(struct lx_btf *b, const void *data, size_t len, struct hv_err *e
                            kind_of(info), (unsigned long long)off);
         }
         if (n + 2 > cap) {
-            cap *= 2;
-            uint32_t *v = realloc(b->type_off, cap * sizeof(*v));
+            uint32_t *v = hv_vec_grow(b->type_off, &cap, n + 2, sizeof(*v));
             if (!v) {
                 lx_btf_free(b);
                 return hv_errf(err, "btf: out of memory");

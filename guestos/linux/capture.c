@@ -154,7 +154,7 @@ static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
         return;
     }
     fprintf(log, "capture: Linux %s, KASLR offset 0x%" PRIx64 ", %zu code symbols; %s\n",
-            k->vmci.osrelease, k->kaslr_offset, k->nsyms, k->btf_note);
+            k->vmci.osrelease, k->kaslr_offset, k->syms.n, k->btf_note);
     char why[192];
     struct lx_task_reader *r = lx_task_reader_build(k, why, sizeof(why));
     struct gw_walker w;

@@ -14,11 +14,8 @@ struct lx_kernel *lx_kernel_new(void)
 
 static void reset_symbols(struct lx_kernel *k)
 {
-    free(k->syms);
-    free(k->names);
-    k->syms = NULL;
-    k->names = NULL;
-    k->nsyms = k->syms_cap = k->names_len = k->names_cap = 0;
+    vec_free(&k->syms);
+    vec_free(&k->names);
     k->text_lo = k->text_hi = 0;
     memset(&k->sym, 0, sizeof(k->sym));
     lx_btf_free(&k->btf);
@@ -38,29 +35,14 @@ void lx_kernel_free(struct lx_kernel *k)
 static int add_symbol(struct lx_kernel *k, uint64_t addr, char type, const char *name, size_t len,
                       struct hv_err *err)
 {
-    if (k->nsyms == k->syms_cap) {
-        size_t cap = k->syms_cap ? k->syms_cap * 2 : 65536;
-        void *v = realloc(k->syms, cap * sizeof(*k->syms));
-        if (!v)
-            return hv_errf(err, "kallsyms: out of memory");
-        k->syms = v;
-        k->syms_cap = cap;
-    }
-    if (k->names_len + len + 1 > k->names_cap) {
-        size_t cap = k->names_cap ? k->names_cap * 2 : (1u << 21);
-        while (cap < k->names_len + len + 1)
-            cap *= 2;
-        void *v = realloc(k->names, cap);
-        if (!v)
-            return hv_errf(err, "kallsyms: out of memory");
-        k->names = v;
-        k->names_cap = cap;
-    }
-    memcpy(k->names + k->names_len, name, len);
-    k->names[k->names_len + len] = 0;
-    k->syms[k->nsyms++] = (struct lx_ksym){
-        .addr = addr, .name = (uint32_t)k->names_len, .name_len = (uint16_t)len, .type = type};
-    k->names_len += len + 1;
+    /* A kernel has 50-150k code symbols: start there rather than doubling up from 16. */
+    uint32_t off = (uint32_t)k->names.n;
+    if (!vec_reserve(&k->syms, k->syms.cap ? 1 : 65536) ||
+        !vec_reserve(&k->names, k->names.cap ? len + 1 : (1u << 21)) ||
+        !vec_extend(&k->names, name, len) || !vec_append(&k->names, 0))
+        return hv_errf(err, "kallsyms: out of memory");
+    k->syms.v[k->syms.n++] =
+        (struct lx_ksym){.addr = addr, .name = off, .name_len = (uint16_t)len, .type = type};
     if (!k->text_lo || addr < k->text_lo)
         k->text_lo = addr;
     if (addr + 1 > k->text_hi)
@@ -257,7 +239,7 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
         reset_symbols(k);
         return -1;
     }
-    if (k->nsyms == 0)
+    if (k->syms.n == 0)
         return hv_errf(err, "kallsyms: %" PRIu32 " symbols, none of them code", k->ks.nsyms);
     read_btf(k);
     return 1;

@@ -6,7 +6,7 @@
  *
  *   struct lx_kernel *k = lx_kernel_new();
  *   rc = lx_kernel_discover(k, mem, &err);   // 1 found, 0 not yet, -1 unusable (err says why)
- *   ... k->syms[0..nsyms): code symbols in address order; k->sym.*: data the task walk needs
+ *   ... k->syms.v[0..syms.n): code symbols in address order; k->sym.*: data the task walk needs
  *   lx_kernel_free(k);
  */
 #pragma once
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/vector.h"
 #include "guestos/linux/btf.h"
 #include "guestos/linux/kallsyms.h"
 #include "guestos/linux/kimage.h"
@@ -49,10 +50,8 @@ struct lx_kernel {
      * the search on the capture then reads zeros up to there and finds the same tables. */
     uint64_t kallsyms_scan_from;
     uint64_t kaslr_offset; /* KERNELOFFSET: run-time - link-time address of the image */
-    struct lx_ksym *syms;
-    size_t nsyms, syms_cap;
-    char *names;
-    size_t names_len, names_cap;
+    VECTOR(struct lx_ksym) syms;
+    VECTOR(char) names; /* NUL-separated pool */
     uint64_t text_lo, text_hi; /* run-time extent of the code symbols */
     /* Run-time addresses of data symbols the Linux layer reads (0: not in the table; data
      * symbols need CONFIG_KALLSYMS_ALL). Per-CPU ones are offsets into a CPU's area. */
@@ -86,5 +85,5 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
 
 static inline const char *lx_ksym_name(const struct lx_kernel *k, const struct lx_ksym *s)
 {
-    return k->names + s->name;
+    return k->names.v + s->name;
 }

@@ -132,14 +132,14 @@ static void linux_close(struct guestos *os)
 static int describe(struct lx_layer *l, struct hv_err *err)
 {
     const struct lx_kernel *k = l->k;
-    l->syms = calloc(k->nsyms, sizeof(*l->syms));
+    l->syms = calloc(k->syms.n, sizeof(*l->syms));
     if (!l->syms)
-        return hv_errf(err, "linux: out of memory for %zu kernel symbols", k->nsyms);
-    for (size_t i = 0; i < k->nsyms; i++)
-        l->syms[i] = (struct guestos_symbol){.addr = k->syms[i].addr,
-                                             .name = lx_ksym_name(k, &k->syms[i]),
-                                             .name_len = k->syms[i].name_len,
-                                             .type = k->syms[i].type};
+        return hv_errf(err, "linux: out of memory for %zu kernel symbols", k->syms.n);
+    for (size_t i = 0; i < k->syms.n; i++)
+        l->syms[i] = (struct guestos_symbol){.addr = k->syms.v[i].addr,
+                                             .name = lx_ksym_name(k, &k->syms.v[i]),
+                                             .name_len = k->syms.v[i].name_len,
+                                             .type = k->syms.v[i].type};
     struct guestos_kernel *d = &l->desc;
     snprintf(d->release, sizeof(d->release), "%s", k->vmci.osrelease);
     if (k->vmci.has_build_id) {
@@ -150,7 +150,7 @@ static int describe(struct lx_layer *l, struct hv_err *err)
     d->text_start = k->text_lo;
     d->text_end = k->text_hi;
     d->syms = l->syms;
-    d->nsyms = k->nsyms;
+    d->nsyms = k->syms.n;
     snprintf(d->how, sizeof(d->how),
              "VMCOREINFO at guest-physical 0x%" PRIx64 " (%u copies), kallsyms: %" PRIu32
              " symbols, %s%s; %s",

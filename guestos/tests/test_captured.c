@@ -93,9 +93,9 @@ static void load_expected(const char *path, struct expected *e)
 /* Static functions can share a name (io_serial_in twice in 6.1): the one at `addr`. */
 static bool has_ksym(const struct lx_kernel *k, const char *name, uint64_t addr)
 {
-    for (size_t i = 0; i < k->nsyms; i++)
-        if (k->syms[i].type && k->syms[i].addr == addr &&
-            !strcmp(lx_ksym_name(k, &k->syms[i]), name))
+    for (size_t i = 0; i < k->syms.n; i++)
+        if (k->syms.v[i].type && k->syms.v[i].addr == addr &&
+            !strcmp(lx_ksym_name(k, &k->syms.v[i]), name))
             return true;
     return false;
 }
@@ -119,18 +119,18 @@ static int collect(void *ctx, uint64_t addr, char type, const char *name, size_t
     return 0;
 }
 
-/* The code symbol containing addr: the last at or below it (k->syms is in address order). */
+/* The code symbol containing addr: the last at or below it (k->syms.v is in address order). */
 static const struct lx_ksym *ksym_at(const struct lx_kernel *k, uint64_t addr)
 {
-    size_t lo = 0, hi = k->nsyms;
+    size_t lo = 0, hi = k->syms.n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (k->syms[mid].addr <= addr)
+        if (k->syms.v[mid].addr <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo && k->syms[lo - 1].type ? &k->syms[lo - 1] : NULL;
+    return lo && k->syms.v[lo - 1].type ? &k->syms.v[lo - 1] : NULL;
 }
 
 /* Each sleeping task the guest listed, unwound with the kernel's ORC tables from where it was
@@ -291,7 +291,7 @@ static void check_one(const char *capture, const char *expected_path)
     }
     print_message("%s: Linux %s, %zu code symbols, %u guest symbols and %u of %s's match; "
                   "pid 1 \"reboot\" on CPU 0; %u captured pages\n",
-                  capture, k->vmci.osrelease, k->nsyms, e.nksym, e.nkmodsym, e.kmod, c.npages);
+                  capture, k->vmci.osrelease, k->syms.n, e.nksym, e.nkmodsym, e.kmod, c.npages);
     lx_kernel_free(k);
     capture_free(&c);
 }

@@ -309,13 +309,13 @@ static void test_discover(void **state)
     assert_int_equal(k->kaslr_offset, KASLR);
     /* code: startup_64/_stext alias, sched_clock, schedule, the long one, weak_fn,
      * entry_SYSCALL_64, and _etext as an end marker */
-    assert_int_equal(k->nsyms, 8);
-    assert_string_equal(lx_ksym_name(k, &k->syms[0]), "_stext");
-    assert_string_equal(lx_ksym_name(k, &k->syms[2]), "sched_clock");
-    assert_int_equal(k->syms[2].type, 't');
-    assert_int_equal(k->syms[4].name_len, 199);
-    assert_int_equal(k->syms[7].type, 0);
-    assert_int_equal(k->syms[7].addr, TEXT + 0x10000);
+    assert_int_equal(k->syms.n, 8);
+    assert_string_equal(lx_ksym_name(k, &k->syms.v[0]), "_stext");
+    assert_string_equal(lx_ksym_name(k, &k->syms.v[2]), "sched_clock");
+    assert_int_equal(k->syms.v[2].type, 't');
+    assert_int_equal(k->syms.v[4].name_len, 199);
+    assert_int_equal(k->syms.v[7].type, 0);
+    assert_int_equal(k->syms.v[7].addr, TEXT + 0x10000);
     assert_int_equal(k->text_lo, TEXT);
     assert_int_equal(k->text_hi, TEXT + 0x10001);
     assert_int_equal(k->sym.current_task, 0x22d00);
@@ -351,7 +351,7 @@ static void expect_failure(void (*spoil)(struct img *m), const char *words)
     assert_int_equal(lx_kernel_discover(k, &m.mem, &err), -1);
     if (!strstr(err.msg, words))
         fail_msg("expected '%s' in: %s", words, err.msg);
-    assert_int_equal(k->nsyms, 0);
+    assert_int_equal(k->syms.n, 0);
     lx_kernel_free(k);
     img_free(&m);
 }

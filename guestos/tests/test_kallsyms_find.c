@@ -168,11 +168,11 @@ static void test_found_and_decoded(void **state)
     assert_int_equal(k->ks_loc.token_index, m.index);
     assert_int_equal(k->ks.nsyms, NFN + 2);
     assert_int_equal(k->ks.mode, LX_KALLSYMS_ABSOLUTE_PERCPU);
-    assert_int_equal(k->nsyms, NFN + 1); /* _stext and the functions; init_task is data */
-    assert_string_equal(lx_ksym_name(k, &k->syms[0]), "_stext");
-    assert_string_equal(lx_ksym_name(k, &k->syms[NFN]), "fn_0699");
-    assert_int_equal(k->syms[NFN].addr, TEXT + 0x40 + 0x40ull * 699);
-    assert_int_equal(k->syms[1].type, 't');
+    assert_int_equal(k->syms.n, NFN + 1); /* _stext and the functions; init_task is data */
+    assert_string_equal(lx_ksym_name(k, &k->syms.v[0]), "_stext");
+    assert_string_equal(lx_ksym_name(k, &k->syms.v[NFN]), "fn_0699");
+    assert_int_equal(k->syms.v[NFN].addr, TEXT + 0x40 + 0x40ull * 699);
+    assert_int_equal(k->syms.v[1].type, 't');
     assert_int_equal(k->sym.init_task, TEXT + 0x1000000);
     lx_kernel_free(k);
     free(m.ram);
@@ -188,7 +188,7 @@ static void expect_failure(void (*spoil)(struct img *m), const char *words)
     assert_int_equal(lx_kernel_discover(k, &m.mem, &err), -1);
     if (!strstr(err.msg, words))
         fail_msg("expected '%s' in: %s", words, err.msg);
-    assert_int_equal(k->nsyms, 0);
+    assert_int_equal(k->syms.n, 0);
     lx_kernel_free(k);
     free(m.ram);
 }

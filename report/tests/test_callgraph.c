@@ -30,8 +30,8 @@ static uint64_t edge(const struct callgraph *g, uint32_t caller, uint32_t callee
     size_t first, n;
     callgraph_callees(g, caller, &first, &n);
     for (size_t k = 0; k < n; k++)
-        if (g->edges[first + k].callee == callee)
-            return g->edges[first + k].weight;
+        if (g->edges.v[first + k].callee == callee)
+            return g->edges.v[first + k].weight;
     return 0;
 }
 
@@ -58,10 +58,10 @@ static void test_edges(void **state)
     size_t first, n;
     callgraph_callers(&g, mid, &first, &n);
     assert_int_equal(n, 1);
-    assert_int_equal(g.edges[g.by_callee[first]].caller, outer);
+    assert_int_equal(g.edges.v[g.by_callee[first]].caller, outer);
     callgraph_callees(&g, mid, &first, &n);
     assert_int_equal(n, 1);
-    assert_int_equal(g.edges[first].callee, leaf);
+    assert_int_equal(g.edges.v[first].callee, leaf);
     callgraph_free(&g);
     profile_free(&p);
 }

@@ -48,9 +48,9 @@ static const char *line_with(const char *text, const char *needle)
 
 static const struct diff_func *func(const struct report_diff *d, const char *name)
 {
-    for (size_t i = 0; i < d->nfuncs; i++)
-        if (!strcmp(d->funcs[i].name, name))
-            return &d->funcs[i];
+    for (size_t i = 0; i < d->funcs.n; i++)
+        if (!strcmp(d->funcs.v[i].name, name))
+            return &d->funcs.v[i];
     fail_msg("no function %s in the diff", name);
     return NULL;
 }
@@ -68,9 +68,9 @@ static void test_same_profile(void **state)
     assert_int_equal(d.new_total, 100);
     for (size_t i = 0; i < d.nstacks; i++)
         assert_int_equal(d.stacks[i].base, d.stacks[i].new);
-    for (size_t i = 0; i < d.nfuncs; i++) {
-        assert_int_equal(d.funcs[i].base_self, d.funcs[i].new_self);
-        assert_int_equal(d.funcs[i].base_total, d.funcs[i].new_total);
+    for (size_t i = 0; i < d.funcs.n; i++) {
+        assert_int_equal(d.funcs.v[i].base_self, d.funcs.v[i].new_self);
+        assert_int_equal(d.funcs.v[i].base_total, d.funcs.v[i].new_total);
     }
     const struct diff_func *leaf = func(&d, "fixture_leaf");
     assert_int_equal(leaf->base_self, 60);

@@ -261,7 +261,7 @@ static int load_orc(struct bench *b, struct real *x)
 
 static int load_real(struct real *x, const char *path)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     char why[192];
     uint64_t pgt = 0;
     if (capture_load(path, &x->c, &err) < 0 || !(x->k = lx_kernel_new()) ||

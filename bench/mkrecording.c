@@ -69,7 +69,7 @@ static int find(const struct elf_symbols *es, const char *name, struct func *f)
 static int load_symbols(struct gen *g, const char *prog, const char *kernel)
 {
     struct elf_symbols es;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (elf_symbols_load_file(&es, prog, &err) < 0) {
         fprintf(stderr, "bench_mkrecording: %s\n", err.msg);
         return -1;
@@ -272,7 +272,7 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
     rc = hvfxt_write_marker(&g->w, "session_stop", vs[0].ts + 1, NULL, 0, err);
 out:
     discover_registry_free(&reg);
-    struct hv_err cerr = {{0}, 0};
+    struct hv_err cerr = {0};
     if (fxt_writer_close(&g->w, &cerr) < 0 && rc == 0) {
         *err = cerr;
         rc = -1;
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
     }
     static struct gen g = {.rng = 88172645463325252ull};
     g.nprocs = procs;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (load_symbols(&g, prog, kernel) < 0)
         return 1;
     if (write_recording(&g, out, n, nvcpus, prog, kernel, &err) < 0) {

@@ -32,7 +32,7 @@ static uint8_t code_spin[] = {0xeb, 0xfe};
 
 static struct vm *boot_vm(const uint8_t *code, size_t len, struct vm_config *cfg)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     cfg->nr_vcpus = 1;
     cfg->mem_bytes = 64ull << 20;
     cfg->console_fd = -1;
@@ -60,7 +60,7 @@ static void bench_port_io(uint32_t n)
     struct vm_config cfg = {0};
     struct vm *vm = boot_vm(code_out_loop, sizeof(code_out_loop), &cfg);
     struct vm_result r;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     double t0 = now_s();
     vm_run(vm, &r, &err);
     double dt = now_s() - t0;
@@ -95,7 +95,7 @@ static void bench_immediate_exit(uint32_t n)
     struct vm_config cfg = {.timeout_s = 0.05, .hooks = {.ctx = &c, .vcpu_start = imm_start}};
     struct vm *vm = boot_vm(code_spin, sizeof(code_spin), &cfg);
     struct vm_result r;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     vm_run(vm, &r, &err);
     printf("KVM_RUN with immediate_exit (no guest entry): %.2f us per call (%u calls)\n", c.us, n);
     vm_destroy(vm);
@@ -146,7 +146,7 @@ static void bench_ticks(bool sync)
                                       .vcpu_stop = tick_stop}};
     struct vm *vm = boot_vm(code_spin, sizeof(code_spin), &cfg);
     struct vm_result r;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     vm_run(vm, &r, &err);
     printf("4 kHz HV_SIG_TICK timer, %s: %llu ticks, %llu interrupted exits in 1 s\n",
            sync ? "SYNC_REGS" : "KVM_GET_REGS", (unsigned long long)c.ticks,

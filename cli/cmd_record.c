@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/elf_header.h"
 #include "cli/parse.h"
 #include "cli/run_opts.h"
 #include "guestos/linux/capture.h"
@@ -68,10 +69,10 @@ static bool rs_kernel_is_elf(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;
-    unsigned char m[5] = {0};
+    unsigned char m[EI_NIDENT] = {0};
     size_t n = fread(m, 1, sizeof(m), f);
     fclose(f);
-    return n == 5 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F' && m[4] == 2;
+    return hv_elf_is_elf64(m, n);
 }
 
 static void usage(FILE *out)
@@ -160,7 +161,7 @@ static int parse_ring(const char *arg, struct sampler_config *c, struct hv_err *
 {
     char buf[64];
     if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
-        return hv_errf(err, "--ring: '%s' is too long", arg);
+        return hv_errk(err, HV_ERR_USAGE, "--ring: '%s' is too long", arg);
     c->ring_bytes = 0;
     c->ring_window_ns = 0;
     char *save = NULL;
@@ -332,7 +333,7 @@ int cmd_record(int argc, char **argv)
     static struct record_extra x;
     x = (struct record_extra){0};
     symbol_path_init(&x.symbols);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     optind = 1;
     opterr = 0;
     int opt;
@@ -443,13 +444,13 @@ int cmd_record(int argc, char **argv)
     if (rc == 0 && (res.reason == VM_STOP_RESET || res.reason == VM_STOP_TRIPLE_FAULT ||
                     res.reason == VM_STOP_INTERNAL_ERROR))
         sampler_guest_stopped(s, vm_stop_reason_name(res.reason));
-    struct hv_err ferr = {{0}, 0};
+    struct hv_err ferr = {0};
     int frc = sampler_finish(s, &ferr);
     /* Test data for guestos/tests/test_captured.c (docs/linux-introspection.md, "Captured
      * guests"): the guest has stopped, its memory is still there. */
     const char *capture = getenv("HVPROF_CAPTURE_GUEST");
     if (capture && *capture) {
-        struct hv_err cerr = {{0}, 0};
+        struct hv_err cerr = {0};
         if (lx_capture(vm_gmem(rs.vm), capture, stderr, &cerr) < 0)
             fprintf(stderr, "hvprof record: %s\n", cerr.msg);
     }

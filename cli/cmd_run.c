@@ -27,7 +27,7 @@ int cmd_run(int argc, char **argv)
     struct run_opts o;
     run_opts_init(&o);
     o.prog = "hvprof run";
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     optind = 1;
     opterr = 0;
     int opt;

@@ -109,7 +109,7 @@ static int snapshot(struct top_view *v, char **text, size_t *tlen, uint64_t *sam
     size_t whole = fxtr_whole_records(map, len);
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int rc = -1;
     if (fxt_load_profile(map, whole, &p, NULL, NULL, NULL, &err) < 0 || !p.samples.n)
         goto done;

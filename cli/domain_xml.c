@@ -425,7 +425,8 @@ int domain_xml_parse(const char *xml, size_t len, struct domain_config *c, struc
 {
     memset(c, 0, sizeof(*c));
     if (len > 16u << 20)
-        return hv_errf(err, "domain XML: %zu bytes, more than any domain definition", len);
+        return hv_errk(err, HV_ERR_LIMIT, "domain XML: %zu bytes, more than any domain definition",
+                       len);
     /* No network, no entity substitution, no DTD loading: nothing outside the text is read. */
     xmlDoc *doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
                                 XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);

@@ -52,7 +52,7 @@ char *libvirt_domain_xml(const char *domain, const char *uri, bool *active, stru
         if (!x)
             hv_errf(err, "--libvirt %.128s: %s", domain, last_error());
         else if (!(xml = strdup(x)))
-            hv_errf(err, "out of memory");
+            hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         free(x); /* libvirt's own allocation */
         /* -1 (cannot tell) counts as running: a disk is never shared by accident. */
         if (active)

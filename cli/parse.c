@@ -76,28 +76,32 @@ static int parse_with_units(const char *s, const char *what, const char *kind, c
                             uint64_t max, format_fn fmt, uint64_t *out, struct hv_err *err)
 {
     if (!s || !*s)
-        return hv_errf(err, "%s: empty value (expected %s, e.g. %s)", what, kind, examples);
+        return hv_errk(err, HV_ERR_USAGE, "%s: empty value (expected %s, e.g. %s)", what, kind,
+                       examples);
     uint64_t ip, frac;
     unsigned fd;
     const char *rest = parse_decimal(s, &ip, &frac, &fd);
     if (!rest)
-        return hv_errf(err, "%s: '%.64s' is not %s (e.g. %s)", what, s, kind, examples);
+        return hv_errk(err, HV_ERR_USAGE, "%s: '%.64s' is not %s (e.g. %s)", what, s, kind,
+                       examples);
     const struct unit *u = find_unit(units, rest);
     if (!u)
-        return hv_errf(err, "%s: '%.64s' is not %s (e.g. %s)", what, s, kind, examples);
+        return hv_errk(err, HV_ERR_USAGE, "%s: '%.64s' is not %s (e.g. %s)", what, s, kind,
+                       examples);
     uint64_t v;
     int r = scale(ip, frac, fd, u->mult, &v);
     if (r == 0)
-        return hv_errf(err, "%s: '%.64s' is too large", what, s);
+        return hv_errk(err, HV_ERR_USAGE, "%s: '%.64s' is too large", what, s);
     if (r < 0)
-        return hv_errf(err, "%s: '%.64s' is not a whole number of %s", what, s, base_unit);
+        return hv_errk(err, HV_ERR_USAGE, "%s: '%.64s' is not a whole number of %s", what, s,
+                       base_unit);
     char lo[32], hi[32];
     fmt(min, lo, sizeof(lo));
     fmt(max, hi, sizeof(hi));
     if (v < min)
-        return hv_errf(err, "%s: %.64s is below the minimum %s", what, s, lo);
+        return hv_errk(err, HV_ERR_USAGE, "%s: %.64s is below the minimum %s", what, s, lo);
     if (v > max)
-        return hv_errf(err, "%s: %.64s is above the maximum %s", what, s, hi);
+        return hv_errk(err, HV_ERR_USAGE, "%s: %.64s is above the maximum %s", what, s, hi);
     *out = v;
     return 0;
 }
@@ -112,15 +116,15 @@ int parse_uint(const char *s, const char *what, uint64_t min, uint64_t max, uint
 {
     static const struct unit none[] = {{"", 1}, {NULL, 0}};
     if (s && strchr(s, '.'))
-        return hv_errf(err, "%s: '%.64s' is not a whole number", what, s);
+        return hv_errk(err, HV_ERR_USAGE, "%s: '%.64s' is not a whole number", what, s);
     if (!s || !*s)
-        return hv_errf(err, "%s: empty value (expected a number)", what);
+        return hv_errk(err, HV_ERR_USAGE, "%s: empty value (expected a number)", what);
     uint64_t v = 0;
     if (parse_with_units(s, what, "a number", "4", "units", none, 0, UINT64_MAX, fmt_plain, &v,
                          err) < 0)
         return -1;
     if (v < min || v > max)
-        return hv_errf(err, "%s: %.64s is out of range (%llu..%llu)", what, s,
+        return hv_errk(err, HV_ERR_USAGE, "%s: %.64s is out of range (%llu..%llu)", what, s,
                        (unsigned long long)min, (unsigned long long)max);
     *out = v;
     return 0;

@@ -67,7 +67,7 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
 int report_input_option(const char *cmd, int opt, const char *arg, struct symbol_path *sp,
                         const char **ksyms, struct prof_filter *filter)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     uint64_t v;
     switch (opt) {
     case REPORT_INPUT_OPT_SYMBOLS:
@@ -103,7 +103,7 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
 {
     const char *cmd = o->cmd;
     bool quiet = o->quiet;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct stat st;
     struct progress pr = {.cmd = cmd, .what = "reading", .last = -1};
     pr.on = !quiet && stat(file, &st) == 0 && (uint64_t)st.st_size >= PROGRESS_MIN_BYTES;
@@ -177,7 +177,7 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
 int report_output_write(const char *cmd, const char *format_name, bool binary, int dirfd,
                         const char *path, bool quiet, report_output_fn write, void *ctx)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     FILE *out = stdout;
     bool to_file = path && strcmp(path, "-"), regular = false;
     if (to_file) {

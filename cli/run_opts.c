@@ -334,7 +334,7 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
         if (run_find_guest_dir(dir, sizeof(dir), err) < 0)
             return -1;
         if (join_path(o->kernel_path, dir, DEMO_KERNEL) < 0)
-            return hv_errf(err, "--guest demo: path too long: %s", dir);
+            return hv_errk(err, HV_ERR_USAGE, "--guest demo: path too long: %s", dir);
         o->kernel = o->kernel_path;
         if (!o->initrd && file_in(dir, DEMO_INITRD) &&
             join_path(o->initrd_path, dir, DEMO_INITRD) == 0)

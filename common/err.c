@@ -13,6 +13,20 @@ int hv_errf(struct hv_err *err, const char *fmt, ...)
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
     err->code = 0;
+    err->kind = HV_ERR_OTHER;
+    return -1;
+}
+
+int hv_errk(struct hv_err *err, enum hv_err_kind kind, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    err->code = 0;
+    err->kind = kind;
     return -1;
 }
 
@@ -30,6 +44,7 @@ int hv_errf_errno(struct hv_err *err, const char *fmt, ...)
     if ((size_t)n < sizeof(err->msg))
         snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s", strerror(saved));
     err->code = saved;
+    err->kind = saved == ENOMEM ? HV_ERR_NO_MEMORY : HV_ERR_OS;
     errno = saved;
     return -1;
 }
@@ -66,5 +81,22 @@ void hv_err_clear(struct hv_err *err)
     if (err) {
         err->msg[0] = '\0';
         err->code = 0;
+        err->kind = HV_ERR_OTHER;
     }
+}
+
+const char *hv_err_kind_name(enum hv_err_kind kind)
+{
+    static const char *const names[HV_ERR_KINDS] = {
+        [HV_ERR_OTHER] = "other",
+        [HV_ERR_NO_MEMORY] = "no-memory",
+        [HV_ERR_OS] = "os",
+        [HV_ERR_USAGE] = "usage",
+        [HV_ERR_CORRUPT] = "corrupt",
+        [HV_ERR_UNSUPPORTED] = "unsupported",
+        [HV_ERR_LIMIT] = "limit",
+        [HV_ERR_GUEST] = "guest",
+        [HV_ERR_PLATFORM] = "platform",
+    };
+    return (unsigned)kind < HV_ERR_KINDS ? names[kind] : "other";
 }

@@ -168,21 +168,21 @@ int hv_read_file(const char *path, size_t max, uint8_t **data, size_t *size, str
     size_t len = 0;
     if (!buf) {
         close(fd);
-        return hv_errf(err, "%s: out of memory", path);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "%s: out of memory", path);
     }
     for (;;) {
         if (len == cap) {
             if (cap > max) {
                 free(buf);
                 close(fd);
-                return hv_errf(err, "%s: larger than %zu MiB", path, max >> 20);
+                return hv_errk(err, HV_ERR_LIMIT, "%s: larger than %zu MiB", path, max >> 20);
             }
             size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
             uint8_t *nbuf = realloc(buf, ncap);
             if (!nbuf) {
                 free(buf);
                 close(fd);
-                return hv_errf(err, "%s: out of memory", path);
+                return hv_errk(err, HV_ERR_NO_MEMORY, "%s: out of memory", path);
             }
             buf = nbuf;
             cap = ncap;
@@ -206,7 +206,7 @@ int hv_read_file(const char *path, size_t max, uint8_t **data, size_t *size, str
         uint8_t *nbuf = realloc(buf, len + 1);
         if (!nbuf) {
             free(buf);
-            return hv_errf(err, "%s: out of memory", path);
+            return hv_errk(err, HV_ERR_NO_MEMORY, "%s: out of memory", path);
         }
         buf = nbuf;
     }

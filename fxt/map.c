@@ -29,7 +29,7 @@ int fxtr_map_file(const char *path, const void **ptr, size_t *len, struct hv_err
     uint8_t *buf = malloc(want ? want : 1);
     if (!buf) {
         close(fd);
-        return hv_errf(err, "%s: out of memory for %zu bytes", path, want);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "%s: out of memory for %zu bytes", path, want);
     }
     size_t got = 0;
     while (got < want) {

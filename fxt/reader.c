@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/vector.h"
 
@@ -51,7 +52,9 @@ static int fail(struct ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return hv_errf(c->err, "offset 0x%zx: %s", c->rec->offset, msg);
+    /* Everything the reader rejects is the file's fault, but for an allocation. */
+    return hv_errk(c->err, strstr(msg, "out of memory") ? HV_ERR_NO_MEMORY : HV_ERR_CORRUPT,
+                   "offset 0x%zx: %s", c->rec->offset, msg);
 }
 
 static uint64_t load64(const uint8_t *p)
@@ -610,5 +613,5 @@ int fxtr_record_error(const struct fxtr_record *rec, struct hv_err *err, const c
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return hv_errf(err, "offset 0x%zx: %s", rec->offset, msg);
+    return hv_errk(err, HV_ERR_CORRUPT, "offset 0x%zx: %s", rec->offset, msg);
 }

@@ -19,7 +19,7 @@ int guestos_open(struct guestos *os, const char *name, struct hv_err *err)
         os->ops = &guestos_linux_ops;
         os->priv = lx_layer_new();
         if (!os->priv)
-            return hv_errf(err, "guest OS layer linux: out of memory");
+            return hv_errk(err, HV_ERR_NO_MEMORY, "guest OS layer linux: out of memory");
         os->kernel_unwinder = lx_layer_kernel_unwinder(os->priv);
         return 0;
     }

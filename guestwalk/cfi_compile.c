@@ -747,8 +747,8 @@ int cfi_compile(const struct cfi_src *src, uint64_t hdr, uint64_t eh_frame, stru
 {
     *t = (struct cfi_table){.base = src->image_base};
     if (src->len > CFI_MAX_INPUT)
-        return hv_errf(err, "call-frame information of %zu bytes: larger than hvprof reads",
-                       src->len);
+        return hv_errk(err, HV_ERR_LIMIT,
+                       "call-frame information of %zu bytes: larger than hvprof reads", src->len);
     /* Row addresses are 32-bit offsets from the start of the image's lowest mapped page. */
     /* Every byte read about 8 times over (CIEs are shared by many FDEs), plus a floor. */
     struct builder b = {.t = t, .budget = 8 * (uint64_t)src->len + (1u << 20)};
@@ -758,7 +758,7 @@ int cfi_compile(const struct cfi_src *src, uint64_t hdr, uint64_t eh_frame, stru
         compile_linear(&b, src, ef);
     if (b.oom) {
         cfi_table_free(t);
-        return hv_errf(err, "out of memory compiling call-frame information");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory compiling call-frame information");
     }
     if (!used_hdr && !ef) {
         cfi_table_free(t);

@@ -16,7 +16,7 @@ int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *host, struct hv_
         return hv_errf(err, "guest memory slot at 0x%llx: size wraps around",
                        (unsigned long long)gpa);
     if (m->nslots == GMEM_MAX_SLOTS)
-        return hv_errf(err, "too many guest memory slots (max %d)", GMEM_MAX_SLOTS);
+        return hv_errk(err, HV_ERR_LIMIT, "too many guest memory slots (max %d)", GMEM_MAX_SLOTS);
     unsigned pos = 0;
     while (pos < m->nslots && m->slot[pos].gpa < gpa)
         pos++;

@@ -92,7 +92,7 @@ static int reserve(struct loader *l, size_t n)
     if (f)
         l->flags = f;
     if (!a || !f)
-        return hv_errf(l->err, "out of memory");
+        return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
     l->cap = cap_a < cap_f ? cap_a : cap_f;
     return 0;
 }
@@ -247,7 +247,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             free(d->addr);
             free(d->flags);
             memset(d, 0, sizeof(*d));
-            return hv_errf(l->err, "out of memory");
+            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
         }
         memcpy(d->addr, l->addr, n * sizeof(uint64_t));
         memcpy(d->flags, l->flags, n * sizeof(uint32_t));
@@ -274,12 +274,12 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             return 0;
         }
         if (!vec_reserve(&l->pend, 1))
-            return hv_errf(l->err, "out of memory");
+            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
         if (l->pend.n >= UINT32_MAX - 1)
-            return hv_errf(l->err, "more than 2^32 partial records");
+            return hv_errk(l->err, HV_ERR_LIMIT, "more than 2^32 partial records");
         struct chain *c = chain_of(l, s->continuation, true);
         if (!c)
-            return hv_errf(l->err, "out of memory");
+            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
         struct pending pd = {rec->provider,
                              s->continuation,
                              ts,
@@ -295,7 +295,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         if (!pd.addr || !pd.flags) {
             free(pd.addr);
             free(pd.flags);
-            return hv_errf(l->err, "out of memory");
+            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
         }
         memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
         memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
@@ -318,7 +318,7 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
 {
     char *name = str_dup(m->name);
     if (!name)
-        return hv_errf(l->err, "out of memory");
+        return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
     /* A module record for an id already seen renames that module (the recorder found its path
      * after it had recorded it by soname). */
     uint32_t known = modmap_find(l, m->id);
@@ -333,10 +333,10 @@ static int on_module(struct loader *l, const struct hvfxt_module_view *m)
     if (idx < 0)
         return -1;
     if (!vec_reserve(&l->mods, 1))
-        return hv_errf(l->err, "out of memory");
+        return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
     l->mods.v[l->mods.n] = (struct modmap){m->id, (uint32_t)idx};
     if (hashidx_insert(&l->mod_ids, hashidx_u64(HASHIDX_SEED, m->id), (uint32_t)l->mods.n) < 0)
-        return hv_errf(l->err, "out of memory");
+        return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
     l->mods.n++;
     l->st->modules++;
     return 0;
@@ -348,14 +348,15 @@ static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
 {
     uint32_t idx = modmap_find(l, v->module_id);
     if (idx == PROF_NONE)
-        return hv_errf(l->err, "symbol record names unknown module %" PRIu64, v->module_id);
+        return hv_errk(l->err, HV_ERR_CORRUPT, "symbol record names unknown module %" PRIu64,
+                       v->module_id);
     struct prof_module *m = &l->p->modules.v[idx];
     if (m->elf)
         return 0;
     if (!m->ksyms) {
         m->ksyms = calloc(1, sizeof(*m->ksyms));
         if (!m->ksyms)
-            return hv_errf(l->err, "out of memory");
+            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
         symtab_init(m->ksyms);
     }
     uint32_t i = 0, pos = 0;
@@ -377,7 +378,8 @@ static int on_mapping(struct loader *l, const struct hvfxt_mapping *m)
 {
     uint32_t idx = modmap_find(l, m->module_id);
     if (idx == PROF_NONE)
-        return hv_errf(l->err, "mapping at 0x%" PRIx64 " names unknown module %" PRIu64, m->start,
+        return hv_errk(l->err, HV_ERR_CORRUPT,
+                       "mapping at 0x%" PRIx64 " names unknown module %" PRIu64, m->start,
                        m->module_id);
     /* Guest address space 0 is the guest kernel's (docs/fxt-samples.md section 4): its mappings
      * apply to kernel frames of every process. */
@@ -469,7 +471,7 @@ static int fix_file_offsets(struct profile *p, struct hv_err *err)
     /* One pass for every module's lowest link address, one to apply it: O(mappings). */
     uint64_t *lo = malloc((p->modules.n ? p->modules.n : 1) * sizeof(*lo));
     if (!lo)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < p->modules.n; i++)
         lo[i] = UINT64_MAX;
     for (size_t j = 0; j < p->mappings.n; j++) {
@@ -494,8 +496,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         st = &dummy;
     memset(st, 0, sizeof(*st));
     if (len < 8 || memcmp(buf, magic, 8))
-        return hv_errf(err, "not an hvprof recording: no FXT magic record at the start "
-                            "(hvprof record writes Fuchsia Trace Format files)");
+        return hv_errk(err, HV_ERR_CORRUPT,
+                       "not an hvprof recording: no FXT magic record at the start "
+                       "(hvprof record writes Fuchsia Trace Format files)");
     struct loader l = {.p = p,
                        .st = st,
                        .err = err,
@@ -505,13 +508,13 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     hashidx_init(&l.chain_ids);
     l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
     if (!l.recent)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct hvfxt_record *x = malloc(sizeof(*x));
     if (!x) {
         free(l.recent);
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     const struct fxtr_record *rec = &x->fxt;
     int rc, out = -1;
@@ -575,7 +578,8 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         goto done;
     }
     if (!l.hvprof_provider) {
-        hv_errf(err, "not an hvprof recording: an FXT file without hvprof's provider 0 'hvprof'");
+        hv_errk(err, HV_ERR_CORRUPT,
+                "not an hvprof recording: an FXT file without hvprof's provider 0 'hvprof'");
         goto done;
     }
     /* Partial records whose completion never came keep their kernel part. */

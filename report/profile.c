@@ -17,7 +17,8 @@ struct prof_index {
 };
 
 /* Room for one more element of a profile vector, or -1 with the message. */
-#define VEC_RESERVE(vec, err) (vec_reserve(&(vec), 1) ? 0 : hv_errf(err, "profile: out of memory"))
+#define VEC_RESERVE(vec, err)                                                                      \
+    (vec_reserve(&(vec), 1) ? 0 : hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory"))
 
 void profile_init(struct profile *p)
 {
@@ -87,7 +88,7 @@ static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *
                       uint32_t default_flags_first, uint32_t default_flags_rest, struct hv_err *err)
 {
     if (p->frames.n + n > UINT32_MAX - 1)
-        return hv_errf(err, "profile: too many frames");
+        return hv_errk(err, HV_ERR_LIMIT, "profile: too many frames");
     for (uint32_t i = 0; i < n; i++) {
         if (VEC_RESERVE(p->frames, err) < 0)
             return -1;
@@ -102,7 +103,7 @@ int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t p
                        uint64_t weight, struct hv_err *err)
 {
     if (p->samples.n >= UINT32_MAX - 1)
-        return hv_errf(err, "profile: too many samples");
+        return hv_errk(err, HV_ERR_LIMIT, "profile: too many samples");
     if (VEC_RESERVE(p->samples, err) < 0)
         return -1;
     uint32_t k = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
@@ -172,7 +173,7 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
         name = kernel ? "[kernel]" : "[unknown]";
     struct prof_maps_index *x = prof_maps_index(p);
     if (!x)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     /* By key in a hash (a recording may name 10^5 modules: no scan per record). The name key
      * is the name as given; a module found by build-id keeps its first name. */
     struct module_key k = {p, name, build_id, build_id_len, kernel};
@@ -185,13 +186,13 @@ int profile_add_module(struct profile *p, const char *name, const uint8_t *build
     struct prof_module *m = &p->modules.v[p->modules.n];
     memset(m, 0, sizeof(*m));
     if (!(m->name = dup_printable(name)))
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     if (build_id_len)
         memcpy(m->build_id, build_id, build_id_len);
     m->build_id_len = build_id_len;
     m->kernel = kernel;
     if (hashidx_insert(&x->mods, h, (uint32_t)p->modules.n) < 0)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     return (int)p->modules.n++;
 }
 
@@ -217,7 +218,7 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
         return hv_errf(err, "profile: empty mapping at 0x%" PRIx64, start);
     struct prof_maps_index *x = prof_maps_index(p);
     if (!x)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     struct mapping_key k = {p, pid, start, size, module};
     uint64_t h = prof_mapping_hash(pid, start, size, module);
     uint32_t found = hashidx_find(&x->maps, h, mapping_eq, &k);
@@ -228,7 +229,7 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
     p->mappings.v[p->mappings.n] =
         (struct prof_mapping){pid, start, size, bias, file_offset, module, false};
     if (hashidx_insert(&x->maps, h, (uint32_t)p->mappings.n) < 0)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     return (int)p->mappings.n++;
 }
 
@@ -263,12 +264,12 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
     if (!p->name_index) {
         p->name_index = calloc(1, sizeof(struct hashidx));
         if (!p->name_index)
-            return hv_errf(err, "profile: out of memory");
+            return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
         hashidx_init(p->name_index);
     }
     char *copy = dup_printable(name ? name : "");
     if (!copy)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     if (guest_id >= 0)
         p->guest_ids = true;
     struct prof_name *n = find_name(p, pid, tid);
@@ -282,7 +283,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
     if (VEC_RESERVE(p->names, err) < 0 ||
         hashidx_insert(p->name_index, name_hash(pid, tid), (uint32_t)p->names.n) < 0) {
         free(copy);
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     }
     p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0};
     return 0;
@@ -343,7 +344,7 @@ int profile_link_processes(struct profile *p, struct hv_err *err)
         return 0;
     struct prof_name **v = malloc(n * sizeof(*v));
     if (!v)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     n = 0;
     for (size_t i = 0; i < p->names.n; i++)
         if (p->names.v[i].tid == 0 && p->names.v[i].guest_id >= 0)
@@ -423,16 +424,24 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
         struct elf_symbols *es = calloc(1, sizeof(*es));
         if (!es) {
             free(path);
-            return hv_errf(err, "out of memory");
+            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         }
-        struct hv_err e2;
-        if (elf_symbols_load_file(es, path, &e2) < 0 ||
+        struct hv_err e2 = {0};
+        int loaded_rc = elf_symbols_load_file(es, path, &e2);
+        if (loaded_rc < 0 ||
             (m->build_id_len && (es->build_id_len != m->build_id_len ||
                                  memcmp(es->build_id, m->build_id, m->build_id_len)))) {
             elf_symbols_free(es); /* idempotent: a failed load already freed it */
             free(es);
             free(path);
-            continue; /* an unusable candidate is not an error: the module stays unresolved */
+            /* An unusable candidate (another build, a cut-off or foreign file, one that cannot
+             * be opened) is not an error: the module stays unresolved. Running out of memory
+             * is: the report would silently lose names. */
+            if (loaded_rc < 0 && hv_err_kind(&e2) == HV_ERR_NO_MEMORY) {
+                *err = e2;
+                return -1;
+            }
+            continue;
         }
         m->elf = es;
         m->sym_file = path;
@@ -462,7 +471,7 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
     if (got == 4 && !memcmp(magic, "\177ELF", 4)) {
         es = calloc(1, sizeof(*es));
         if (!es)
-            return hv_errf(err, "out of memory");
+            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         if (elf_symbols_load_file(es, path, err) < 0) {
             free(es);
             return -1;
@@ -470,7 +479,7 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
     } else {
         ks = calloc(1, sizeof(*ks));
         if (!ks)
-            return hv_errf(err, "out of memory");
+            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         symtab_init(ks);
         if (kallsyms_load_file(ks, path, err) < 0) {
             symtab_free(ks);
@@ -560,7 +569,7 @@ static int intern_func(struct profile *p, const char *name, uint32_t module, str
     struct prof_index *ix = p->index;
     char *copy = dup_printable(name); /* the key too: equal names stay one function */
     if (!copy)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     struct func_key k = {p, copy, module};
     uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, copy, strlen(copy)), module);
     uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
@@ -574,7 +583,7 @@ static int intern_func(struct profile *p, const char *name, uint32_t module, str
     }
     p->funcs.v[p->funcs.n] = (struct prof_func){.name = copy, .module = module};
     if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
-        return hv_errf(err, "profile: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     return (int)p->funcs.n++;
 }
 
@@ -586,7 +595,7 @@ static void source_line(struct profile *p, struct prof_module *mod, uint32_t f, 
 {
     if (!mod->lines_tried) {
         mod->lines_tried = true;
-        struct hv_err ignored = {{0}, 0};
+        struct hv_err ignored = {0};
         if (mod->elf && mod->sym_file)
             (void)dwarf_lines_open(&mod->lines, mod->sym_file, &ignored);
     }
@@ -646,7 +655,7 @@ static int ensure_index(struct profile *p, struct hv_err *err)
         return 0;
     struct prof_index *ix = calloc(1, sizeof(*ix));
     if (!ix)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     hashidx_init(&ix->locs);
     hashidx_init(&ix->funcs);
     p->index = ix;
@@ -686,7 +695,7 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
                     return -1;
                 l = (uint32_t)p->locs.n++;
                 if (hashidx_insert(&ix->locs, h, l) < 0)
-                    return hv_errf(err, "profile: out of memory");
+                    return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
             }
             fr->loc = l;
         }

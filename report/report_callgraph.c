@@ -140,7 +140,7 @@ oom:
     free(seen_e);
     hashidx_free(&h);
     callgraph_free(g);
-    return hv_errf(err, "call graph: out of memory");
+    return hv_errk(err, HV_ERR_NO_MEMORY, "call graph: out of memory");
 }
 
 void callgraph_callees(const struct callgraph *g, uint32_t f, size_t *first, size_t *n)

@@ -64,8 +64,7 @@ static bool func_eq(const void *ctx, uint32_t idx)
 }
 
 /* One profile's self and total per function (report_func_weights), added to the joined rows. */
-static int add_funcs(struct report_diff *d, struct hashidx *h, const struct profile *p,
-                     bool is_new)
+static int add_funcs(struct report_diff *d, struct hashidx *h, const struct profile *p, bool is_new)
 {
     struct report_func_weight *w = report_func_weights(p);
     int rc = -1;
@@ -122,7 +121,7 @@ int report_diff_build(const struct profile *base, const struct profile *new, str
     d->new_total = profile_total_weight(new);
     if (join_stacks(d, &a, &b) < 0 || add_funcs(d, &h, base, false) < 0 ||
         add_funcs(d, &h, new, true) < 0) {
-        hv_errf(err, "diff: out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
         goto done;
     }
     rc = 0;
@@ -181,7 +180,7 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
     unsigned limit = o->limit ? o->limit : 50;
     struct order *ord = malloc((d->funcs.n ? d->funcs.n : 1) * sizeof(*ord));
     if (!ord)
-        return hv_errf(err, "diff: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
     for (size_t i = 0; i < d->funcs.n; i++)
         ord[i] = (struct order){fabs(dself(d, &d->funcs.v[i])), fabs(dtotal(d, &d->funcs.v[i])),
                                 &d->funcs.v[i]};
@@ -246,7 +245,7 @@ int report_diff_write_svg(const struct report_diff *d, const struct report_diff_
     rc = report_svg_render(&st, base, title, out, err);
     goto done;
 oom:
-    hv_errf(err, "diff: out of memory");
+    hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
 done:
     report_stacks_free(&st);
     free(base);

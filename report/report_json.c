@@ -47,7 +47,7 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
     int rc = -1;
     if (!pos || report_group_by(p, false, &procs, &nprocs) < 0 ||
         report_group_by(p, true, &vcpus, &nvcpus) < 0) {
-        hv_errf(err, "json: out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "json: out of memory");
         goto done;
     }
     while (nlisted < g.nfuncs && g.funcs[g.order[nlisted]].total)

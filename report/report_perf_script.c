@@ -57,7 +57,7 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
     uint64_t tps = p->ticks_per_sec ? p->ticks_per_sec : 1000000000ull;
     uint32_t *order = malloc((p->samples.n ? p->samples.n : 1) * sizeof(*order));
     if (!order)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < p->samples.n; i++)
         order[i] = (uint32_t)i;
     if (p->samples.n > 1)

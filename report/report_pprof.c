@@ -354,7 +354,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     rc = gzip_write(packed, len, out, err);
     goto done;
 oom:
-    hv_errf(err, "pprof: out of memory");
+    hv_errk(err, HV_ERR_NO_MEMORY, "pprof: out of memory");
 done:
     free(packed);
     free(maps);

@@ -108,7 +108,7 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
     rc = 0;
     goto done;
 oom:
-    hv_errf(err, "stacks: out of memory");
+    hv_errk(err, HV_ERR_NO_MEMORY, "stacks: out of memory");
     report_stacks_free(out);
 done:
     vec_free(&b);

@@ -267,7 +267,7 @@ int report_svg_render(struct report_stacks *stacks, const double *base, const ch
     rc = 0;
     goto done;
 oom:
-    hv_errf(err, "svg: out of memory");
+    hv_errk(err, HV_ERR_NO_MEMORY, "svg: out of memory");
 done:
     free(nodes);
     return rc;

@@ -216,7 +216,7 @@ static int write_names(struct tl *t, const struct profile *p, const char *vm_nam
     size_t n[3] = {0};
     struct pair *d[3] = {distinct(p, 0, &n[0]), distinct(p, 1, &n[1]), distinct(p, 2, &n[2])};
     if (!d[0] || !d[1] || !d[2]) {
-        rc = hv_errf(t->err, "timeline: out of memory");
+        rc = hv_errk(t->err, HV_ERR_NO_MEMORY, "timeline: out of memory");
         goto out;
     }
     char name[64];
@@ -262,7 +262,7 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
     struct open_slice *st = calloc(TL_MAX_DEPTH, sizeof(*st));
     int rc = -1;
     if (!t || !order || !st) {
-        hv_errf(err, "timeline: out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "timeline: out of memory");
         goto out;
     }
     t->out = out;

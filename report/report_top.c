@@ -109,7 +109,7 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
     rc = 0;
     goto done;
 oom:
-    hv_errf(err, "top: out of memory");
+    hv_errk(err, HV_ERR_NO_MEMORY, "top: out of memory");
 done:
     free(rows);
     free(w);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/elf_header.h"
 #include "guestwalk/cfi.h"
 #include "sampler/cfi_file.h"
 
@@ -46,9 +47,10 @@ struct cfi_table *cfi_table_from_file(const char *path, struct hv_err *err)
         hv_errf(err, "%s: not a regular file", path);
         goto out;
     }
-    if (!read_at(fd, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
-        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > MAX_PHDRS ||
+    uint8_t raw[sizeof(Elf64_Ehdr)];
+    struct hv_elf_want want = {.max_phnum = MAX_PHDRS, .extent = (uint64_t)st.st_size};
+    if (!read_at(fd, 0, raw, sizeof(raw)) ||
+        hv_elf64_header(raw, sizeof(raw), &want, &eh) != HV_ELF_OK ||
         !read_at(fd, eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr))) {
         hv_errf(err, "%s: not an x86-64 ELF64 file with program headers", path);
         goto out;
@@ -77,7 +79,7 @@ struct cfi_table *cfi_table_from_file(const char *path, struct hv_err *err)
     data = malloc(seg->p_filesz ? seg->p_filesz : 1);
     t = calloc(1, sizeof(*t));
     if (!data || !t) {
-        hv_errf(err, "out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
     if (!read_at(fd, seg->p_offset, data, seg->p_filesz)) {

@@ -37,8 +37,8 @@ struct cfi_entry {
 struct sampler_cfi {
     VECTOR(struct cfi_entry) e;
     VECTOR(struct cfi_table *) tables; /* every table compiled, freed at close */
-    struct exit_cfi_maps maps; /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
-    VECTOR(struct gw_cfi_map *) all; /* every map published, freed at close */
+    struct exit_cfi_maps maps;         /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
+    VECTOR(struct gw_cfi_map *) all;   /* every map published, freed at close */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file;               /* tables compiled from the binary's file instead */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
@@ -128,7 +128,7 @@ static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
         free(data);
         free(present);
         free(t);
-        hv_errf(err, "out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
     for (size_t p = 0; p < pages; p++)
@@ -174,7 +174,7 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
     char *path = s->cfg.find_file(s->cfg.find_file_ctx, m->build_id, m->build_id_len, m->name);
     if (!path)
         return NULL;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct cfi_table *t = cfi_table_from_file(path, &err);
     free(path);
     if (!t)
@@ -215,7 +215,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
         return e->t;
     }
     uint64_t t0 = hv_now_ns();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct cfi_table *t = compile(s, as, m, &err);
     e->looks++;
     if (t && keep(c, t))
@@ -277,8 +277,7 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
             map->m[o++] = map->m[i];
     map->n = o;
     const struct gw_cfi_map *cur = exit_cfi_current(&c->maps, proc);
-    if ((!cur && !map->n) || same_map(cur, map) ||
-        !vec_append(&c->all, map)) {
+    if ((!cur && !map->n) || same_map(cur, map) || !vec_append(&c->all, map)) {
         free(map);
         return;
     }

@@ -27,8 +27,7 @@
 
 static void stage_begin(struct sampler *s)
 {
-    s->stage_deadline_ns =
-        hv_now_ns() + (s->final_pass ? DRAIN_FINAL_STAGE_NS : DRAIN_STAGE_NS);
+    s->stage_deadline_ns = hv_now_ns() + (s->final_pass ? DRAIN_FINAL_STAGE_NS : DRAIN_STAGE_NS);
 }
 
 bool sampler_drain_may_work(const struct sampler *s)
@@ -138,7 +137,7 @@ static void progress(struct sampler *s, uint64_t now, bool final)
 
 int sampler_drain_once(struct sampler *s, bool final)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (atomic_load(&s->write_failed))
         return -1;
     s->final_pass = final;
@@ -147,8 +146,7 @@ int sampler_drain_once(struct sampler *s, bool final)
         goto fail;
     /* The kernel's description: one bounded unit, a few looks a second at most. */
     stage_begin(s);
-    if (s->mem && sampler_drain_may_work(s) &&
-        sampler_kernel_poll(s, hv_now_ns(), final, &err) < 0)
+    if (s->mem && sampler_drain_may_work(s) && sampler_kernel_poll(s, hv_now_ns(), final, &err) < 0)
         goto fail;
     stage_begin(s);
     if (s->mem && sampler_kmods_poll(s, hv_now_ns(), final, &err) < 0)

@@ -33,7 +33,7 @@ int sampler_flight_init(struct sampler *s, struct hv_err *err)
     f->over = calloc(s->cfg.nvcpus, sizeof(*f->over));
     f->kept = calloc(s->cfg.ring_keep + 1, sizeof(*f->kept));
     if (!f->over || !f->kept)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     for (unsigned i = 0; i < s->cfg.nvcpus; i++)
         f->over[i].ring_id = i;
     /* Timestamps are nanoseconds (the recording's tick rate, sampler_create). */
@@ -151,7 +151,7 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
     uint64_t t0 = hv_now_ns();
     char path[4096], part[4096 + 8];
     if (snapshot_path(s->cfg.out_path, path, sizeof(path)) < 0)
-        return hv_errf(err, "snapshot: the output's name is too long");
+        return hv_errk(err, HV_ERR_LIMIT, "snapshot: the output's name is too long");
     /* Two in one millisecond (a signal and a panic): the second gets a suffix, never the
      * first's name. */
     if (!strcmp(path, f->last_path) && strlen(path) + 2 < sizeof(path))
@@ -190,7 +190,7 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
 void sampler_flight_snapshot(struct sampler *s, const char *why)
 {
     struct sampler_flight *f = &s->flight;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     bool tty = !s->cfg.quiet && isatty(STDERR_FILENO);
     if (snapshot(s, why, &err) < 0) {
         f->snapshot_failures++;

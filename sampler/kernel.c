@@ -53,7 +53,7 @@ static int write_kernel(struct sampler *s, const struct guestos_kernel *k, uint6
     enum { CHUNK = 4096 };
     struct hvfxt_symbol *buf = malloc(CHUNK * sizeof(*buf));
     if (!buf)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     int rc = 0;
     for (size_t i = 0; i < nsyms && rc == 0; i += CHUNK) {
         size_t n = nsyms - i < CHUNK ? nsyms - i : CHUNK;
@@ -105,7 +105,7 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     sk->last_try_ns = now;
     sk->attempts++;
     const struct guestos_kernel *k = NULL;
-    struct hv_err why = {{0}, 0};
+    struct hv_err why = {0};
     uint64_t t0 = hv_now_ns();
     int rc = guestos_discover_kernel(&s->os, s->mem, &k, &why);
     sk->scan_ns += hv_now_ns() - t0;

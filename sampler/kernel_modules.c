@@ -37,12 +37,12 @@ static int record_one(struct sampler *s, const struct guestos_kmodule *m, uint64
 {
     struct sampler_kmods *km = &s->kmods;
     if (!vec_reserve(km, 1))
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     /* One module's table takes at most a sixteenth of the metadata budget (4 MiB by default;
      * Debian's largest module, amdgpu, needs ~1 MiB); none is read once the budget is spent. */
     uint64_t left = meta_budget_table_left(&s->meta, 16);
     struct symbol_batch c = {.base = m->text_start, .max_bytes = left};
-    struct hv_err why = {{0}, 0};
+    struct hv_err why = {0};
     long got = 0;
     if (left < META_SYMBOL_COST(0))
         s->meta.cut_symbol_tables++;
@@ -93,8 +93,8 @@ int sampler_kmods_poll(struct sampler *s, uint64_t now, bool final, struct hv_er
     km->polls++;
     struct guestos_kmodule *list = calloc(KMOD_LIST_MAX, sizeof(*list));
     if (!list)
-        return hv_errf(err, "out of memory");
-    struct hv_err why = {{0}, 0};
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    struct hv_err why = {0};
     uint64_t t0 = hv_now_ns();
     int n = s->os.ops->kernel_modules(&s->os, s->mem, list, KMOD_LIST_MAX, &why);
     int rc = 0;

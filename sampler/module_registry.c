@@ -87,7 +87,7 @@ static int64_t module_id(struct fxt_writer *w, struct discover_registry *r, cons
     if (!meta_budget_allows(r->budget, MODULE_RECORD_COST))
         return -2;
     if (!vec_reserve(&r->mods, 1))
-        return hv_errf(err, "discover: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "discover: out of memory");
     m = &r->mods.v[r->mods.n];
     memset(m, 0, sizeof(*m));
     if (id_len > sizeof(m->build_id))
@@ -124,7 +124,7 @@ static int mapping(struct fxt_writer *w, struct discover_registry *r, uint64_t p
     if (!meta_budget_allows(r->budget, MAPPING_RECORD_COST))
         return 0;
     if (!vec_reserve(&r->maps, 1))
-        return hv_errf(err, "discover: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "discover: out of memory");
     struct hvfxt_mapping rec = {.pid = pid,
                                 .module_id = mod,
                                 .start = start,

@@ -196,7 +196,7 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
     int32_t pid = id_label_get(&p->label, &v) && v.guest_id > 0 ? v.guest_id : -1;
     struct discover_module *found = malloc(MOD_MAX_PER_PROC * sizeof(*found));
     if (!found)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     uint64_t t0 = hv_now_ns();
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);

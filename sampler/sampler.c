@@ -46,7 +46,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     }
     struct sampler *s = calloc(1, sizeof(*s));
     if (!s) {
-        hv_errf(err, "out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
     s->cfg = *cfg;
@@ -62,9 +62,9 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->mods = sampler_modules_create();
     s->cfi = sampler_cfi_create();
-    if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq || !s->thread_seq ||
-        !s->mods || !s->cfi) {
-        hv_errf(err, "out of memory");
+    if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq ||
+        !s->thread_seq || !s->mods || !s->cfi) {
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         sampler_destroy(s);
         return NULL;
     }
@@ -259,7 +259,7 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         rc = -1;
     }
     if (s->writer_open) {
-        struct hv_err cerr = {{0}, 0};
+        struct hv_err cerr = {0};
         if (fxt_writer_close(&s->w, &cerr) < 0 && rc == 0) {
             s->write_err = cerr;
             atomic_store(&s->write_failed, true);

@@ -50,7 +50,7 @@ int symbol_batch_write(struct symbol_batch *b, struct fxt_writer *w, uint64_t id
     /* At most one end marker after each symbol, and one at `end`. */
     struct hvfxt_symbol *out = malloc((2 * b->n + 1) * sizeof(*out));
     if (!out)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     size_t k = 0;
     uint64_t covered = 0; /* the furthest known end of the symbols so far */
     for (size_t i = 0; i < b->n; i++) {

@@ -271,7 +271,7 @@ int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_e
     struct fxtr_reader r;
     struct hvfxt_record *x = malloc(sizeof(*x));
     if (!x)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     fxtr_init(&r, buf, len);
     int rc;
     while ((rc = hvfxt_next(&r, x, err)) == 1) {

@@ -28,7 +28,7 @@ int dwarf_lines_open(struct dwarf_lines **out, const char *path, struct hv_err *
     if (!d) {
         dwarf_end(dw);
         close(fd);
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     *d = (struct dwarf_lines){fd, dw};
     *out = d;

@@ -127,11 +127,13 @@ static int check_extent(Elf *e, const GElf_Ehdr *eh, uint64_t size, struct hv_er
 {
     if (eh->e_phoff &&
         (eh->e_phoff > size || (uint64_t)eh->e_phnum * eh->e_phentsize > size - eh->e_phoff))
-        return hv_errf(err, "truncated: its program headers end past the file's %" PRIu64 " bytes",
+        return hv_errk(err, HV_ERR_CORRUPT,
+                       "truncated: its program headers end past the file's %" PRIu64 " bytes",
                        size);
     if (eh->e_shoff &&
         (eh->e_shoff > size || (uint64_t)eh->e_shnum * eh->e_shentsize > size - eh->e_shoff))
-        return hv_errf(err, "truncated: its section headers end past the file's %" PRIu64 " bytes",
+        return hv_errk(err, HV_ERR_CORRUPT,
+                       "truncated: its section headers end past the file's %" PRIu64 " bytes",
                        size);
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(e, scn)) != NULL) {
@@ -139,8 +141,8 @@ static int check_extent(Elf *e, const GElf_Ehdr *eh, uint64_t size, struct hv_er
         if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
             continue;
         if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
-            return hv_errf(err, "truncated: a section ends past the file's %" PRIu64 " bytes",
-                           size);
+            return hv_errk(err, HV_ERR_CORRUPT,
+                           "truncated: a section ends past the file's %" PRIu64 " bytes", size);
     }
     return 0;
 }
@@ -149,10 +151,10 @@ static int load_elf(Elf *e, uint64_t size, struct elf_symbols *es, bool notes_on
                     struct hv_err *err)
 {
     if (elf_kind(e) != ELF_K_ELF)
-        return hv_errf(err, "not an ELF file");
+        return hv_errk(err, HV_ERR_CORRUPT, "not an ELF file");
     GElf_Ehdr eh;
     if (!gelf_getehdr(e, &eh))
-        return hv_errf(err, "bad ELF header: %s", elf_errmsg(-1));
+        return hv_errk(err, HV_ERR_CORRUPT, "bad ELF header: %s", elf_errmsg(-1));
     if (check_extent(e, &eh, size, err) < 0)
         return -1;
     es->e_type = eh.e_type;
@@ -229,7 +231,7 @@ int elf_symbols_load_mem(struct elf_symbols *es, const void *buf, size_t len, st
     /* libelf may convert data in place; give it a private copy. */
     char *copy = malloc(len);
     if (!copy)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     memcpy(copy, buf, len);
     Elf *e = elf_memory(copy, len);
     int rc = e ? load_elf(e, len, es, false, err) : hv_errf(err, "%s", elf_errmsg(-1));

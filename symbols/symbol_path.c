@@ -34,7 +34,7 @@ int symbol_path_add_dir(struct symbol_path *sp, const char *dir, struct hv_err *
     char *copy = strdup(dir);
     if (!copy || !vec_append(&sp->dirs, copy)) {
         free(copy);
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     sp->scanned_done = 0;
     return 0;
@@ -68,7 +68,8 @@ static void scan_dirs(struct symbol_path *sp)
             if (de->d_name[0] == '.')
                 continue;
             char path[4096];
-            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs.v[d], de->d_name) >= (int)sizeof(path))
+            if (snprintf(path, sizeof(path), "%s/%s", sp->dirs.v[d], de->d_name) >=
+                (int)sizeof(path))
                 continue;
             if (!is_regular(path))
                 continue;

@@ -19,13 +19,12 @@ int symtab_add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
                uint8_t strength, struct hv_err *err)
 {
     if (t->n >= SYMTAB_MAX_SYMS)
-        return hv_errf(err, "symbol table: more than %u symbols", SYMTAB_MAX_SYMS);
+        return hv_errk(err, HV_ERR_LIMIT, "symbol table: more than %u symbols", SYMTAB_MAX_SYMS);
     if (name_len > SYMTAB_MAX_NAME_LEN)
         name_len = SYMTAB_MAX_NAME_LEN;
     uint32_t off = (uint32_t)t->names.n;
-    if (!vec_reserve(t, 1) || !vec_extend(&t->names, name, name_len) ||
-        !vec_append(&t->names, 0))
-        return hv_errf(err, "symbol table: out of memory");
+    if (!vec_reserve(t, 1) || !vec_extend(&t->names, name, name_len) || !vec_append(&t->names, 0))
+        return hv_errk(err, HV_ERR_NO_MEMORY, "symbol table: out of memory");
     t->v[t->n++] = (struct sym){.addr = addr, .size = size, .name = off, .strength = strength};
     t->sorted = 0;
     return 0;

@@ -129,7 +129,7 @@ struct kvm_cpuid2 *cpu_cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsign
     size_t bytes = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
     struct kvm_cpuid2 *c = malloc(bytes);
     if (!c) {
-        hv_errf(err, "out of memory for CPUID");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for CPUID");
         return NULL;
     }
     memcpy(c, supported, bytes);

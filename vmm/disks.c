@@ -50,7 +50,7 @@ int vm_disks_open(struct vm_disks *d, struct vm *vm, const struct vm_disk *cfg, 
         return hv_errf(err, "--disk: %u disks, at most %u", n, VM_MAX_DISKS);
     d->v = calloc(n, sizeof(*d->v));
     if (!d->v)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     for (unsigned i = 0; i < n; i++) {
         struct vm_disk_dev *dd = &d->v[i];
         if (virtio_blk_open(&dd->blk, cfg[i].path, cfg[i].mode, err) < 0) {

@@ -15,7 +15,7 @@ int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, iobus_fn fn, 
     if ((uint32_t)base + len > 0x10000)
         return hv_errf(err, "iobus: range 0x%x+%u runs past port 0xffff", base, len);
     if (bus->n == IOBUS_MAX_RANGES)
-        return hv_errf(err, "iobus: too many port ranges (max %d)", IOBUS_MAX_RANGES);
+        return hv_errk(err, HV_ERR_LIMIT, "iobus: too many port ranges (max %d)", IOBUS_MAX_RANGES);
     for (unsigned i = 0; i < bus->n; i++) {
         const struct iobus_range *r = &bus->range[i];
         if (base < (uint32_t)r->base + r->len && r->base < (uint32_t)base + len)

@@ -20,7 +20,7 @@ static struct kvm_cpuid2 *get_supported_cpuid(int fd, struct hv_err *err)
     for (unsigned n = 64; n <= 4096; n *= 2) {
         struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
         if (!c) {
-            hv_errf(err, "out of memory for CPUID");
+            hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for CPUID");
             return NULL;
         }
         c->nent = n;
@@ -34,7 +34,7 @@ static struct kvm_cpuid2 *get_supported_cpuid(int fd, struct hv_err *err)
             return NULL;
         }
     }
-    hv_errf(err, "KVM_GET_SUPPORTED_CPUID: more than 4096 entries");
+    hv_errk(err, HV_ERR_LIMIT, "KVM_GET_SUPPORTED_CPUID: more than 4096 entries");
     return NULL;
 }
 
@@ -64,13 +64,18 @@ int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
     memset(k, 0, sizeof(*k));
     k->fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
     if (k->fd < 0) {
-        if (errno == EACCES || errno == EPERM)
-            return hv_errf(err, "cannot open /dev/kvm: %s (are you in the kvm group / root?)",
-                           strerror(errno));
-        if (errno == ENOENT)
-            return hv_errf(err, "cannot open /dev/kvm: No such file or directory (KVM is not "
-                                "available on this host: no kvm module loaded?)");
-        return hv_errf_errno(err, "cannot open /dev/kvm");
+        /* Every way of not having KVM is the platform's: callers (and tests) branch on it. */
+        int e = errno;
+        if (e == EACCES || e == EPERM)
+            return hv_errk(err, HV_ERR_PLATFORM,
+                           "cannot open /dev/kvm: %s (are you in the kvm group / root?)",
+                           strerror(e));
+        if (e == ENOENT)
+            return hv_errk(err, HV_ERR_PLATFORM,
+                           "cannot open /dev/kvm: No such file or directory (KVM is not "
+                           "available on this host: no kvm module loaded?)");
+        hv_errf_errno(err, "cannot open /dev/kvm");
+        return hv_err_as(err, HV_ERR_PLATFORM);
     }
     int version = ioctl(k->fd, KVM_GET_API_VERSION, 0);
     if (version < 0) {
@@ -78,12 +83,13 @@ int kvm_sys_open(struct kvm_sys *k, struct hv_err *err)
         int e = errno;
         kvm_sys_close(k);
         errno = e;
-        return hv_errf_errno(err, "/dev/kvm is not a KVM device (KVM_GET_API_VERSION failed)");
+        hv_errf_errno(err, "/dev/kvm is not a KVM device (KVM_GET_API_VERSION failed)");
+        return hv_err_as(err, HV_ERR_PLATFORM);
     }
     if (version != KVM_API_VERSION) {
         kvm_sys_close(k);
-        return hv_errf(err, "/dev/kvm speaks API version %d, hvprof needs %d", version,
-                       KVM_API_VERSION);
+        return hv_errk(err, HV_ERR_PLATFORM, "/dev/kvm speaks API version %d, hvprof needs %d",
+                       version, KVM_API_VERSION);
     }
     k->vcpu_mmap_size = ioctl(k->fd, KVM_GET_VCPU_MMAP_SIZE, 0);
     if (k->vcpu_mmap_size < (int)sizeof(struct kvm_run)) {

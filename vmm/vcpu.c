@@ -305,7 +305,7 @@ void *vcpu_thread(void *arg)
     pthread_setname_np(pthread_self(), name);
     v->tid = gettid();
 
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     bool hooked = false;
     int ok = vcpu_init(v, &err);
     if (ok == 0) {

@@ -160,7 +160,7 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
 {
     struct vm *vm = calloc(1, sizeof(*vm));
     if (!vm) {
-        hv_errf(err, "out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
     vm->cfg = *cfg;
@@ -190,7 +190,7 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
         goto fail;
     vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
     if (!vm->vcpus) {
-        hv_errf(err, "out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
     const int want = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;

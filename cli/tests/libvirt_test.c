@@ -45,7 +45,7 @@ static void test_virt_install_domain(void **state)
     size_t len;
     char *xml = slurp(path, &len);
     static struct domain_config c;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(domain_xml_parse(xml, len, &c, &err), 0);
     free(xml);
     assert_string_equal(c.name, "debian12-cloud");
@@ -91,7 +91,7 @@ static void test_minimal_and_units(void **state)
 {
     (void)state;
     static struct domain_config c;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(parse("<domain><name>m</name><memory unit='G'>1</memory><vcpu>3</vcpu>"
                            "<os><type>hvm</type><kernel>/k</kernel></os></domain>",
                            &c, &err),
@@ -127,7 +127,7 @@ static void test_hostile(void **state)
 {
     (void)state;
     static struct domain_config c;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(parse("not xml at all", &c, &err), -1);
     assert_non_null(strstr(err.msg, "domain XML: line 1: "));
     assert_int_equal(parse("<node><domain/></node>", &c, &err), -1);

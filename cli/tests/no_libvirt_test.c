@@ -11,7 +11,7 @@
 static void test_says_built_without(void **state)
 {
     (void)state;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_null(libvirt_domain_xml("demo", "test:///default", NULL, &err));
     assert_string_equal(err.msg, "--libvirt: this hvprof was built without libvirt (install "
                                  "libvirt-dev and libxml2-dev, then configure and build again; "

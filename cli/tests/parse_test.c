@@ -12,7 +12,7 @@
 static uint64_t size_ok(const char *s)
 {
     uint64_t v = 0;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (parse_size(s, "--mem", 0, UINT64_MAX, &v, &err) < 0)
         fail_msg("parse_size(%s): %s", s, err.msg);
     return v;
@@ -67,7 +67,7 @@ static void test_uint(void **state)
 {
     (void)state;
     uint64_t v;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(parse_uint("4", "--vcpus", 1, 40, &v, &err), 0);
     assert_int_equal(v, 4);
     assert_int_equal(parse_uint("18446744073709551615", "n", 0, UINT64_MAX, &v, &err), 0);
@@ -86,7 +86,7 @@ static void test_freq(void **state)
 {
     (void)state;
     uint64_t v;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     const struct {
         const char *s;
         uint64_t hz;
@@ -103,13 +103,14 @@ static void test_freq(void **state)
     assert_string_equal(err.msg, "--rate: 200kHz is above the maximum 100000 Hz");
     assert_int_equal(parse_freq_hz("0", "--rate", 1, 100000, &v, &err), -1);
     assert_string_equal(err.msg, "--rate: 0 is below the minimum 1 Hz");
+    assert_int_equal(hv_err_kind(&err), HV_ERR_USAGE);
 }
 
 static void test_duration(void **state)
 {
     (void)state;
     uint64_t v;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     const struct {
         const char *s;
         uint64_t ns;

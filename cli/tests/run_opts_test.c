@@ -30,7 +30,7 @@ static void test_defaults_and_values(void **state)
 {
     (void)state;
     struct run_opts o;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     run_opts_init(&o);
     assert_int_equal(o.vcpus, 1);
     assert_true(o.mem_bytes == 256ull << 20);
@@ -47,7 +47,7 @@ static void test_errors(void **state)
 {
     (void)state;
     struct run_opts o;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     run_opts_init(&o);
     assert_int_equal(handle(&o, RUN_OPT_VCPUS, "0", &err), -1);
     assert_string_equal(err.msg, "--vcpus: 0 is out of range (1..1024)");
@@ -84,7 +84,7 @@ static void test_demo_dir_from_env(void **state)
     write_file(path, "x", 1);
     setenv("HVPROF_GUEST_DIR", tmpdir, 1);
     struct run_opts o;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     run_opts_init(&o);
     assert_int_equal(run_opts_handle(&o, RUN_OPT_GUEST, "demo", &err), 1);
     assert_int_equal(run_opts_finish(&o, &err), 0);

@@ -110,6 +110,10 @@ static int read_all(const uint64_t *b, size_t bytes, char *msg, uint64_t *unknow
         *unknown += rec.unknown;
     fxtr_free(&r);
     strcpy(msg, rc < 0 ? err.msg : "");
+    /* Everything the reader rejects is the file's fault: callers branch on the kind. */
+    if (rc < 0 && hv_err_kind(&err) != HV_ERR_CORRUPT)
+        fail_msg("error '%s' is of kind %s, not corrupt", err.msg,
+                 hv_err_kind_name(hv_err_kind(&err)));
     return rc;
 }
 

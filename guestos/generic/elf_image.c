@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/elf_header.h"
 #include "common/elfnote.h"
 #include "guestos/generic/elf_dynamic.h"
 #include "guestos/generic/link_map.h"
@@ -23,20 +24,29 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
                     struct hv_err *err)
 {
     memset(m, 0, sizeof(*m));
+    uint8_t raw[sizeof(Elf64_Ehdr)];
+    if (!read(ctx, va, raw, sizeof(raw)))
+        return hv_errk(err, HV_ERR_GUEST, "ELF header at 0x%" PRIx64 " not mapped", va);
     Elf64_Ehdr eh;
-    if (!read(ctx, va, &eh, sizeof(eh)))
-        return hv_errf(err, "ELF header at 0x%" PRIx64 " not mapped", va);
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
-        return hv_errf(err, "0x%" PRIx64 ": not an x86-64 ELF64 image", va);
-    if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
-        return hv_errf(err, "0x%" PRIx64 ": ELF type %u is not loadable", va, eh.e_type);
-    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
-        eh.e_phnum > DISCOVER_MAX_PHDRS || eh.e_phoff > MAX_PHOFF)
-        return hv_errf(err, "0x%" PRIx64 ": bad program header table", va);
+    struct hv_elf_want want = {.max_phnum = DISCOVER_MAX_PHDRS};
+    switch (hv_elf64_header(raw, sizeof(raw), &want, &eh)) {
+    case HV_ELF_OK:
+        break;
+    case HV_ELF_TYPE:
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": ELF type %u is not loadable", va,
+                       eh.e_type);
+    case HV_ELF_PHENTSIZE:
+    case HV_ELF_PHNUM:
+    case HV_ELF_PHOFF:
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": bad program header table", va);
+    default:
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": not an x86-64 ELF64 image", va);
+    }
+    if (eh.e_phoff > MAX_PHOFF)
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": bad program header table", va);
     Elf64_Phdr ph[DISCOVER_MAX_PHDRS];
     if (!read(ctx, va + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)))
-        return hv_errf(err, "0x%" PRIx64 ": program headers not mapped", va);
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": program headers not mapped", va);
 
     /* The header is file offset 0, so its link address is that of the PT_LOAD covering offset
      * 0 (p_vaddr - p_offset, page-floored); bias = where it is now - where it was linked. */
@@ -48,7 +58,7 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
         }
     }
     if (link_base == UINT64_MAX)
-        return hv_errf(err, "0x%" PRIx64 ": no PT_LOAD maps the ELF header", va);
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": no PT_LOAD maps the ELF header", va);
     m->header_va = va;
     m->bias = va - link_base;
     m->e_type = eh.e_type;
@@ -59,7 +69,7 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
             continue;
         if (p->p_memsz > MAX_IMAGE_SPAN || p->p_vaddr > UINT64_MAX - p->p_memsz - PAGE ||
             p->p_vaddr < link_base || p->p_vaddr - link_base > MAX_IMAGE_SPAN)
-            return hv_errf(err, "0x%" PRIx64 ": PT_LOAD %u out of range", va, i);
+            return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": PT_LOAD %u out of range", va, i);
         uint64_t s = page_floor(p->p_vaddr) + m->bias;
         uint64_t e = page_floor(p->p_vaddr + p->p_memsz + PAGE - 1) + m->bias;
         if (s < m->start)
@@ -71,7 +81,7 @@ int discover_elf_at(discover_read_fn read, void *ctx, uint64_t va, struct discov
                                                       p->p_flags & (PF_R | PF_W | PF_X)};
     }
     if (!m->nseg)
-        return hv_errf(err, "0x%" PRIx64 ": no PT_LOAD segments", va);
+        return hv_errk(err, HV_ERR_GUEST, "0x%" PRIx64 ": no PT_LOAD segments", va);
     m->file_offsets = true;
     for (unsigned i = 0; i < eh.e_phnum && !m->build_id_len; i++) {
         const Elf64_Phdr *p = &ph[i];

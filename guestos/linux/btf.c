@@ -101,10 +101,10 @@ int lx_btf_load(struct lx_btf *b, const void *data, size_t len, struct hv_err *e
 {
     memset(b, 0, sizeof(*b));
     if (len < BTF_HDR_MIN || len > LX_BTF_MAX_BYTES)
-        return hv_errf(err, "btf: %zu bytes", len);
+        return hv_errk(err, HV_ERR_GUEST, "btf: %zu bytes", len);
     b->data = malloc(len);
     if (!b->data)
-        return hv_errf(err, "btf: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "btf: out of memory");
     memcpy(b->data, data, len);
     b->len = len;
     const uint8_t *d = b->data;
@@ -127,7 +127,7 @@ int lx_btf_load(struct lx_btf *b, const void *data, size_t len, struct hv_err *e
     b->strs_len = str_len;
     if (b->strs[str_len - 1] != 0 || b->strs[0] != 0) {
         lx_btf_free(b);
-        return hv_errf(err, "btf: the string section is not NUL-delimited");
+        return hv_errk(err, HV_ERR_GUEST, "btf: the string section is not NUL-delimited");
     }
 
     /* Index every type: ids count from 1 in section order. */
@@ -135,27 +135,28 @@ int lx_btf_load(struct lx_btf *b, const void *data, size_t len, struct hv_err *e
     b->type_off = malloc(cap * sizeof(*b->type_off));
     if (!b->type_off) {
         lx_btf_free(b);
-        return hv_errf(err, "btf: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "btf: out of memory");
     }
     uint32_t n = 0;
     for (uint64_t off = 0; off < type_len;) {
         if (type_len - off < TYPE_HDR) {
             lx_btf_free(b);
-            return hv_errf(err, "btf: type %u is cut off by the end of the type section", n + 1);
+            return hv_errk(err, HV_ERR_GUEST,
+                           "btf: type %u is cut off by the end of the type section", n + 1);
         }
         uint32_t name = rd32(b->types + off), info = rd32(b->types + off + 4);
         int64_t extra = extra_bytes(kind_of(info), vlen_of(info));
         if (extra < 0 || name >= str_len || (uint64_t)extra > type_len - off - TYPE_HDR ||
             n + 1 >= MAX_TYPES) {
             lx_btf_free(b);
-            return hv_errf(err, "btf: type %u (kind %u at offset %llu) is malformed", n + 1,
-                           kind_of(info), (unsigned long long)off);
+            return hv_errk(err, HV_ERR_GUEST, "btf: type %u (kind %u at offset %llu) is malformed",
+                           n + 1, kind_of(info), (unsigned long long)off);
         }
         if (n + 2 > cap) {
             uint32_t *v = hv_vec_grow(b->type_off, &cap, n + 2, sizeof(*v));
             if (!v) {
                 lx_btf_free(b);
-                return hv_errf(err, "btf: out of memory");
+                return hv_errk(err, HV_ERR_NO_MEMORY, "btf: out of memory");
             }
             b->type_off = v;
         }
@@ -166,7 +167,8 @@ int lx_btf_load(struct lx_btf *b, const void *data, size_t len, struct hv_err *e
     return 0;
 bad_header:
     lx_btf_free(b);
-    return hv_errf(err, "btf: not a BTF header (magic 0xeb9f, version 1, sections inside)");
+    return hv_errk(err, HV_ERR_GUEST,
+                   "btf: not a BTF header (magic 0xeb9f, version 1, sections inside)");
 }
 
 static const uint8_t *type_at(const struct lx_btf *b, uint32_t id)

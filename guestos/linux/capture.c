@@ -148,7 +148,7 @@ static void read_stacks(struct lx_kernel *k, const struct gmem *copy, FILE *log)
  * sleeping task's kernel stack. */
 static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (lx_kernel_describe(k, copy, &err) < 0) {
         fprintf(log, "capture: kernel: %s\n", err.msg);
         return;
@@ -207,7 +207,8 @@ int lx_capture(const struct gmem *mem, const char *path, FILE *log, struct hv_er
         void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         cap.touched[i] = calloc(size / PAGE, 1);
         if (p == MAP_FAILED || !cap.touched[i]) {
-            hv_errf(err, "capture: out of memory for %" PRIu64 " bytes of guest RAM", size);
+            hv_errk(err, HV_ERR_NO_MEMORY,
+                    "capture: out of memory for %" PRIu64 " bytes of guest RAM", size);
             if (p != MAP_FAILED)
                 munmap(p, size);
             goto out;
@@ -221,7 +222,7 @@ int lx_capture(const struct gmem *mem, const char *path, FILE *log, struct hv_er
     }
     struct lx_kernel *k = lx_kernel_new();
     if (!k) {
-        hv_errf(err, "capture: out of memory");
+        hv_errk(err, HV_ERR_NO_MEMORY, "capture: out of memory");
         goto out;
     }
     int found = lx_vmcoreinfo_find(&copy, &k->vmci, err);

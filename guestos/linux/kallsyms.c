@@ -46,10 +46,11 @@ static int load_tokens(const struct lx_kimage *k, const struct lx_kallsyms_loc *
 {
     uint64_t table_va = loc->token_table, index_va = loc->token_index;
     if (!table_va || !index_va)
-        return hv_errf(err, "kallsyms: the token tables are not located");
+        return hv_errk(err, HV_ERR_GUEST, "kallsyms: the token tables are not located");
     uint16_t index[NTOKENS];
     if (!lx_kimage_read(k, index_va, index, sizeof(index)))
-        return hv_errf(err, "kallsyms: token index at 0x%" PRIx64 " is not in the kernel image",
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: token index at 0x%" PRIx64 " is not in the kernel image",
                        index_va);
     unsigned max = 0;
     for (unsigned i = 0; i < NTOKENS; i++)
@@ -58,7 +59,8 @@ static int load_tokens(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     uint64_t avail;
     const uint8_t *src = lx_kimage_span(k, table_va, &avail);
     if (!src)
-        return hv_errf(err, "kallsyms: token table at 0x%" PRIx64 " is not in the kernel image",
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: token table at 0x%" PRIx64 " is not in the kernel image",
                        table_va);
     uint64_t want = (uint64_t)max + 256; /* the last token and its NUL */
     if (want > TOKEN_TABLE_MAX)
@@ -69,14 +71,15 @@ static int load_tokens(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     t->tokbuf[want] = 0;
     for (unsigned i = 0; i < NTOKENS; i++) {
         if (index[i] >= want)
-            return hv_errf(err, "kallsyms: token %u starts past the token table", i);
+            return hv_errk(err, HV_ERR_GUEST, "kallsyms: token %u starts past the token table", i);
         const char *s = t->tokbuf + index[i];
         size_t len = strnlen(s, (size_t)(want - index[i]));
         if (index[i] + len >= want || len == 0)
-            return hv_errf(err, "kallsyms: token %u is empty or not terminated", i);
+            return hv_errk(err, HV_ERR_GUEST, "kallsyms: token %u is empty or not terminated", i);
         for (size_t j = 0; j < len; j++)
             if (!name_byte_ok((unsigned char)s[j]))
-                return hv_errf(err, "kallsyms: token %u holds byte 0x%02x", i, (unsigned char)s[j]);
+                return hv_errk(err, HV_ERR_GUEST, "kallsyms: token %u holds byte 0x%02x", i,
+                               (unsigned char)s[j]);
         t->tok_off[i] = index[i];
         t->tok_len[i] = (uint16_t)len;
     }
@@ -88,16 +91,19 @@ static int load_tables(const struct lx_kimage *k, const struct lx_kallsyms_loc *
 {
     uint64_t num_va = loc->num_syms, names_va = loc->names;
     if (!num_va || !names_va)
-        return hv_errf(err, "kallsyms: kallsyms_num_syms and kallsyms_names are not located");
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: kallsyms_num_syms and kallsyms_names are not located");
     if (!lx_kimage_u32(k, num_va, &t->n))
-        return hv_errf(
-            err, "kallsyms: kallsyms_num_syms at 0x%" PRIx64 " is not in the kernel image", num_va);
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: kallsyms_num_syms at 0x%" PRIx64 " is not in the kernel image",
+                       num_va);
     if (t->n == 0 || t->n > LX_KALLSYMS_MAX_SYMS)
-        return hv_errf(err, "kallsyms: %" PRIu32 " symbols (1-%u expected)", t->n,
+        return hv_errk(err, HV_ERR_GUEST, "kallsyms: %" PRIu32 " symbols (1-%u expected)", t->n,
                        LX_KALLSYMS_MAX_SYMS);
     t->names = lx_kimage_span(k, names_va, &t->names_len);
     if (!t->names)
-        return hv_errf(err, "kallsyms: kallsyms_names at 0x%" PRIx64 " is not in the kernel image",
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: kallsyms_names at 0x%" PRIx64 " is not in the kernel image",
                        names_va);
     t->offsets_va = loc->offsets;
     t->addresses_va = loc->addresses;
@@ -108,8 +114,9 @@ static int load_tables(const struct lx_kimage *k, const struct lx_kallsyms_loc *
                   lx_kimage_u64(k, loc->relative_base, &t->relative_base);
     t->has_addresses = t->addresses_va && lx_kimage_ptr(k, t->addresses_va, (uint64_t)t->n * 8);
     if (!t->has_offsets && !t->has_addresses)
-        return hv_errf(err, "kallsyms: neither kallsyms_offsets nor kallsyms_addresses can be "
-                            "read");
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kallsyms: neither kallsyms_offsets nor kallsyms_addresses can be "
+                       "read");
     return load_tokens(k, loc, t, err);
 }
 
@@ -166,13 +173,12 @@ static bool address_of(const struct lx_kimage *k, const struct tables *t, enum l
     }
 }
 
-int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc,
-                       uint64_t stext, lx_ksym_fn fn, void *ctx, struct lx_kallsyms_info *info,
-                       struct hv_err *err)
+int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *loc, uint64_t stext,
+                       lx_ksym_fn fn, void *ctx, struct lx_kallsyms_info *info, struct hv_err *err)
 {
     struct tables *t = calloc(1, sizeof(*t));
     if (!t)
-        return hv_errf(err, "kallsyms: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "kallsyms: out of memory");
     int rc = -1;
     char name[LX_KSYM_NAME_MAX + 2];
     size_t len;
@@ -184,13 +190,13 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     uint32_t stext_index = UINT32_MAX;
     for (uint32_t i = 0; i < t->n; i++) {
         if (!next_name(t, &pos, name, &len)) {
-            hv_errf(err, "kallsyms: the names stream ends at symbol %" PRIu32 " of %" PRIu32, i,
-                    t->n);
+            hv_errk(err, HV_ERR_GUEST,
+                    "kallsyms: the names stream ends at symbol %" PRIu32 " of %" PRIu32, i, t->n);
             goto out;
         }
         expanded += len;
         if (expanded > LX_KALLSYMS_MAX_NAME_BYTES) {
-            hv_errf(err,
+            hv_errk(err, HV_ERR_GUEST,
                     "kallsyms: %" PRIu32 " names expand to more than %u MiB by symbol %" PRIu32
                     " (a distribution kernel's: ~5 MiB); not read",
                     t->n, LX_KALLSYMS_MAX_NAME_BYTES >> 20, i);
@@ -200,7 +206,7 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
             stext_index = i;
     }
     if (stext_index == UINT32_MAX) {
-        hv_errf(err, "kallsyms: no symbol _stext in %" PRIu32 " symbols", t->n);
+        hv_errk(err, HV_ERR_GUEST, "kallsyms: no symbol _stext in %" PRIu32 " symbols", t->n);
         goto out;
     }
     static const enum lx_kallsyms_mode modes[] = {LX_KALLSYMS_ABSOLUTE_PERCPU, LX_KALLSYMS_RELATIVE,
@@ -208,7 +214,7 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     bool found = false;
     enum lx_kallsyms_mode mode = LX_KALLSYMS_ABSOLUTE;
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]) && !found; m++) {
-        bool usable = modes[m] == LX_KALLSYMS_ABSOLUTE        ? t->has_addresses
+        bool usable = modes[m] == LX_KALLSYMS_ABSOLUTE         ? t->has_addresses
                       : modes[m] == LX_KALLSYMS_PLACE_RELATIVE ? t->has_offsets
                                                                : t->has_base;
         if (!usable)
@@ -220,7 +226,8 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
         }
     }
     if (!found) {
-        hv_errf(err, "kallsyms: no address mode maps _stext (symbol %" PRIu32 ") to 0x%" PRIx64,
+        hv_errk(err, HV_ERR_GUEST,
+                "kallsyms: no address mode maps _stext (symbol %" PRIu32 ") to 0x%" PRIx64,
                 stext_index, stext);
         goto out;
     }
@@ -230,7 +237,7 @@ int lx_kallsyms_decode(const struct lx_kimage *k, const struct lx_kallsyms_loc *
     for (uint32_t i = 0; i < t->n; i++) {
         uint64_t a;
         if (!next_name(t, &pos, name, &len) || !address_of(k, t, mode, i, &a)) {
-            hv_errf(err, "kallsyms: symbol %" PRIu32 " changed while it was read", i);
+            hv_errk(err, HV_ERR_GUEST, "kallsyms: symbol %" PRIu32 " changed while it was read", i);
             goto out;
         }
         if (len < 2)

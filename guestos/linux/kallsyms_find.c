@@ -11,8 +11,8 @@
 #define TABLE_MAX     16384 /* a real token table is 1-3 KiB */
 /* A block of 256 names takes at least 2 bytes a name (a length, one token) and at most a
  * two-byte length and LX_KSYM_NAME_MAX tokens a name. */
-#define BLOCK_MIN 512u
-#define BLOCK_MAX (256u * (2u + LX_KSYM_NAME_MAX))
+#define BLOCK_MIN   512u
+#define BLOCK_MAX   (256u * (2u + LX_KSYM_NAME_MAX))
 #define MARKERS_MAX (LX_KALLSYMS_MAX_SYMS / 256)
 
 bool lx_kallsyms_loc_from_vmcoreinfo(const struct lx_vmcoreinfo *v, struct lx_kallsyms_loc *loc)
@@ -44,7 +44,7 @@ struct search {
     const struct lx_kimage *k;
     uint32_t *markers;                          /* MARKERS_MAX */
     uint8_t table[TABLE_MAX + 8 + 2 * NTOKENS]; /* a stable copy of a candidate token table */
-    uint64_t work;     /* bytes left */
+    uint64_t work;                              /* bytes left */
     unsigned candidates;
     bool gave_up;
 };
@@ -183,8 +183,8 @@ static bool names_before(struct search *x, uint64_t table, uint64_t index,
         uint64_t hi = p - x->markers[m - 1];
         if (hi > p || hi < LX_START_KERNEL_MAP + 16)
             continue;
-        uint64_t lo = hi - LX_START_KERNEL_MAP > BLOCK_MAX + 16 ? hi - BLOCK_MAX
-                                                                  : LX_START_KERNEL_MAP + 16;
+        uint64_t lo =
+            hi - LX_START_KERNEL_MAP > BLOCK_MAX + 16 ? hi - BLOCK_MAX : LX_START_KERNEL_MAP + 16;
         for (uint64_t s = hi & ~3ull; s >= lo; s -= 4) {
             uint64_t num = s - 4;
             if (!charge(x, 8))
@@ -227,13 +227,22 @@ static bool names_before(struct search *x, uint64_t table, uint64_t index,
 int lx_kallsyms_find(const struct lx_kimage *k, uint64_t from, uint64_t to,
                      struct lx_kallsyms_loc *loc, struct hv_err *err)
 {
-    static const char digits[] = "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9";
+    static const char digits[] = "0\0"
+                                 "1\0"
+                                 "2\0"
+                                 "3\0"
+                                 "4\0"
+                                 "5\0"
+                                 "6\0"
+                                 "7\0"
+                                 "8\0"
+                                 "9";
     const size_t plen = sizeof(digits); /* with the final NUL */
     *loc = (struct lx_kallsyms_loc){0};
     struct search x = {.k = k, .work = SEARCH_WORK};
     x.markers = malloc(MARKERS_MAX * sizeof(*x.markers));
     if (!x.markers)
-        return hv_errf(err, "kallsyms: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "kallsyms: out of memory");
     unsigned tables = 0;
     uint64_t last_table = 0, va = from;
     int rc = -1;
@@ -269,18 +278,18 @@ int lx_kallsyms_find(const struct lx_kimage *k, uint64_t from, uint64_t to,
         va += avail;
     }
     if (x.gave_up)
-        hv_errf(err,
+        hv_errk(err, HV_ERR_GUEST,
                 "kallsyms: VMCOREINFO does not name the tables (it does from Linux 6.0 on), and "
                 "the search for them gave up after %u candidates and %" PRIu64
                 " MiB examined (decoys in guest memory?)",
                 x.candidates, (uint64_t)((SEARCH_WORK - x.work) >> 20));
     else if (!tables)
-        hv_errf(err,
+        hv_errk(err, HV_ERR_GUEST,
                 "kallsyms: VMCOREINFO does not name the tables (it does from Linux 6.0 on) and "
                 "there is no token table in the image's 0x%" PRIx64 "-0x%" PRIx64,
                 from, to);
     else
-        hv_errf(err,
+        hv_errk(err, HV_ERR_GUEST,
                 "kallsyms: a token table at 0x%" PRIx64 ", but no names and markers before it "
                 "that agree",
                 last_table);

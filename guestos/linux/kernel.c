@@ -40,7 +40,7 @@ static int add_symbol(struct lx_kernel *k, uint64_t addr, char type, const char 
     if (!vec_reserve(&k->syms, k->syms.cap ? 1 : 65536) ||
         !vec_reserve(&k->names, k->names.cap ? len + 1 : (1u << 21)) ||
         !vec_extend(&k->names, name, len) || !vec_append(&k->names, 0))
-        return hv_errf(err, "kallsyms: out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "kallsyms: out of memory");
     k->syms.v[k->syms.n++] =
         (struct lx_ksym){.addr = addr, .name = off, .name_len = (uint16_t)len, .type = type};
     if (!k->text_lo || addr < k->text_lo)
@@ -102,13 +102,13 @@ static int check_release(const struct lx_kernel *k, struct hv_err *err)
         return 0; /* not there to check: kallsyms' _stext check still applies */
     char rel[sizeof(k->vmci.osrelease)];
     if (!lx_kimage_read(&k->img, uts + (uint64_t)name_off + UTS_RELEASE_OFFSET, rel, sizeof(rel)))
-        return hv_errf(err,
+        return hv_errk(err, HV_ERR_GUEST,
                        "vmcoreinfo: init_uts_ns at 0x%" PRIx64
                        " is not in the kernel image (phys_base 0x%" PRIx64 ")",
                        uts, k->img.phys_base);
     rel[sizeof(rel) - 1] = 0;
     if (strcmp(rel, k->vmci.osrelease))
-        return hv_errf(err,
+        return hv_errk(err, HV_ERR_GUEST,
                        "vmcoreinfo: OSRELEASE %s, but the kernel's utsname says \"%.64s\" "
                        "(a stale copy?)",
                        k->vmci.osrelease, rel);
@@ -128,7 +128,7 @@ static void read_btf(struct lx_kernel *k)
     }
     uint64_t len = k->sym.stop_btf - k->sym.start_btf;
     const void *p = len <= LX_BTF_MAX_BYTES ? lx_kimage_ptr(&k->img, k->sym.start_btf, len) : NULL;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (!p) {
         snprintf(k->btf_note, sizeof(k->btf_note), "BTF of %" PRIu64 " bytes cannot be read", len);
         return;
@@ -213,10 +213,12 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
      * the physical one (arch/x86/kernel/head64.c adds the load delta to it); NUMBER() prints it
      * signed. Image reads add it modulo 2^64. */
     if (!lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(phys_base)", &phys_base))
-        return hv_errf(err, "vmcoreinfo: no NUMBER(phys_base) (not an x86-64 kernel?)");
+        return hv_errk(err, HV_ERR_GUEST,
+                       "vmcoreinfo: no NUMBER(phys_base) (not an x86-64 kernel?)");
     if (lx_vmcoreinfo_decimal(&k->vmci, "NUMBER(KERNEL_IMAGE_SIZE)", &image_size) &&
         (image_size <= 0 || (uint64_t)image_size > LX_KERNEL_IMAGE_MAX))
-        return hv_errf(err, "vmcoreinfo: KERNEL_IMAGE_SIZE %" PRId64 " out of range", image_size);
+        return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: KERNEL_IMAGE_SIZE %" PRId64 " out of range",
+                       image_size);
     k->img = (struct lx_kimage){
         .mem = mem, .phys_base = (uint64_t)phys_base, .image_size = (uint64_t)image_size};
     k->kaslr_offset = k->vmci.has_kernel_offset ? k->vmci.kernel_offset : 0;
@@ -224,14 +226,15 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
         return -1;
     uint64_t stext;
     if (!lx_vmcoreinfo_symbol(&k->vmci, "_stext", &stext))
-        return hv_errf(err, "vmcoreinfo: no SYMBOL(_stext) to check kallsyms against");
+        return hv_errk(err, HV_ERR_GUEST,
+                       "vmcoreinfo: no SYMBOL(_stext) to check kallsyms against");
     if (!lx_kallsyms_loc_from_vmcoreinfo(&k->vmci, &k->ks_loc)) {
         /* Before 6.0 VMCOREINFO does not name the tables: they are in the image's read-only
          * data, after the code that starts at _stext. */
         uint64_t end = LX_START_KERNEL_MAP + k->img.image_size;
         uint64_t from = k->kallsyms_scan_from ? k->kallsyms_scan_from : stext;
-        uint64_t to = stext < end && end - stext > LX_KALLSYMS_SCAN_MAX ? stext + LX_KALLSYMS_SCAN_MAX
-                                                                       : end;
+        uint64_t to =
+            stext < end && end - stext > LX_KALLSYMS_SCAN_MAX ? stext + LX_KALLSYMS_SCAN_MAX : end;
         if (lx_kallsyms_find(&k->img, from, to, &k->ks_loc, err) < 0)
             return -1;
     }
@@ -240,7 +243,8 @@ int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_er
         return -1;
     }
     if (k->syms.n == 0)
-        return hv_errf(err, "kallsyms: %" PRIu32 " symbols, none of them code", k->ks.nsyms);
+        return hv_errk(err, HV_ERR_GUEST, "kallsyms: %" PRIu32 " symbols, none of them code",
+                       k->ks.nsyms);
     read_btf(k);
     return 1;
 }

@@ -129,16 +129,17 @@ int lx_kmods_list(struct lx_kmods *r, struct lx_kmod *out, size_t max, struct hv
     lx_kread_forget(&r->kr);
     uint64_t next;
     if (!read_u64(r, r->head, &next))
-        return hv_errf(err, "kernel modules: the list head at 0x%" PRIx64 " cannot be read",
-                       r->head);
+        return hv_errk(err, HV_ERR_GUEST,
+                       "kernel modules: the list head at 0x%" PRIx64 " cannot be read", r->head);
     size_t n = 0;
     for (unsigned steps = 0; next != r->head; steps++) {
         if (steps >= LX_KMODS_MAX)
-            return hv_errf(err, "kernel modules: more than %u list entries (a cycle?)",
-                           LX_KMODS_MAX);
+            return hv_errk(err, HV_ERR_LIMIT,
+                           "kernel modules: more than %u list entries (a cycle?)", LX_KMODS_MAX);
         uint64_t entry = next;
         if (!read_u64(r, entry, &next))
-            return hv_errf(err, "kernel modules: list entry 0x%" PRIx64 " cannot be read", entry);
+            return hv_errk(err, HV_ERR_GUEST,
+                           "kernel modules: list entry 0x%" PRIx64 " cannot be read", entry);
         uint64_t mod = entry - l->list;
         uint32_t state;
         struct lx_kmod m = {.addr = mod};
@@ -168,16 +169,17 @@ long lx_kmods_symbols(struct lx_kmods *r, const struct lx_kmod *m, lx_kmod_sym_f
     if (!m->kallsyms || !read_u64(r, m->kallsyms + l->ks_symtab, &symtab) ||
         !read_u32(r, m->kallsyms + l->ks_num_symtab, &nsym) ||
         !read_u64(r, m->kallsyms + l->ks_strtab, &strtab))
-        return hv_errf(err, "module %s: its symbol table cannot be read", m->name);
+        return hv_errk(err, HV_ERR_GUEST, "module %s: its symbol table cannot be read", m->name);
     if (nsym > LX_KMOD_MAX_SYMS)
-        return hv_errf(err, "module %s: %" PRIu32 " symbols (more than %u)", m->name, nsym,
-                       LX_KMOD_MAX_SYMS);
+        return hv_errk(err, HV_ERR_GUEST, "module %s: %" PRIu32 " symbols (more than %u)", m->name,
+                       nsym, LX_KMOD_MAX_SYMS);
     long given = 0;
     for (uint32_t i = 0; i < nsym; i++) {
         Elf64_Sym s;
         if (!lx_kmods_read(r, symtab + (uint64_t)i * sizeof(s), &s, sizeof(s)))
-            return hv_errf(err, "module %s: symbol %" PRIu32 " of %" PRIu32 " cannot be read",
-                           m->name, i, nsym);
+            return hv_errk(err, HV_ERR_GUEST,
+                           "module %s: symbol %" PRIu32 " of %" PRIu32 " cannot be read", m->name,
+                           i, nsym);
         unsigned type = ELF64_ST_TYPE(s.st_info);
         if (s.st_shndx == SHN_UNDEF || s.st_name == 0 || type == STT_SECTION || type == STT_FILE ||
             s.st_value < m->text || s.st_value - m->text >= m->text_size)

@@ -134,7 +134,8 @@ static int describe(struct lx_layer *l, struct hv_err *err)
     const struct lx_kernel *k = l->k;
     l->syms = calloc(k->syms.n, sizeof(*l->syms));
     if (!l->syms)
-        return hv_errf(err, "linux: out of memory for %zu kernel symbols", k->syms.n);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "linux: out of memory for %zu kernel symbols",
+                       k->syms.n);
     for (size_t i = 0; i < k->syms.n; i++)
         l->syms[i] = (struct guestos_symbol){.addr = k->syms.v[i].addr,
                                              .name = lx_ksym_name(k, &k->syms.v[i]),
@@ -351,7 +352,7 @@ static int linux_kernel_modules(struct guestos *os, const struct gmem *mem,
     struct lx_kmod batch[BATCH];
     struct lx_kmod *m = max <= BATCH ? batch : calloc(max, sizeof(*m));
     if (!m)
-        return hv_errf(err, "out of memory");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     int n = lx_kmods_list(&l->kmods, m, max, err);
     update_module_orc(l, m, n);
     for (int i = 0; i < n; i++) {

@@ -92,24 +92,27 @@ int lx_vmcoreinfo_parse(const char *text, size_t len, struct lx_vmcoreinfo *out,
     if (nul)
         len = (size_t)(nul - text);
     if (len == 0 || len > LX_VMCOREINFO_MAX)
-        return hv_errf(err, "vmcoreinfo: %zu bytes of text (1-%u expected)", len,
+        return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: %zu bytes of text (1-%u expected)", len,
                        LX_VMCOREINFO_MAX);
     size_t line_start = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c == '\n') {
             if (!memchr(text + line_start, '=', i - line_start))
-                return hv_errf(err, "vmcoreinfo: line at byte %zu has no '='", line_start);
+                return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: line at byte %zu has no '='",
+                               line_start);
             line_start = i + 1;
         } else if (c < 0x20 || c > 0x7e) {
-            return hv_errf(err, "vmcoreinfo: byte 0x%02x at %zu is not printable text", c, i);
+            return hv_errk(err, HV_ERR_GUEST,
+                           "vmcoreinfo: byte 0x%02x at %zu is not printable text", c, i);
         } else if (i - line_start >= MAX_LINE_LEN) {
-            return hv_errf(err, "vmcoreinfo: line at byte %zu is longer than %u bytes", line_start,
+            return hv_errk(err, HV_ERR_GUEST,
+                           "vmcoreinfo: line at byte %zu is longer than %u bytes", line_start,
                            MAX_LINE_LEN);
         }
     }
     if (line_start < len && !memchr(text + line_start, '=', len - line_start))
-        return hv_errf(err, "vmcoreinfo: line at byte %zu has no '='", line_start);
+        return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: line at byte %zu has no '='", line_start);
     memcpy(out->text, text, len);
     out->text[len] = 0;
     out->len = len;
@@ -117,22 +120,22 @@ int lx_vmcoreinfo_parse(const char *text, size_t len, struct lx_vmcoreinfo *out,
     const char *val;
     size_t n;
     if (!lx_vmcoreinfo_get(out, "OSRELEASE", &val, &n) || n == 0 || n >= sizeof(out->osrelease))
-        return hv_errf(err, "vmcoreinfo: no OSRELEASE line");
+        return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: no OSRELEASE line");
     memcpy(out->osrelease, val, n);
     if (lx_vmcoreinfo_get(out, "BUILD-ID", &val, &n)) {
         if (n != 40)
-            return hv_errf(err, "vmcoreinfo: BUILD-ID has %zu hex digits, not 40", n);
+            return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: BUILD-ID has %zu hex digits, not 40", n);
         for (unsigned i = 0; i < 20; i++) {
             uint64_t b;
             if (!hex_u64(val + 2 * i, 2, &b))
-                return hv_errf(err, "vmcoreinfo: BUILD-ID is not lower-case hex");
+                return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: BUILD-ID is not lower-case hex");
             out->build_id[i] = (uint8_t)b;
         }
         out->has_build_id = true;
     }
     if (lx_vmcoreinfo_get(out, "KERNELOFFSET", &val, &n)) {
         if (!hex_u64(val, n, &out->kernel_offset))
-            return hv_errf(err, "vmcoreinfo: KERNELOFFSET is not hex");
+            return hv_errk(err, HV_ERR_GUEST, "vmcoreinfo: KERNELOFFSET is not hex");
         out->has_kernel_offset = true;
     }
     return 0;
@@ -208,7 +211,7 @@ int lx_vmcoreinfo_find(const struct gmem *mem, struct lx_vmcoreinfo *out, struct
             if (copies == 0) {
                 *out = cand;
             } else if (cand.len != out->len || memcmp(cand.text, out->text, cand.len) != 0) {
-                return hv_errf(err,
+                return hv_errk(err, HV_ERR_GUEST,
                                "vmcoreinfo: copies at 0x%" PRIx64 " and 0x%" PRIx64
                                " disagree (a stale or forged copy)",
                                out->gpa, cand.gpa);

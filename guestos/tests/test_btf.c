@@ -115,7 +115,7 @@ static void test_members(void **state)
     struct blob *bl = calloc(1, sizeof(*bl));
     build(bl);
     struct lx_btf b;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (lx_btf_load(&b, bl->out, bl->len, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(b.ntypes, T_TASK);
@@ -147,7 +147,7 @@ static void test_members(void **state)
 static void expect_bad(struct blob *bl, size_t len)
 {
     struct lx_btf b;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_btf_load(&b, bl->out, len, &err), -1);
     assert_true(strstr(err.msg, "btf:") != NULL);
 }

@@ -210,13 +210,13 @@ static void check_one(const char *capture, const char *expected_path)
     if (!e.release[0] || e.nksym < 4 || !e.kmod[0] || e.nkmodsym < 4)
         fail_msg("%s: the guest's account is incomplete", expected_path);
     struct captured c;
-    struct hv_err lerr = {{0}, 0};
+    struct hv_err lerr = {0};
     if (capture_load(capture, &c, &lerr) < 0)
         fail_msg("%s", lerr.msg);
 
     /* The kernel, found from a scan of the image as in a live guest. */
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int rc = lx_kernel_discover(k, &c.mem, &err);
     if (rc != 1)
         fail_msg("%s: discovery: %d %s", capture, rc, err.msg);

@@ -247,7 +247,7 @@ static void decode_and_check(enum mode mode, enum lx_kallsyms_mode want_mode)
     struct img m;
     build(&m, mode);
     struct lx_vmcoreinfo v;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_vmcoreinfo_parse(m.vmci, m.vmci_len, &v, &err), 0);
     struct lx_kimage k = kimage(&m);
     struct collected *c = calloc(1, sizeof(*c));
@@ -301,7 +301,7 @@ static void test_discover(void **state)
     struct img m;
     build(&m, PERCPU);
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int rc = lx_kernel_discover(k, &m.mem, &err);
     if (rc != 1)
         fail_msg("rc %d: %s", rc, err.msg);
@@ -347,7 +347,7 @@ static void expect_failure(void (*spoil)(struct img *m), const char *words)
     build(&m, PERCPU);
     spoil(&m);
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_kernel_discover(k, &m.mem, &err), -1);
     if (!strstr(err.msg, words))
         fail_msg("expected '%s' in: %s", words, err.msg);
@@ -410,9 +410,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_absolute_percpu), cmocka_unit_test(test_relative),
-        cmocka_unit_test(test_place_relative),
-        cmocka_unit_test(test_discover),        cmocka_unit_test(test_not_yet),
-        cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_place_relative),  cmocka_unit_test(test_discover),
+        cmocka_unit_test(test_not_yet),         cmocka_unit_test(test_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,9 @@
  * relative_base, num_syms, names, markers, token table, token index, each 8-byte aligned), with
  * a decoy "0\0".."9\0" run in the code before it, and VMCOREINFO as 5.10 writes it (no kallsyms
  * lines). The whole discovery must find and decode the tables; forged markers, index or names
- * must fail with a message, and a flood of decoys must end the search, not stall it. The same finder on Debian's 5.10, 6.1, 6.12 and 7.2 images is
- * exercised on captured guests (test_captured.c) and on the test bed. */
+ * must fail with a message, and a flood of decoys must end the search, not stall it. The same
+ * finder on Debian's 5.10, 6.1, 6.12 and 7.2 images is exercised on captured guests
+ * (test_captured.c) and on the test bed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,7 +101,9 @@ static void build(struct img *m)
     gmem_init(&m->mem);
     assert_int_equal(gmem_add(&m->mem, 0, RAM, m->ram, NULL), 0);
     /* a decoy in the code: the digit run, but no token table around it */
+    /* clang-format off */
     memcpy(at(m, TEXT + 0x5000), "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9", 20);
+    /* clang-format on */
 
     m->cur = TABLES;
     int32_t offs[NFN + 2];
@@ -156,7 +159,7 @@ static void test_found_and_decoded(void **state)
     struct img m;
     build(&m);
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int rc = lx_kernel_discover(k, &m.mem, &err);
     if (rc != 1)
         fail_msg("rc %d: %s", rc, err.msg);
@@ -184,7 +187,7 @@ static void expect_failure(void (*spoil)(struct img *m), const char *words)
     build(&m);
     spoil(&m);
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_kernel_discover(k, &m.mem, &err), -1);
     if (!strstr(err.msg, words))
         fail_msg("expected '%s' in: %s", words, err.msg);
@@ -233,7 +236,17 @@ static void plant_decoys(struct img *m, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         memcpy(at(m, TEXT + 0x10000 + 20 * i),
-               "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9", 20);
+               "0\0"
+               "1\0"
+               "2\0"
+               "3\0"
+               "4\0"
+               "5\0"
+               "6\0"
+               "7\0"
+               "8\0"
+               "9",
+               20);
 }
 static void spoil_hundred_decoys(struct img *m)
 {
@@ -251,7 +264,7 @@ static void test_decoys(void **state)
     build(&m);
     spoil_hundred_decoys(&m);
     struct lx_kernel *k = lx_kernel_new();
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (lx_kernel_discover(k, &m.mem, &err) != 1)
         fail_msg("%s", err.msg);
     assert_int_equal(k->ks_loc.token_table, m.table);
@@ -268,7 +281,7 @@ static void test_range(void **state)
     build(&m);
     struct lx_kimage k = {.mem = &m.mem, .phys_base = PHYS_BASE, .image_size = 1ull << 30};
     struct lx_kallsyms_loc loc;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_kallsyms_find(&k, TEXT, m.table, &loc, &err), -1);
     assert_non_null(strstr(err.msg, "no token table"));
     assert_int_equal(lx_kallsyms_find(&k, m.table - 0x30, TEXT + 0x2000000, &loc, &err), 0);

@@ -161,7 +161,7 @@ static void test_live_module_and_symbols(void **state)
 {
     struct fx *f = *state;
     struct lx_kmod m[4];
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int n = lx_kmods_list(&f->r, m, 4, &err);
     assert_int_equal(n, 1); /* kvm is still coming up */
     assert_string_equal(m[0].name, "kvm_amd");
@@ -187,7 +187,7 @@ static void test_coming_module_found_once_live(void **state)
     uint32_t live = 0;
     assert_int_equal(gimg_write(&f->g, MODS + 0x1000 + lay.state, &live, 4), 0);
     struct lx_kmod m[4];
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_kmods_list(&f->r, m, 4, &err), 2);
     assert_string_equal(m[1].name, "kvm");
     assert_int_equal(m[1].text_size, 0x9000);
@@ -203,7 +203,7 @@ static void test_hostile_modules_skipped(void **state)
 {
     struct fx *f = *state;
     struct lx_kmod m[4];
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     char long_name[56];
     memset(long_name, 'A', sizeof(long_name));
     /* A name that fills the array without a NUL; then one with a control byte; then a code
@@ -221,7 +221,7 @@ static void test_broken_lists_fail(void **state)
 {
     struct fx *f = *state;
     struct lx_kmod m[4];
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     /* A loop that never comes back to the head. */
     assert_int_equal(gimg_write_u64(&f->g, entry_of(1), entry_of(0)), 0);
     assert_int_equal(lx_kmods_list(&f->r, m, 4, &err), -1);
@@ -247,7 +247,7 @@ static void test_symbol_count_bounded(void **state)
     struct lx_kmod m = {.addr = MODS, .text = TEXT0, .text_size = 0x3000, .kallsyms = KSYMS};
     snprintf(m.name, sizeof(m.name), "kvm_amd");
     struct got g = {0};
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(lx_kmods_symbols(&f->r, &m, on_sym, &g, &err), -1);
     assert_non_null(strstr(err.msg, "symbols (more than"));
     assert_int_equal(g.n, 0);

@@ -50,7 +50,7 @@ static unsigned compare_file(const char *name, unsigned *inlined, unsigned *with
 {
     const char *path = fixture(name);
     struct elf_symbols es;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(elf_symbols_load_file(&es, path, &err), 0);
     struct dwarf_lines *d = NULL;
     assert_int_equal(dwarf_lines_open(&d, path, &err), 0);
@@ -113,7 +113,7 @@ static void test_inline_call_site(void **state)
      * and the function is inline_caller's, in inline.c. */
     const char *path = fixture("prog_inline");
     struct elf_symbols es;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(elf_symbols_load_file(&es, path, &err), 0);
     struct dwarf_lines *d = NULL;
     assert_int_equal(dwarf_lines_open(&d, path, &err), 0);
@@ -141,7 +141,7 @@ static void test_no_dwarf(void **state)
 {
     (void)state;
     struct dwarf_lines *d = (struct dwarf_lines *)1;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     /* A stripped library: no lines, not an error. */
     assert_int_equal(dwarf_lines_open(&d, fixture("libfix_stripped.so"), &err), 0);
     assert_null(d);

@@ -43,7 +43,7 @@ static void test_perfetto_nesting(void **state)
     snprintf(path, sizeof(path), "%s/timeline.fxt", report_dir);
     const void *buf;
     size_t len;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxtr_map_file(path, &buf, &len, &err) < 0)
         fail_msg("%s", err.msg);
     struct fxtr_reader r;

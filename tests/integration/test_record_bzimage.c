@@ -62,7 +62,7 @@ static void test_boot_named(void **state)
 
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(fxt, &p, NULL, NULL, NULL, &err) < 0 ||
         profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);

@@ -43,7 +43,7 @@ static void read_ring_file(const char *path, struct ring_file *rf)
     assert_non_null(buf);
     assert_int_equal(fread(buf, 1, len, f), len);
     fclose(f);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct hvfxt_record *x = malloc(sizeof(*x));

@@ -410,8 +410,8 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
         /* Attempts that triple-faulted or had no user-mode exits and were booted again in L1
          * (tests/linux/l1_init.sh). */
         for (unsigned a = 1; a <= 2; a++) {
-            static const char *const why[][2] = {
-                {"fault", "triple-faulted"}, {"starved", "had no user-mode exits"}};
+            static const char *const why[][2] = {{"fault", "triple-faulted"},
+                                                 {"starved", "had no user-mode exits"}};
             for (size_t w = 0; w < 2; w++) {
                 char path[PATH_MAX];
                 snprintf(path, sizeof(path), "%s/%s/%s.%u/summary.txt", out, name, why[w][0], a);
@@ -609,7 +609,8 @@ void tb_keep_reference(const char *out, const char *name, const struct tb_scenar
     tb_check_boot(&r, s);
     printf("reference %s: %.1f s\n", r.name, r.seconds);
     char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/reference' && cp '%s/%s/console.log' '%s/reference/%s-%u.log'",
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/reference' && cp '%s/%s/console.log' '%s/reference/%s-%u.log'",
              tb_cache(), out, name, tb_cache(), s->kernel, s->vcpus);
     assert_int_equal(system(cmd), 0);
     tb_free(&r);
@@ -684,7 +685,7 @@ uint64_t tb_check_recording(const struct tb_result *r)
     struct profile p;
     profile_init(&p);
     struct fxt_load_stats st;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     /* Kernel samples get their user stack at once (from the ORC walk's user entry frame) or
@@ -766,7 +767,7 @@ unsigned tb_vcpus_sampled(const struct tb_result *r)
     struct profile p;
     profile_init(&p);
     struct fxt_load_stats st;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     uint64_t seen[1024 / 64] = {0};
@@ -843,7 +844,7 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
 {
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
         profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
@@ -885,8 +886,8 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
         if (f->addr < 0xffff800000000000ull) {
             low++; /* boot code before the kernel maps itself (decompressor, startup_64) */
             const struct prof_loc *lc = f->loc != PROF_NONE ? &p.locs.v[f->loc] : NULL;
-            low_named += lc && lc->resolved &&
-                         !strcmp(p.funcs.v[lc->func].name, "bzImage_decompressor");
+            low_named +=
+                lc && lc->resolved && !strcmp(p.funcs.v[lc->func].name, "bzImage_decompressor");
             continue;
         }
         upper++;
@@ -894,8 +895,8 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
     }
     double frac = upper ? (double)named / (double)upper : 0;
     printf("%s: %u guest symbols match; %" PRIu64 " of %" PRIu64
-           " kernel-half samples named (%.1f%%), %" PRIu64
-           " in boot code below it, %" PRIu64 " of them in the bzImage decompressor\n",
+           " kernel-half samples named (%.1f%%), %" PRIu64 " in boot code below it, %" PRIu64
+           " of them in the bzImage decompressor\n",
            r->name, r->nksyms, named, upper, 100 * frac, low, low_named);
     if (frac < min_named)
         fail_msg("%s: %.1f%% of kernel samples named, %.0f%% expected", r->name, 100 * frac,
@@ -928,7 +929,7 @@ void tb_check_tasks(const struct tb_result *r)
         fail_msg("%s: the summary does not say guest tasks were read:\n%s", r->name, r->summary);
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     if (!p.guest_ids)
@@ -1190,7 +1191,7 @@ static unsigned match_caller(const struct profile *p, const struct prof_frame *f
  * glibc's separate debug file (libc6-dbg, /usr/lib/debug/.build-id). */
 static void load_symbolized(const struct tb_result *r, struct profile *p)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/workloads", tb_cache());
     struct symbol_path sp;

@@ -379,7 +379,7 @@ int acpi_write(struct gmem *mem, const struct acpi_config *cfg, struct hv_err *e
     const size_t cap = ACPI_TABLES_END - ACPI_TABLES_GPA; /* 64 KiB: not on the stack */
     uint8_t *buf = malloc(cap);
     if (!buf)
-        return hv_errf(err, "out of memory for the ACPI tables");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for the ACPI tables");
     size_t len;
     int rc = acpi_build(buf, cap, ACPI_TABLES_GPA, cfg, &len, err);
     if (rc == 0)

@@ -77,7 +77,8 @@ int boot_load_images(struct gmem *mem, const struct boot_config *cfg,
 
     int elf = is_elf(kernel);
     if (!elf && !is_bzimage(kernel))
-        return hv_errf(err, "%s: not an ELF64 kernel or a Linux bzImage", kernel->name);
+        return hv_errk(err, HV_ERR_UNSUPPORTED, "%s: not an ELF64 kernel or a Linux bzImage",
+                       kernel->name);
 
     /* IOAPIC id: after the CPUs' APIC ids while they fit in 8 bits (as the MP table has it). */
     struct acpi_config acpi = {.nr_cpus = cfg->nr_cpus,

@@ -1,9 +1,11 @@
 /* ELF64 header and program-header validation (System V gABI, "ELF Header" and "Program
- * Header"; x86-64 psABI for EM_X86_64). Every offset is checked against the file size. */
+ * Header"; x86-64 psABI for EM_X86_64): the file header through common/elf_header.h, the program
+ * headers here. Every offset is checked against the file size. */
 #include <elf.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/elf_header.h"
 #include "vmm/boot/elf64.h"
 #include "vmm/boot/layout.h"
 
@@ -15,18 +17,20 @@ static int overlaps(const struct elf64_segment *a, const struct elf64_segment *b
 static int check_segment(const Elf64_Phdr *ph, unsigned idx, size_t len, struct hv_err *err)
 {
     if (ph->p_filesz > ph->p_memsz)
-        return hv_errf(err, "segment %u: p_filesz 0x%" PRIx64 " > p_memsz 0x%" PRIx64, idx,
+        return hv_errk(err, HV_ERR_CORRUPT,
+                       "segment %u: p_filesz 0x%" PRIx64 " > p_memsz 0x%" PRIx64, idx,
                        (uint64_t)ph->p_filesz, (uint64_t)ph->p_memsz);
     if (ph->p_offset > len || ph->p_filesz > len - ph->p_offset)
-        return hv_errf(err,
+        return hv_errk(err, HV_ERR_CORRUPT,
                        "truncated ELF: segment %u data [0x%" PRIx64 ", +0x%" PRIx64
                        ") is past the end of the file (%zu bytes)",
                        idx, (uint64_t)ph->p_offset, (uint64_t)ph->p_filesz, len);
     if (ph->p_paddr < HVPROF_KERNEL_MIN)
-        return hv_errf(err, "segment %u at 0x%" PRIx64 " is below 1 MiB (the boot area)", idx,
+        return hv_errk(err, HV_ERR_CORRUPT,
+                       "segment %u at 0x%" PRIx64 " is below 1 MiB (the boot area)", idx,
                        (uint64_t)ph->p_paddr);
     if (ph->p_paddr > UINT64_MAX - ph->p_memsz)
-        return hv_errf(err, "segment %u: p_paddr + p_memsz overflows", idx);
+        return hv_errk(err, HV_ERR_CORRUPT, "segment %u: p_paddr + p_memsz overflows", idx);
     return 0;
 }
 
@@ -47,28 +51,9 @@ static void find_build_id(const uint8_t *img, size_t len, const Elf64_Ehdr *eh,
 int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct hv_err *err)
 {
     Elf64_Ehdr eh;
-    if (len < sizeof(eh))
-        return hv_errf(err, "truncated ELF: %zu bytes, shorter than the ELF header", len);
-    memcpy(&eh, img, sizeof(eh));
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-        return hv_errf(err, "not an ELF file");
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64)
-        return hv_errf(err, "not an ELF64 kernel (ELF class %u)", eh.e_ident[EI_CLASS]);
-    if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
-        return hv_errf(err, "ELF kernel is not little-endian");
-    if (eh.e_machine != EM_X86_64)
-        return hv_errf(err, "ELF machine %u is not x86-64", eh.e_machine);
-    if (eh.e_type != ET_EXEC)
-        return hv_errf(err, "ELF type %u is not an executable (ET_EXEC)", eh.e_type);
-    if (eh.e_phentsize != sizeof(Elf64_Phdr))
-        return hv_errf(err, "e_phentsize %u is not %zu", eh.e_phentsize, sizeof(Elf64_Phdr));
-    if (eh.e_phnum == 0 || eh.e_phnum > ELF64_MAX_PHNUM)
-        return hv_errf(err, "%u program headers (1-%u supported)", eh.e_phnum, ELF64_MAX_PHNUM);
-    uint64_t ph_bytes = (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
-    if (eh.e_phoff > len || ph_bytes > len - eh.e_phoff)
-        return hv_errf(
-            err, "truncated ELF: program headers at 0x%" PRIx64 " are past the end of the file",
-            (uint64_t)eh.e_phoff);
+    struct hv_elf_want want = {.exec_only = true, .max_phnum = ELF64_MAX_PHNUM, .extent = len};
+    if (hv_elf64_header_err(img, len, &want, &eh, err) < 0)
+        return -1;
 
     memset(out, 0, sizeof(*out));
     out->entry = eh.e_entry;
@@ -81,7 +66,7 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
         if (check_segment(&ph, i, len, err))
             return -1;
         if (out->nseg == ELF64_MAX_SEGMENTS)
-            return hv_errf(err, "more than %u PT_LOAD segments", ELF64_MAX_SEGMENTS);
+            return hv_errk(err, HV_ERR_LIMIT, "more than %u PT_LOAD segments", ELF64_MAX_SEGMENTS);
         struct elf64_segment s = {.paddr = ph.p_paddr,
                                   .memsz = ph.p_memsz,
                                   .filesz = ph.p_filesz,
@@ -90,7 +75,7 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
                                   .flags = ph.p_flags & (PF_R | PF_W | PF_X)};
         for (unsigned j = 0; j < out->nseg; j++)
             if (overlaps(&s, &out->seg[j]))
-                return hv_errf(err,
+                return hv_errk(err, HV_ERR_CORRUPT,
                                "segment %u [0x%" PRIx64 ", 0x%" PRIx64
                                ") overlaps another PT_LOAD segment",
                                i, s.paddr, s.paddr + s.memsz);
@@ -101,7 +86,7 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
             out->end = s.paddr + s.memsz;
     }
     if (out->nseg == 0)
-        return hv_errf(err, "no loadable (PT_LOAD) segments");
+        return hv_errk(err, HV_ERR_CORRUPT, "no loadable (PT_LOAD) segments");
     find_build_id(img, len, &eh, out);
 
     for (unsigned j = 0; j < out->nseg; j++) {
@@ -109,6 +94,7 @@ int elf64_parse(const uint8_t *img, size_t len, struct elf64_info *out, struct h
         if (out->entry >= s->paddr && out->entry - s->paddr < s->filesz)
             return 0;
     }
-    return hv_errf(err, "entry point 0x%" PRIx64 " is not inside a loaded segment's file data",
+    return hv_errk(err, HV_ERR_CORRUPT,
+                   "entry point 0x%" PRIx64 " is not inside a loaded segment's file data",
                    out->entry);
 }

@@ -99,7 +99,7 @@ int smbios_write(struct gmem *mem, struct hv_err *err)
     size_t cap = 4096, len;
     uint8_t *buf = malloc(cap);
     if (!buf)
-        return hv_errf(err, "out of memory for SMBIOS");
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for SMBIOS");
     int rc = smbios_build(buf, cap, SMBIOS_GPA, &len, err);
     if (rc == 0)
         rc = guest_write(mem, SMBIOS_GPA, buf, len, "SMBIOS tables", err);

@@ -52,7 +52,7 @@ static void check(unsigned n)
     while ((1u << bits) < n)
         bits++;
     for (unsigned id = 0; id < n; id += (n > 8 ? n / 4 : 1)) {
-        struct hv_err err = {{0}, 0};
+        struct hv_err err = {0};
         struct kvm_cpuid2 *c = cpu_cpuid_for_vcpu(host, id, n, &err);
         assert_non_null(c);
         const struct kvm_cpuid_entry2 *l1 = leaf(c, 1, 0);

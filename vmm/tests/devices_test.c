@@ -194,7 +194,7 @@ static void test_iobus(void **state)
 {
     (void)state;
     struct iobus bus;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct bus_log a = {0}, b = {0};
     iobus_init(&bus);
     assert_int_equal(iobus_register(&bus, 0x3f8, 8, bus_handler, &a, &err), 0);
@@ -224,7 +224,7 @@ static void test_iobus_full(void **state)
 {
     (void)state;
     struct iobus bus;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct bus_log a = {0};
     iobus_init(&bus);
     for (unsigned i = 0; i < IOBUS_MAX_RANGES; i++)

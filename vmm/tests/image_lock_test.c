@@ -84,7 +84,7 @@ static void test_qemu_writer_seen(void **state)
     }
     wait_for_writer();
     struct virtio_blk b;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, &err), -1);
     assert_non_null(strstr(err.msg, "another process (a running VM, QEMU or hvprof) may write it"));
     assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RO, &err), -1);
@@ -98,7 +98,7 @@ static void test_hvprof_writer_seen(void **state)
 {
     (void)state;
     struct virtio_blk b;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, &err), 0);
     char out[4096];
     assert_int_not_equal(qemu_io("-c 'read 0 512'", out, sizeof(out)), 0);

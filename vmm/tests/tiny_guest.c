@@ -46,7 +46,7 @@ struct vm *tiny_vm(unsigned nr_vcpus, int console_fd, const uint8_t *code, size_
     if (!cfg.mem_bytes)
         cfg.mem_bytes = 16ull << 20;
     cfg.console_fd = console_fd;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct vm *vm = vm_create(&cfg, &err);
     if (!vm)
         fail_msg("vm_create: %s", err.msg);
@@ -85,7 +85,7 @@ struct vm *tiny_vm(unsigned nr_vcpus, int console_fd, const uint8_t *code, size_
 struct vm_result tiny_run(struct vm *vm)
 {
     struct vm_result res;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (vm_run(vm, &res, &err) < 0)
         fail_msg("vm_run: %s", err.msg);
     return res;

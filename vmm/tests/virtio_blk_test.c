@@ -75,7 +75,7 @@ static uint32_t used_len(struct t *t, uint16_t k, uint32_t *id)
 
 static int open_disk(struct t *t, bool readonly)
 {
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     int rc = virtio_blk_open(&t->b, t->path, readonly ? VIRTIO_BLK_RO : VIRTIO_BLK_RW, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.msg);
@@ -219,7 +219,7 @@ static void test_overlay(void **state)
 {
     struct t *t = *state;
     virtio_blk_close(&t->b);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, &err), 0);
     assert_false(virtio_blk_features(&t->b) & (1ull << VIRTIO_BLK_F_RO));
     static uint8_t image[DISK], want[DISK];
@@ -391,7 +391,7 @@ static void test_config_and_open(void **state)
     assert_false(f & (1ull << VIRTIO_BLK_F_RO));
     /* The image is locked: a second writer is refused. */
     struct virtio_blk other;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     assert_int_equal(virtio_blk_open(&other, t->path, VIRTIO_BLK_RW, &err), -1);
     assert_non_null(strstr(err.msg, "in use by another process"));
     /* Not raw: qcow2's magic gets the conversion command. */

@@ -380,7 +380,7 @@ static void test_memory_split(void **state)
 static void test_bad_config(void **state)
 {
     (void)state;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     struct vm_config cfg = {.nr_vcpus = 0, .mem_bytes = 64 << 20, .console_fd = -1};
     assert_null(vm_create(&cfg, &err));
     assert_non_null(strstr(err.msg, "vCPUs"));

@@ -39,7 +39,7 @@ static int overlay_file(uint64_t bytes, struct hv_err *err)
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         char tmpl[PATH_MAX];
         if (snprintf(tmpl, sizeof(tmpl), "%s/hvprof-overlay-XXXXXX", dir) >= (int)sizeof(tmpl))
-            return hv_errf(err, "overlay: $TMPDIR is too long");
+            return hv_errk(err, HV_ERR_LIMIT, "overlay: $TMPDIR is too long");
         fd = mkostemp(tmpl, O_CLOEXEC);
         if (fd >= 0)
             unlink(tmpl);

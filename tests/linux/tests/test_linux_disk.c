@@ -83,7 +83,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     /* Kernel samples in the virtio drivers, by the names the guest's kallsyms gives them. */
     struct profile p;
     profile_init(&p);
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
         profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
@@ -175,7 +175,7 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
         /* What was recorded up to the kill is readable (docs/reliability.md). */
         struct profile p;
         profile_init(&p);
-        struct hv_err err = {{0}, 0};
+        struct hv_err err = {0};
         if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
             fail_msg("%s: the recording the kill left: %s", r->name, err.msg);
         if (p.samples.n == 0)

@@ -37,7 +37,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     struct profile p;
     profile_init(&p);
     struct fxt_load_stats st;
-    struct hv_err err = {{0}, 0};
+    struct hv_err err = {0};
     if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0 ||
         profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);

@@ -149,6 +149,16 @@ static void expect_error(const uint8_t *img, size_t len, uint64_t mem, const cha
     int rc = load(&r, mem, 1, img, len, NULL, 0, NULL, &b, &err);
     if (rc != -1 || !strstr(err.msg, what) || strncmp(err.msg, "kernel.elf: ", 12) != 0)
         fail_msg("expected \"kernel.elf: ...%s...\", got rc %d \"%s\"", what, rc, err.msg);
+    /* A broken image is corrupt; a well-formed one for another machine or class, unsupported;
+     * one that does not fit the guest's RAM is left to the caller's kind. */
+    enum hv_err_kind want = HV_ERR_CORRUPT;
+    if (strstr(what, "ELF64") || strstr(what, "x86-64") || strstr(what, "ET_EXEC"))
+        want = HV_ERR_UNSUPPORTED;
+    if (strstr(what, "RAM") || strstr(what, "1 MiB") || strstr(what, "initrd"))
+        want = hv_err_kind(&err);
+    if (hv_err_kind(&err) != want)
+        fail_msg("\"%s\": kind %s, not %s", err.msg, hv_err_kind_name(hv_err_kind(&err)),
+                 hv_err_kind_name(want));
     assert_null(strchr(err.msg, '\n'));
     test_ram_free(&r);
 }

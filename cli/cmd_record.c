@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "common/elf_header.h"
 #include "cli/parse.h"
+#include "cli/record.h"
 #include "cli/run_opts.h"
-#include "guestos/linux/capture.h"
+#include "common/elf_header.h"
 #include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
 #include "symbols/symbol_path.h"
@@ -312,6 +312,11 @@ static void catch_snapshot_signal(struct sampler *s)
 
 int cmd_record(int argc, char **argv)
 {
+    return record_main(argc, argv, NULL);
+}
+
+int record_main(int argc, char **argv, const struct record_hooks *tool)
+{
     run_signals_install(); /* first: a signal at any moment of start-up is handled */
     struct option longopts[RUN_OPTS_COUNT + RECORD_OPTS_COUNT + 1];
     memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
@@ -446,14 +451,9 @@ int cmd_record(int argc, char **argv)
         sampler_guest_stopped(s, vm_stop_reason_name(res.reason));
     struct hv_err ferr = {0};
     int frc = sampler_finish(s, &ferr);
-    /* Test data for guestos/tests/test_captured.c (docs/linux-introspection.md, "Captured
-     * guests"): the guest has stopped, its memory is still there. */
-    const char *capture = getenv("HVPROF_CAPTURE_GUEST");
-    if (capture && *capture) {
-        struct hv_err cerr = {0};
-        if (lx_capture(vm_gmem(rs.vm), capture, stderr, &cerr) < 0)
-            fprintf(stderr, "hvprof record: %s\n", cerr.msg);
-    }
+    /* A tool built on record (tests/tools/): the guest has stopped, its memory is still there. */
+    if (tool && tool->guest_stopped)
+        tool->guest_stopped(tool->ctx, vm_gmem(rs.vm));
     char disks[4 * 512];
     run_disks_summary(rs.vm, &o, disks, sizeof(disks));
     run_session_close(&rs);

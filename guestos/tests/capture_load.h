@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "guestos/linux/capture.h"
+#include "tests/tools/capture/capture.h"
 
 struct captured {
     struct gmem mem;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Capture test data from real Debian guests on the test bed (docs/linux-introspection.md,
-# "Captured guests"): each guest kernel boots under `hvprof record` with HVPROF_CAPTURE_GUEST,
-# runs the work plan and reboots; hvprof keeps the pages of guest memory its Linux layer reads.
+# "Captured guests"): each guest kernel boots under `hvprof-capture record` (tests/tools/capture:
+# hvprof record with a capture at its end; HVPROF_CAPTURE_GUEST names the file), runs the work
+# plan and reboots; the tool keeps the pages of guest memory the Linux layer reads.
 # Writes guestos/tests/data/<release>.capture.gz and <release>.expected (the guest's own account
 # of itself from its console: release, kernel and module symbols; and the capture's log).
 #
@@ -26,7 +27,8 @@ trap 'rm -f "$scen"' EXIT
 for k in "${kernels[@]}"; do
   echo "capture-$k|record|$k|1|256M|console=ttyS0 reboot=k panic=-1 pci=off hvtest.plan=work hvtest.ms=500 hvtest.stacks=1||HVPROF_CAPTURE_GUEST=/out/capture-$k/capture.bin" >>"$scen"
 done
-bash "$here/run.sh" "$cache" "$build/cli/hvprof" "$scen" "$out"
+# hvprof-capture (tests/tools/capture): hvprof record with the capture at its end.
+bash "$here/run.sh" "$cache" "$build/cli/hvprof-capture" "$scen" "$out"
 for k in "${kernels[@]}"; do
   d=$out/capture-$k
   [ -s "$d/capture.bin" ] || { echo "capture-$k: no capture (see $d/summary.txt)" >&2; exit 1; }

@@ -1,4 +1,4 @@
-#include "guestos/linux/capture.h"
+#include "tests/tools/capture/capture.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,9 @@
 /* Test data from a real guest: the pages of guest memory the Linux layer reads, captured at the
- * end of a recording (`HVPROF_CAPTURE_GUEST=FILE hvprof record ...`; docs/linux-introspection.md,
- * "Captured guests"). guestos/tests/test_captured.c runs the layer on them again and compares
- * with what the guest printed about itself.
+ * end of a recording by `hvprof-capture` (tests/tools/capture/main.c: `hvprof record` with a
+ * hook, built beside hvprof, never part of it; docs/linux-introspection.md, "Captured
+ * guests"). guestos/tests/test_captured.c runs the layer on them again and compares with what
+ * the guest printed about itself. The capture swaps the process's SIGSEGV handler and writes a
+ * file: test tooling, kept out of the product.
  *
  * How: guest RAM is copied, VMCOREINFO is found in the copy, then the copy is made inaccessible
  * and every page the layer touches while it describes the kernel, reads each CPU's current task

@@ -87,34 +87,31 @@ static void put_stack(const char *label, struct fxtr_words w)
         fputs(",...", stdout);
 }
 
+static void put_walk(uint64_t walk)
+{
+    printf(" walk=kstop:%s,ustop:%s%s%s", hvfxt_stop_name(hvfxt_walk_kernel_stop(walk)),
+           hvfxt_stop_name(hvfxt_walk_user_stop(walk)),
+           (walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
+           (walk & HVFXT_WALK_USER_TRUNC) ? ",utrunc" : "");
+}
+
+/* Every present field in record order, labelled as the table says (schema/sample_fields.h). */
 static void put_sample(const struct hvfxt_sample_view *s)
 {
     printf(" sample");
-    if (s->fields & HVFXT_SF_CONTINUATION)
-        printf(" continuation=%" PRIu64, s->continuation);
-    if (s->fields & HVFXT_SF_CONTINUATION_COMPLETION)
-        printf(" completes=%" PRIu64, s->completion);
-    if (s->fields & HVFXT_SF_PID)
-        printf(" pid=0x%" PRIx64, s->pid);
-    if (s->fields & HVFXT_SF_TID)
-        printf(" tid=0x%" PRIx64, s->tid);
-    if (s->fields & HVFXT_SF_BOOT_TS)
-        printf(" ts=%" PRIu64, s->ts);
-    if (s->fields & HVFXT_SF_VCPU)
-        printf(" vcpu=%" PRIu64, s->vcpu);
-    if (s->fields & HVFXT_SF_CPL)
-        printf(" cpl=%" PRIu64, s->cpl);
-    if (s->fields & HVFXT_SF_PC)
-        printf(" pc=0x%" PRIx64, s->pc);
-    if (s->fields & HVFXT_SF_WALK)
-        printf(" walk=kstop:%s,ustop:%s%s%s", hvfxt_stop_name(hvfxt_walk_kernel_stop(s->walk)),
-               hvfxt_stop_name(hvfxt_walk_user_stop(s->walk)),
-               (s->walk & HVFXT_WALK_KERNEL_TRUNC) ? ",ktrunc" : "",
-               (s->walk & HVFXT_WALK_USER_TRUNC) ? ",utrunc" : "");
-    if (s->fields & HVFXT_SF_KERNEL_STACK)
-        put_stack("kstack", s->kernel_stack);
-    if (s->fields & HVFXT_SF_USER_STACK)
-        put_stack("ustack", s->user_stack);
+#define PUT_DEC(label, v)     printf(" %s=%" PRIu64, label, v);
+#define PUT_HEX(label, v)     printf(" %s=0x%" PRIx64, label, v);
+#define PUT_FRAMES(label, v)  put_stack(label, v);
+#define PUT_WALKFMT(label, v) put_walk(v);
+#define PUT_FIELD(NAME, bit, member, count, shape, wire, label, fmt)                               \
+    if (s->fields & HVFXT_SF_##NAME)                                                               \
+    PUT_##fmt(label, s->member)
+    HVFXT_SAMPLE_FIELDS(PUT_FIELD)
+#undef PUT_FIELD
+#undef PUT_WALKFMT
+#undef PUT_FRAMES
+#undef PUT_HEX
+#undef PUT_DEC
 }
 
 static void dump_record(const struct hvfxt_record *x)

@@ -39,24 +39,28 @@ static int decode_sample(const struct fxtr_record *rec, struct words *k,
     if (s->fields & ~(uint64_t)HVFXT_SF_KNOWN)
         return fxtr_record_error(rec, err, "sample: unknown fields_bitflags bits 0x%llx",
                                  (unsigned long long)(s->fields & ~(uint64_t)HVFXT_SF_KNOWN));
+        /* The table's fields in bit order: a word lands in `value`, a stack in `stack`. */
+#define DEC_VALUE_WORD(member)  &s->member
+#define DEC_VALUE_WALK(member)  &s->member
+#define DEC_VALUE_STACK(member) NULL
+#define DEC_STACK_WORD(member)  NULL
+#define DEC_STACK_WALK(member)  NULL
+#define DEC_STACK_STACK(member) &s->member
+#define DEC_FIELD(NAME, bit, member, count, shape, wire, label, fmt)                               \
+    {HVFXT_SF_##NAME, DEC_VALUE_##shape(member), DEC_STACK_##shape(member), wire},
     const struct {
         uint32_t bit;
         uint64_t *value;
         struct fxtr_words *stack;
         const char *name;
-    } order[] = {
-        {HVFXT_SF_CONTINUATION, &s->continuation, NULL, "continuation"},
-        {HVFXT_SF_CONTINUATION_COMPLETION, &s->completion, NULL, "continuation_completion"},
-        {HVFXT_SF_PID, &s->pid, NULL, "pid"},
-        {HVFXT_SF_TID, &s->tid, NULL, "tid"},
-        {HVFXT_SF_BOOT_TS, &s->ts, NULL, "boot_ts"},
-        {HVFXT_SF_USER_STACK, NULL, &s->user_stack, "user_fp_call_stack"},
-        {HVFXT_SF_VCPU, &s->vcpu, NULL, "vcpu"},
-        {HVFXT_SF_CPL, &s->cpl, NULL, "cpl"},
-        {HVFXT_SF_PC, &s->pc, NULL, "pc"},
-        {HVFXT_SF_KERNEL_STACK, NULL, &s->kernel_stack, "kernel_call_stack"},
-        {HVFXT_SF_WALK, &s->walk, NULL, "walk"},
-    };
+    } order[] = {HVFXT_SAMPLE_FIELDS(DEC_FIELD)};
+#undef DEC_FIELD
+#undef DEC_VALUE_WORD
+#undef DEC_VALUE_WALK
+#undef DEC_VALUE_STACK
+#undef DEC_STACK_WORD
+#undef DEC_STACK_WALK
+#undef DEC_STACK_STACK
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         if (!(s->fields & order[i].bit))
             continue;

@@ -61,37 +61,24 @@ size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s)
     uint64_t *p = buf;
     *p++ = fxt_blob_header_words(HVFXT_BLOB_SAMPLE, pl.words - 1);
     *p++ = pl.fields;
-    /* RFC-0274 order, then hvprof's extensions in bit order (docs/fxt-samples.md). */
-    if (pl.fields & HVFXT_SF_CONTINUATION)
-        *p++ = s->continuation;
-    if (pl.fields & HVFXT_SF_CONTINUATION_COMPLETION)
-        *p++ = s->completion;
-    if (pl.fields & HVFXT_SF_PID)
-        *p++ = s->pid;
-    if (pl.fields & HVFXT_SF_TID)
-        *p++ = s->tid;
-    if (pl.fields & HVFXT_SF_BOOT_TS)
-        *p++ = s->ts;
-    if (pl.fields & HVFXT_SF_USER_STACK) {
-        *p++ = pl.n_user;
-        if (pl.n_user)
-            memcpy(p, s->user_stack, 8 * (size_t)pl.n_user);
-        p += pl.n_user;
+    /* The fields in bit order, straight-line from the table (schema/sample_fields.h). */
+#define ENC_WORD(member, count) *p++ = s->member;
+#define ENC_WALK(member, count) *p++ = pl.walk; /* the plan's: it marks cut stacks */
+#define ENC_STACK(member, count)                                                                   \
+    {                                                                                              \
+        *p++ = pl.count;                                                                           \
+        if (pl.count)                                                                              \
+            memcpy(p, s->member, 8 * (size_t)pl.count);                                            \
+        p += pl.count;                                                                             \
     }
-    if (pl.fields & HVFXT_SF_VCPU)
-        *p++ = s->vcpu;
-    if (pl.fields & HVFXT_SF_CPL)
-        *p++ = s->cpl;
-    if (pl.fields & HVFXT_SF_PC)
-        *p++ = s->pc;
-    if (pl.fields & HVFXT_SF_KERNEL_STACK) {
-        *p++ = pl.n_kernel;
-        if (pl.n_kernel)
-            memcpy(p, s->kernel_stack, 8 * (size_t)pl.n_kernel);
-        p += pl.n_kernel;
-    }
-    if (pl.fields & HVFXT_SF_WALK)
-        *p++ = pl.walk;
+#define ENC_FIELD(NAME, bit, member, count, shape, wire, label, fmt)                               \
+    if (pl.fields & HVFXT_SF_##NAME)                                                               \
+    ENC_##shape(member, count)
+    HVFXT_SAMPLE_FIELDS(ENC_FIELD)
+#undef ENC_FIELD
+#undef ENC_STACK
+#undef ENC_WALK
+#undef ENC_WORD
     return (size_t)(p - buf);
 }
 

@@ -31,7 +31,7 @@ struct hvfxt_sample {
     uint64_t walk; /* hvfxt_walk_word() */
 };
 /* Most frames a sample can hold in total (both stacks together). */
-#define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - 11)
+#define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - HVFXT_SF_COUNT)
 
 struct hvfxt_module {
     uint64_t id;

@@ -28,3 +28,9 @@ bool hvfxt_module_name_is_placeholder(const char *name)
 {
     return name && !strncmp(name, "[elf@0x", 7);
 }
+
+#define FIELD_INFO(NAME, bit, member, count, shape, wire, label, fmt)                              \
+    {bit, HVFXT_SF_SHAPE_##shape, wire, label, HVFXT_SF_FMT_##fmt},
+const struct hvfxt_sample_field_info hvfxt_sample_fields[HVFXT_SF_COUNT] = {
+    HVFXT_SAMPLE_FIELDS(FIELD_INFO)};
+#undef FIELD_INFO

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "schema/sample_fields.h"
+
 /* Blob types (FXT blob record [48..55]). The spec assigns 0x01..0x03; hvprof takes 0x80..0x83,
  * far from the assigned range. Perfetto drops every blob type but 3, so these never disturb it. */
 enum hvfxt_blob_type {
@@ -19,24 +21,7 @@ enum hvfxt_blob_type {
     HVFXT_BLOB_SYMBOLS = 0x83, /* symbols of a module (a guest kernel's, from its memory) */
 };
 
-/* fields_bitflags of a sample, RFC-0274 order first (bits 0..5), then hvprof's extensions taken
- * from the RFC's reserved bits (6..10). Present optional fields follow the flags word in bit
- * order; every field is one u64 word except the two call stacks (count word + count words). */
-enum hvfxt_sample_field {
-    HVFXT_SF_CONTINUATION = 1u << 0, /* u64: id of the completion that follows */
-    HVFXT_SF_CONTINUATION_COMPLETION = 1u
-                                       << 1, /* u64: completes every earlier record with this id */
-    HVFXT_SF_PID = 1u << 2,                  /* u64: guest address-space koid */
-    HVFXT_SF_TID = 1u << 3,                  /* u64: guest thread koid */
-    HVFXT_SF_BOOT_TS = 1u << 4,              /* u64: timestamp in ticks (init record's rate) */
-    HVFXT_SF_USER_STACK = 1u << 5,           /* u64 n, then n return addresses */
-    HVFXT_SF_VCPU = 1u << 6,                 /* u64: vCPU index */
-    HVFXT_SF_CPL = 1u << 7,                  /* u64: guest CPL at the exit (0..3) */
-    HVFXT_SF_PC = 1u << 8,                   /* u64: exact guest RIP at the exit */
-    HVFXT_SF_KERNEL_STACK = 1u << 9,         /* u64 n, then n return addresses */
-    HVFXT_SF_WALK = 1u << 10,                /* u64: walk status word, below */
-};
-#define HVFXT_SF_KNOWN 0x7ffu /* any other bit set: the reader rejects the record */
+/* fields_bitflags of a sample: schema/sample_fields.h, the one table of the sample's fields. */
 
 /* Walk status word: why each stack walk stopped, and whether frames were cut. */
 #define HVFXT_WALK_KERNEL_SHIFT        0            /* [0..7] kernel-walk stop reason */

@@ -75,8 +75,8 @@ static void test_hvprof_recording(void **state)
     snprintf(args, sizeof(args), "%s | grep sample", path);
     assert_int_equal(run_dump(args, out, sizeof(out)), 0);
     const char *want = " blob-type=0x80 bytes=80 sample continuation=9 pid=0x10000002 ts=77 cpl=0 "
-                       "pc=0xffffffff81000010 walk=kstop:unmapped,ustop:deferred "
-                       "kstack[2]=0xffffffff81000010,0xffffffff81000020\n";
+                       "pc=0xffffffff81000010 kstack[2]=0xffffffff81000010,0xffffffff81000020 "
+                       "walk=kstop:unmapped,ustop:deferred\n";
     if (!strstr(out, want))
         fail_msg("output lacks '%s':\n%s", want, out);
     snprintf(args, sizeof(args), "--stats %s", path);

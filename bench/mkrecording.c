@@ -26,7 +26,7 @@
 
 #include "schema/recording.h"
 #include "sampler/module_registry.h"
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 #define MAX_VCPUS 8
 #define CHUNK     256 /* records per vCPU before the writer switches provider (like the drain) */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 #include "report/report.h"
 
 static double now(void)
@@ -65,8 +65,8 @@ int main(int argc, char **argv)
     p.period_ns = 1000000;
     int mod = profile_add_module(&p, "[kernel]", NULL, 0, true, NULL);
     profile_add_mapping(&p, PROF_PID_ANY, 0, UINT64_MAX, 0, 0, (uint32_t)mod, NULL);
-    p.modules.v[mod].ksyms = malloc(sizeof(struct symtab));
-    *p.modules.v[mod].ksyms = t;
+    p.modules.v[mod].src.table = malloc(sizeof(struct symtab));
+    *p.modules.v[mod].src.table = t;
     uint64_t addrs[DEPTH];
     for (int s = 0; s < NSAMPLES; s++) {
         /* Zipf-ish: a few hot stacks, a long tail. */

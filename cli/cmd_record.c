@@ -16,7 +16,7 @@
 #include "common/elf_header.h"
 #include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
-#include "symbols/symbol_path.h"
+#include "symbolize/symbol_path.h"
 
 enum {
     OPT_HZ = 0x2000,

@@ -45,15 +45,15 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
 {
     for (size_t i = 0; i < p->modules.n; i++) {
         const struct prof_module *m = &p->modules.v[i];
-        const struct symtab *t = m->elf ? &m->elf->syms : m->ksyms;
-        if (t && !has_named(t) && m->sym_file) {
+        const struct symtab *t = sym_source_symtab(&m->src);
+        if (t && !has_named(t) && m->src.file) {
             fprintf(stderr,
                     "%s: %s matches %s but holds no function symbols (a stripped file?); its "
                     "frames stay module+offset\n",
-                    cmd, m->sym_file, m->name);
+                    cmd, m->src.file, m->name);
             continue;
         }
-        if (m->elf || m->ksyms)
+        if (t)
             continue;
         char hex[2 * ELF_BUILD_ID_MAX + 1];
         elf_build_id_hex(m->build_id, m->build_id_len, hex);

@@ -8,7 +8,7 @@
 
 #include "common/err.h"
 #include "report/profile.h"
-#include "symbols/symbol_path.h"
+#include "symbolize/symbol_path.h"
 
 struct report_input_opts {
     const char *cmd;                  /* "hvprof report": the messages' prefix */

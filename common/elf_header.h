@@ -2,7 +2,7 @@
  * did not check (guest memory, a binary named on the command line, a kernel image): the boot
  * loader (vmm/boot/elf64_parse.c), module discovery in guest memory (guestos/generic/
  * elf_image.c) and the CFI of --symbols files (sampler/cfi_file.c). Symbol files go through
- * libelf (symbols/), which reads the same fields for itself.
+ * libelf (symbolize/), which reads the same fields for itself.
  *
  * What it checks (System V ABI, "ELF Header"; the x86-64 psABI for EM_X86_64): the magic, class
  * ELFCLASS64, data ELFDATA2LSB, machine EM_X86_64, the type the caller accepts, e_phentsize of

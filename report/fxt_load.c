@@ -6,7 +6,7 @@
 
 #include "common/vector.h"
 #include "schema/decode.h"
-#include "symbols/hashidx.h"
+#include "symbolize/hashidx.h"
 
 struct pending {
     uint32_t provider;
@@ -351,14 +351,6 @@ static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
         return hv_errk(l->err, HV_ERR_CORRUPT, "symbol record names unknown module %" PRIu64,
                        v->module_id);
     struct prof_module *m = &l->p->modules.v[idx];
-    if (m->elf)
-        return 0;
-    if (!m->ksyms) {
-        m->ksyms = calloc(1, sizeof(*m->ksyms));
-        if (!m->ksyms)
-            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-        symtab_init(m->ksyms);
-    }
     uint32_t i = 0, pos = 0;
     uint64_t addr;
     char type;
@@ -367,7 +359,7 @@ static int on_symbols(struct loader *l, const struct hvfxt_symbols_view *v)
     while (hvfxt_symbols_next(v, &i, &pos, &addr, &type, &name, &len)) {
         /* Aliases: a global name wins over a weak one, a weak one over a local (symtab.h). */
         uint8_t strength = type == 'T' ? 2 : (type == 'W' || type == 'w') ? 1 : 0;
-        if (symtab_add(m->ksyms, addr, 0, name, len, strength, l->err) < 0)
+        if (sym_source_add(&m->src, addr, name, len, strength, l->err) < 0)
             return -1;
     }
     l->st->symbols += v->count;
@@ -597,8 +589,7 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         goto done;
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
     for (size_t i = 0; i < p->modules.n; i++)
-        if (p->modules.v[i].ksyms)
-            symtab_finish(p->modules.v[i].ksyms);
+        sym_source_finish(&p->modules.v[i].src);
     if (!strcmp(profile_process_name(p, HVFXT_KOID_KERNEL_PROCESS), "[unknown]") &&
         profile_set_name(p, HVFXT_KOID_KERNEL_PROCESS, 0, "[kernel]", -1, err) < 0)
         goto done;

@@ -8,8 +8,8 @@
 #include "common/files.h"
 #include "report/profile_maps.h"
 #include "schema/schema.h"
-#include "symbols/hashidx.h"
-#include "symbols/kallsyms.h"
+#include "symbolize/hashidx.h"
+#include "symbolize/kallsyms.h"
 
 struct prof_index {
     struct hashidx locs;  /* key (space, addr, flags & RA) */
@@ -26,25 +26,6 @@ void profile_init(struct profile *p)
     p->ticks_per_sec = 1000000000ull;
 }
 
-static void free_module_syms(struct prof_module *m)
-{
-    if (m->elf) {
-        elf_symbols_free(m->elf);
-        free(m->elf);
-        m->elf = NULL;
-    }
-    if (m->ksyms) {
-        symtab_free(m->ksyms);
-        free(m->ksyms);
-        m->ksyms = NULL;
-    }
-    free(m->sym_file);
-    m->sym_file = NULL;
-    dwarf_lines_close(m->lines);
-    m->lines = NULL;
-    m->lines_tried = false;
-}
-
 static void drop_index(struct profile *p)
 {
     struct prof_index *ix = p->index;
@@ -59,7 +40,7 @@ static void drop_index(struct profile *p)
 void profile_free(struct profile *p)
 {
     for (size_t i = 0; i < p->modules.n; i++) {
-        free_module_syms(&p->modules.v[i]);
+        sym_source_free(&p->modules.v[i].src);
         free(p->modules.v[i].name);
     }
     for (size_t i = 0; i < p->names.n; i++)
@@ -390,15 +371,15 @@ uint64_t profile_total_weight(const struct profile *p)
  * .build-id/ entries are usually symlinks to the real file, so resolve them first. */
 static void rename_from_symbol_file(struct prof_module *m)
 {
-    if (!hvfxt_module_name_is_placeholder(m->name) || !m->sym_file)
+    if (!hvfxt_module_name_is_placeholder(m->name) || !m->src.file)
         return;
-    char *real = realpath(m->sym_file, NULL);
-    const char *b = base_name(real ? real : m->sym_file);
+    char *real = realpath(m->src.file, NULL);
+    const char *b = base_name(real ? real : m->src.file);
     size_t len = strlen(b);
     if (len > 6 && !strcmp(b + len - 6, ".debug"))
         len -= 6;
     /* A bare .build-id/xx/<hex> name says nothing; keep the placeholder then. */
-    if (!strstr(real ? real : m->sym_file, "/.build-id/") && len > 0) {
+    if (!strstr(real ? real : m->src.file, "/.build-id/") && len > 0) {
         char *name = strndup(b, len);
         if (name) {
             free(m->name);
@@ -416,82 +397,23 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
         struct prof_module *m = &p->modules.v[i];
         /* A symbol file of the same build wins over the symbols the recording carries (a
          * shared object's exported functions, a kernel's kallsyms): it has them all. */
-        if (m->elf)
+        if (sym_source_has_file(&m->src))
             continue;
-        char *path = symbol_path_find(sp, m->build_id, m->build_id_len, m->name);
-        if (!path)
-            continue;
-        struct elf_symbols *es = calloc(1, sizeof(*es));
-        if (!es) {
-            free(path);
-            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+        int rc = sym_source_find(&m->src, sp, m->build_id, m->build_id_len, m->name, err);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            rename_from_symbol_file(m);
+            count++;
         }
-        struct hv_err e2 = {0};
-        int loaded_rc = elf_symbols_load_file(es, path, &e2);
-        if (loaded_rc < 0 ||
-            (m->build_id_len && (es->build_id_len != m->build_id_len ||
-                                 memcmp(es->build_id, m->build_id, m->build_id_len)))) {
-            elf_symbols_free(es); /* idempotent: a failed load already freed it */
-            free(es);
-            free(path);
-            /* An unusable candidate (another build, a cut-off or foreign file, one that cannot
-             * be opened) is not an error: the module stays unresolved. Running out of memory
-             * is: the report would silently lose names. */
-            if (loaded_rc < 0 && hv_err_kind(&e2) == HV_ERR_NO_MEMORY) {
-                *err = e2;
-                return -1;
-            }
-            continue;
-        }
-        m->elf = es;
-        m->sym_file = path;
-        rename_from_symbol_file(m);
-        count++;
     }
     if (loaded)
         *loaded = count;
     return 0;
 }
 
-static const struct symtab *module_symtab(const struct prof_module *m)
-{
-    return m->elf ? &m->elf->syms : m->ksyms;
-}
-
 int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_err *err)
 {
-    FILE *f = hv_fopen_input(path, err);
-    if (!f)
-        return -1;
-    char magic[4] = {0};
-    size_t got = fread(magic, 1, 4, f);
-    fclose(f);
-    struct elf_symbols *es = NULL;
-    struct symtab *ks = NULL;
-    if (got == 4 && !memcmp(magic, "\177ELF", 4)) {
-        es = calloc(1, sizeof(*es));
-        if (!es)
-            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
-        if (elf_symbols_load_file(es, path, err) < 0) {
-            free(es);
-            return -1;
-        }
-    } else {
-        ks = calloc(1, sizeof(*ks));
-        if (!ks)
-            return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
-        symtab_init(ks);
-        if (kallsyms_load_file(ks, path, err) < 0) {
-            symtab_free(ks);
-            free(ks);
-            return -1;
-        }
-    }
-    const struct symtab *st = es ? &es->syms : ks;
-    int64_t slide = 0;
-    bool have_slide =
-        p->kernel_lstar && kallsyms_kaslr_slide(st, p->kernel_lstar, &slide, NULL) == 0;
-
     int mod = -1;
     for (size_t i = 0; i < p->modules.n; i++) {
         if (p->modules.v[i].kernel) {
@@ -499,19 +421,22 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
             break;
         }
     }
-    if (mod >= 0 && es && p->modules.v[mod].build_id_len && es->build_id_len &&
-        (es->build_id_len != p->modules.v[mod].build_id_len ||
-         memcmp(es->build_id, p->modules.v[mod].build_id, es->build_id_len))) {
-        elf_symbols_free(es);
-        free(es);
-        return hv_errf(err, "%s: build-id differs from the recorded guest kernel's", path);
-    }
+    struct sym_source src = {0};
+    if (sym_source_load_kernel(&src, path, mod >= 0 ? p->modules.v[mod].build_id : NULL,
+                               mod >= 0 ? p->modules.v[mod].build_id_len : 0, err) < 0)
+        return -1;
+    int64_t slide = 0;
+    bool have_slide = p->kernel_lstar && kallsyms_kaslr_slide(sym_source_symtab(&src),
+                                                              p->kernel_lstar, &slide, NULL) == 0;
     if (mod < 0) {
-        mod = profile_add_module(p, es ? base_name(path) : "[kernel.kallsyms]", NULL, 0, true, err);
+        mod = profile_add_module(p, src.elf ? base_name(path) : "[kernel.kallsyms]", NULL, 0, true,
+                                 err);
         /* No recorded layout: the symbols cover every kernel frame. */
         if (mod < 0 || profile_add_mapping(p, PROF_PID_ANY, 0, UINT64_MAX, (uint64_t)slide, 0,
-                                           (uint32_t)mod, err) < 0)
-            goto fail;
+                                           (uint32_t)mod, err) < 0) {
+            sym_source_free(&src);
+            return -1;
+        }
     } else if (have_slide) {
         for (size_t i = 0; i < p->mappings.n; i++) {
             if (p->mappings.v[i].module == (uint32_t)mod)
@@ -519,21 +444,9 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
         }
     }
     struct prof_module *m = &p->modules.v[mod];
-    free_module_syms(m);
-    m->elf = es;
-    m->ksyms = ks;
-    m->sym_file = strdup(path);
+    sym_source_free(&m->src);
+    m->src = src;
     return 0;
-fail:
-    if (es) {
-        elf_symbols_free(es);
-        free(es);
-    }
-    if (ks) {
-        symtab_free(ks);
-        free(ks);
-    }
-    return -1;
 }
 
 /* ---- symbolization ---------------------------------------------------------------------- */
@@ -588,29 +501,19 @@ static int intern_func(struct profile *p, const char *name, uint32_t module, str
 }
 
 /* The location's source line, and its function's source file, from the module's symbol file's
- * DWARF (symbols/dwarf_lines.h). Best effort: a file without DWARF, or an address it does not
- * cover, leaves them unknown. */
-static void source_line(struct profile *p, struct prof_module *mod, uint32_t f, struct prof_loc *l,
-                        uint64_t link)
+ * DWARF (symbolize/source.h). A line number means a line of the function's file (pprof's Line
+ * has no file of its own). */
+static void source_line(struct profile *p, uint32_t f, struct prof_loc *l, const struct sym_hit *h)
 {
-    if (!mod->lines_tried) {
-        mod->lines_tried = true;
-        struct hv_err ignored = {0};
-        if (mod->elf && mod->sym_file)
-            (void)dwarf_lines_open(&mod->lines, mod->sym_file, &ignored);
-    }
-    struct src_line sl;
-    if (!mod->lines || !dwarf_lines_lookup(mod->lines, link, &sl))
+    if (!h->line.file)
         return;
     struct prof_func *fn = &p->funcs.v[f];
     if (!fn->file) {
-        fn->file = dup_printable(sl.func_file ? sl.func_file : sl.file);
-        fn->start_line = sl.func_file ? sl.func_line : 0;
+        fn->file = dup_printable(h->line.func_file ? h->line.func_file : h->line.file);
+        fn->start_line = h->line.func_file ? h->line.func_line : 0;
     }
-    /* A line number means a line of the function's file (pprof's Line has no file of its
-     * own). */
-    if (fn->file && !strcmp(fn->file, sl.file))
-        l->line = sl.line;
+    if (fn->file && !strcmp(fn->file, h->line.file))
+        l->line = h->line.line;
 }
 
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
@@ -627,17 +530,16 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
         const struct prof_mapping *mp = &p->mappings.v[l->mapping];
         struct prof_module *mod = &p->modules.v[mp->module];
         uint64_t link = l->addr - mp->bias;
-        const struct symtab *st = module_symtab(mod);
         /* A return address points after the call; the call itself is at ra - 1. */
-        const struct sym *s =
-            st ? symtab_lookup(st, link - ((l->flags & PROF_FRAME_RA) ? 1 : 0)) : NULL;
-        if (s) {
-            f = intern_func(p, symtab_name(st, s), mp->module, err);
-            l->func_off = link - s->addr;
+        uint64_t ra = (l->flags & PROF_FRAME_RA) ? 1 : 0;
+        struct sym_hit hit;
+        if (sym_source_lookup(&mod->src, link - ra, p->want_lines, &hit)) {
+            f = intern_func(p, hit.name, mp->module, err);
+            l->func_off = hit.offset + ra;
             l->resolved = true;
             mod->has_functions = true;
             if (f >= 0 && p->want_lines)
-                source_line(p, mod, (uint32_t)f, l, link - ((l->flags & PROF_FRAME_RA) ? 1 : 0));
+                source_line(p, (uint32_t)f, l, &hit);
         } else {
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->name), link);
             f = intern_func(p, buf, mp->module, err);

@@ -11,10 +11,11 @@
 
 #include "common/err.h"
 #include "common/vector.h"
-#include "symbols/dwarf_lines.h"
-#include "symbols/elf_symbols.h"
-#include "symbols/symbol_path.h"
-#include "symbols/symtab.h"
+#include "symbolize/dwarf_lines.h"
+#include "symbolize/source.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/symbol_path.h"
+#include "symbolize/symtab.h"
 
 #define PROF_NONE       UINT32_MAX
 #define PROF_PID_ANY    UINT64_MAX /* mapping valid in every address space (the guest kernel) */
@@ -49,12 +50,8 @@ struct prof_module {
     uint8_t build_id[ELF_BUILD_ID_MAX];
     uint32_t build_id_len;
     bool kernel;
-    char *sym_file;            /* file symbols came from, NULL if none was found */
-    struct elf_symbols *elf;   /* owned; NULL if no ELF symbol file */
-    struct symtab *ksyms;      /* owned; kallsyms/System.map for a kernel module */
-    bool has_functions;        /* at least one frame resolved to a function */
-    struct dwarf_lines *lines; /* owned; the symbol file's DWARF, opened on first use */
-    bool lines_tried;          /* `lines` was looked for (NULL: the file has none) */
+    struct sym_source src; /* its symbols: a symbol file, kallsyms, the recording's (symbolize/) */
+    bool has_functions;    /* at least one frame resolved to a function */
 };
 
 struct prof_mapping {

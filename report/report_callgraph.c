@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols/hashidx.h"
+#include "symbolize/hashidx.h"
 
 void callgraph_free(struct callgraph *g)
 {

@@ -17,7 +17,7 @@
 #include "sampler/module_registry.h"
 #include "guestos/generic/user_modules.h"
 #include "report/fxt_load.h"
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 #include "testutil.h"
 
 #define PAGE 4096ull

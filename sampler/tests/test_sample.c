@@ -819,7 +819,7 @@ static void test_kernel_modules(void **state)
             fail_msg("no %s in the recording", want[w]);
         assert_int_equal(mp->pid, PROF_PID_ANY);
         assert_int_equal(mp->start, start[w]);
-        const struct symtab *st = p.modules.v[mp->module].ksyms;
+        const struct symtab *st = p.modules.v[mp->module].src.table;
         if (w == 2) {
             assert_null(st);
             continue;

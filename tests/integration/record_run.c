@@ -20,7 +20,7 @@
 #include "fxt/reader.h"
 #include "schema/decode.h"
 #include "guest_run.h"
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 static char *slurp(const char *path)
 {

@@ -1,6 +1,6 @@
 /* Run `hvprof record` (the real binary, on the real test guest) from an integration test, and
  * load the recording it wrote into a simple in-memory model that tests can assert on. The
- * model is decoded with fxt/'s strict reader and symbolized with symbols/' ELF tables, from
+ * model is decoded with fxt/'s strict reader and symbolized with symbolize/'s ELF tables, from
  * the modules the recorder discovered in guest memory (matched by build-id against the
  * program ELFs the build keeps in build/tests/guest/progs/). */
 #pragma once

@@ -15,8 +15,8 @@
 #include "common/files.h"
 #include "report/fxt_load.h"
 #include "report/profile.h"
-#include "symbols/symbol_path.h"
-#include "symbols/symtab.h"
+#include "symbolize/symbol_path.h"
+#include "symbolize/symtab.h"
 
 static char *slurp(const char *path)
 {
@@ -803,7 +803,7 @@ static void check_module_symbols(const struct tb_result *r, const struct profile
             mm = &p->mappings.v[i];
     if (!mm)
         fail_msg("%s: no module %s in the recording", r->name, want);
-    const struct symtab *st = p->modules.v[mm->module].ksyms;
+    const struct symtab *st = p->modules.v[mm->module].src.table;
     if (!st)
         fail_msg("%s: module %s recorded without symbols", r->name, want);
     for (unsigned i = 0; i < r->nkmodsyms; i++) {
@@ -852,7 +852,7 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
     const struct prof_mapping *kmap = NULL;
     for (size_t i = 0; i < p.mappings.n; i++) {
         const struct prof_mapping *mp = &p.mappings.v[i];
-        if (mp->pid == PROF_PID_ANY && p.modules.v[mp->module].ksyms &&
+        if (mp->pid == PROF_PID_ANY && p.modules.v[mp->module].src.table &&
             !strcmp(p.modules.v[mp->module].name, "[kernel.kallsyms]")) {
             kmap = mp;
             km = &p.modules.v[mp->module];
@@ -871,10 +871,10 @@ void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
             fail_msg("%s: %s at 0x%" PRIx64 " (guest's /proc/kallsyms) is outside the recorded "
                      "kernel text [0x%" PRIx64 ", +0x%" PRIx64 ")",
                      r->name, g->name, g->addr, kmap->start, kmap->size);
-        const struct sym *s = symtab_lookup(km->ksyms, g->addr - kmap->bias);
-        if (!s || s->addr != g->addr - kmap->bias || strcmp(symtab_name(km->ksyms, s), g->name))
+        const struct sym *s = symtab_lookup(km->src.table, g->addr - kmap->bias);
+        if (!s || s->addr != g->addr - kmap->bias || strcmp(symtab_name(km->src.table, s), g->name))
             fail_msg("%s: the guest's %s at 0x%" PRIx64 " is %s+0x%" PRIx64 " in the recording",
-                     r->name, g->name, g->addr, s ? symtab_name(km->ksyms, s) : "(nothing)",
+                     r->name, g->name, g->addr, s ? symtab_name(km->src.table, s) : "(nothing)",
                      s ? g->addr - kmap->bias - s->addr : 0);
     }
     uint64_t upper = 0, named = 0, low = 0, low_named = 0;
@@ -1308,7 +1308,7 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
         const struct prof_module *m = &p.modules.v[i];
         if (!strcmp(m->name, "/lib/x86_64-linux-gnu/libc.so.6")) {
             libc_named = true;
-            libc_syms = m->ksyms ? m->ksyms->n : 0;
+            libc_syms = m->src.table ? m->src.table->n : 0;
         }
     }
     printf("%s: %" PRIu64 " of %" PRIu64 " user samples in the workloads' known functions carry "

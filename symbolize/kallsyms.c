@@ -1,4 +1,4 @@
-#include "symbols/kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 /* FIXTURE_OUT "/" name, in a static buffer per call slot (two slots alternate). */
 const char *fixture(const char *name);

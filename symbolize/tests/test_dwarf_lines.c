@@ -1,4 +1,4 @@
-/* Source lines from DWARF (symbols/dwarf_lines.h) against binutils' addr2line on real files the
+/* Source lines from DWARF (symbolize/dwarf_lines.h) against binutils' addr2line on real files the
  * host compiler built: for every function of each fixture, at several addresses in it, the file
  * and line equal the outermost frame `addr2line -i` prints (an inlined call's site in the
  * function it was inlined into), and the function's declaration is its own file. */
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "symbols/dwarf_lines.h"
-#include "symbols/elf_symbols.h"
+#include "symbolize/dwarf_lines.h"
+#include "symbolize/elf_symbols.h"
 #include "testutil.h"
 
 /* addr2line's outermost frame for addr: "file:line" (its last line, discriminator dropped);

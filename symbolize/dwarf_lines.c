@@ -1,4 +1,4 @@
-#include "symbols/dwarf_lines.h"
+#include "symbolize/dwarf_lines.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "symbols/elf_symbols.h"
-#include "symbols/symbol_path.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/symbol_path.h"
 #include "testutil.h"
 
 static void sh(const char *fmt, ...)

@@ -1,4 +1,4 @@
-#include "symbols/hashidx.h"
+#include "symbolize/hashidx.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "symbols/kallsyms.h"
+#include "symbolize/kallsyms.h"
 #include "testutil.h"
 
 static void test_parse_file(void **state)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "symbols/symtab.h"
+#include "symbolize/symtab.h"
 
 #define KALLSYMS_MAX_BYTES (512ull << 20)
 

@@ -1,4 +1,4 @@
-#include "symbols/symtab.h"
+#include "symbolize/symtab.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 
 #include "common/elfnote.h"
 #include "common/err.h"
-#include "symbols/symtab.h"
+#include "symbolize/symtab.h"
 
 #define ELF_MAX_FILE_SIZE (2ull << 30)
 

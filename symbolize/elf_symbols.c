@@ -1,4 +1,4 @@
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 #include <elf.h>
 #include <inttypes.h>

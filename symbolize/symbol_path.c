@@ -1,4 +1,4 @@
-#include "symbols/symbol_path.h"
+#include "symbolize/symbol_path.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 void symbol_path_init(struct symbol_path *sp)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "symbols/elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 #include "testutil.h"
 
 static void lookup_is(const struct symtab *t, uint64_t addr, const char *name, uint64_t off)

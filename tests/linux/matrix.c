@@ -93,36 +93,32 @@ static const struct tb_scenario flight[] = {
 };
 
 /* The kernel matrix (docs/linux.md, "The kernel matrix"): the kernels of Debian 11 (5.10), 13
- * (6.12) and sid (the newest, 7.x), generic and cloud, fetched by suite (prepare.sh), beside 12's 6.1 in the
- * groups above; with KASLR and PTI. Under trixie's QEMU as L0: bookworm's cannot run 5.10 or 7.x
- * (its TCG ignores SVM's XSETBV intercept). The references boot each kernel in QEMU/KVM in the
- * same L1, for the console comparison (tb_check_console_clean). CI's matrix runs the two that
- * differ most from 6.1, 5.10 (kallsyms found by structure) and 7.x (another ORC register
- * numbering); 6.12 reads like 6.1 and runs in the full matrix. */
+ * (6.12) and sid (the newest, 7.x), generic and cloud, fetched by suite (prepare.sh), beside
+ * 12's 6.1 in the groups above; with KASLR and PTI. Under trixie's QEMU as L0: bookworm's cannot
+ * run 5.10 or 7.x (its TCG ignores SVM's XSETBV intercept). The references boot each kernel in
+ * QEMU/KVM in the same L1, for the console comparison (tb_check_console_clean). CI's matrix runs
+ * the two that differ most from 6.1, 5.10 (kallsyms found by structure) and 7.x (another ORC
+ * register numbering); 6.12 reads like 6.1 and runs in the full matrix. */
+/* A kernel of the matrix joins the test bed with this line (and its suite in prepare.sh): its
+ * reference, QEMU/KVM booting it in the same L1 (the console the recorded boot is compared
+ * with), and its boot under `hvprof record`, both at two vCPUs with PTI on. `ci`: how CI's
+ * matrix runs both. */
+/* clang-format off */
+#define TB_KERNEL(kernel, ci)                                                                      \
+    {kernel "-ref", "qemu", kernel, 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,      \
+     NULL, ci},                                                                                    \
+    {kernel, "record", kernel, 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, ci}
+/* clang-format on */
+
 static const struct tb_scenario kernels[] = {
-    {"bullseye-ref", "qemu", "bullseye", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
-     NULL, TB_CI_ONE_VCPU},
-    {"trixie-ref", "qemu", "trixie", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
-     NULL, TB_FULL_ONLY},
-    {"sid-ref", "qemu", "sid", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL, NULL,
-     TB_CI_ONE_VCPU},
-    {"bullseye", "record", "bullseye", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
-     TB_CI_ONE_VCPU},
-    {"trixie", "record", "trixie", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_FULL_ONLY},
-    {"sid", "record", "sid", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_CI_ONE_VCPU},
+    TB_KERNEL("bullseye", TB_CI_ONE_VCPU),
+    TB_KERNEL("trixie", TB_FULL_ONLY),
+    TB_KERNEL("sid", TB_CI_ONE_VCPU),
     /* Their cloud kernels, which differ in configuration (fewer drivers; 6.1's had no MP-table
      * parser): the full matrix. */
-    {"bullseye-cloud-ref", "qemu", "bullseye-cloud", 2, "512M",
-     "hvtest.plan=boot hvtest.ms=200 pti=on", NULL, NULL, TB_FULL_ONLY},
-    {"trixie-cloud-ref", "qemu", "trixie-cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on",
-     NULL, NULL, TB_FULL_ONLY},
-    {"sid-cloud-ref", "qemu", "sid-cloud", 2, "512M", "hvtest.plan=boot hvtest.ms=200 pti=on", NULL,
-     NULL, TB_FULL_ONLY},
-    {"bullseye-cloud", "record", "bullseye-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
-     TB_FULL_ONLY},
-    {"trixie-cloud", "record", "trixie-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL,
-     TB_FULL_ONLY},
-    {"sid-cloud", "record", "sid-cloud", 2, "512M", TB_WORK " pti=on", TB_OPTS, NULL, TB_FULL_ONLY},
+    TB_KERNEL("bullseye-cloud", TB_FULL_ONLY),
+    TB_KERNEL("trixie-cloud", TB_FULL_ONLY),
+    TB_KERNEL("sid-cloud", TB_FULL_ONLY),
 };
 
 #define GROUP(name, table)                                                                         \
@@ -134,8 +130,8 @@ static const struct {
     const struct tb_scenario *s;
     size_t n;
 } groups[] = {
-    GROUP("reference", reference), GROUP("boot", boot),   GROUP("modes", modes),
-    GROUP("la57", la57),           GROUP("smp64", smp64), GROUP("disk", disk),
+    GROUP("reference", reference), GROUP("boot", boot),       GROUP("modes", modes),
+    GROUP("la57", la57),           GROUP("smp64", smp64),     GROUP("disk", disk),
     GROUP("disk-root", disk_root), GROUP("kernels", kernels), GROUP("flight", flight),
 };
 

@@ -156,9 +156,14 @@ suite_kernel() { # suite_kernel SUITE [cloud]
   touch "$out/.done"
   log "kernel-$name: $pkg ($(cat "$out/release"))"
 }
-for suite in bullseye trixie sid; do
+# The kernel matrix's suites: a Debian suite joins the test bed here and with one TB_KERNEL line
+# per kernel in matrix.c (docs/linux.md, "The kernel matrix").
+matrix_suites="bullseye trixie sid"
+matrix_kernels=""
+for suite in $matrix_suites; do
   suite_kernel "$suite"
   suite_kernel "$suite" cloud
+  matrix_kernels="$matrix_kernels $suite $suite-cloud"
 done
 unpack busybox-static
 busybox=$cache/pkg/busybox-static/bin/busybox
@@ -252,7 +257,7 @@ find "$r/lib" "$r/lib64" "$r/usr" -type f -name '*.so*' -exec cp {} "$cache/gues
 mknod -m 600 "$r/dev/console" c 5 1
 mknod -m 666 "$r/dev/null" c 1 3
 # brd.ko of each guest kernel (no dependencies), loaded by l2_init.sh for `uname -r`.
-for k in generic cloud bullseye bullseye-cloud trixie trixie-cloud sid sid-cloud; do
+for k in generic cloud $matrix_kernels; do
   kmods=$(cat "$cache/kernel-$k/modules")
   rel=$(cat "$cache/kernel-$k/release")
   f=$(find "$kmods" -name brd.ko -o -name brd.ko.xz | head -n 1)

@@ -1,10 +1,10 @@
 #include "symbolize/source.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/files.h"
-#include "common/elf_header.h"
 #include "symbolize/kallsyms.h"
 
 static void drop_elf(struct sym_source *s)
@@ -86,19 +86,16 @@ int sym_source_find(struct sym_source *s, struct symbol_path *sp, const uint8_t 
 int sym_source_load_kernel(struct sym_source *s, const char *path, const uint8_t *build_id,
                            uint32_t build_id_len, struct hv_err *err)
 {
-    uint8_t *head;
-    size_t n;
     /* Which reader: the first bytes say (a vmlinux, or kallsyms / System.map text). */
     FILE *f = hv_fopen_input(path, err);
     if (!f)
         return -1;
-    uint8_t magic[EI_NIDENT] = {0};
-    n = fread(magic, 1, sizeof(magic), f);
+    uint8_t magic[SELFMAG] = {0};
+    size_t n = fread(magic, 1, sizeof(magic), f);
     fclose(f);
-    head = magic;
     struct elf_symbols *es = NULL;
     struct symtab *ks = NULL;
-    if (n >= SELFMAG && !memcmp(head, ELFMAG, SELFMAG)) {
+    if (n == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG)) {
         es = calloc(1, sizeof(*es));
         if (!es)
             return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");

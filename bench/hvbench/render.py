@@ -285,7 +285,7 @@ def _breakdown(d):
                      ms([x["max_ns"] / 1000 for x in rr], 0),
                      ms([x["samples"] for x in rr], 0), ms([x["depth_ok_pct"] for x in rr])])
     out += ["**Stages inside the VMM** (`hvprof record --stage-times`: the sampler's own "
-            "per-vCPU timers, sampler/exit.c), the `recurse` program "
+            "per-vCPU timers, sampler/exit/exit.c), the `recurse` program "
             "at depths giving 8, 32 and 128-frame user stacks, 1 vCPU, 1 kHz; µs per timed exit, "
             "mean within a run, median (min–max) over runs. `walk` = identity lookup + user walk "
             "+ completion records; `push` = the sample's ring record + re-check timer "

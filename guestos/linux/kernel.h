@@ -80,7 +80,7 @@ void lx_kernel_free(struct lx_kernel *k);
 int lx_kernel_discover(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err);
 
 /* The same after the VMCOREINFO scan: from k->vmci as lx_vmcoreinfo_find() left it (the capture
- * of test data runs the scan apart, guestos/linux/capture.c). 1, or -1 with err. */
+ * of test data runs the scan apart, tests/tools/capture/capture.c). 1, or -1 with err. */
 int lx_kernel_describe(struct lx_kernel *k, const struct gmem *mem, struct hv_err *err);
 
 static inline const char *lx_ksym_name(const struct lx_kernel *k, const struct lx_ksym *s)

@@ -1,4 +1,4 @@
-/* A captured guest (guestos/linux/capture.h) as guest memory again, for the tests and the
+/* A captured guest (tests/tools/capture/capture.h) as guest memory again, for the tests and the
  * benchmark: its RAM slots at their sizes, zero but for the captured pages. */
 #pragma once
 

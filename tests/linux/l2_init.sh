@@ -151,5 +151,5 @@ fi
 echo "HVTEST done"
 sync
 # reboot=k on the command line: the i8042 reset line; poweroff: ACPI S5 (PM1a_CNT). exec: pid 1
-# itself becomes "reboot", the task a capture at the end finds running (guestos/linux/capture.h).
+# itself becomes "reboot", the task a capture at the end finds running (tests/tools/capture/capture.h).
 if [ "$end" = poweroff ]; then exec poweroff -f; else exec reboot -f; fi

@@ -4,16 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
+static void set(struct hv_err *err, enum hv_err_kind kind, const char *fmt, va_list ap)
+{
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    err->code = 0;
+    err->kind = kind;
+}
+
 int hv_errf(struct hv_err *err, const char *fmt, ...)
 {
     if (!err)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    set(err, HV_ERR_OTHER, fmt, ap);
     va_end(ap);
-    err->code = 0;
-    err->kind = HV_ERR_OTHER;
     return -1;
 }
 
@@ -23,10 +28,8 @@ int hv_errk(struct hv_err *err, enum hv_err_kind kind, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    set(err, kind, fmt, ap);
     va_end(ap);
-    err->code = 0;
-    err->kind = kind;
     return -1;
 }
 

@@ -1,59 +1,29 @@
 /* A whole recording in memory for the reader: read, not mapped, so that a file another process
  * shrinks while it is read gives a consistent prefix instead of SIGBUS (a mapping's pages past
- * the new end fault), and one that grows is read up to its size at open. */
+ * the new end fault). The reading is common/files.h's one whole-file reader. */
 #include "fxt/reader.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/files.h"
 
-/* Files whose size stat does not tell (/proc files say 0) are read up to this. */
-#define UNSIZED_MAX (64u << 20)
+/* Larger than any recording this host could hold in memory: the reader's bound is memory. */
+#define RECORDING_MAX ((size_t)1 << 40)
 
 int fxtr_map_file(const char *path, const void **ptr, size_t *len, struct hv_err *err)
 {
     *ptr = NULL;
     *len = 0;
-    int fd = hv_open_input(path, err);
-    if (fd < 0)
+    uint8_t *buf;
+    size_t n;
+    if (hv_read_file(path, RECORDING_MAX, &buf, &n, err) < 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        close(fd);
-        return hv_errf_errno(err, "%s: stat", path);
-    }
-    size_t want = st.st_size > 0 ? (size_t)st.st_size : UNSIZED_MAX;
-    uint8_t *buf = malloc(want ? want : 1);
-    if (!buf) {
-        close(fd);
-        return hv_errk(err, HV_ERR_NO_MEMORY, "%s: out of memory for %zu bytes", path, want);
-    }
-    size_t got = 0;
-    while (got < want) {
-        ssize_t n = read(fd, buf + got, want - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            free(buf);
-            close(fd);
-            errno = e;
-            return hv_errf_errno(err, "%s: read", path);
-        }
-        if (n == 0)
-            break; /* shrunk while read: the prefix that is there */
-        got += (size_t)n;
-    }
-    close(fd);
-    if (!got) {
+    if (!n) {
         free(buf);
         return 0;
     }
     *ptr = buf;
-    *len = got;
+    *len = n;
     return 0;
 }
 

@@ -184,6 +184,6 @@ static inline bool fxtr_str_is(struct fxtr_string s, const char *lit)
     return s.len == n && !memcmp(s.ptr, lit, n);
 }
 
-/* mmap a whole file read-only (len 0 files give ptr NULL). */
+/* Read a whole file into memory (len 0 files give ptr NULL); fxtr_unmap_file frees it. */
 int fxtr_map_file(const char *path, const void **ptr, size_t *len, struct hv_err *err);
 void fxtr_unmap_file(const void *ptr, size_t len);

@@ -227,16 +227,9 @@ static bool names_before(struct search *x, uint64_t table, uint64_t index,
 int lx_kallsyms_find(const struct lx_kimage *k, uint64_t from, uint64_t to,
                      struct lx_kallsyms_loc *loc, struct hv_err *err)
 {
-    static const char digits[] = "0\0"
-                                 "1\0"
-                                 "2\0"
-                                 "3\0"
-                                 "4\0"
-                                 "5\0"
-                                 "6\0"
-                                 "7\0"
-                                 "8\0"
-                                 "9";
+    /* clang-format off */
+    static const char digits[] = "0\0" "1\0" "2\0" "3\0" "4\0" "5\0" "6\0" "7\0" "8\0" "9";
+    /* clang-format on */
     const size_t plen = sizeof(digits); /* with the final NUL */
     *loc = (struct lx_kallsyms_loc){0};
     struct search x = {.k = k, .work = SEARCH_WORK};

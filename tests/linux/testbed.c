@@ -680,14 +680,20 @@ static void print_l1_interrupts(const struct tb_result *r)
     }
 }
 
+/* The run's recording into p (profile_free it), or the test fails. */
+static void load_recording(const struct tb_result *r, struct profile *p, struct fxt_load_stats *st)
+{
+    profile_init(p);
+    struct hv_err err = {0};
+    if (fxt_load_profile_file(r->rec, p, st, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+}
+
 uint64_t tb_check_recording(const struct tb_result *r)
 {
     struct profile p;
-    profile_init(&p);
     struct fxt_load_stats st;
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    load_recording(r, &p, &st);
     /* Kernel samples get their user stack at once (from the ORC walk's user entry frame) or
      * through a continuation: count both. */
     uint64_t user = 0, kernel = 0, with_user = 0;
@@ -765,11 +771,7 @@ uint64_t tb_check_recording(const struct tb_result *r)
 unsigned tb_vcpus_sampled(const struct tb_result *r)
 {
     struct profile p;
-    profile_init(&p);
-    struct fxt_load_stats st;
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, &st, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    load_recording(r, &p, NULL);
     uint64_t seen[1024 / 64] = {0};
     unsigned n = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
@@ -928,10 +930,7 @@ void tb_check_tasks(const struct tb_result *r)
     if (!strstr(r->summary, "guest tasks: pid, tid and name of every stop"))
         fail_msg("%s: the summary does not say guest tasks were read:\n%s", r->name, r->summary);
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    load_recording(r, &p, NULL);
     if (!p.guest_ids)
         fail_msg("%s: the recording has no guest pids", r->name);
     /* Stops whose task could not be read keep the generic identity; the summary counts them

@@ -81,9 +81,10 @@ const browser = await chromium.launch({
          '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
 
-// Open one file in the Sandwich view; returns the page once its table is there.
+// Open one file in the Sandwich view; returns the page once its table is there. speedscope's
+// table renders only the rows in view, so the window is tall enough for every row of a profile.
 async function open(file) {
-  const page = await browser.newPage();
+  const page = await browser.newPage({viewport: {width: 1280, height: 12000}});
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -99,14 +100,17 @@ async function open(file) {
 }
 
 // The Sandwich table as rendered: title line, then rows of total, self, name. Values are
-// counts ("255 (15%)") or times ("255.00ms (15%)").
+// counts ("255 (15%)") or times ("255.00ms (15%)", "1.01s (99%)").
 async function table(page) {
   const lines = (await page.evaluate(() => document.body.innerText)).split('\n')
     .map((s) => s.trim()).filter((s) => s);
   const head = lines.findIndex((s) => /^Total\s+Self\s+Symbol Name$/.test(s));
+  // speedscope picks the unit by magnitude: a thread with a second or more of samples shows
+  // "1.01s", a rare function "501.00µs". Times are returned in milliseconds.
+  const unit = { '': 1, ns: 1e-6, 'µs': 1e-3, ms: 1, s: 1000 };
   const value = (s) => {
-    const m = s.match(/^([\d.]+)(ms)? \(/);
-    return m ? Number(m[1]) : NaN;
+    const m = s.match(/^([\d.]+)(ns|µs|ms|s)? \(/);
+    return m ? Number(m[1]) * unit[m[2] || ''] : NaN;
   };
   const rows = [];
   for (let i = head + 1; i + 2 < lines.length + 1 && head >= 0; i += 3) {
@@ -170,6 +174,13 @@ try {
       await page.keyboard.press('n');
       for (let w = 0; w < 100 && (await table(page)).title === t.title; w++)
         await page.waitForTimeout(100);
+      // ...and for its rows to settle: the title can show before the table re-renders.
+      for (let w = 0, last = ''; w < 50; w++) {
+        const now = JSON.stringify(await table(page));
+        if (now === last) break;
+        last = now;
+        await page.waitForTimeout(100);
+      }
     }
     check(count === threads.size && seen.size === threads.size,
           `perf-script.txt: ${count} profiles, ${seen.size} threads seen, ${threads.size} in the file`);

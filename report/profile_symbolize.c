@@ -1,0 +1,273 @@
+/* Symbols for a profile's modules and the symbolization of its frames: which symbol source each
+ * module uses (symbolize/source.h does the finding, loading and looking up), and the frames'
+ * locations and functions interned so that equal ones are one. The model itself is profile.c. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/profile.h"
+#include "report/profile_maps.h"
+#include "report/profile_priv.h"
+#include "schema/schema.h"
+#include "symbolize/hashidx.h"
+#include "symbolize/kallsyms.h"
+
+struct prof_index {
+    struct hashidx locs;  /* key (space, addr, flags & RA) */
+    struct hashidx funcs; /* key (name, module) */
+};
+
+void prof_symbolize_index_free(struct profile *p)
+{
+    struct prof_index *ix = p->index;
+    if (!ix)
+        return;
+    hashidx_free(&ix->locs);
+    hashidx_free(&ix->funcs);
+    free(ix);
+    p->index = NULL;
+}
+
+/* ---- symbols ---------------------------------------------------------------------------- */
+
+/* Name a placeholder module ("[elf@0x400000]") after the file its symbols came from. The
+ * .build-id/ entries are usually symlinks to the real file, so resolve them first. */
+static void rename_from_symbol_file(struct prof_module *m)
+{
+    if (!hvfxt_module_name_is_placeholder(m->name) || !m->src.file)
+        return;
+    char *real = realpath(m->src.file, NULL);
+    const char *b = prof_base_name(real ? real : m->src.file);
+    size_t len = strlen(b);
+    if (len > 6 && !strcmp(b + len - 6, ".debug"))
+        len -= 6;
+    /* A bare .build-id/xx/<hex> name says nothing; keep the placeholder then. */
+    if (!strstr(real ? real : m->src.file, "/.build-id/") && len > 0) {
+        char *name = strndup(b, len);
+        if (name) {
+            free(m->name);
+            m->name = name;
+        }
+    }
+    free(real);
+}
+
+int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *loaded,
+                         struct hv_err *err)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < p->modules.n; i++) {
+        struct prof_module *m = &p->modules.v[i];
+        /* A symbol file of the same build wins over the symbols the recording carries (a
+         * shared object's exported functions, a kernel's kallsyms): it has them all. */
+        if (sym_source_has_file(&m->src))
+            continue;
+        int rc = sym_source_find(&m->src, sp, m->build_id, m->build_id_len, m->name, err);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            rename_from_symbol_file(m);
+            count++;
+        }
+    }
+    if (loaded)
+        *loaded = count;
+    return 0;
+}
+
+int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_err *err)
+{
+    int mod = -1;
+    for (size_t i = 0; i < p->modules.n; i++) {
+        if (p->modules.v[i].kernel) {
+            mod = (int)i;
+            break;
+        }
+    }
+    struct sym_source src = {0};
+    if (sym_source_load_kernel(&src, path, mod >= 0 ? p->modules.v[mod].build_id : NULL,
+                               mod >= 0 ? p->modules.v[mod].build_id_len : 0, err) < 0)
+        return -1;
+    int64_t slide = 0;
+    bool have_slide = p->kernel_lstar && kallsyms_kaslr_slide(sym_source_symtab(&src),
+                                                              p->kernel_lstar, &slide, NULL) == 0;
+    if (mod < 0) {
+        mod = profile_add_module(p, src.elf ? prof_base_name(path) : "[kernel.kallsyms]", NULL, 0,
+                                 true, err);
+        /* No recorded layout: the symbols cover every kernel frame. */
+        if (mod < 0 || profile_add_mapping(p, PROF_PID_ANY, 0, UINT64_MAX, (uint64_t)slide, 0,
+                                           (uint32_t)mod, err) < 0) {
+            sym_source_free(&src);
+            return -1;
+        }
+    } else if (have_slide) {
+        for (size_t i = 0; i < p->mappings.n; i++) {
+            if (p->mappings.v[i].module == (uint32_t)mod)
+                p->mappings.v[i].bias = (uint64_t)slide;
+        }
+    }
+    struct prof_module *m = &p->modules.v[mod];
+    sym_source_free(&m->src);
+    m->src = src;
+    return 0;
+}
+
+/* ---- symbolization ---------------------------------------------------------------------- */
+
+struct loc_key {
+    const struct profile *p;
+    uint64_t space, addr;
+    uint32_t ra;
+};
+
+static bool loc_eq(const void *ctx, uint32_t idx)
+{
+    const struct loc_key *k = ctx;
+    const struct prof_loc *l = &k->p->locs.v[idx];
+    return l->space == k->space && l->addr == k->addr && (l->flags & PROF_FRAME_RA) == k->ra;
+}
+
+struct func_key {
+    const struct profile *p;
+    const char *name;
+    uint32_t module;
+};
+
+static bool func_eq(const void *ctx, uint32_t idx)
+{
+    const struct func_key *k = ctx;
+    const struct prof_func *f = &k->p->funcs.v[idx];
+    return f->module == k->module && !strcmp(f->name, k->name);
+}
+
+static int intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
+{
+    struct prof_index *ix = p->index;
+    char *copy = prof_dup_printable(name); /* the key too: equal names stay one function */
+    if (!copy)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
+    struct func_key k = {p, copy, module};
+    uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, copy, strlen(copy)), module);
+    uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
+    if (f != HASHIDX_NONE) {
+        free(copy);
+        return (int)f;
+    }
+    if (PROF_VEC_RESERVE(p->funcs, err) < 0) {
+        free(copy);
+        return -1;
+    }
+    p->funcs.v[p->funcs.n] = (struct prof_func){.name = copy, .module = module};
+    if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
+    return (int)p->funcs.n++;
+}
+
+/* The location's source line, and its function's source file, from the module's symbol file's
+ * DWARF (symbolize/source.h). A line number means a line of the function's file (pprof's Line
+ * has no file of its own). */
+static void source_line(struct profile *p, uint32_t f, struct prof_loc *l, const struct sym_hit *h)
+{
+    if (!h->line.file)
+        return;
+    struct prof_func *fn = &p->funcs.v[f];
+    if (!fn->file) {
+        fn->file = prof_dup_printable(h->line.func_file ? h->line.func_file : h->line.file);
+        fn->start_line = h->line.func_file ? h->line.func_line : 0;
+    }
+    if (fn->file && !strcmp(fn->file, h->line.file))
+        l->line = h->line.line;
+}
+
+static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
+{
+    char buf[SYMTAB_MAX_NAME_LEN + 64];
+    l->mapping = prof_find_mapping(p, l->space, l->addr);
+    l->resolved = false;
+    l->func_off = 0;
+    int f;
+    if (l->mapping == PROF_NONE) {
+        snprintf(buf, sizeof(buf), "0x%" PRIx64, l->addr);
+        f = intern_func(p, buf, PROF_NONE, err);
+    } else {
+        const struct prof_mapping *mp = &p->mappings.v[l->mapping];
+        struct prof_module *mod = &p->modules.v[mp->module];
+        uint64_t link = l->addr - mp->bias;
+        /* A return address points after the call; the call itself is at ra - 1. */
+        uint64_t ra = (l->flags & PROF_FRAME_RA) ? 1 : 0;
+        struct sym_hit hit;
+        if (sym_source_lookup(&mod->src, link - ra, p->want_lines, &hit)) {
+            f = intern_func(p, hit.name, mp->module, err);
+            l->func_off = hit.offset + ra;
+            l->resolved = true;
+            mod->has_functions = true;
+            if (f >= 0 && p->want_lines)
+                source_line(p, (uint32_t)f, l, &hit);
+        } else {
+            snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, prof_base_name(mod->name), link);
+            f = intern_func(p, buf, mp->module, err);
+        }
+    }
+    if (f < 0)
+        return -1;
+    l->func = (uint32_t)f;
+    return 0;
+}
+
+static int ensure_index(struct profile *p, struct hv_err *err)
+{
+    if (p->index)
+        return 0;
+    struct prof_index *ix = calloc(1, sizeof(*ix));
+    if (!ix)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    hashidx_init(&ix->locs);
+    hashidx_init(&ix->funcs);
+    p->index = ix;
+    return 0;
+}
+
+int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done, size_t total),
+                      void *ctx, struct hv_err *err)
+{
+    /* Start over so that symbols loaded since the last call are used. */
+    prof_symbolize_index_free(p);
+    for (size_t i = 0; i < p->funcs.n; i++) {
+        free(p->funcs.v[i].name);
+        free(p->funcs.v[i].file);
+    }
+    p->funcs.n = 0;
+    p->locs.n = 0;
+    if (ensure_index(p, err) < 0)
+        return -1;
+    struct prof_index *ix = p->index;
+    for (size_t s = 0; s < p->samples.n; s++) {
+        const struct prof_sample *sm = &p->samples.v[s];
+        if (progress && s % 4096 == 0)
+            progress(ctx, s, p->samples.n);
+        for (uint32_t i = 0; i < sm->nframes; i++) {
+            struct prof_frame *fr = &p->frames.v[sm->first + i];
+            struct loc_key k = {p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : sm->pid,
+                                fr->addr, fr->flags & PROF_FRAME_RA};
+            uint64_t h = hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, k.space), k.addr), k.ra);
+            uint32_t l = hashidx_find(&ix->locs, h, loc_eq, &k);
+            if (l == HASHIDX_NONE) {
+                if (PROF_VEC_RESERVE(p->locs, err) < 0)
+                    return -1;
+                struct prof_loc *loc = &p->locs.v[p->locs.n];
+                *loc = (struct prof_loc){.space = k.space, .addr = k.addr, .flags = k.ra};
+                if (resolve_loc(p, loc, err) < 0)
+                    return -1;
+                l = (uint32_t)p->locs.n++;
+                if (hashidx_insert(&ix->locs, h, l) < 0)
+                    return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
+            }
+            fr->loc = l;
+        }
+    }
+    if (progress)
+        progress(ctx, p->samples.n, p->samples.n);
+    profile_name_processes_from_modules(p);
+    return 0;
+}

@@ -6,7 +6,7 @@
 
 #include "common/vector.h"
 #include "schema/decode.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 struct pending {
     uint32_t provider;

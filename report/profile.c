@@ -9,7 +9,7 @@
 #include "report/profile_maps.h"
 #include "report/profile_priv.h"
 #include "schema/schema.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 void profile_init(struct profile *p)
 {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "report/profile.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 struct prof_maps_index {
     struct hashidx mods; /* key (build-id or name, kernel) */

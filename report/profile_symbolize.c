@@ -10,7 +10,7 @@
 #include "report/profile_maps.h"
 #include "report/profile_priv.h"
 #include "schema/schema.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 #include "symbolize/kallsyms.h"
 
 struct prof_index {

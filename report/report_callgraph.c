@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 void callgraph_free(struct callgraph *g)
 {

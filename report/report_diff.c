@@ -7,7 +7,7 @@
 
 #include "report/report.h"
 #include "report/report_stacks.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 void report_diff_free(struct report_diff *d)
 {

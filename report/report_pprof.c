@@ -10,7 +10,7 @@
 #include <zlib.h>
 
 #include "common/vector.h"
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 #include "report/profile.pb-c.h"
 #include "report/report.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 #include "report/report.h"
 
 /* The stack's text: NUL-terminated, its length without the NUL in n. */

@@ -1,4 +1,4 @@
-#include "symbolize/hashidx.h"
+#include "common/hashidx.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,48 +6,8 @@
 
 #include "common/vector.h"
 #include "schema/decode.h"
+#include "schema/join.h"
 #include "common/hashidx.h"
-
-struct pending {
-    uint32_t provider;
-    uint64_t id;
-    uint64_t ts, pid, tid;
-    uint32_t vcpu;
-    uint8_t cpl;
-    uint64_t *addr;
-    uint32_t *flags;
-    uint32_t n;
-    /* The record carries the user PC at kernel entry (its last frame): the completion's first
-     * frame, where the thread was when it came back, gives way to it (docs/orc.md). */
-    bool entry_pc;
-    uint32_t next; /* the next pending record of the same continuation id, or UINT32_MAX */
-};
-
-/* The pending records of one continuation id, in file order (head .. tail through `next`):
- * a completion finds its own in O(1), whatever else waits (a hostile recording of many
- * never-completed records made a scan per completion quadratic). */
-struct chain {
-    uint64_t id;
-    uint32_t head, tail; /* UINT32_MAX: none waiting */
-};
-
-/* Recent completions, for partial records that reach the file after their completion: a thread
- * can be completed on one vCPU while another vCPU's earlier partial records of it still sit in
- * that vCPU's ring, and the drain thread writes rings one after the other. Those partial records
- * are at most one drain round late, so a small direct-mapped table of recent completions covers
- * them (ids are unique in a recording: vCPU << 56 | counter). */
-#define RECENT_COMPLETIONS 4096
-struct done {
-    uint64_t id; /* 0 = empty */
-    uint64_t *addr;
-    uint32_t *flags;
-    uint32_t n;
-};
-
-static size_t done_slot(uint64_t id)
-{
-    return (size_t)((id ^ (id >> 56) * 0x9e3779b97f4a7c15ull) & (RECENT_COMPLETIONS - 1));
-}
 
 struct modmap {
     uint64_t id;
@@ -68,10 +28,7 @@ struct loader {
     struct hashidx mod_ids;     /* l->mods.v by recorded module id */
     struct fxt_load_stats *st;
     struct hv_err *err;
-    VECTOR(struct pending) pend; /* completed ones have addr NULL */
-    VECTOR(struct chain) chains;
-    struct hashidx chain_ids; /* chains by id */
-    struct done *recent;      /* RECENT_COMPLETIONS entries */
+    struct hvfxt_join join; /* partial records and their completions */
     VECTOR(struct modmap) mods;
     uint64_t *addr; /* scratch frame arrays */
     uint32_t *flags;
@@ -140,29 +97,17 @@ static uint32_t modmap_find(const struct loader *l, uint64_t id)
     return i == HASHIDX_NONE ? PROF_NONE : l->mods.v[i].idx;
 }
 
-static bool chain_eq(const void *ctx, uint32_t idx)
+/* A sample joined (schema/join.h): the partial record with the completed user stack. */
+static int on_joined(void *ctx, const struct hvfxt_join_sample *s, const uint64_t *addr,
+                     const uint32_t *flags, uint32_t n, struct hv_err *err)
 {
-    const struct loader *l = ((const struct loader *const *)ctx)[0];
-    const uint64_t *id = ((const uint64_t *const *)ctx)[1];
-    return l->chains.v[idx].id == *id;
-}
-
-/* The chain of continuation `id`; created when `create`. NULL if none (or out of memory). */
-static struct chain *chain_of(struct loader *l, uint64_t id, bool create)
-{
-    const void *ctx[2] = {l, &id};
-    uint64_t h = hashidx_u64(HASHIDX_SEED, id);
-    uint32_t i = hashidx_find(&l->chain_ids, h, chain_eq, ctx);
-    if (i != HASHIDX_NONE)
-        return &l->chains.v[i];
-    if (!create)
-        return NULL;
-    if (!vec_reserve(&l->chains, 1))
-        return NULL;
-    if (hashidx_insert(&l->chain_ids, h, (uint32_t)l->chains.n) < 0)
-        return NULL;
-    l->chains.v[l->chains.n] = (struct chain){id, UINT32_MAX, UINT32_MAX};
-    return &l->chains.v[l->chains.n++];
+    struct loader *l = ctx;
+    int si = profile_add_sample(l->p, s->ts, s->vcpu, s->pid, s->tid, s->cpl, s->addr, s->flags,
+                                s->n, 1, err);
+    if (si < 0 || (n > 0 && append_completion(l, si, addr, flags, n) < 0))
+        return -1;
+    l->st->samples++;
+    return 0;
 }
 
 static int on_sample(struct loader *l, const struct fxtr_record *rec,
@@ -220,37 +165,8 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
          * the first is the interrupted user pc, since those partial records are at CPL 0. */
         if (n > 0)
             l->flags[0] &= ~PROF_FRAME_RA;
-        struct chain *c = chain_of(l, s->completion, false);
-        for (uint32_t i = c ? c->head : UINT32_MAX; i != UINT32_MAX;) {
-            struct pending *pd = &l->pend.v[i];
-            int si = profile_add_sample(l->p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr,
-                                        pd->flags, pd->n, 1, l->err);
-            uint32_t skip = pd->entry_pc && n > 0 ? 1 : 0;
-            if (si < 0 || append_completion(l, si, l->addr + skip, l->flags + skip, n - skip) < 0)
-                return -1;
-            l->st->samples++;
-            free(pd->addr);
-            free(pd->flags);
-            pd->addr = NULL;
-            pd->flags = NULL;
-            i = pd->next;
-        }
-        if (c)
-            c->head = c->tail = UINT32_MAX;
-        /* Keep it for partial records of other vCPU streams that come later in the file. */
-        struct done *d = &l->recent[done_slot(s->completion)];
-        free(d->addr);
-        free(d->flags);
-        *d = (struct done){s->completion, malloc((n + 1) * sizeof(uint64_t)),
-                           malloc((n + 1) * sizeof(uint32_t)), n};
-        if (!d->addr || !d->flags) {
-            free(d->addr);
-            free(d->flags);
-            memset(d, 0, sizeof(*d));
-            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-        }
-        memcpy(d->addr, l->addr, n * sizeof(uint64_t));
-        memcpy(d->flags, l->flags, n * sizeof(uint32_t));
+        if (hvfxt_join_complete(&l->join, s->completion, l->addr, l->flags, n, l->err) < 0)
+            return -1;
         /* A completion that is also a full sample (pc present) is not expected; ignore it. */
         return 0;
     }
@@ -262,51 +178,16 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
     uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : HVFXT_KOID_KERNEL_PROCESS;
     uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
     if (s->fields & HVFXT_SF_CONTINUATION) {
-        const struct done *d = &l->recent[done_slot(s->continuation)];
-        if (d->id && d->id == s->continuation) { /* completed already (another vCPU's stream) */
-            int si =
-                profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
-            uint32_t skip = n > user_from && d->n > 0 ? 1 : 0;
-            if (si < 0 ||
-                append_completion(l, si, d->addr + skip, d->flags + skip, d->n - skip) < 0)
-                return -1;
-            l->st->samples++;
-            return 0;
-        }
-        if (!vec_reserve(&l->pend, 1))
-            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-        if (l->pend.n >= UINT32_MAX - 1)
-            return hv_errk(l->err, HV_ERR_LIMIT, "more than 2^32 partial records");
-        struct chain *c = chain_of(l, s->continuation, true);
-        if (!c)
-            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-        struct pending pd = {rec->provider,
-                             s->continuation,
-                             ts,
-                             pid,
-                             tid,
-                             vcpu,
-                             cpl,
-                             malloc((n + 1) * sizeof(uint64_t)),
-                             malloc((n + 1) * sizeof(uint32_t)),
-                             n,
-                             n > user_from,
-                             UINT32_MAX};
-        if (!pd.addr || !pd.flags) {
-            free(pd.addr);
-            free(pd.flags);
-            return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-        }
-        memcpy(pd.addr, l->addr, n * sizeof(uint64_t));
-        memcpy(pd.flags, l->flags, n * sizeof(uint32_t));
-        uint32_t at = (uint32_t)l->pend.n;
-        if (c->tail == UINT32_MAX)
-            c->head = at;
-        else
-            l->pend.v[c->tail].next = at;
-        c->tail = at;
-        l->pend.v[l->pend.n++] = pd;
-        return 0;
+        struct hvfxt_join_sample js = {.ts = ts,
+                                       .pid = pid,
+                                       .tid = tid,
+                                       .vcpu = vcpu,
+                                       .cpl = cpl,
+                                       .addr = l->addr,
+                                       .flags = l->flags,
+                                       .n = n,
+                                       .entry_pc = n > user_from};
+        return hvfxt_join_partial(&l->join, s->continuation, &js, l->err);
     }
     if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)
         return -1;
@@ -497,15 +378,13 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
                        .completion_budget = COMPLETION_FRAMES_PER_WORD * (uint64_t)(len / 8) +
                                             COMPLETION_FRAMES_FLOOR};
     hashidx_init(&l.mod_ids);
-    hashidx_init(&l.chain_ids);
-    l.recent = calloc(RECENT_COMPLETIONS, sizeof(*l.recent));
-    if (!l.recent)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    if (hvfxt_join_init(&l.join, on_joined, &l, err) < 0)
+        return -1;
     struct fxtr_reader r;
     fxtr_init(&r, buf, len);
     struct hvfxt_record *x = malloc(sizeof(*x));
     if (!x) {
-        free(l.recent);
+        hvfxt_join_free(&l.join);
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     const struct fxtr_record *rec = &x->fxt;
@@ -575,16 +454,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         goto done;
     }
     /* Partial records whose completion never came keep their kernel part. */
-    for (size_t i = 0; i < l.pend.n; i++) {
-        struct pending *pd = &l.pend.v[i];
-        if (!pd->addr)
-            continue; /* completed */
-        if (profile_add_sample(p, pd->ts, pd->vcpu, pd->pid, pd->tid, pd->cpl, pd->addr, pd->flags,
-                               pd->n, 1, err) < 0)
-            goto done;
-        st->samples++;
-        st->partial_without_completion++;
-    }
+    if (hvfxt_join_flush(&l.join, err) < 0)
+        goto done;
+    st->partial_without_completion = l.join.unjoined;
     if (fix_file_offsets(p, err) < 0)
         goto done;
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */
@@ -599,20 +471,9 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
         progress(ctx, len, len);
     out = 0;
 done:
-    for (size_t i = 0; i < l.pend.n; i++) {
-        free(l.pend.v[i].addr);
-        free(l.pend.v[i].flags);
-    }
-    vec_free(&l.pend);
-    for (size_t i = 0; i < RECENT_COMPLETIONS; i++) {
-        free(l.recent[i].addr);
-        free(l.recent[i].flags);
-    }
-    free(l.recent);
+    hvfxt_join_free(&l.join);
     vec_free(&l.mods);
     hashidx_free(&l.mod_ids);
-    vec_free(&l.chains);
-    hashidx_free(&l.chain_ids);
     free(l.addr);
     free(l.flags);
     free(x);

@@ -14,6 +14,10 @@
 #define TB_OPTS_NOSYMS "--hz 1000 --timeout 180"
 #define TB_ROOT_OPTS   "--hz 1000 --timeout 240 --symbols /guest/files --disk " TB_ROOT
 
+/* A control's load: hvprof's sampling rate (docs/linux.md, "The reference under hvprof's
+ * load"). */
+#define TB_KICKED "HVTEST_KICK_HZ=1000"
+
 static const struct tb_scenario reference[] = {
     {"generic-1", "qemu", "generic", 1, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
      TB_CI},
@@ -26,6 +30,10 @@ static const struct tb_scenario reference[] = {
      TB_FULL_ONLY},
     {"cloud-4", "qemu", "cloud", 4, "512M", "hvtest.plan=boot hvtest.ms=200", NULL, NULL,
      TB_FULL_ONLY},
+    /* The platform's controls (control.c): the workloads under QEMU/KVM with its vCPU threads
+     * kicked at hvprof's rate; the evidence a guest hvprof loses needs. */
+    {"generic-kicked", "qemu", "generic", 2, "512M", TB_WORK, NULL, TB_KICKED, TB_CI},
+    {"cloud-kicked", "qemu", "cloud", 2, "512M", TB_WORK, NULL, TB_KICKED, TB_CI},
 };
 
 static const struct tb_scenario boot[] = {
@@ -111,6 +119,8 @@ static const struct tb_scenario flight[] = {
 /* clang-format on */
 
 static const struct tb_scenario kernels[] = {
+    /* The control on trixie's QEMU: this group's own emulator. */
+    {"sid-kicked", "qemu", "sid", 2, "512M", TB_WORK " pti=on", NULL, TB_KICKED, TB_CI},
     TB_KERNEL("bullseye", TB_CI_ONE_VCPU),
     TB_KERNEL("trixie", TB_FULL_ONLY),
     TB_KERNEL("sid", TB_CI_ONE_VCPU),

@@ -164,6 +164,25 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
                      void *ctx);
 
 void tb_load(struct tb_result *r, const char *out, const char *name);
+
+/* How many L1 boots died in run `name` of the runs in `out` (run.sh's l1.log); with `print`,
+ * for each the first line of L1's own panic report on its console. */
+unsigned tb_l1_deaths(const char *out, const char *name, bool print);
+
+/* The platform's control (docs/linux.md, "The reference under hvprof's load"): a "qemu"
+ * scenario with HVTEST_KICK_HZ in its environment, QEMU/KVM booting the workloads while its
+ * vCPU threads are kicked at hvprof's rate and its guest's RAM is read (kick.c). */
+bool tb_is_control(const struct tb_scenario *s);
+
+/* A control's run: it must have run under the kicker (its report in the summary; else the test
+ * fails); whether QEMU/KVM lost its guest is printed, not judged. */
+void tb_keep_control(const char *out, const char *name);
+
+/* The reference VMM's evidence that the platform loses guests under hvprof's load: the first
+ * control run, among those in `out` and then those of the reference group, whose guest did not
+ * finish its workloads (reset, hung, or its L1 died), described in `why`. False: every control
+ * completed, or none ran; a loss of hvprof's guest is then hvprof's (tb_each_run fails). */
+bool tb_platform_evidence(const char *out, char *why, size_t len);
 void tb_free(struct tb_result *r);
 
 /* The boot checks every hvprof scenario must pass: it finished, exit status 0 and a clean stop

@@ -1,0 +1,117 @@
+/* ext2, ext3 and ext4 through e2fsprogs' libext2fs: a file system opened read-only at its
+ * partition's offset in the image (unix_io's "offset=" option), files read by inode number
+ * through the library's own block mapping (extents or block maps). */
+#include <et/com_err.h>
+#include <ext2fs/ext2_err.h>
+#include <ext2fs/ext2fs.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diskfs/diskfs_priv.h"
+
+/* The file types whose contents can be read (docs/diskfs.md). */
+static bool is_ext(const char *type)
+{
+    return !strcmp(type, "ext2") || !strcmp(type, "ext3") || !strcmp(type, "ext4");
+}
+
+static pthread_once_t messages_once = PTHREAD_ONCE_INIT;
+static void messages_init(void)
+{
+    initialize_ext2_error_table(); /* libext2fs's error texts for error_message() */
+}
+
+void diskfs_ext_open(struct diskfs_volume *v, const char *path)
+{
+    if (!is_ext(v->type)) {
+        snprintf(v->why, sizeof(v->why), "%s: hvprof reads files of ext2, ext3 and ext4",
+                 v->type[0] ? v->type : "unknown type");
+        return;
+    }
+    pthread_once(&messages_once, messages_init);
+    char opts[64];
+    snprintf(opts, sizeof(opts), "offset=%" PRIu64, v->offset);
+    ext2_filsys fs = NULL;
+    /* Read-only (no EXT2_FLAG_RW): the library never writes; checksums are checked. */
+    errcode_t rc = ext2fs_open2(path, opts, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
+    if (rc) {
+        snprintf(v->why, sizeof(v->why), "libext2fs: %s", error_message(rc));
+        return;
+    }
+    v->fs = fs;
+}
+
+void diskfs_ext_close(struct diskfs_volume *v)
+{
+    if (v->fs) {
+        ext2_filsys fs = v->fs;
+        ext2fs_close_free(&fs);
+        v->fs = NULL;
+    }
+}
+
+/* The inode of regular file `ino`, checked. */
+static int regular_inode(struct diskfs_volume *v, uint64_t ino, struct ext2_inode *in,
+                         struct hv_err *err)
+{
+    ext2_filsys fs = v->fs;
+    if (!fs)
+        return hv_errk(err, HV_ERR_UNSUPPORTED, "%s: not readable (%s)", v->where, v->why);
+    if (ino < EXT2_ROOT_INO || ino > fs->super->s_inodes_count)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: no inode %" PRIu64 " (the file system has %u)",
+                       v->where, ino, fs->super->s_inodes_count);
+    errcode_t rc = ext2fs_read_inode(fs, (ext2_ino_t)ino, in);
+    if (rc)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: inode %" PRIu64 ": %s", v->where, ino,
+                       error_message(rc));
+    if (!LINUX_S_ISREG(in->i_mode))
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: inode %" PRIu64 " is not a regular file", v->where,
+                       ino);
+    return 0;
+}
+
+int diskfs_file_size(struct diskfs_volume *v, uint64_t ino, uint64_t *size, struct hv_err *err)
+{
+    struct ext2_inode in;
+    if (regular_inode(v, ino, &in, err) < 0)
+        return -1;
+    *size = EXT2_I_SIZE(&in);
+    return 0;
+}
+
+int diskfs_read(struct diskfs_volume *v, uint64_t ino, uint64_t off, void *buf, size_t len,
+                size_t *got, struct hv_err *err)
+{
+    *got = 0;
+    struct ext2_inode in;
+    if (regular_inode(v, ino, &in, err) < 0)
+        return -1;
+    /* What the inode says the file holds, and no more: a read from its end on reads nothing. */
+    uint64_t size = EXT2_I_SIZE(&in);
+    if (off >= size)
+        return 0;
+    if (len > size - off)
+        len = (size_t)(size - off);
+    ext2_file_t f;
+    errcode_t rc = ext2fs_file_open2(v->fs, (ext2_ino_t)ino, &in, 0, &f);
+    if (rc)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: inode %" PRIu64 ": %s", v->where, ino,
+                       error_message(rc));
+    rc = ext2fs_file_llseek(f, off, EXT2_SEEK_SET, NULL);
+    while (!rc && *got < len) {
+        /* ext2fs_file_read takes an unsigned int: at most 1 MiB a call. */
+        size_t want = len - *got < (1u << 20) ? len - *got : (1u << 20);
+        unsigned int n = 0;
+        rc = ext2fs_file_read(f, (char *)buf + *got, (unsigned int)want, &n);
+        if (!rc && n == 0)
+            break; /* the file's end */
+        *got += n;
+    }
+    ext2fs_file_close(f);
+    if (rc)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: inode %" PRIu64 " at %" PRIu64 ": %s", v->where,
+                       ino, off, error_message(rc));
+    return 0;
+}

@@ -407,9 +407,25 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
 
+    /* The disks' file systems, for binaries whose unwind tables the guest's memory lacks
+     * (docs/diskfs.md). Without them the recording goes on; the summary says why. */
+    struct diskfs dfs = {0};
+    char dfs_note[1024] = "";
+    if (o.ndisks) {
+        const char *paths[VM_MAX_DISKS];
+        for (unsigned i = 0; i < o.ndisks; i++)
+            paths[i] = o.disks[i].path;
+        struct hv_err derr = {0};
+        if (diskfs_open(&dfs, paths, o.ndisks, &derr) == 0)
+            c.disks = &dfs;
+        else
+            snprintf(dfs_note, sizeof(dfs_note), "not read: %s\n", derr.msg);
+    }
+
     struct sampler *s = sampler_create(&c, &err);
     if (!s) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
+        diskfs_close(&dfs);
         return 1;
     }
     if (c.ring_bytes)
@@ -425,6 +441,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         /* The guest never started: no recording of it, so no file (ours, still locked). */
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         sampler_destroy(s);
+        diskfs_close(&dfs);
         struct stat st; /* a regular file only: never /dev/null or another device */
         if (stat(c.out_path, &st) == 0 && S_ISREG(st.st_mode))
             unlink(c.out_path);
@@ -435,6 +452,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         run_session_close(&rs);
         sampler_destroy(s);
+        diskfs_close(&dfs);
         return 1;
     }
     struct vm_result res;
@@ -469,6 +487,13 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     } else {
         sampler_print_summary(s, stderr);
         fputs(disks, stderr);
+        if (c.disks)
+            diskfs_describe(&dfs, dfs_note, sizeof(dfs_note));
+        for (const char *l = dfs_note; *l;) {
+            size_t n = strcspn(l, "\n");
+            fprintf(stderr, "  disk files: %.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
     }
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);
@@ -476,6 +501,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         signal(SIGUSR2, SIG_IGN); /* the sampler goes: a late signal must not reach it */
     snapshot_sampler = NULL;
     sampler_destroy(s);
+    diskfs_close(&dfs);
     if (frc < 0) {
         fprintf(stderr,
                 "hvprof record: %s (the file holds everything written before the "

@@ -1,7 +1,7 @@
 /* Files of the disks hvprof serves, read by inode (docs/diskfs.md): the guest's memory says which
- * file a mapping is (vm_file -> f_inode -> i_ino, and the file system's UUID in its super
- * block), and the bytes come from the disk image itself, read-only, so that unwind tables and
- * symbols of pages the guest never read are there too.
+ * file a page caches (struct page -> mapping -> host inode: i_ino, and the file system's UUID in
+ * its super block; guestos/linux/pagefile.h), and the bytes come from the disk image itself,
+ * read-only, so that unwind tables and symbols of pages the guest never read are there too.
  *
  * What a disk holds is found with util-linux's libblkid (partition tables, file system types and
  * UUIDs); ext2, ext3 and ext4 are read with e2fsprogs' libext2fs. Other file systems are listed

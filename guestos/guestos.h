@@ -135,6 +135,14 @@ typedef int (*guestos_symbol_fn)(void *ctx, const struct guestos_symbol *s);
 
 struct guestos;
 
+/* A file as the guest kernel knows it: which file system (its UUID) and which inode. */
+struct guestos_file {
+    uint64_t ino;
+    uint8_t fs_uuid[16];
+    uint64_t size;  /* bytes */
+    uint64_t index; /* the page's index in the file (4 KiB pages), UINT64_MAX if unknown */
+};
+
 struct guestos_ops {
     const char *name;
     /* Exit path. The address space (as_root, thread_key); may complete the snapshot for the
@@ -185,6 +193,11 @@ struct guestos_ops {
      * (or crash dump) is under way, as the kernel itself records it; -1: none; -2: this layer
      * cannot tell (the record is not known, or reads as nothing a kernel writes). */
     int (*panicked)(struct guestos *os, const struct gmem *mem);
+    /* Drain thread, optional, after discover_kernel() returned 1: the file the page mapped at
+     * user address va caches (a mapped file's page). False: not mapped, not a file's page, or
+     * unknown. */
+    bool (*user_page_file)(struct guestos *os, const struct gmem *mem, const struct guestos_as *as,
+                           uint64_t va, struct guestos_file *out);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -205,6 +218,13 @@ static inline int guestos_discover_kernel(struct guestos *os, const struct gmem 
                                           const struct guestos_kernel **out, struct hv_err *err)
 {
     return os->ops->discover_kernel ? os->ops->discover_kernel(os, mem, out, err) : 0;
+}
+
+static inline bool guestos_user_page_file(struct guestos *os, const struct gmem *mem,
+                                          const struct guestos_as *as, uint64_t va,
+                                          struct guestos_file *out)
+{
+    return os->ops->user_page_file && os->ops->user_page_file(os, mem, as, va, out);
 }
 
 static inline int guestos_panicked(struct guestos *os, const struct gmem *mem)

@@ -32,6 +32,7 @@ struct cfi_entry {
     unsigned looks;
     bool complete;   /* compiled with no FDE missing, or given up */
     bool file_tried; /* looked for its file (record --symbols) */
+    bool disk_tried; /* looked for it on the disks */
 };
 
 struct sampler_cfi {
@@ -40,7 +41,11 @@ struct sampler_cfi {
     struct exit_cfi_maps maps;         /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
     VECTOR(struct gw_cfi_map *) all;   /* every map published, freed at close */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
-    uint64_t from_file;               /* tables compiled from the binary's file instead */
+    uint64_t from_file;      /* tables compiled from the binary's file instead */
+    uint64_t from_disk;      /* ... from its file on a disk hvprof serves */
+    uint64_t disk_not_file;  /* modules whose pages the guest kernel tied to no file */
+    uint64_t disk_elsewhere; /* ... to a file on no disk hvprof reads */
+    char disk_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8]; /* the last file that failed */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
@@ -182,6 +187,53 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
     return t;
 }
 
+struct disk_file {
+    struct diskfs_volume *v;
+    uint64_t ino;
+};
+
+static bool disk_read(void *ctx, uint64_t off, void *dst, size_t len)
+{
+    const struct disk_file *f = ctx;
+    size_t got;
+    struct hv_err err;
+    return diskfs_read(f->v, f->ino, off, dst, len, &got, &err) == 0 && got == len;
+}
+
+/* The binary's file on a disk hvprof serves: the guest kernel says which file the page of its
+ * ELF header caches (file system UUID, inode), and the bytes come from the image, used only if
+ * its build-id is the module's (docs/diskfs.md). */
+static struct cfi_table *from_disk(struct sampler *s, const struct guestos_as *as,
+                                   const struct discover_module *m)
+{
+    struct sampler_cfi *c = s->cfi;
+    struct guestos_file gf;
+    if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
+        (gf.index != 0 && gf.index != UINT64_MAX)) {
+        c->disk_not_file++;
+        return NULL;
+    }
+    struct diskfs_volume *v = diskfs_find_uuid(s->cfg.disks, gf.fs_uuid);
+    if (!v) {
+        c->disk_elsewhere++;
+        return NULL;
+    }
+    struct disk_file f = {v, gf.ino};
+    struct hv_err err = {0};
+    uint64_t size;
+    struct cfi_table *t = NULL;
+    if (diskfs_file_size(v, gf.ino, &size, &err) == 0) {
+        char name[DISCOVER_NAME_MAX + 64];
+        snprintf(name, sizeof(name), "%s (inode %" PRIu64 " of %s)", m->name[0] ? m->name : "?",
+                 gf.ino, v->where);
+        struct cfi_file_reader r = {.name = name, .size = size, .read = disk_read, .ctx = &f};
+        t = cfi_table_from_reader(&r, m->build_id, m->build_id_len, &err);
+    }
+    if (!t)
+        snprintf(c->disk_error, sizeof(c->disk_error), "%s", err.msg);
+    return t;
+}
+
 /* Keep t for freeing at close; false (t freed) when out of memory. */
 static bool keep(struct sampler_cfi *c, struct cfi_table *t)
 {
@@ -227,6 +279,16 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
         if (f && keep(c, f)) {
             adopt(c, e, f);
             c->from_file++;
+            whole = true;
+        }
+    }
+    /* The disk after --symbols: a file the user gave is the one they mean. */
+    if (!whole && !e->disk_tried && s->cfg.disks) {
+        e->disk_tried = true;
+        struct cfi_table *f = from_disk(s, as, m);
+        if (f && keep(c, f)) {
+            adopt(c, e, f);
+            c->from_disk++;
             whole = true;
         }
     }
@@ -312,13 +374,23 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     }
     fprintf(out,
             "  user stacks: DWARF CFI of %" PRIu64 " modules, %" PRIu64 " of them from their "
-            "files (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; %.1f MiB of guest memory "
-            "read, %.1f ms in all); %" PRIu64 " FDEs on pages not present%s, %" PRIu64
-            " malformed, %" PRIu64 " rows with an untracked CFA register\n",
-            c->compiled, c->from_file, st.fdes, rows, (double)bytes / 1024,
+            "files, %" PRIu64 " from the disks (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; "
+            "%.1f MiB of guest memory read, %.1f ms in all); %" PRIu64
+            " FDEs on pages not present%s, %" PRIu64 " malformed, %" PRIu64
+            " rows with an untracked CFA register\n",
+            c->compiled, c->from_file, c->from_disk, st.fdes, rows, (double)bytes / 1024,
             (double)c->bytes_read / 1048576, (double)c->ns / 1e6, st.fdes_absent,
-            s->cfg.find_file ? "" : " (record --symbols DIR gives them from the files)",
+            st.fdes_absent && !s->cfg.find_file
+                ? (s->cfg.disks ? " (on no disk hvprof reads: record --symbols DIR gives them)"
+                                : " (record --symbols DIR gives them from the files)")
+                : "",
             st.fdes_bad, st.unsupported);
+    if (s->cfg.disks && (c->disk_not_file || c->disk_elsewhere || c->disk_error[0]))
+        fprintf(out,
+                "  user stacks from the disks: %" PRIu64 " modules the guest kernel tied to no "
+                "file, %" PRIu64 " on no disk hvprof reads%s%s\n",
+                c->disk_not_file, c->disk_elsewhere, c->disk_error[0] ? "; last failure: " : "",
+                c->disk_error);
     fprintf(out,
             "  user walks with CFI: %" PRIu64 " (%" PRIu64 " frames from the tables); %" PRIu64
             " met code of a module without a rule for it (frame pointers there), %" PRIu64

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "diskfs/diskfs.h"
 #include "sampler/exit/mode.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
@@ -52,6 +53,10 @@ struct sampler_config {
      * not show whole (docs/cfi.md); NULL: none. */
     char *(*find_file)(void *ctx, const uint8_t *build_id, uint32_t build_id_len, const char *name);
     void *find_file_ctx;
+    /* The disks hvprof serves, their files read by inode (diskfs/): a binary whose unwind tables
+     * the guest's memory does not show whole, and that is on one of them, is read from there
+     * (docs/diskfs.md). NULL: none. Used on the drain thread only. */
+    struct diskfs *disks;
     bool quiet; /* no progress line */
     /* Bytes of metadata records (modules, mappings, symbols, names) the recording may hold;
      * 0: META_BUDGET_DEFAULT (sampler/meta_budget.h, `record --max-metadata`). */

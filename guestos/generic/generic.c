@@ -46,6 +46,17 @@ bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *
     return user_mmu(mem, as, &mmu) && discover_guest_read(mem, &mmu, va, dst, len);
 }
 
+bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
+                              uint64_t *gpa)
+{
+    struct pt_mmu mmu;
+    struct pt_xlate x;
+    if (!user_mmu(mem, as, &mmu) || pt_translate(&mmu, mem, va, PT_ACC_USER, &x, NULL) != 0)
+        return false;
+    *gpa = x.gpa;
+    return true;
+}
+
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
                                  const struct guestos_as *b, uint64_t va)
 {

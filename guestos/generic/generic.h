@@ -19,6 +19,10 @@ size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *m
  * byte is not mapped. */
 /* Do two address spaces map user page va to the same guest-physical page (a file's page a forked
  * child shares with its parent)? */
+/* The guest-physical address user address va maps to in the address space; false if not
+ * mapped for user access. */
+bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
+                              uint64_t *gpa);
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
                                  const struct guestos_as *b, uint64_t va);
 

@@ -77,6 +77,7 @@ static int on_symbol(void *ctx, uint64_t addr, char type, const char *name, size
         {"__start_orc_unwind", &k->sym.start_orc},
         {"entry_SYSCALL_64_after_hwframe", &k->sym.entry_syscall_64_after_hwframe},
         {"panic_cpu", &k->sym.panic_cpu},
+        {"vmemmap_base", &k->sym.vmemmap_base},
     };
     for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
         if (!*wanted[i].dst && name_is(name, len, wanted[i].name))

@@ -61,6 +61,9 @@ struct lx_kernel {
         uint64_t start_orc_ip, stop_orc_ip, start_orc; /* the ORC tables (orc.h) */
         uint64_t entry_syscall_64_after_hwframe;
         uint64_t panic_cpu; /* kernel/panic.c: atomic_t, -1 until panic() or crash_kexec() */
+        /* arch/x86/mm/init_64.c: where struct page array starts (KASLR'd with
+         * CONFIG_RANDOMIZE_MEMORY); a variable, its value read when needed. */
+        uint64_t vmemmap_base;
     } sym;
     /* The kernel's BTF (CONFIG_DEBUG_INFO_BTF), when kallsyms locates it, and what it says. */
     struct lx_btf btf;

@@ -10,6 +10,7 @@
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
 #include "guestos/linux/orc_load.h"
+#include "guestos/linux/pagefile.h"
 #include "guestos/linux/process.h"
 #include "guestos/linux/task.h"
 
@@ -65,6 +66,11 @@ struct lx_layer {
     /* Processes' executables (drain thread): the reader, and what was found per process. */
     struct lx_kread procs_kr;
     struct lx_proc_layout procs;
+    /* Which file a page caches (drain thread, pagefile.h): the layout and vmemmap_base's
+     * value, or why not. */
+    struct lx_file_layout files;
+    uint64_t vmemmap;
+    char files_why[160];
     struct lx_exe_name exe_cache[LX_EXE_CACHE];
     /* The kernel's ORC tables, published once by the drain thread (release), read at every
      * kernel-mode exit (acquire); the unwinder that uses them. */
@@ -161,9 +167,17 @@ static int describe(struct lx_layer *l, struct hv_err *err)
              k->btf_note);
     l->kmods_ok = lx_kmods_init(&l->kmods, k, k->img.mem, l->kmods_why, sizeof(l->kmods_why)) == 0;
     char why[160];
-    if (lx_kread_init_kernel(&l->procs_kr, k, k->img.mem, why, sizeof(why)) < 0 ||
-        !lx_proc_layout_of(k, &l->procs, why, sizeof(why)))
+    bool kr = lx_kread_init_kernel(&l->procs_kr, k, k->img.mem, why, sizeof(why)) == 0;
+    if (!kr || !lx_proc_layout_of(k, &l->procs, why, sizeof(why)))
         l->procs.known = false; /* executables keep the generic names */
+    if (!kr)
+        snprintf(l->files_why, sizeof(l->files_why), "%s", why);
+    else if (lx_file_layout_of(k, &l->files, l->files_why, sizeof(l->files_why)) &&
+             !lx_kread(&l->procs_kr, k->sym.vmemmap_base, &l->vmemmap, sizeof(l->vmemmap))) {
+        l->files.known = false;
+        snprintf(l->files_why, sizeof(l->files_why), "vmemmap_base cannot be read");
+    }
+    lx_kread_forget(&l->procs_kr);
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
@@ -497,6 +511,23 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
 /* panic() and crash_kexec() claim panic_cpu (kernel/panic.c, since 4.5: PANIC_CPU_INVALID = -1
  * until then) before anything else, so it says a panic is under way even when the console is
  * quiet and the guest then spins forever (panic=0, Debian's default). */
+static bool linux_user_page_file(struct guestos *os, const struct gmem *mem,
+                                 const struct guestos_as *as, uint64_t va, struct guestos_file *out)
+{
+    struct lx_layer *l = os->priv;
+    uint64_t gpa;
+    if (l->state != LX_FOUND || !l->files.known || !guestos_generic_user_gpa(mem, as, va, &gpa))
+        return false;
+    struct lx_page_file f;
+    bool ok = lx_page_file(&l->procs_kr, &l->files, l->vmemmap, gpa >> 12, &f);
+    lx_kread_forget(&l->procs_kr); /* the guest runs between calls */
+    if (!ok)
+        return false;
+    *out = (struct guestos_file){.ino = f.ino, .size = f.size, .index = f.index};
+    memcpy(out->fs_uuid, f.uuid, sizeof(out->fs_uuid));
+    return true;
+}
+
 static int linux_panicked(struct guestos *os, const struct gmem *mem)
 {
     (void)mem; /* the image reads through the memory it was found in */
@@ -522,5 +553,6 @@ const struct guestos_ops guestos_linux_ops = {
     .read_user = guestos_generic_read_user,
     .user_entry = linux_user_entry,
     .panicked = linux_panicked,
+    .user_page_file = linux_user_page_file,
     .close = linux_close,
 };

@@ -153,7 +153,7 @@ static void check_fsck(const struct tb_result *r, const char *which)
 }
 
 struct root_totals {
-    uint64_t judged, runs, killed;
+    uint64_t judged, runs, killed, from_disk;
 };
 
 static void check_root(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
@@ -197,6 +197,17 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
     /* The workloads, started from the disk, by name, with their chains. */
     tb_check_tasks(r);
     t->judged += tb_check_user_stacks(r, 0.95);
+    /* Without --symbols the unwind tables the guest never read came from the disk. */
+    if (!strstr(s->opts, "--symbols")) {
+        const char *c = strstr(r->summary, " of them from their files, ");
+        unsigned long long from_disk = 0;
+        if (!c || sscanf(c, " of them from their files, %llu from the disks", &from_disk) != 1 ||
+            !from_disk)
+            fail_msg("%s: no module's unwind tables came from the disk:\n%s", r->name,
+                     r->summary);
+        printf("%s: %llu modules' unwind tables read from the disk\n", r->name, from_disk);
+        t->from_disk += from_disk;
+    }
     const char *ds = strstr(r->summary, "disk vda " ROOT ": ");
     if (!ds)
         fail_msg("%s: no disk line in the summary:\n%s", r->name, r->summary);
@@ -221,16 +232,16 @@ static void test_root_on_disk(void **state)
 {
     (void)state;
     char out[4096];
-    struct root_totals t = {0, 0, 0};
+    struct root_totals t = {0};
     struct tb_scenario sel[TB_MAX_GROUP];
     unsigned repeat;
     size_t n = tb_run_group("disk-root", 2, sel, &repeat, out, sizeof(out));
     for (size_t i = 0; i < n; i++)
         tb_each_run(out, &sel[i], repeat, check_root, &t);
     printf("root on disk: %" PRIu64 " runs checked, %" PRIu64 " killed mid-write, %" PRIu64
-           " user samples judged\n",
-           t.runs, t.killed, t.judged);
-    assert_true(t.runs > 0 && t.killed > 0);
+           " user samples judged, %" PRIu64 " modules' unwind tables from the disk\n",
+           t.runs, t.killed, t.judged, t.from_disk);
+    assert_true(t.runs > 0 && t.killed > 0 && t.from_disk > 0);
 }
 
 int main(void)

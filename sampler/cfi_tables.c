@@ -14,6 +14,7 @@
 
 #include "guestwalk/cfi_unwind.h"
 #include "sampler/cfi_file.h"
+#include "sampler/disk_files.h"
 #include "sampler/sampler_priv.h"
 
 #define CFI_LOOKS      4             /* compilations of a module while FDEs are missing */
@@ -187,50 +188,19 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
     return t;
 }
 
-struct disk_file {
-    struct diskfs_volume *v;
-    uint64_t ino;
-};
-
-static bool disk_read(void *ctx, uint64_t off, void *dst, size_t len)
-{
-    const struct disk_file *f = ctx;
-    size_t got;
-    struct hv_err err;
-    return diskfs_read(f->v, f->ino, off, dst, len, &got, &err) == 0 && got == len;
-}
-
-/* The binary's file on a disk hvprof serves: the guest kernel says which file the page of its
- * ELF header caches (file system UUID, inode), and the bytes come from the image, used only if
- * its build-id is the module's (docs/diskfs.md). */
+/* The binary's file on a disk hvprof serves (sampler/disk_files.h), used only if its build-id
+ * is the module's. */
 static struct cfi_table *from_disk(struct sampler *s, const struct guestos_as *as,
                                    const struct discover_module *m)
 {
-    struct sampler_cfi *c = s->cfi;
-    struct guestos_file gf;
-    if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
-        (gf.index != 0 && gf.index != UINT64_MAX)) {
-        c->disk_not_file++;
+    struct sampler_disk_file f;
+    if (!sampler_disk_file(s, as, m, &f))
         return NULL;
-    }
-    struct diskfs_volume *v = diskfs_find_uuid(s->cfg.disks, gf.fs_uuid);
-    if (!v) {
-        c->disk_elsewhere++;
-        return NULL;
-    }
-    struct disk_file f = {v, gf.ino};
+    struct cfi_file_reader r = sampler_disk_reader(&f);
     struct hv_err err = {0};
-    uint64_t size;
-    struct cfi_table *t = NULL;
-    if (diskfs_file_size(v, gf.ino, &size, &err) == 0) {
-        char name[DISCOVER_NAME_MAX + 64];
-        snprintf(name, sizeof(name), "%s (inode %" PRIu64 " of %s)", m->name[0] ? m->name : "?",
-                 gf.ino, v->where);
-        struct cfi_file_reader r = {.name = name, .size = size, .read = disk_read, .ctx = &f};
-        t = cfi_table_from_reader(&r, m->build_id, m->build_id_len, &err);
-    }
+    struct cfi_table *t = cfi_table_from_reader(&r, m->build_id, m->build_id_len, &err);
     if (!t)
-        snprintf(c->disk_error, sizeof(c->disk_error), "%s", err.msg);
+        snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error), "%s", err.msg);
     return t;
 }
 
@@ -385,12 +355,6 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
                                 : " (record --symbols DIR gives them from the files)")
                 : "",
             st.fdes_bad, st.unsupported);
-    if (s->cfg.disks && (c->disk_not_file || c->disk_elsewhere || c->disk_error[0]))
-        fprintf(out,
-                "  user stacks from the disks: %" PRIu64 " modules the guest kernel tied to no "
-                "file, %" PRIu64 " on no disk hvprof reads%s%s\n",
-                c->disk_not_file, c->disk_elsewhere, c->disk_error[0] ? "; last failure: " : "",
-                c->disk_error);
     fprintf(out,
             "  user walks with CFI: %" PRIu64 " (%" PRIu64 " frames from the tables); %" PRIu64
             " met code of a module without a rule for it (frame pointers there), %" PRIu64

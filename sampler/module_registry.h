@@ -25,6 +25,7 @@ struct discover_registry_module {
     /* Symbols from the guest's memory (sampler/modules.c): recorded, or looks that found none. */
     bool symbols_recorded;
     uint8_t symbol_looks;
+    bool disk_symbols_tried; /* its file's .symtab looked for on the disks */
 };
 
 struct discover_registry_mapping {

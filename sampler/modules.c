@@ -171,8 +171,16 @@ static int record_symbols(struct sampler *s, const struct guestos_as *as,
         return 0;
     }
     struct symbol_batch b = {.max_bytes = left};
-    /* What it read stands in the batch (a table cut at its share is written as far as it got). */
-    (void)guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b);
+    /* Its file's .symtab on a disk hvprof serves has every function (static ones too), once;
+     * else what the guest's memory shows (its .dynsym). What was read stands in the batch (a
+     * table cut at its share is written as far as it got). */
+    bool from_disk = false;
+    if (s->cfg.disks && !r->disk_symbols_tried) {
+        r->disk_symbols_tried = true;
+        from_disk = sampler_disk_symbols(s, as, m, symbol_batch_add, &b);
+    }
+    if (!from_disk)
+        (void)guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b);
     int rc = 0;
     if (b.n && !b.oom) {
         rc = symbol_batch_write(&b, &s->w, r->id, 0, err);

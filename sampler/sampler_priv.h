@@ -18,6 +18,7 @@
 #include "sampler/exit/core.h"
 #include "sampler/flight.h"
 #include "sampler/meta_budget.h"
+#include "sampler/disk_files.h"
 #include "sampler/sampler.h"
 #include "schema/encode.h"
 #include "schema/recording.h"
@@ -68,7 +69,7 @@ struct sampler {
     struct vm *vm;
     const struct gmem *mem; /* the guest's memory (the VM's, or a test's) */
     struct guestos os;      /* what the guest's OS tells (guestos/guestos.h) */
-    struct exit_core core; /* what the vCPU threads read at each exit (sampler/exit/core.h) */
+    struct exit_core core;  /* what the vCPU threads read at each exit (sampler/exit/core.h) */
     struct fxt_writer w;
     bool writer_open;
     uint64_t period_ns;
@@ -90,7 +91,8 @@ struct sampler {
     uint8_t *thread_named;
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
-    struct sampler_cfi *cfi; /* user modules' DWARF CFI (cfi_tables.c) */
+    struct sampler_cfi *cfi;              /* user modules' DWARF CFI (cfi_tables.c) */
+    struct sampler_disk_stats disk_stats; /* files read from the disks (disk_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
     struct meta_budget meta; /* metadata records' budget (drain thread) */
@@ -98,7 +100,7 @@ struct sampler {
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
-    bool host_virtualized; /* hvprof itself runs in a VM: timings are emulated */
+    bool host_virtualized;        /* hvprof itself runs in a VM: timings are emulated */
     bool flight_on;               /* cfg.ring_bytes: samples go to the flight recorder */
     struct sampler_flight flight; /* drain thread's, but for its request counter */
     const char *guest_stop;       /* sampler_guest_stopped's `why`, or NULL */

@@ -152,6 +152,46 @@ static void check_fsck(const struct tb_result *r, const char *which)
     free(txt);
 }
 
+/* With no files at record or report, the frame-pointer-less workload's samples in nofp_spin are
+ * named from the recording alone (its .symtab read from the disk, docs/diskfs.md) and walked
+ * through nofp_middle to a caller above it (nofp_outer or nofp_worker). Returns how many of
+ * them; fails under 95 %. */
+static uint64_t check_named_without_files(const struct tb_result *r)
+{
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    uint64_t leaf = 0, whole = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *sm = &p.samples.v[i];
+        const char *names[4] = {0};
+        for (uint32_t k = 0; k < sm->nframes && k < 4; k++) {
+            const struct prof_frame *f = &p.frames.v[sm->first + k];
+            names[k] = f->loc != PROF_NONE && p.locs.v[f->loc].resolved
+                           ? p.funcs.v[p.locs.v[f->loc].func].name
+                           : NULL;
+        }
+        if (!names[0] || strcmp(names[0], "nofp_spin"))
+            continue;
+        leaf++;
+        if (names[1] && !strcmp(names[1], "nofp_middle") && names[2] &&
+            (!strcmp(names[2], "nofp_outer") || !strcmp(names[2], "nofp_worker")))
+            whole++;
+    }
+    profile_free(&p);
+    printf("%s: with no files, %" PRIu64 " of %" PRIu64
+           " samples in nofp_spin named and walked to nofp_middle and its caller\n",
+           r->name, whole, leaf);
+    if (leaf < 20 || whole * 100 < leaf * 95)
+        fail_msg("%s: with no files, %" PRIu64 " of %" PRIu64
+                 " nofp_spin samples named and walked (95 %% wanted, 20 samples at least)",
+                 r->name, whole, leaf);
+    return whole;
+}
+
 struct root_totals {
     uint64_t judged, runs, killed, from_disk;
 };
@@ -203,10 +243,10 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
         unsigned long long from_disk = 0;
         if (!c || sscanf(c, " of them from their files, %llu from the disks", &from_disk) != 1 ||
             !from_disk)
-            fail_msg("%s: no module's unwind tables came from the disk:\n%s", r->name,
-                     r->summary);
+            fail_msg("%s: no module's unwind tables came from the disk:\n%s", r->name, r->summary);
         printf("%s: %llu modules' unwind tables read from the disk\n", r->name, from_disk);
         t->from_disk += from_disk;
+        check_named_without_files(r);
     }
     const char *ds = strstr(r->summary, "disk vda " ROOT ": ");
     if (!ds)

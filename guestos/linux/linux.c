@@ -500,6 +500,12 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
             e.execfn) {
             c->entry = e.entry;
             read_execfn(mem, as, e.execfn, c->path, sizeof(c->path));
+            /* The path it was started by names a script when an interpreter runs it, and a
+             * symbolic link when one was followed (/bin/grep for busybox): the image is the
+             * file the kernel mapped, named by its own dentries. Without those, the path. */
+            const char *a = strrchr(c->path, '/'), *b = strrchr(e.file, '/');
+            if (e.file[0] && (!c->path[0] || strcmp(a ? a + 1 : c->path, b ? b + 1 : e.file)))
+                snprintf(c->path, sizeof(c->path), "%s", e.file);
         }
     }
     for (size_t i = 0; i < n && c->path[0]; i++)
@@ -508,9 +514,7 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
     return n;
 }
 
-/* panic() and crash_kexec() claim panic_cpu (kernel/panic.c, since 4.5: PANIC_CPU_INVALID = -1
- * until then) before anything else, so it says a panic is under way even when the console is
- * quiet and the guest then spins forever (panic=0, Debian's default). */
+/* The file a user page caches, from its struct page (pagefile.h). */
 static bool linux_user_page_file(struct guestos *os, const struct gmem *mem,
                                  const struct guestos_as *as, uint64_t va, struct guestos_file *out)
 {
@@ -518,6 +522,7 @@ static bool linux_user_page_file(struct guestos *os, const struct gmem *mem,
     uint64_t gpa;
     if (l->state != LX_FOUND || !l->files.known || !guestos_generic_user_gpa(mem, as, va, &gpa))
         return false;
+    l->procs_kr.mem = mem;
     struct lx_page_file f;
     bool ok = lx_page_file(&l->procs_kr, &l->files, l->vmemmap, gpa >> 12, &f);
     lx_kread_forget(&l->procs_kr); /* the guest runs between calls */
@@ -528,6 +533,9 @@ static bool linux_user_page_file(struct guestos *os, const struct gmem *mem,
     return true;
 }
 
+/* panic() and crash_kexec() claim panic_cpu (kernel/panic.c, since 4.5: PANIC_CPU_INVALID = -1
+ * until then) before anything else, so it says a panic is under way even when the console is
+ * quiet and the guest then spins forever (panic=0, Debian's default). */
 static int linux_panicked(struct guestos *os, const struct gmem *mem)
 {
     (void)mem; /* the image reads through the memory it was found in */

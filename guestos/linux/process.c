@@ -24,6 +24,14 @@ bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, ch
     }
     if (!lx_btf_member(b, task, "real_parent", &out->real_parent, &size) || size != 8)
         out->real_parent = 0; /* forked children then keep only what their own pages show */
+    uint32_t file = lx_btf_find_struct(b, "file"), dentry = lx_btf_find_struct(b, "dentry");
+    uint64_t s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+    if (!file || !dentry || !lx_btf_member(b, mm, "exe_file", &out->exe_file, &s1) ||
+        !lx_btf_member(b, file, "f_path.dentry", &out->f_dentry, &s2) ||
+        !lx_btf_member(b, dentry, "d_name.name", &out->d_name, &s3) ||
+        !lx_btf_member(b, dentry, "d_parent", &out->d_parent, &s4) || s1 != 8 || s2 != 8 ||
+        s3 != 8 || s4 != 8)
+        out->exe_file = 0; /* executables keep the name they were started by */
     out->known = true;
     return true;
 }
@@ -31,6 +39,62 @@ bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, ch
 static bool kernel_pointer(uint64_t p)
 {
     return (p >> 56) == 0xff && (p & 7) == 0;
+}
+
+/* The path of a file from its dentry up to the root of its file system (a dentry that is its
+ * own parent), names joined with '/'. Empty when a link or name cannot be read, a name is
+ * empty, too long or holds a '/' or a control character, or the walk is deeper than
+ * LX_PATH_DEPTH. */
+static void exe_path(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t file, char *out,
+                     size_t len)
+{
+    char names[LX_PATH_DEPTH][256];
+    unsigned depth = 0;
+    uint64_t d;
+    out[0] = 0;
+    if (!lx_kread(kr, file + pl->f_dentry, &d, 8) || !kernel_pointer(d))
+        return;
+    for (;;) {
+        uint64_t parent, name;
+        if (!lx_kread(kr, d + pl->d_parent, &parent, 8) || !kernel_pointer(parent))
+            return;
+        if (parent == d)
+            break; /* the root of its file system */
+        if (depth == LX_PATH_DEPTH || !lx_kread(kr, d + pl->d_name, &name, 8) || !name ||
+            (name >> 56) != 0xff)
+            return;
+        /* A name at most 255 bytes (NAME_MAX), read up to its NUL within that page. */
+        char *n = names[depth];
+        size_t got = 0;
+        while (got < 255) {
+            size_t chunk = 4096 - ((name + got) & 4095);
+            if (chunk > 255 - got)
+                chunk = 255 - got;
+            if (!lx_kread(kr, name + got, n + got, chunk))
+                return;
+            if (memchr(n + got, 0, chunk))
+                break;
+            got += chunk;
+        }
+        n[255] = 0;
+        size_t l = strlen(n);
+        if (!l)
+            return;
+        for (size_t i = 0; i < l; i++)
+            if ((unsigned char)n[i] < 0x20 || n[i] == 0x7f || n[i] == '/')
+                return;
+        depth++;
+        d = parent;
+    }
+    size_t at = 0;
+    for (unsigned i = depth; i-- > 0;) {
+        int w = snprintf(out + at, len - at, "/%s", names[i]);
+        if (w < 0 || (size_t)w >= len - at) {
+            out[0] = 0; /* too long for the name: none rather than a cut one */
+            return;
+        }
+        at += (size_t)w;
+    }
 }
 
 /* The address space of a task's mm (the guest-physical root, as recorded; its mm in *mm), or 0. */
@@ -141,5 +205,8 @@ int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
         else if (auxv[i] == LX_AT_ENTRY && (auxv[i + 1] >> 47) == 0)
             out->entry = auxv[i + 1];
     }
+    uint64_t file;
+    if (pl->exe_file && lx_kread(kr, mm + pl->exe_file, &file, 8) && kernel_pointer(file))
+        exe_path(kr, pl, file, out->file, sizeof(out->file));
     return 0;
 }

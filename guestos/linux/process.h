@@ -28,15 +28,24 @@ struct lx_proc_layout {
     uint64_t saved_auxv;  /* mm_struct.saved_auxv */
     uint64_t real_parent; /* task_struct.real_parent (the process that forked it) */
     uint64_t auxv_size;   /* its size in bytes */
+    /* The executable's own file, for its name (0: not in BTF): mm_struct.exe_file,
+     * file.f_path.dentry, dentry.d_name.name and dentry.d_parent. */
+    uint64_t exe_file, f_dentry, d_name, d_parent;
 };
 
 /* From BTF; known false (with why) when a member is missing. */
 bool lx_proc_layout_of(const struct lx_kernel *k, struct lx_proc_layout *out, char *why,
                        size_t why_len);
 
+#define LX_PATH_DEPTH 32 /* directories walked up from an executable's file, at most */
+
 struct lx_exe {
     uint64_t execfn; /* user address of the path (AT_EXECFN), 0 if not in the vector */
     uint64_t entry;  /* AT_ENTRY, 0 if not in it */
+    /* The executable's file as its dentries name it, from its file system's root
+     * ("/usr/bin/bash"): what a script's interpreter or a symbolic link's target really is.
+     * "" when unknown (no BTF members, a name or link that cannot be read). */
+    char file[256];
 };
 
 /* Call fn for each thread-group leader on init_task.tasks (at most LX_MAX_TASKS, each link
@@ -56,7 +65,9 @@ int lx_proc_parent(struct lx_kread *kr, const struct lx_task_layout *tl,
                    int32_t *ppid, uint64_t *proot);
 
 /* The executable of process `tgid` whose address space's root is `root` (guest-physical, as
- * the recording's address spaces are). 0, or -1 when the task or its vector cannot be read. */
+ * the recording's address spaces are): the auxiliary vector's entries, and its file's path
+ * (mm_struct.exe_file's dentries up to their root, each name bounded and printable). 0, or -1
+ * when the task or its vector cannot be read. */
 int lx_proc_exe(struct lx_kread *kr, const struct lx_task_layout *tl,
                 const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid, uint64_t root,
                 struct lx_exe *out);

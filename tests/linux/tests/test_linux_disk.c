@@ -181,6 +181,18 @@ static uint64_t check_named_without_files(const struct tb_result *r)
             (!strcmp(names[2], "nofp_outer") || !strcmp(names[2], "nofp_worker")))
             whole++;
     }
+    /* busybox's applets run through symbolic links (/bin/grep): the image is named by its own
+     * file, never by a link's or the first program's name. */
+    bool busybox = false;
+    for (size_t i = 0; i < p.modules.n; i++) {
+        const char *name = p.modules.v[i].name;
+        busybox |= !strcmp(name, "/bin/busybox");
+        if (!strcmp(name, "/bin/grep") || !strcmp(name, "/init"))
+            fail_msg("%s: busybox's image named %s, after a link or its first program", r->name,
+                     name);
+    }
+    if (!busybox)
+        fail_msg("%s: no module named /bin/busybox", r->name);
     profile_free(&p);
     printf("%s: with no files, %" PRIu64 " of %" PRIu64
            " samples in nofp_spin named and walked to nofp_middle and its caller\n",

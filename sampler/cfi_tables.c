@@ -42,11 +42,8 @@ struct sampler_cfi {
     struct exit_cfi_maps maps;         /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
     VECTOR(struct gw_cfi_map *) all;   /* every map published, freed at close */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
-    uint64_t from_file;      /* tables compiled from the binary's file instead */
-    uint64_t from_disk;      /* ... from its file on a disk hvprof serves */
-    uint64_t disk_not_file;  /* modules whose pages the guest kernel tied to no file */
-    uint64_t disk_elsewhere; /* ... to a file on no disk hvprof reads */
-    char disk_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8]; /* the last file that failed */
+    uint64_t from_file;               /* tables compiled from the binary's file instead */
+    uint64_t from_disk;               /* ... from its file on a disk hvprof serves */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
@@ -194,7 +191,7 @@ static struct cfi_table *from_disk(struct sampler *s, const struct guestos_as *a
                                    const struct discover_module *m)
 {
     struct sampler_disk_file f;
-    if (!sampler_disk_file(s, as, m, &f))
+    if (!sampler_disk_file(s, as, m, false, &f))
         return NULL;
     struct cfi_file_reader r = sampler_disk_reader(&f);
     struct hv_err err = {0};

@@ -13,7 +13,7 @@
 #define DISK_SYMTAB_MAX_FILE (256ull << 20)
 
 bool sampler_disk_file(struct sampler *s, const struct guestos_as *as,
-                       const struct discover_module *m, struct sampler_disk_file *f)
+                       const struct discover_module *m, bool count, struct sampler_disk_file *f)
 {
     struct sampler_disk_stats *st = &s->disk_stats;
     struct guestos_file gf;
@@ -21,12 +21,12 @@ bool sampler_disk_file(struct sampler *s, const struct guestos_as *as,
         return false;
     if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
         (gf.index != 0 && gf.index != UINT64_MAX)) {
-        st->not_file++;
+        st->not_file += count;
         return false;
     }
     struct diskfs_volume *v = diskfs_find_uuid(s->cfg.disks, gf.fs_uuid);
     if (!v) {
-        st->elsewhere++;
+        st->elsewhere += count;
         return false;
     }
     struct hv_err err = {0};
@@ -62,7 +62,7 @@ bool sampler_disk_symbols(struct sampler *s, const struct guestos_as *as,
                           const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
 {
     struct sampler_disk_file f;
-    if (!m->build_id_len || !sampler_disk_file(s, as, m, &f) || f.size > DISK_SYMTAB_MAX_FILE)
+    if (!m->build_id_len || !sampler_disk_file(s, as, m, true, &f) || f.size > DISK_SYMTAB_MAX_FILE)
         return false;
     uint8_t *buf = malloc(f.size ? f.size : 1);
     if (!buf || !disk_read(&f, 0, buf, f.size)) {
@@ -77,10 +77,10 @@ bool sampler_disk_symbols(struct sampler *s, const struct guestos_as *as,
     free(buf);
     if (!ok) {
         /* elf_symbols' message; the module's name leads when it fits. */
-        int n = snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error), "%.120s: ",
-                         f.name);
-        snprintf(s->disk_stats.last_error + n, sizeof(s->disk_stats.last_error) - (size_t)n,
-                 "%.*s", (int)(sizeof(s->disk_stats.last_error) - (size_t)n - 1), err.msg);
+        int n = snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error),
+                         "%.120s: ", f.name);
+        snprintf(s->disk_stats.last_error + n, sizeof(s->disk_stats.last_error) - (size_t)n, "%.*s",
+                 (int)(sizeof(s->disk_stats.last_error) - (size_t)n - 1), err.msg);
         return false;
     }
     bool same =

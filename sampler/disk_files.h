@@ -31,9 +31,10 @@ struct sampler_disk_file {
     char name[DISCOVER_NAME_MAX + 64]; /* "libc.so.6 (inode 1234 of disk 0)" */
 };
 
-/* m's file on the disks, or false (counted in st). */
+/* m's file on the disks, or false; with `count`, why not is counted in the stats (once per
+ * module: the symbols' look, which every module gets once, counts). */
 bool sampler_disk_file(struct sampler *s, const struct guestos_as *as,
-                       const struct discover_module *m, struct sampler_disk_file *f);
+                       const struct discover_module *m, bool count, struct sampler_disk_file *f);
 
 /* A cfi_file_reader over it. */
 struct cfi_file_reader sampler_disk_reader(struct sampler_disk_file *f);

@@ -705,6 +705,14 @@ static void load_recording(const struct tb_result *r, struct profile *p, struct 
         fail_msg("%s: %s", r->name, err.msg);
 }
 
+void tb_load_profile(const struct tb_result *r, struct profile *p)
+{
+    load_recording(r, p, NULL);
+    struct hv_err err = {0};
+    if (profile_symbolize(p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+}
+
 uint64_t tb_check_recording(const struct tb_result *r)
 {
     struct profile p;
@@ -861,11 +869,7 @@ static void check_module_symbols(const struct tb_result *r, const struct profile
 void tb_check_kernel_symbols(const struct tb_result *r, double min_named)
 {
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    tb_load_profile(r, &p);
     const struct prof_module *km = NULL;
     const struct prof_mapping *kmap = NULL;
     for (size_t i = 0; i < p.mappings.n; i++) {

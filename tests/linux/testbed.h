@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/profile.h"
+
 /* How CI's matrix runs a scenario (docs/linux.md, "CI's matrix and the full one"). */
 enum tb_in_ci {
     TB_CI = 0,      /* as it is */
@@ -164,6 +166,10 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
                      void *ctx);
 
 void tb_load(struct tb_result *r, const char *out, const char *name);
+
+/* The run's recording as a profile symbolized with only what it carries (no files), or the test
+ * fails. profile_free() it. */
+void tb_load_profile(const struct tb_result *r, struct profile *p);
 
 /* How many L1 boots died in run `name` of the runs in `out` (run.sh's l1.log); with `print`,
  * for each the first line of L1's own panic report on its console. */

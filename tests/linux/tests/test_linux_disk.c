@@ -82,11 +82,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     tb_check_kernel_symbols(r, 0.95);
     /* Kernel samples in the virtio drivers, by the names the guest's kallsyms gives them. */
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    tb_load_profile(r, &p);
     uint64_t in_virtio = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *sm = &p.samples.v[i];
@@ -159,11 +155,7 @@ static void check_fsck(const struct tb_result *r, const char *which)
 static uint64_t check_named_without_files(const struct tb_result *r)
 {
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    tb_load_profile(r, &p);
     uint64_t leaf = 0, whole = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *sm = &p.samples.v[i];

@@ -17,8 +17,8 @@ bool sampler_disk_file(struct sampler *s, const struct guestos_as *as,
 {
     struct sampler_disk_stats *st = &s->disk_stats;
     struct guestos_file gf;
-    if (!s->cfg.disks)
-        return false;
+    if (!s->cfg.disks || !s->os.ops->user_page_file)
+        return false; /* nothing to count: this OS layer cannot tell */
     if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
         (gf.index != 0 && gf.index != UINT64_MAX)) {
         st->not_file += count;
@@ -112,6 +112,13 @@ void sampler_disk_summary(const struct sampler *s, FILE *out)
     const struct sampler_disk_stats *st = &s->disk_stats;
     if (!s->cfg.disks)
         return;
+    if (!s->os.ops->user_page_file) {
+        fprintf(out,
+                "  from the disks: nothing read: the %s OS layer cannot tell which file a "
+                "module is\n",
+                s->os.ops->name);
+        return;
+    }
     fprintf(out,
             "  from the disks: %" PRIu64 " modules named from their file's .symtab, %.1f MiB read; "
             "%" PRIu64 " modules the guest kernel tied to no file, %" PRIu64

@@ -357,3 +357,28 @@ bool lx_btf_bitfield(const struct lx_btf *b, uint32_t sid, const char *name, uin
     *bits = (uint32_t)size * 8;
     return true;
 }
+
+bool lx_btf_enum_value(const struct lx_btf *b, const char *name, int64_t *value)
+{
+    for (uint32_t id = 1; id <= b->ntypes; id++) {
+        const uint8_t *t = type_at(b, id);
+        uint32_t info = rd32(t + 4);
+        unsigned k = kind_of(info);
+        if (k != KIND_ENUM && k != KIND_ENUM64)
+            continue;
+        /* btf.rst: struct btf_enum {name_off, s32 val}; struct btf_enum64 {name_off, val_lo32,
+         * val_hi32}; kind_flag set: the values are signed. The load checked vlen fits. */
+        size_t each = k == KIND_ENUM ? 8 : 12;
+        for (unsigned i = 0; i < vlen_of(info); i++) {
+            const uint8_t *e = t + TYPE_HDR + each * i;
+            if (strcmp(name_at(b, rd32(e)), name))
+                continue;
+            if (k == KIND_ENUM)
+                *value = kflag_of(info) ? (int64_t)(int32_t)rd32(e + 4) : (int64_t)rd32(e + 4);
+            else
+                *value = (int64_t)((uint64_t)rd32(e + 8) << 32 | rd32(e + 4));
+            return true;
+        }
+    }
+    return false;
+}

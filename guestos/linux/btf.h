@@ -56,6 +56,9 @@ bool lx_btf_member_counted(const struct lx_btf *b, uint32_t sid, const char *pat
 bool lx_btf_bitfield(const struct lx_btf *b, uint32_t sid, const char *name, uint64_t *bit_off,
                      uint32_t *bits);
 
+/* The value of enumerator `name` (of any enum: "PG_uptodate"), false if no enum has it. */
+bool lx_btf_enum_value(const struct lx_btf *b, const char *name, int64_t *value);
+
 /* Size in bytes of type `id` after typedefs and modifiers (pointers 8, arrays nelems x element);
  * false if it has none (void, functions) or a chain is too long. */
 bool lx_btf_type_size(const struct lx_btf *b, uint32_t id, uint64_t *size);

@@ -232,10 +232,56 @@ static void test_anonymous_bomb(void **state)
     free(bl);
 }
 
+/* Enumerators as the page cache reads them (PG_uptodate), of an enum, a signed enum and an
+ * ENUM64 (btf.rst: struct btf_enum and struct btf_enum64). */
+static void test_enums(void **state)
+{
+    (void)state;
+    struct blob *bl = calloc(1, sizeof(*bl));
+    bl->sl = 1;
+    type(bl, "pageflags", 6, 3, false, 4);
+    w32(bl, str(bl, "PG_locked"));
+    w32(bl, 0);
+    w32(bl, str(bl, "PG_referenced"));
+    w32(bl, 1);
+    w32(bl, str(bl, "PG_uptodate"));
+    w32(bl, 3);
+    type(bl, "", 6, 1, true, 4); /* signed */
+    w32(bl, str(bl, "NEGATIVE"));
+    w32(bl, (uint32_t)-5);
+    type(bl, "big", 19, 1, false, 8);
+    w32(bl, str(bl, "BIG"));
+    w32(bl, 0x89abcdef);
+    w32(bl, 0x1234567);
+    uint8_t hdr[24] = {0x9f, 0xeb, 1, 0};
+    uint32_t v[5] = {24, 0, (uint32_t)bl->tl, (uint32_t)bl->tl, (uint32_t)bl->sl};
+    memcpy(hdr + 4, v, sizeof(v));
+    memcpy(bl->out, hdr, 24);
+    memcpy(bl->out + 24, bl->types, bl->tl);
+    memcpy(bl->out + 24 + bl->tl, bl->strs, bl->sl);
+    struct lx_btf b;
+    struct hv_err err = {0};
+    if (lx_btf_load(&b, bl->out, 24 + bl->tl + bl->sl, &err))
+        fail_msg("%s", err.msg);
+    int64_t val = 0;
+    assert_true(lx_btf_enum_value(&b, "PG_uptodate", &val));
+    assert_int_equal(val, 3);
+    assert_true(lx_btf_enum_value(&b, "PG_locked", &val));
+    assert_int_equal(val, 0);
+    assert_true(lx_btf_enum_value(&b, "NEGATIVE", &val));
+    assert_int_equal(val, -5);
+    assert_true(lx_btf_enum_value(&b, "BIG", &val));
+    assert_int_equal(val, 0x123456789abcdefll);
+    assert_false(lx_btf_enum_value(&b, "PG_dirty", &val));
+    assert_false(lx_btf_enum_value(&b, "pageflags", &val)); /* a type, not an enumerator */
+    lx_btf_free(&b);
+    free(bl);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_members),
-                                       cmocka_unit_test(test_hostile),
-                                       cmocka_unit_test(test_anonymous_bomb)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_members), cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_anonymous_bomb), cmocka_unit_test(test_enums)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

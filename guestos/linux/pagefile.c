@@ -44,6 +44,9 @@ bool lx_file_layout_of(const struct lx_kernel *k, struct lx_file_layout *out, ch
         out->page_index = UINT64_MAX;
     if (!member(b, page, "compound_head", 8, &out->page_compound_head))
         out->page_compound_head = UINT64_MAX;
+    uint32_t file = lx_btf_find_struct(b, "file");
+    if (!file || !member(b, file, "f_mapping", 8, &out->file_mapping))
+        out->file_mapping = UINT64_MAX;
     if (!k->sym.vmemmap_base) {
         snprintf(why, why_len, "no vmemmap_base in kallsyms");
         return false;
@@ -62,6 +65,32 @@ static bool read_u64(struct lx_kread *kr, uint64_t va, uint64_t *v)
     return lx_kread(kr, va, v, sizeof(*v));
 }
 
+bool lx_mapping_file(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t mapping,
+                     struct lx_page_file *out)
+{
+    uint64_t host, back, sb;
+    if (!fl->known || !mapping || (mapping & 3) || !kernel_pointer(mapping) ||
+        !read_u64(kr, mapping + fl->as_host, &host) || !kernel_pointer(host) ||
+        !read_u64(kr, host + fl->inode_mapping, &back) || back != mapping ||
+        !read_u64(kr, host + fl->inode_sb, &sb) || !kernel_pointer(sb) ||
+        !read_u64(kr, host + fl->inode_ino, &out->ino) ||
+        !read_u64(kr, host + fl->inode_size, &out->size) || (int64_t)out->size < 0 ||
+        !lx_kread(kr, sb + fl->sb_uuid, out->uuid, sizeof(out->uuid)))
+        return false;
+    out->mapping = mapping;
+    out->index = UINT64_MAX;
+    return true;
+}
+
+bool lx_exe_mapping(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t exe_file_off,
+                    uint64_t mm, uint64_t *mapping)
+{
+    uint64_t file;
+    return fl->known && fl->file_mapping != UINT64_MAX && exe_file_off && kernel_pointer(mm) &&
+           read_u64(kr, mm + exe_file_off, &file) && kernel_pointer(file) &&
+           read_u64(kr, file + fl->file_mapping, mapping) && kernel_pointer(*mapping);
+}
+
 bool lx_page_file(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t vmemmap_base,
                   uint64_t pfn, struct lx_page_file *out)
 {
@@ -78,14 +107,8 @@ bool lx_page_file(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t
             return false;
         tail_pages = (page - head) / fl->page_size;
     }
-    uint64_t mapping, host, back, sb, index = UINT64_MAX;
-    if (!read_u64(kr, head + fl->page_mapping, &mapping) || !mapping || (mapping & 3) ||
-        !kernel_pointer(mapping) || !read_u64(kr, mapping + fl->as_host, &host) ||
-        !kernel_pointer(host) || !read_u64(kr, host + fl->inode_mapping, &back) ||
-        back != mapping || !read_u64(kr, host + fl->inode_sb, &sb) || !kernel_pointer(sb) ||
-        !read_u64(kr, host + fl->inode_ino, &out->ino) ||
-        !read_u64(kr, host + fl->inode_size, &out->size) || (int64_t)out->size < 0 ||
-        !lx_kread(kr, sb + fl->sb_uuid, out->uuid, sizeof(out->uuid)))
+    uint64_t mapping, index = UINT64_MAX;
+    if (!read_u64(kr, head + fl->page_mapping, &mapping) || !lx_mapping_file(kr, fl, mapping, out))
         return false;
     if (fl->page_index != UINT64_MAX && read_u64(kr, head + fl->page_index, &index) &&
         index < (1ull << 52))

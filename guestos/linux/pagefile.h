@@ -24,7 +24,8 @@ struct lx_file_layout {
     uint64_t page_compound_head;       /* UINT64_MAX: not in BTF */
     uint64_t as_host;                  /* address_space.host */
     uint64_t inode_ino, inode_size, inode_sb, inode_mapping;
-    uint64_t sb_uuid; /* super_block.s_uuid (uuid_t, 16 bytes) */
+    uint64_t sb_uuid;      /* super_block.s_uuid (uuid_t, 16 bytes) */
+    uint64_t file_mapping; /* file.f_mapping; UINT64_MAX: not in BTF */
 };
 
 /* From BTF; known false (with why) when a member is missing. */
@@ -36,7 +37,18 @@ struct lx_page_file {
     uint64_t size;    /* inode.i_size, bytes */
     uint8_t uuid[16]; /* the file system's super_block.s_uuid */
     uint64_t index;   /* the page's index in the file (pages), UINT64_MAX when unknown */
+    uint64_t mapping; /* the kernel address of its address_space (the page cache's key) */
 };
+
+/* The file whose address_space is at kernel address `mapping` (index unknown). False when
+ * what is there is not an address_space whose inode points back to it. */
+bool lx_mapping_file(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t mapping,
+                     struct lx_page_file *out);
+
+/* The address_space of the executable of the process whose mm_struct is at `mm`: its
+ * exe_file's (mm_struct.exe_file at `exe_file_off`) f_mapping. False if any link is missing. */
+bool lx_exe_mapping(struct lx_kread *kr, const struct lx_file_layout *fl, uint64_t exe_file_off,
+                    uint64_t mm, uint64_t *mapping);
 
 /* The file page frame `pfn` caches. False: not a file's page (anonymous, free, a kernel
  * page), or what was read does not hold together. */

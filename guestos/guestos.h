@@ -120,6 +120,10 @@ struct guestos_kernel {
      * loaded, or why not (frame pointers then). */
     bool stacks_orc;
     char stacks[192];
+    /* Whether user_page_file() and file_page() can tell a page's file and read the kernel's
+     * page cache; what they read, or why not. */
+    bool files_known;
+    char files[192];
 };
 
 /* A loaded kernel module (Linux: a struct module on the `modules` list), as kernel_modules()
@@ -139,8 +143,9 @@ struct guestos;
 struct guestos_file {
     uint64_t ino;
     uint8_t fs_uuid[16];
-    uint64_t size;  /* bytes */
-    uint64_t index; /* the page's index in the file (4 KiB pages), UINT64_MAX if unknown */
+    uint64_t size;   /* bytes */
+    uint64_t index;  /* the page's index in the file (4 KiB pages), UINT64_MAX if unknown */
+    uint64_t handle; /* the OS layer's own (Linux: the address_space's kernel address) */
 };
 
 struct guestos_ops {
@@ -198,6 +203,12 @@ struct guestos_ops {
      * unknown. */
     bool (*user_page_file)(struct guestos *os, const struct gmem *mem, const struct guestos_as *as,
                            uint64_t va, struct guestos_file *out);
+    /* Drain thread, optional, with user_page_file: page `index` (4 KiB) of a file it gave, from
+     * the guest kernel's page cache, into dst (4096 bytes). 1: copied; 0: not cached (never
+     * read, evicted, being read); -1: the file is no longer the one described, or what was read
+     * does not hold together. */
+    int (*file_page)(struct guestos *os, const struct gmem *mem, const struct guestos_file *f,
+                     uint64_t index, void *dst);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -225,6 +236,12 @@ static inline bool guestos_user_page_file(struct guestos *os, const struct gmem 
                                           struct guestos_file *out)
 {
     return os->ops->user_page_file && os->ops->user_page_file(os, mem, as, va, out);
+}
+
+static inline int guestos_file_page(struct guestos *os, const struct gmem *mem,
+                                    const struct guestos_file *f, uint64_t index, void *dst)
+{
+    return os->ops->file_page ? os->ops->file_page(os, mem, f, index, dst) : -1;
 }
 
 static inline int guestos_panicked(struct guestos *os, const struct gmem *mem)

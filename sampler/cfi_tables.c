@@ -2,8 +2,10 @@
  * (docs/cfi.md). On the drain thread, after each look at a process's address space
  * (sampler/modules.c): every module with a PT_GNU_EH_FRAME gets its table compiled once per
  * build-id from the guest's memory (guestwalk/cfi.h: its .eh_frame_hdr and .eh_frame, read
- * page by page; pages not present are holes, and the module is compiled again at a later look
- * while any FDE was missing, up to CFI_LOOKS times); then the process's map of modules with
+ * page by page; a page the process does not map comes from the module's file, on a disk hvprof
+ * serves or in the guest kernel's page cache (module_files.h); pages found nowhere are holes,
+ * and the module is compiled again at a later look while any FDE was missing, up to CFI_LOOKS
+ * times); then the process's map of modules with
  * tables (guestwalk/cfi_unwind.h) is published to the exit path, which loads it with acquire
  * before a user walk of that process. Tables and maps are immutable once published and kept
  * until the sampler closes (a vCPU may still walk with an older one). */
@@ -14,7 +16,7 @@
 
 #include "guestwalk/cfi_unwind.h"
 #include "sampler/cfi_file.h"
-#include "sampler/disk_files.h"
+#include "sampler/module_files.h"
 #include "sampler/sampler_priv.h"
 
 #define CFI_LOOKS      4             /* compilations of a module while FDEs are missing */
@@ -44,6 +46,7 @@ struct sampler_cfi {
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file;               /* tables compiled from the binary's file instead */
     uint64_t from_disk;               /* ... from its file on a disk hvprof serves */
+    uint64_t from_cache;              /* ... with pages from the guest's page cache */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
 };
@@ -100,10 +103,19 @@ static const struct discover_seg *eh_segment(const struct discover_module *m)
     return NULL;
 }
 
+/* Where compile() found the pages the process does not map. */
+struct fill {
+    uint8_t from; /* FROM_CACHE, FROM_DISK, or 0: none */
+    uint64_t pages, holes;
+};
+
 /* Compile m's table from the guest's memory. The bytes read: from .eh_frame_hdr's page (or
- * .eh_frame's, where that lies lower in the segment) to the end of its segment, page by page. */
+ * .eh_frame's, where that lies lower in the segment) to the end of its segment, page by page;
+ * a page the process does not map, from the module's file (its bytes at the segment's file
+ * offset: a read-only segment's pages are the file's). */
 static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
-                                 const struct discover_module *m, struct hv_err *err)
+                                 const struct discover_module *m, struct fill *fill,
+                                 struct hv_err *err)
 {
     struct sampler_cfi *c = s->cfi;
     const struct discover_seg *seg = eh_segment(m);
@@ -134,8 +146,24 @@ static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    for (size_t p = 0; p < pages; p++)
+    struct sampler_module_file f;
+    int have_file = -1; /* not looked for yet */
+    bool fillable = m->file_offsets && !(seg->flags & 2 /* PF_W */);
+    for (size_t p = 0; p < pages; p++) {
         present[p] = guestos_read_user(&s->os, s->mem, as, lo + p * 4096, data + p * 4096, 4096);
+        if (present[p] || !fillable)
+            continue;
+        if (have_file < 0)
+            have_file = sampler_module_file(s, as, m, false, &f);
+        if (!have_file)
+            continue;
+        uint64_t index = (seg->file_offset + (lo + p * 4096 - seg->start)) / 4096;
+        present[p] = sampler_module_page(&f, index, data + p * 4096);
+        fill->from = f.v ? FROM_DISK : FROM_CACHE;
+        fill->pages += present[p];
+    }
+    if (have_file > 0)
+        fill->holes = f.holes;
     c->bytes_read += len;
     struct cfi_src src = {
         .image_base = m->start - m->bias,
@@ -185,19 +213,19 @@ static struct cfi_table *from_file(struct sampler *s, const struct discover_modu
     return t;
 }
 
-/* The binary's file on a disk hvprof serves (sampler/disk_files.h), used only if its build-id
+/* The binary's file on a disk hvprof serves (sampler/module_files.h), used only if its build-id
  * is the module's. */
 static struct cfi_table *from_disk(struct sampler *s, const struct guestos_as *as,
                                    const struct discover_module *m)
 {
-    struct sampler_disk_file f;
-    if (!sampler_disk_file(s, as, m, false, &f))
+    struct sampler_module_file f;
+    if (!sampler_module_file(s, as, m, false, &f) || !f.v)
         return NULL;
-    struct cfi_file_reader r = sampler_disk_reader(&f);
+    struct cfi_file_reader r = sampler_module_reader(&f);
     struct hv_err err = {0};
     struct cfi_table *t = cfi_table_from_reader(&r, m->build_id, m->build_id_len, &err);
     if (!t)
-        snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error), "%s", err.msg);
+        snprintf(s->files.last_error, sizeof(s->files.last_error), "%s", err.msg);
     return t;
 }
 
@@ -235,10 +263,12 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
     }
     uint64_t t0 = hv_now_ns();
     struct hv_err err = {0};
-    struct cfi_table *t = compile(s, as, m, &err);
+    struct fill fill = {0};
+    struct cfi_table *t = compile(s, as, m, &fill, &err);
     e->looks++;
-    if (t && keep(c, t))
-        adopt(c, e, t);
+    uint8_t from = 0;
+    if (t && keep(c, t) && (adopt(c, e, t), e->t == t))
+        from = FROM_MEMORY;
     bool whole = e->t && e->t->stats.fdes_absent == 0;
     if (!whole && !e->file_tried) {
         e->file_tried = true;
@@ -247,6 +277,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
             adopt(c, e, f);
             c->from_file++;
             whole = true;
+            from = FROM_FILE;
         }
     }
     /* The disk after --symbols: a file the user gave is the one they mean. */
@@ -257,11 +288,26 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
             adopt(c, e, f);
             c->from_disk++;
             whole = true;
+            from = FROM_DISK;
         }
     }
     e->complete = whole || e->looks >= CFI_LOOKS;
-    if (e->complete && !e->t)
+    if (e->complete && !e->t) {
         note_failure(c, m, err.msg[0] ? err.msg : "out of memory");
+        struct module_note *n = sampler_module_note(s, m);
+        if (n)
+            n->cfi_failed = true;
+    }
+    struct module_note *n = from ? sampler_module_note(s, m) : NULL;
+    if (n) {
+        n->cfi_from = from;
+        n->fdes = e->t->stats.fdes;
+        n->fdes_absent = e->t->stats.fdes_absent;
+        n->fill_from = from == FROM_MEMORY ? fill.from : 0;
+        n->fill_pages = from == FROM_MEMORY ? fill.pages : 0;
+        n->fill_holes = from == FROM_MEMORY ? fill.holes : 0;
+        c->from_cache += from == FROM_MEMORY && fill.from == FROM_CACHE && fill.pages;
+    }
     c->ns += hv_now_ns() - t0;
     return e->t;
 }
@@ -341,12 +387,14 @@ void sampler_cfi_summary(const struct sampler *s, FILE *out)
     }
     fprintf(out,
             "  user stacks: DWARF CFI of %" PRIu64 " modules, %" PRIu64 " of them from their "
-            "files, %" PRIu64 " from the disks (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; "
+            "files, %" PRIu64 " from the disks, %" PRIu64 " with pages from the guest's page "
+            "cache (%" PRIu64 " FDEs, %zu rows, %.1f KiB host memory; "
             "%.1f MiB of guest memory read, %.1f ms in all); %" PRIu64
             " FDEs on pages not present%s, %" PRIu64 " malformed, %" PRIu64
             " rows with an untracked CFA register\n",
-            c->compiled, c->from_file, c->from_disk, st.fdes, rows, (double)bytes / 1024,
-            (double)c->bytes_read / 1048576, (double)c->ns / 1e6, st.fdes_absent,
+            c->compiled, c->from_file, c->from_disk, c->from_cache, st.fdes, rows,
+            (double)bytes / 1024, (double)c->bytes_read / 1048576, (double)c->ns / 1e6,
+            st.fdes_absent,
             st.fdes_absent && !s->cfg.find_file
                 ? (s->cfg.disks ? " (on no disk hvprof reads: record --symbols DIR gives them)"
                                 : " (record --symbols DIR gives them from the files)")

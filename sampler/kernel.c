@@ -129,6 +129,8 @@ int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
     snprintf(sk->tasks, sizeof(sk->tasks), "%s", k->tasks);
     sk->stacks_orc = k->stacks_orc;
     snprintf(sk->stacks, sizeof(sk->stacks), "%s", k->stacks);
+    sk->files_known = k->files_known;
+    snprintf(sk->files, sizeof(sk->files), "%s", k->files);
     rc = write_kernel(s, k, now, err);
     char cut[64] = "";
     if (sk->symbols < k->nsyms)
@@ -213,6 +215,8 @@ void sampler_kernel_summary(const struct sampler *s, FILE *out)
             fprintf(out, "  guest kernel: panicked on CPU %d, %.1f s into the recording\n",
                     sk->panic_cpu, (double)(sk->panic_ns - s->start_ns) / 1e9);
         tasks_summary(s, out);
+        if (s->os.ops->user_page_file)
+            fprintf(out, "  guest files: %s%s\n", sk->files_known ? "" : "not read: ", sk->files);
         stacks_summary(s, out);
         break;
     case SAMPLER_KERNEL_FAILED:

@@ -1,5 +1,6 @@
-#include "sampler/disk_files.h"
+#include "sampler/module_files.h"
 
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,64 +9,150 @@
 #include "sampler/sampler_priv.h"
 #include "symbolize/elf_symbols.h"
 
-/* A file read whole for its .symtab, at most: libpython3.11's is 7 MiB, the largest programs a
- * few hundred; past this the module keeps the names its memory shows. */
-#define DISK_SYMTAB_MAX_FILE (256ull << 20)
+/* A file read for its .symtab, at most: libpython3.11's is 7 MiB, the largest programs a few
+ * hundred; past this the module keeps the names its memory shows. */
+#define SYMTAB_MAX_FILE (256ull << 20)
+/* Sections read for names at most (ELF files have tens). */
+#define SYMTAB_MAX_SECTIONS 4096
+/* Modules accounted for in the summary at most, and printed there at most. */
+#define NOTES_MAX       4096
+#define NOTES_PRINT_MAX 48
 
-bool sampler_disk_file(struct sampler *s, const struct guestos_as *as,
-                       const struct discover_module *m, bool count, struct sampler_disk_file *f)
+static const char *volume_name(const struct sampler_module_file *f)
 {
-    struct sampler_disk_stats *st = &s->disk_stats;
+    return f->v ? f->v->where : "the page cache";
+}
+
+bool sampler_module_file(struct sampler *s, const struct guestos_as *as,
+                         const struct discover_module *m, bool count, struct sampler_module_file *f)
+{
+    struct sampler_file_stats *st = &s->files;
     struct guestos_file gf;
-    if (!s->cfg.disks || !s->os.ops->user_page_file)
+    if (!s->os.ops->user_page_file)
         return false; /* nothing to count: this OS layer cannot tell */
     if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
         (gf.index != 0 && gf.index != UINT64_MAX)) {
         st->not_file += count;
         return false;
     }
-    struct diskfs_volume *v = diskfs_find_uuid(s->cfg.disks, gf.fs_uuid);
-    if (!v) {
-        st->elsewhere += count;
-        return false;
-    }
-    struct hv_err err = {0};
-    *f = (struct sampler_disk_file){.v = v, .ino = gf.ino, .st = st};
-    if (diskfs_file_size(v, gf.ino, &f->size, &err) < 0) {
-        snprintf(st->last_error, sizeof(st->last_error), "%s", err.msg);
-        return false;
+    *f = (struct sampler_module_file){.s = s, .gf = gf, .size = gf.size};
+    f->v = s->cfg.disks ? diskfs_find_uuid(s->cfg.disks, gf.fs_uuid) : NULL;
+    if (!f->v) {
+        st->elsewhere += count && s->cfg.disks;
+        if (!s->os.ops->file_page)
+            return false;
+    } else {
+        struct hv_err err = {0};
+        if (diskfs_file_size(f->v, gf.ino, &f->size, &err) < 0) {
+            snprintf(st->last_error, sizeof(st->last_error), "%s", err.msg);
+            return false;
+        }
     }
     snprintf(f->name, sizeof(f->name), "%s (inode %" PRIu64 " of %s)", m->name[0] ? m->name : "?",
-             gf.ino, v->where);
+             gf.ino, volume_name(f));
     return true;
 }
 
-static bool disk_read(void *ctx, uint64_t off, void *dst, size_t len)
+bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *dst)
 {
-    struct sampler_disk_file *f = ctx;
-    size_t got;
-    struct hv_err err;
-    if (diskfs_read(f->v, f->ino, off, dst, len, &got, &err) < 0) {
-        snprintf(f->st->last_error, sizeof(f->st->last_error), "%s", err.msg);
+    struct sampler *s = f->s;
+    if (index >= (f->size + 4095) / 4096)
         return false;
+    if (f->v) {
+        size_t want = f->size - index * 4096 < 4096 ? (size_t)(f->size - index * 4096) : 4096, got;
+        struct hv_err err;
+        memset(dst, 0, 4096);
+        if (diskfs_read(f->v, f->gf.ino, index * 4096, dst, want, &got, &err) < 0) {
+            snprintf(s->files.last_error, sizeof(s->files.last_error), "%s", err.msg);
+            return false;
+        }
+        s->files.disk_bytes += got;
+        return got == want;
     }
-    f->st->bytes += got;
-    return got == len;
+    int rc = guestos_file_page(&s->os, s->mem, &f->gf, index, dst);
+    if (rc == 1) {
+        s->files.cache_bytes += 4096;
+        return true;
+    }
+    f->holes += rc == 0;
+    s->files.cache_holes += rc == 0;
+    return false;
 }
 
-struct cfi_file_reader sampler_disk_reader(struct sampler_disk_file *f)
+/* len bytes at off, page by page. */
+static bool file_read(void *ctx, uint64_t off, void *dst, size_t len)
 {
-    return (struct cfi_file_reader){.name = f->name, .size = f->size, .read = disk_read, .ctx = f};
-}
-
-bool sampler_disk_symbols(struct sampler *s, const struct guestos_as *as,
-                          const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
-{
-    struct sampler_disk_file f;
-    if (!m->build_id_len || !sampler_disk_file(s, as, m, true, &f) || f.size > DISK_SYMTAB_MAX_FILE)
+    struct sampler_module_file *f = ctx;
+    if (off > f->size || len > f->size - off)
         return false;
-    uint8_t *buf = malloc(f.size ? f.size : 1);
-    if (!buf || !disk_read(&f, 0, buf, f.size)) {
+    if (f->v) { /* whole ranges at once from a disk */
+        size_t got;
+        struct hv_err err;
+        if (diskfs_read(f->v, f->gf.ino, off, dst, len, &got, &err) < 0) {
+            snprintf(f->s->files.last_error, sizeof(f->s->files.last_error), "%s", err.msg);
+            return false;
+        }
+        f->s->files.disk_bytes += got;
+        return got == len;
+    }
+    uint8_t page[4096], *out = dst;
+    while (len) {
+        uint64_t in = off % 4096;
+        size_t n = 4096 - in < len ? (size_t)(4096 - in) : len;
+        if (!sampler_module_page(f, off / 4096, page))
+            return false;
+        memcpy(out, page + in, n);
+        out += n, off += n, len -= n;
+    }
+    return true;
+}
+
+struct cfi_file_reader sampler_module_reader(struct sampler_module_file *f)
+{
+    return (struct cfi_file_reader){.name = f->name, .size = f->size, .read = file_read, .ctx = f};
+}
+
+/* Into buf (the file's size, zeroed), the parts a symbol table is read from (symbolize's
+ * elf_symbols: the ELF header, program and section headers, symbol tables, string tables and
+ * notes); false when one of them cannot be read (not cached, or a header out of the file). */
+static bool read_symbol_parts(struct sampler_module_file *f, uint8_t *buf)
+{
+    Elf64_Ehdr eh;
+    if (f->size < sizeof(eh) || !file_read(f, 0, buf, sizeof(eh)))
+        return false;
+    memcpy(&eh, buf, sizeof(eh));
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shnum > SYMTAB_MAX_SECTIONS ||
+        eh.e_shoff > f->size || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > f->size - eh.e_shoff)
+        return false;
+    uint64_t phlen = (uint64_t)eh.e_phnum * eh.e_phentsize;
+    if (eh.e_phoff && (eh.e_phoff > f->size || phlen > f->size - eh.e_phoff ||
+                       !file_read(f, eh.e_phoff, buf + eh.e_phoff, phlen)))
+        return false;
+    size_t shlen = (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
+    if (!file_read(f, eh.e_shoff, buf + eh.e_shoff, shlen))
+        return false;
+    for (unsigned i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+        if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_STRTAB &&
+            sh.sh_type != SHT_NOTE)
+            continue;
+        if (sh.sh_offset > f->size || sh.sh_size > f->size - sh.sh_offset ||
+            !file_read(f, sh.sh_offset, buf + sh.sh_offset, sh.sh_size))
+            return false;
+    }
+    return true;
+}
+
+bool sampler_module_symbols(struct sampler *s, const struct guestos_as *as,
+                            const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
+{
+    struct sampler_module_file f;
+    if (!m->build_id_len || !sampler_module_file(s, as, m, true, &f) || f.size > SYMTAB_MAX_FILE)
+        return false;
+    uint8_t *buf = calloc(1, f.size ? f.size : 1);
+    if (!buf || !read_symbol_parts(&f, buf)) {
         free(buf);
         return false;
     }
@@ -77,16 +164,15 @@ bool sampler_disk_symbols(struct sampler *s, const struct guestos_as *as,
     free(buf);
     if (!ok) {
         /* elf_symbols' message; the module's name leads when it fits. */
-        int n = snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error),
-                         "%.120s: ", f.name);
-        snprintf(s->disk_stats.last_error + n, sizeof(s->disk_stats.last_error) - (size_t)n, "%.*s",
-                 (int)(sizeof(s->disk_stats.last_error) - (size_t)n - 1), err.msg);
+        int n = snprintf(s->files.last_error, sizeof(s->files.last_error), "%.120s: ", f.name);
+        snprintf(s->files.last_error + n, sizeof(s->files.last_error) - (size_t)n, "%.*s",
+                 (int)(sizeof(s->files.last_error) - (size_t)n - 1), err.msg);
         return false;
     }
     bool same =
         es.build_id_len == m->build_id_len && !memcmp(es.build_id, m->build_id, m->build_id_len);
     if (!same)
-        snprintf(s->disk_stats.last_error, sizeof(s->disk_stats.last_error),
+        snprintf(s->files.last_error, sizeof(s->files.last_error),
                  "%s: another build than the guest's (build-id differs)", f.name);
     bool use = same && es.has_symtab;
     for (size_t i = 0; use && i < es.syms.n; i++) {
@@ -101,28 +187,118 @@ bool sampler_disk_symbols(struct sampler *s, const struct guestos_as *as,
         if (fn(ctx, &g))
             break; /* the batch is full (its share of the budget) */
     }
-    if (use)
-        s->disk_stats.symtabs++;
+    if (use) {
+        if (f.v)
+            s->files.symtabs_disk++;
+        else
+            s->files.symtabs_cache++;
+        struct module_note *n = sampler_module_note(s, m);
+        if (n) {
+            n->syms_from = f.v ? FROM_DISK : FROM_CACHE;
+            n->symtab = true;
+        }
+    }
     elf_symbols_free(&es);
     return use;
 }
 
-void sampler_disk_summary(const struct sampler *s, FILE *out)
+struct module_note *sampler_module_note(struct sampler *s, const struct discover_module *m)
 {
-    const struct sampler_disk_stats *st = &s->disk_stats;
-    if (!s->cfg.disks)
-        return;
-    if (!s->os.ops->user_page_file) {
+    struct sampler_file_stats *st = &s->files;
+    for (size_t i = 0; i < st->notes.n; i++) {
+        struct module_note *n = &st->notes.v[i];
+        if (n->build_id_len == m->build_id_len &&
+            !memcmp(n->build_id, m->build_id, m->build_id_len) &&
+            (m->build_id_len || !strcmp(n->name, m->name)))
+            return n;
+    }
+    if (st->notes.n >= NOTES_MAX)
+        return NULL;
+    struct module_note *n = vec_push(&st->notes);
+    if (!n)
+        return NULL;
+    *n = (struct module_note){.build_id_len = m->build_id_len, .no_eh_frame_hdr = !m->eh_frame_hdr};
+    memcpy(n->build_id, m->build_id, m->build_id_len);
+    snprintf(n->name, sizeof(n->name), "%s", m->name[0] ? m->name : "?");
+    return n;
+}
+
+static const char *from_name(uint8_t from)
+{
+    switch (from) {
+    case FROM_MEMORY:
+        return "memory";
+    case FROM_CACHE:
+        return "the page cache";
+    case FROM_FILE:
+        return "its file (--symbols)";
+    case FROM_DISK:
+        return "the disk";
+    default:
+        return "nowhere";
+    }
+}
+
+/* One module's line: "libc.so.6: CFI from memory and the page cache (3713 FDEs), .symtab from
+ * the page cache". */
+static void note_line(const struct module_note *n, FILE *out)
+{
+    const char *base = strrchr(n->name, '/');
+    fprintf(out, "    %s: ", base && base[1] ? base + 1 : n->name);
+    if (n->cfi_from && n->fill_pages)
+        fprintf(out, "CFI from %s and %s (%" PRIu64 " FDEs, %" PRIu64 " pages from %s)",
+                from_name(n->cfi_from), from_name(n->fill_from), n->fdes, n->fill_pages,
+                n->fill_from == FROM_DISK ? "the disk" : "the cache");
+    else if (n->cfi_from)
+        fprintf(out, "CFI from %s (%" PRIu64 " FDEs)", from_name(n->cfi_from), n->fdes);
+    else
+        fprintf(out, "no CFI (%s)",
+                n->no_eh_frame_hdr ? "no .eh_frame_hdr: frame pointers"
+                : n->cfi_failed    ? "could not be compiled"
+                                   : "none read yet");
+    if (n->fdes_absent)
+        fprintf(out, ", %" PRIu64 " FDEs missing (%s)", n->fdes_absent,
+                n->fill_holes ? "on pages the page cache does not hold: evicted or never read"
+                              : "on pages not present");
+    if (n->syms_from)
+        fprintf(out, ", %s from %s", n->symtab ? ".symtab" : ".dynsym", from_name(n->syms_from));
+    else
+        fprintf(out, ", no names");
+    fputc('\n', out);
+}
+
+void sampler_module_files_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_file_stats *st = &s->files;
+    if (s->cfg.disks && !s->os.ops->user_page_file) {
         fprintf(out,
                 "  from the disks: nothing read: the %s OS layer cannot tell which file a "
                 "module is\n",
                 s->os.ops->name);
-        return;
+    } else if (s->cfg.disks) {
+        fprintf(out,
+                "  from the disks: %" PRIu64 " modules named from their file's .symtab, %.1f MiB "
+                "read; %" PRIu64 " modules the guest kernel tied to no file, %" PRIu64
+                " on no disk hvprof reads\n",
+                st->symtabs_disk, (double)st->disk_bytes / 1048576, st->not_file, st->elsewhere);
     }
-    fprintf(out,
-            "  from the disks: %" PRIu64 " modules named from their file's .symtab, %.1f MiB read; "
-            "%" PRIu64 " modules the guest kernel tied to no file, %" PRIu64
-            " on no disk hvprof reads%s%s\n",
-            st->symtabs, (double)st->bytes / 1048576, st->not_file, st->elsewhere,
-            st->last_error[0] ? "; last failure: " : "", st->last_error);
+    if (s->os.ops->file_page && (st->cache_bytes || st->cache_holes))
+        fprintf(out,
+                "  from the guest's page cache: %" PRIu64 " modules named from their file's "
+                ".symtab, %.1f MiB read; %" PRIu64 " pages met not cached\n",
+                st->symtabs_cache, (double)st->cache_bytes / 1048576, st->cache_holes);
+    if (st->last_error[0])
+        fprintf(out, "  module files: last failure: %s\n", st->last_error);
+    if (!st->notes.n)
+        return;
+    fprintf(out, "  user modules, where their unwind tables and names came from:\n");
+    for (size_t i = 0; i < st->notes.n && i < NOTES_PRINT_MAX; i++)
+        note_line(&st->notes.v[i], out);
+    if (st->notes.n > NOTES_PRINT_MAX)
+        fprintf(out, "    (and %zu more modules)\n", st->notes.n - NOTES_PRINT_MAX);
+}
+
+void sampler_module_files_free(struct sampler *s)
+{
+    vec_free(&s->files.notes);
 }

@@ -25,7 +25,7 @@ struct discover_registry_module {
     /* Symbols from the guest's memory (sampler/modules.c): recorded, or looks that found none. */
     bool symbols_recorded;
     uint8_t symbol_looks;
-    bool disk_symbols_tried; /* its file's .symtab looked for on the disks */
+    bool file_symbols_tried; /* its file's .symtab looked for (disks, page cache) */
 };
 
 struct discover_registry_mapping {

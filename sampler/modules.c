@@ -171,16 +171,20 @@ static int record_symbols(struct sampler *s, const struct guestos_as *as,
         return 0;
     }
     struct symbol_batch b = {.max_bytes = left};
-    /* Its file's .symtab on a disk hvprof serves has every function (static ones too), once;
-     * else what the guest's memory shows (its .dynsym). What was read stands in the batch (a
-     * table cut at its share is written as far as it got). */
-    bool from_disk = false;
-    if (s->cfg.disks && !r->disk_symbols_tried) {
-        r->disk_symbols_tried = true;
-        from_disk = sampler_disk_symbols(s, as, m, symbol_batch_add, &b);
+    /* Its file's .symtab (on a disk hvprof serves, or in the guest's page cache) has every
+     * function, static ones too, once; else what the guest's memory shows (its .dynsym). What
+     * was read stands in the batch (a table cut at its share is written as far as it got). */
+    bool from_file = false;
+    if (!r->file_symbols_tried) {
+        r->file_symbols_tried = true;
+        (void)sampler_module_note(s, m); /* every module gets its line, named or not */
+        from_file = sampler_module_symbols(s, as, m, symbol_batch_add, &b);
     }
-    if (!from_disk)
-        (void)guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b);
+    if (!from_file && guestos_module_symbols(&s->os, s->mem, as, m, symbol_batch_add, &b) > 0) {
+        struct module_note *n = sampler_module_note(s, m);
+        if (n && !n->syms_from)
+            n->syms_from = FROM_MEMORY;
+    }
     int rc = 0;
     if (b.n && !b.oom) {
         rc = symbol_batch_write(&b, &s->w, r->id, 0, err);

@@ -414,7 +414,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_kmods_summary(s, out);
     sampler_modules_summary(s, out);
     sampler_cfi_summary(s, out);
-    sampler_disk_summary(s, out);
+    sampler_module_files_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -488,6 +488,7 @@ void sampler_destroy(struct sampler *s)
     free(s->thread_seq);
     sampler_modules_destroy(s->mods);
     sampler_cfi_destroy(s->cfi);
+    sampler_module_files_free(s);
     sampler_kmods_free(s);
     sampler_flight_destroy(s);
     guestos_close(&s->os);

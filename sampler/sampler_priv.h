@@ -18,7 +18,7 @@
 #include "sampler/exit/core.h"
 #include "sampler/flight.h"
 #include "sampler/meta_budget.h"
-#include "sampler/disk_files.h"
+#include "sampler/module_files.h"
 #include "sampler/sampler.h"
 #include "schema/encode.h"
 #include "schema/recording.h"
@@ -44,8 +44,10 @@ struct sampler_kernel {
     char tasks[192];  /* how, or why not */
     bool stacks_orc;  /* kernel stacks unwound with the kernel's ORC tables */
     char stacks[192]; /* what was loaded, or why not */
-    size_t symbols;   /* code symbols recorded (as many as the metadata budget held) */
-    bool panic_seen;  /* the guest kernel's own record of a panic (guestos_panicked) */
+    bool files_known;
+    char files[192]; /* how a page's file and the page cache are read, or why not */
+    size_t symbols;  /* code symbols recorded (as many as the metadata budget held) */
+    bool panic_seen; /* the guest kernel's own record of a panic (guestos_panicked) */
     int panic_cpu;
     uint64_t panic_ns;
 };
@@ -91,8 +93,8 @@ struct sampler {
     uint8_t *thread_named;
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
-    struct sampler_cfi *cfi;              /* user modules' DWARF CFI (cfi_tables.c) */
-    struct sampler_disk_stats disk_stats; /* files read from the disks (disk_files.c) */
+    struct sampler_cfi *cfi;         /* user modules' DWARF CFI (cfi_tables.c) */
+    struct sampler_file_stats files; /* modules' files read (module_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
     struct meta_budget meta; /* metadata records' budget (drain thread) */

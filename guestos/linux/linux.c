@@ -10,6 +10,7 @@
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
 #include "guestos/linux/orc_load.h"
+#include "guestos/linux/pagecache.h"
 #include "guestos/linux/pagefile.h"
 #include "guestos/linux/process.h"
 #include "guestos/linux/task.h"
@@ -69,6 +70,7 @@ struct lx_layer {
     /* Which file a page caches (drain thread, pagefile.h): the layout and vmemmap_base's
      * value, or why not. */
     struct lx_file_layout files;
+    struct lx_cache_layout cache; /* its page cache (pagecache.h) */
     uint64_t vmemmap;
     char files_why[160];
     struct lx_exe_name exe_cache[LX_EXE_CACHE];
@@ -177,6 +179,18 @@ static int describe(struct lx_layer *l, struct hv_err *err)
         l->files.known = false;
         snprintf(l->files_why, sizeof(l->files_why), "vmemmap_base cannot be read");
     }
+    d->files_known = l->files.known;
+    if (!l->files.known)
+        snprintf(d->files, sizeof(d->files), "%s", l->files_why);
+    else if (!lx_cache_layout_of(k, &l->cache, why, sizeof(why)))
+        snprintf(d->files, sizeof(d->files),
+                 "a page's file from its struct page; no page cache: %.100s", why);
+    else
+        snprintf(d->files, sizeof(d->files),
+                 "a page's file from its struct page (%" PRIu64 " bytes, vmemmap at 0x%" PRIx64
+                 "), the page cache from its XArray (%u slots a node%s)",
+                 l->files.page_size, l->vmemmap, 1u << l->cache.chunk_shift,
+                 l->cache.uptodate_bit >= 0 ? ", PG_uptodate from BTF" : "");
     lx_kread_forget(&l->procs_kr);
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
@@ -528,9 +542,31 @@ static bool linux_user_page_file(struct guestos *os, const struct gmem *mem,
     lx_kread_forget(&l->procs_kr); /* the guest runs between calls */
     if (!ok)
         return false;
-    *out = (struct guestos_file){.ino = f.ino, .size = f.size, .index = f.index};
+    *out =
+        (struct guestos_file){.ino = f.ino, .size = f.size, .index = f.index, .handle = f.mapping};
     memcpy(out->fs_uuid, f.uuid, sizeof(out->fs_uuid));
     return true;
+}
+
+/* A page of the file from the page cache (pagecache.h), once the address_space is still that
+ * file's: a file closed meanwhile may have its memory reused for another. */
+static int linux_file_page(struct guestos *os, const struct gmem *mem, const struct guestos_file *f,
+                           uint64_t index, void *dst)
+{
+    struct lx_layer *l = os->priv;
+    if (l->state != LX_FOUND || !l->files.known || !l->cache.known)
+        return -1;
+    l->procs_kr.mem = mem;
+    struct lx_page_file now;
+    int rc = -1;
+    if (lx_mapping_file(&l->procs_kr, &l->files, f->handle, &now) && now.ino == f->ino &&
+        !memcmp(now.uuid, f->fs_uuid, sizeof(now.uuid))) {
+        enum lx_cache_page r =
+            lx_cache_read(&l->procs_kr, &l->cache, &l->files, l->vmemmap, f->handle, index, dst);
+        rc = r == LX_CACHE_CACHED ? 1 : r == LX_CACHE_HOLE ? 0 : -1;
+    }
+    lx_kread_forget(&l->procs_kr);
+    return rc;
 }
 
 /* panic() and crash_kexec() claim panic_cpu (kernel/panic.c, since 4.5: PANIC_CPU_INVALID = -1
@@ -562,5 +598,6 @@ const struct guestos_ops guestos_linux_ops = {
     .user_entry = linux_user_entry,
     .panicked = linux_panicked,
     .user_page_file = linux_user_page_file,
+    .file_page = linux_file_page,
     .close = linux_close,
 };

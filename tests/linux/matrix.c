@@ -38,13 +38,16 @@ static const struct tb_scenario reference[] = {
     {"cloud-kicked", "qemu", "cloud", 2, "512M", TB_WORK, NULL, TB_KICKED, TB_CI},
 };
 
+/* generic with the guest's files given to record, cloud with none: every unwind table and
+ * name the guest did not map comes from its page cache (docs/user-modules.md), and the chains
+ * are judged the same. */
 static const struct tb_scenario boot[] = {
     {"generic-1", "record", "generic", 1, "512M", TB_WORK, TB_OPTS, NULL, TB_CI},
     {"generic-2", "record", "generic", 2, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
     {"generic-4", "record", "generic", 4, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
-    {"cloud-1", "record", "cloud", 1, "512M", TB_WORK, TB_OPTS, NULL, TB_CI},
-    {"cloud-2", "record", "cloud", 2, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
-    {"cloud-4", "record", "cloud", 4, "512M", TB_WORK, TB_OPTS, NULL, TB_FULL_ONLY},
+    {"cloud-1", "record", "cloud", 1, "512M", TB_WORK, TB_OPTS_NOSYMS, NULL, TB_CI},
+    {"cloud-2", "record", "cloud", 2, "512M", TB_WORK, TB_OPTS_NOSYMS, NULL, TB_FULL_ONLY},
+    {"cloud-4", "record", "cloud", 4, "512M", TB_WORK, TB_OPTS_NOSYMS, NULL, TB_FULL_ONLY},
 };
 
 static const struct tb_scenario modes[] = {

@@ -647,7 +647,7 @@ void tb_check_boot_run(const struct tb_result *r, const struct tb_scenario *s, v
     /* Chains through glibc to clone3 / __libc_start_call_main: a process's first samples may
      * come before its libraries' unwind tables are published (docs/cfi.md): 95 %, the issue's
      * target; the runs measured 97.4-100 %. */
-    t->judged += tb_check_user_stacks(r, 0.95);
+    t->judged += tb_check_user_stacks(r, 0.95, strstr(s->opts, "--symbols") != NULL);
     t->syscall += tb_check_syscall_stacks(r, 0.95);
     /* Once each kind is verified, other runs need not repeat it (~10 s a run). */
     if (t->pprof && t->pprof_kinds != (1u << TB_PPROF_FNS) - 1)
@@ -1208,7 +1208,7 @@ static unsigned match_caller(const struct profile *p, const struct prof_frame *f
 
 /* The run's recording, symbolized with the workloads' own files (`--symbols` over them) and
  * glibc's separate debug file (libc6-dbg, /usr/lib/debug/.build-id). */
-static void load_symbolized(const struct tb_result *r, struct profile *p)
+static void load_symbolized_with(const struct tb_result *r, struct profile *p, bool workloads)
 {
     struct hv_err err = {0};
     char dir[4096];
@@ -1216,11 +1216,16 @@ static void load_symbolized(const struct tb_result *r, struct profile *p)
     struct symbol_path sp;
     symbol_path_init(&sp);
     if (fxt_load_profile_file(r->rec, p, NULL, NULL, NULL, &err) < 0 ||
-        symbol_path_add_dir(&sp, dir, &err) < 0 ||
+        (workloads && symbol_path_add_dir(&sp, dir, &err) < 0) ||
         symbol_path_add_dir(&sp, "/usr/lib/debug", &err) < 0 ||
         profile_load_symbols(p, &sp, NULL, &err) < 0 || profile_symbolize(p, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", r->name, err.msg);
     symbol_path_free(&sp);
+}
+
+static void load_symbolized(const struct tb_result *r, struct profile *p)
+{
+    load_symbolized_with(r, p, true);
 }
 
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
@@ -1278,11 +1283,11 @@ static uint64_t samples_in_mapping(const struct tb_result *r, const struct profi
     return n;
 }
 
-uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact)
+uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact, bool workload_files)
 {
     struct profile p;
     profile_init(&p);
-    load_symbolized(r, &p);
+    load_symbolized_with(r, &p, workload_files);
 
     /* Exact chains: from a known leaf through its callers to the root, nothing lost or added. */
     uint64_t known = 0, exact = 0, shown = 0;

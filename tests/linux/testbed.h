@@ -215,9 +215,9 @@ void tb_keep_reference(const char *out, const char *name, const struct tb_scenar
  * 95 % of the judged samples, and (when `pprof`) pprof -disasm until each image kind passed.
  * A tb_each_run() check; ctx is a struct tb_boot_totals. */
 struct tb_boot_totals {
-    uint64_t judged;  /* user samples whose chains were judged */
-    uint64_t syscall; /* hv_syscalls' kernel samples judged */
-    bool pprof;       /* run tb_check_pprof_disasm */
+    uint64_t judged;      /* user samples whose chains were judged */
+    uint64_t syscall;     /* hv_syscalls' kernel samples judged */
+    bool pprof;           /* run tb_check_pprof_disasm */
     unsigned pprof_kinds; /* image kinds pprof -disasm verified */
 };
 void tb_check_boot_run(const struct tb_result *r, const struct tb_scenario *s, void *ctx);
@@ -251,12 +251,17 @@ void tb_check_tasks(const struct tb_result *r);
 
 /* Returns the samples judged (0 when the run has under 50: the platform's starvation, printed
  * as a NOTE; callers require a total over their runs).
- * User stacks exact from the guest's memory and the workloads' own files (--symbols): at least
+ * User stacks exact from the guest's memory and, with `workload_files`, the workloads' own files
+ * (--symbols at report; without, the workloads' names must come from the recording alone: the
+ * guest's page cache or disk): at least
  * `min_exact` of the user samples in the workloads' known functions carry their whole known
  * chain (hv_busy: spin <- leaf_a <- hot_a <- main, spin <- hot_b <- main, with the frameless
  * leaf's caller; hv_threads: spin_left <- left_loop <- left_worker, ...), and libc.so.6 is
- * named by its path in the guest with its exported functions read from guest memory. */
-uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact);
+ * named by its path in the guest with its exported functions read from guest memory. glibc's
+ * internal functions (start_thread, __libc_start_call_main) are named by glibc's debug file on
+ * this host in both cases: the guest's libc.so.6 is stripped and does not export them, so
+ * nothing in the guest names them; the check needs them to tell a chain's root. */
+uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact, bool workload_files);
 
 /* hv_syscalls' kernel-mode samples (docs/orc.md): at least min_ok of them carry an unbroken
  * kernel chain from the guest kernel's ORC tables that ends at the system-call entry

@@ -5,10 +5,11 @@
  * prints no warning that QEMU/KVM's boot of the same kernel does not, and the recording holds
  * user and kernel samples, kernel samples with user stacks and one process per workload process,
  * kernel symbols read from the guest's memory that match its /proc/kallsyms and name >= 95% of
- * the kernel samples, exact user chains, and hv_syscalls' kernel stacks unwound with the guest
- * kernel's ORC tables from the sampled PC to the system-call entry (docs/orc.md), and Google's
- * pprof finding the samples of a static executable, a PIE and a shared object in their files
- * (-disasm). */
+ * the kernel samples, exact user chains (cloud's runs with no files at all: the workloads'
+ * names and unwind tables from the guest's page cache), hv_syscalls' kernel stacks unwound with
+ * the guest kernel's ORC tables from the sampled PC to the system-call entry (docs/orc.md), and
+ * Google's pprof finding the samples of a static executable, a PIE and a shared object in their
+ * files (-disasm). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,8 +43,8 @@ static void test_boot_matrix(void **state)
     assert_true(t.syscall >= (tb_full() ? 1000u : 500u));
     /* pprof -disasm found the samples of a static executable's, a PIE's and a shared object's
      * function in their binaries. */
-    printf("pprof -disasm verified for %u of %d image kinds\n",
-           __builtin_popcount(t.pprof_kinds), TB_PPROF_FNS);
+    printf("pprof -disasm verified for %u of %d image kinds\n", __builtin_popcount(t.pprof_kinds),
+           TB_PPROF_FNS);
     assert_int_equal(t.pprof_kinds, (1u << TB_PPROF_FNS) - 1);
 }
 

@@ -240,7 +240,7 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
     tb_check_kernel_symbols(r, 0.95);
     /* The workloads, started from the disk, by name, with their chains. */
     tb_check_tasks(r);
-    t->judged += tb_check_user_stacks(r, 0.95);
+    t->judged += tb_check_user_stacks(r, 0.95, strstr(s->opts, "--symbols") != NULL);
     /* Without --symbols the unwind tables the guest never read came from the disk. */
     if (!strstr(s->opts, "--symbols")) {
         const char *c = strstr(r->summary, " of them from their files, ");

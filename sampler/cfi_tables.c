@@ -45,7 +45,7 @@ struct sampler_cfi {
     VECTOR(struct gw_cfi_map *) all;   /* every map published, freed at close */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file;               /* tables compiled from the binary's file instead */
-    uint64_t from_disk;               /* ... from its file on a disk hvprof serves */
+    uint64_t from_disk;               /* ... from (or with pages from) its file on a disk */
     uint64_t from_cache;              /* ... with pages from the guest's page cache */
     uint64_t kept_bytes, over_budget; /* memory of the tables kept; modules left without */
     char last_error[HV_ERR_MSG_MAX + DISCOVER_NAME_MAX + 8];
@@ -306,7 +306,12 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
         n->fill_from = from == FROM_MEMORY ? fill.from : 0;
         n->fill_pages = from == FROM_MEMORY ? fill.pages : 0;
         n->fill_holes = from == FROM_MEMORY ? fill.holes : 0;
-        c->from_cache += from == FROM_MEMORY && fill.from == FROM_CACHE && fill.pages;
+        /* Counted once per module: the first table adopted that used the source. */
+        if (from == FROM_MEMORY && fill.pages && !n->counted) {
+            n->counted = true;
+            c->from_cache += fill.from == FROM_CACHE;
+            c->from_disk += fill.from == FROM_DISK;
+        }
     }
     c->ns += hv_now_ns() - t0;
     return e->t;

@@ -1,19 +1,17 @@
 #include "sampler/module_files.h"
 
-#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler/elf_parts.h"
 #include "sampler/sampler_priv.h"
 #include "symbolize/elf_symbols.h"
 
 /* A file read for its .symtab, at most: libpython3.11's is 7 MiB, the largest programs a few
  * hundred; past this the module keeps the names its memory shows. */
 #define SYMTAB_MAX_FILE (256ull << 20)
-/* Sections read for names at most (ELF files have tens). */
-#define SYMTAB_MAX_SECTIONS 4096
 /* Modules accounted for in the summary at most, and printed there at most. */
 #define NOTES_MAX       4096
 #define NOTES_PRINT_MAX 48
@@ -112,39 +110,6 @@ struct cfi_file_reader sampler_module_reader(struct sampler_module_file *f)
     return (struct cfi_file_reader){.name = f->name, .size = f->size, .read = file_read, .ctx = f};
 }
 
-/* Into buf (the file's size, zeroed), the parts a symbol table is read from (symbolize's
- * elf_symbols: the ELF header, program and section headers, symbol tables, string tables and
- * notes); false when one of them cannot be read (not cached, or a header out of the file). */
-static bool read_symbol_parts(struct sampler_module_file *f, uint8_t *buf)
-{
-    Elf64_Ehdr eh;
-    if (f->size < sizeof(eh) || !file_read(f, 0, buf, sizeof(eh)))
-        return false;
-    memcpy(&eh, buf, sizeof(eh));
-    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shnum > SYMTAB_MAX_SECTIONS ||
-        eh.e_shoff > f->size || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > f->size - eh.e_shoff)
-        return false;
-    uint64_t phlen = (uint64_t)eh.e_phnum * eh.e_phentsize;
-    if (eh.e_phoff && (eh.e_phoff > f->size || phlen > f->size - eh.e_phoff ||
-                       !file_read(f, eh.e_phoff, buf + eh.e_phoff, phlen)))
-        return false;
-    size_t shlen = (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
-    if (!file_read(f, eh.e_shoff, buf + eh.e_shoff, shlen))
-        return false;
-    for (unsigned i = 0; i < eh.e_shnum; i++) {
-        Elf64_Shdr sh;
-        memcpy(&sh, buf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
-        if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_STRTAB &&
-            sh.sh_type != SHT_NOTE)
-            continue;
-        if (sh.sh_offset > f->size || sh.sh_size > f->size - sh.sh_offset ||
-            !file_read(f, sh.sh_offset, buf + sh.sh_offset, sh.sh_size))
-            return false;
-    }
-    return true;
-}
-
 bool sampler_module_symbols(struct sampler *s, const struct guestos_as *as,
                             const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
 {
@@ -152,7 +117,8 @@ bool sampler_module_symbols(struct sampler *s, const struct guestos_as *as,
     if (!m->build_id_len || !sampler_module_file(s, as, m, true, &f) || f.size > SYMTAB_MAX_FILE)
         return false;
     uint8_t *buf = calloc(1, f.size ? f.size : 1);
-    if (!buf || !read_symbol_parts(&f, buf)) {
+    struct cfi_file_reader rd = sampler_module_reader(&f);
+    if (!buf || !elf_symbol_parts_read(&rd, buf)) {
         free(buf);
         return false;
     }

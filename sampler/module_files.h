@@ -37,6 +37,7 @@ struct module_note {
     bool symtab;                 /* names from .symtab (static functions too), not .dynsym */
     bool no_eh_frame_hdr;        /* the module has no PT_GNU_EH_FRAME: frame pointers only */
     bool cfi_failed;             /* its tables could not be compiled (the CFI line says why) */
+    bool counted;                /* its table's fill counted in the CFI summary line */
     uint64_t fdes, fdes_absent;  /* of the table in use */
     uint64_t fill_pages;         /* its CFI's pages read from fill_from */
     uint64_t fill_holes;         /* ... that the page cache did not hold */

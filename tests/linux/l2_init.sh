@@ -1,6 +1,7 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
 # What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|panic, hvtest.ms=N;
+# hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
 # Everything the tests compare with the recording is printed as "HVTEST ..." lines.
@@ -12,12 +13,14 @@ plan=boot
 ms=2000
 end=reboot
 stacks=0
+debian=0
 for a in $(cat /proc/cmdline); do
   case $a in
     hvtest.plan=*) plan=${a#*=} ;;
     hvtest.ms=*) ms=${a#*=} ;;
     hvtest.end=*) end=${a#*=} ;;
     hvtest.stacks=*) stacks=${a#*=} ;;
+    hvtest.debian=*) debian=${a#*=} ;;
   esac
 done
 # hvtest.plan=root (docs/virtio.md): from the initramfs, load the disk's and ext4's modules
@@ -97,6 +100,25 @@ case $plan in
     done) &
     writer=$!
     start_workloads
+    # hvtest.debian=1: Debian's own python3, xz and sqlite3 beside them, each busy for $ms ms.
+    if [ "$debian" = 1 ]; then
+      secs=$(( (ms + 999) / 1000 ))
+      /bin/python3.11 -I -S -c "
+import time
+def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+end = time.monotonic() + $secs
+while time.monotonic() < end: fib(18)" &
+      workloads="$workloads $!"
+      dd if=/dev/urandom of=/tmp/xz.in bs=64k count=32 2>/dev/null
+      (end=$(( $(date +%s) + secs )); while [ "$(date +%s)" -lt $end ]; do
+        /bin/xz -6 -T1 -c /tmp/xz.in >/dev/null; done) &
+      workloads="$workloads $!"
+      (end=$(( $(date +%s) + secs )); while [ "$(date +%s)" -lt $end ]; do
+        /bin/sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT count(*), sum(x % 7) FROM c;" >/dev/null
+      done) &
+      workloads="$workloads $!"
+      echo "HVTEST debian programs running for $secs s"
+    fi
     # shellcheck disable=SC2086 # a list of pids
     wait $workloads
     kill $writer
@@ -147,6 +169,8 @@ if [ "$stacks" = 1 ]; then
     echo "HVTEST kstack $p $(cat /proc/$p/comm)"
     while read -r _ frame; do echo "HVTEST kframe $p $frame"; done </proc/$p/stack
   done
+  # The file those tasks run, as the guest sees it: the capture reads it from the page cache.
+  echo "HVTEST file /bin/busybox ino=$(stat -c %i /bin/busybox) size=$(stat -c %s /bin/busybox) crc32=$(crc32 /bin/busybox | cut -d' ' -f1)"
 fi
 echo "HVTEST done"
 sync

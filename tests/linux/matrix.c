@@ -93,8 +93,8 @@ static const struct tb_scenario disk_root[] = {
      TB_ROOT_OPTS, NULL, TB_FULL_ONLY},
     {"cloud-root", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000", TB_ROOT_OPTS,
      NULL, TB_FULL_ONLY},
-    {"cloud-root-nofiles", "record", "cloud", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
-     TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
+    {"cloud-root-nofiles", "record", "cloud", 2, "512M",
+     "hvtest.plan=root hvtest.ms=3000 hvtest.debian=1", TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
     {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
 };

@@ -290,6 +290,21 @@ rm -rf "$cache/rootfs"
 cp -a "$r" "$cache/rootfs"
 touch "$cache/rootfs/hvtest-on-disk"
 mkdir -p "$cache/rootfs/data"
+# Debian's own programs as its packages ship them (this host's python3.11-minimal, xz-utils and
+# sqlite3: stripped, built without frame pointers, their libraries too), for hvtest.debian=1: the
+# profile of a distribution's user space with no files given to hvprof (docs/page-cache.md).
+# Python finds its prefix by the landmark os.py and decodes with the encodings package.
+for b in /usr/bin/python3.11 /usr/bin/xz /usr/bin/sqlite3; do
+  [ -x "$b" ] || { log "$b missing (scripts/deps.sh installs it)"; exit 1; }
+  cp "$b" "$cache/rootfs/bin/"
+  for l in $(ldd "$b" | grep -o '/[^ ]*'); do
+    mkdir -p "$cache/rootfs$(dirname "$l")"
+    cp -L "$l" "$cache/rootfs$l"
+  done
+done
+mkdir -p "$cache/rootfs/usr/lib/python3.11"
+cp /usr/lib/python3.11/os.py "$cache/rootfs/usr/lib/python3.11/"
+cp -r /usr/lib/python3.11/encodings "$cache/rootfs/usr/lib/python3.11/"
 rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
 mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 64M
 gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run

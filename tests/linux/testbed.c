@@ -1228,6 +1228,12 @@ static void load_symbolized(const struct tb_result *r, struct profile *p)
     load_symbolized_with(r, p, true);
 }
 
+void tb_load_judged(const struct tb_result *r, struct profile *p)
+{
+    profile_init(p);
+    load_symbolized_with(r, p, false);
+}
+
 void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
                     uint64_t *deep)
 {

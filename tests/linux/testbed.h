@@ -170,6 +170,9 @@ void tb_load(struct tb_result *r, const char *out, const char *name);
 /* The run's recording as a profile symbolized with only what it carries (no files), or the test
  * fails. profile_free() it. */
 void tb_load_profile(const struct tb_result *r, struct profile *p);
+/* The same with glibc's debug file on this host added (libc6-dbg): for a check to tell glibc's
+ * internal frames (start_thread, __libc_start_call_main), which nothing in the guest names. */
+void tb_load_judged(const struct tb_result *r, struct profile *p);
 
 /* How many L1 boots died in run `name` of the runs in `out` (run.sh's l1.log); with `print`,
  * for each the first line of L1's own panic report on its console. */

@@ -27,6 +27,7 @@
 #include "bench/bench_util.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/orc_load.h"
+#include "guestos/linux/pagecache.h"
 #include "guestos/linux/process.h"
 #include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
@@ -136,6 +137,10 @@ struct real {
     struct gw_regs sleep; /* its switch frame */
     struct gw_regs orc32; /* a 32-frame stack in the synthetic image (KSTACK) */
     struct gw_regs fp32;  /* a 32-frame frame-pointer chain there */
+    /* The sleeping task's executable (busybox) in the page cache. */
+    struct lx_file_layout fl;
+    struct lx_cache_layout cl;
+    uint64_t vmemmap, exe_mapping, exe_pages;
 };
 
 static int find_sleep(void *ctx, uint64_t task)
@@ -256,7 +261,31 @@ static int load_orc(struct bench *b, struct real *x)
         fprintf(stderr, "bench_guestos: ORC: %s\n", x->orc ? why : "no tables");
         return -1;
     }
+    /* Its executable's pages in the page cache (a capture from before they were kept: none). */
+    uint64_t mm = 0;
+    struct lx_page_file f;
+    if (lx_file_layout_of(x->k, &x->fl, why, sizeof(why)) &&
+        lx_cache_layout_of(x->k, &x->cl, why, sizeof(why)) &&
+        lx_kread(&x->kr, x->k->sym.vmemmap_base, &x->vmemmap, 8) &&
+        lx_kread(&x->kr, x->sleep_task + x->k->task.mm, &mm, 8) &&
+        lx_exe_mapping(&x->kr, &x->fl, pl.exe_file, mm, &x->exe_mapping) &&
+        lx_mapping_file(&x->kr, &x->fl, x->exe_mapping, &f))
+        x->exe_pages = (f.size + 4095) / 4096;
     return 0;
+}
+
+/* ns per page: the executable read whole from the page cache, lookup and 4 KiB copy each. */
+static double cache_batch(struct real *x, volatile uint64_t *sink)
+{
+    static uint8_t page[4096];
+    uint64_t t0 = now_ns();
+    for (uint64_t p = 0; p < x->exe_pages; p++) {
+        if (lx_cache_read(&x->kr, &x->cl, &x->fl, x->vmemmap, x->exe_mapping, p, page) !=
+            LX_CACHE_CACHED)
+            abort();
+        *sink += page[p % 4096];
+    }
+    return (double)(now_ns() - t0) / (double)x->exe_pages;
 }
 
 static int load_real(struct real *x, const char *path)
@@ -355,7 +384,9 @@ int main(int argc, char **argv)
         if (!(kv[o] = calloc(batches, sizeof(double))))
             return 1;
     bool orc = real && load_orc(&b, &x) == 0;
-    if (!rv)
+    bool cache = orc && x.exe_pages;
+    double *cv = calloc(batches, sizeof(double));
+    if (!rv || !cv)
         return 1;
     for (unsigned k = 0; k < batches; k++) { /* interleaved: host noise lands on all alike */
         for (int o = 0; o < OP_COUNT; o++)
@@ -364,6 +395,8 @@ int main(int argc, char **argv)
             rv[k] = real_batch(&x, &b.sink);
         for (int o = 0; orc && o < K_COUNT; o++)
             kv[o][k] = korc_batch(&b, &x, (enum korc)o);
+        if (cache)
+            cv[k] = cache_batch(&x, &b.sink);
     }
     double med[OP_COUNT];
     for (int o = 0; o < OP_COUNT; o++) {
@@ -391,6 +424,14 @@ int main(int argc, char **argv)
     if (orc)
         printf("%-58s %7.2f\n", "ORC 32-frame walk / frame-pointer 32-frame walk",
                kmed[K_ORC32] / kmed[K_FP32]);
+    if (cache) {
+        qsort(cv, batches, sizeof(double), cmp_double);
+        printf("%-58s %7.1f ns\n", "page-cache read of a 4 KiB file page (busybox, captured)",
+               cv[batches / 2]);
+        printf("%-58s %7.2f\n", "page-cache page read / 8-frame user walk",
+               cv[batches / 2] / med[OP_WALK8]);
+    }
+    free(cv);
     free(rv);
     for (int o = 0; o < OP_COUNT; o++)
         free(v[o]);

@@ -4,8 +4,9 @@
  * capture the layer must find the kernel from a scan of the sparse image as it would in a live
  * guest, and agree exactly with what the guest printed about itself on its console: its
  * release, the run-time addresses of its kernel symbols (KASLR applied), its loaded module brd
- * and that module's symbols; and read the task the guest was running when it stopped: pid 1,
- * which l2_init.sh replaced with `reboot` (exec). */
+ * and that module's symbols; read the task the guest was running when it stopped: pid 1,
+ * which l2_init.sh replaced with `reboot` (exec); and read the executable its processes run
+ * (busybox) whole from the guest's page cache, byte for byte the file the guest summed. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include "guestos/linux/process.h"
 #include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
+#include "tests/tools/capture/exe_files.h"
 
 #define MAX_SYMS 64
 
@@ -47,6 +49,9 @@ struct expected {
         } f[32];
     } stack[4];
     unsigned nstack;
+    /* The executable as the guest saw it: stat's inode and size, busybox crc32's sum. */
+    unsigned long long file_ino, file_size;
+    unsigned file_crc;
 };
 
 static void load_expected(const char *path, struct expected *e)
@@ -83,6 +88,8 @@ static void load_expected(const char *path, struct expected *e)
                 snprintf(s->f[s->n].name, sizeof(s->f[0].name), "%s", fn);
                 s->f[s->n++].off = off;
             }
+        } else if (sscanf(line, "HVTEST file %*s ino=%llu size=%llu crc32=%x", &e->file_ino,
+                          &e->file_size, &e->file_crc) == 3) {
         } else if (!strncmp(line, "HVTEST kmod ", 12) &&
                    sscanf(line + 12, "%31s %15s", e->kmod, status) == 2 && strcmp(status, "loaded"))
             e->kmod[0] = 0;
@@ -289,9 +296,28 @@ static void check_one(const char *capture, const char *expected_path)
             fail_msg("%s: module %s: the guest's %s at 0x%" PRIx64 " not read", capture, e.kmod,
                      e.kmodsym[i].name, e.kmodsym[i].addr);
     }
+
+    /* The executable, whole from the page cache (an initramfs: every page of it is cached). */
+    if (!e.file_ino)
+        fail_msg("%s: no HVTEST file line: recapture (tests/linux/capture.sh)", expected_path);
+    struct exe_file ef[EXE_FILES_MAX];
+    int nf = exe_files_read(k, &c.mem, ef, why, sizeof(why));
+    if (nf < 0)
+        fail_msg("%s: executables: %s", capture, why);
+    int fi = -1;
+    for (int i = 0; i < nf; i++)
+        if (ef[i].ino == e.file_ino)
+            fi = i;
+    if (fi < 0)
+        fail_msg("%s: no process runs inode %llu", capture, e.file_ino);
+    assert_int_equal(ef[fi].size, e.file_size);
+    assert_int_equal(ef[fi].cached, ef[fi].pages);
+    assert_int_equal(ef[fi].crc32, e.file_crc);
     print_message("%s: Linux %s, %zu code symbols, %u guest symbols and %u of %s's match; "
-                  "pid 1 \"reboot\" on CPU 0; %u captured pages\n",
-                  capture, k->vmci.osrelease, k->syms.n, e.nksym, e.nkmodsym, e.kmod, c.npages);
+                  "pid 1 \"reboot\" on CPU 0; its executable's %" PRIu64 " pages from the page "
+                  "cache, crc32 %08x as the guest's; %u captured pages\n",
+                  capture, k->vmci.osrelease, k->syms.n, e.nksym, e.nkmodsym, e.kmod, ef[fi].pages,
+                  ef[fi].crc32, c.npages);
     lx_kernel_free(k);
     capture_free(&c);
 }

@@ -13,6 +13,7 @@
 #include "guestos/linux/process.h"
 #include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
+#include "tests/tools/capture/exe_files.h"
 
 #define PAGE 4096ull
 
@@ -144,8 +145,8 @@ static void read_stacks(struct lx_kernel *k, const struct gmem *copy, FILE *log)
 }
 
 /* Everything the Linux layer reads of a described kernel: its self-description, each CPU's
- * current task, the module list with every module's symbols, the kernel's ORC tables and every
- * sleeping task's kernel stack. */
+ * current task, the module list with every module's symbols, the kernel's ORC tables, every
+ * sleeping task's kernel stack, and the user processes' executables from the page cache. */
 static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
 {
     struct hv_err err = {0};
@@ -180,6 +181,17 @@ static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
     }
     free(r);
     read_stacks(k, copy, log);
+    struct exe_file ef[EXE_FILES_MAX];
+    int nf = exe_files_read(k, copy, ef, why, sizeof(why));
+    if (nf < 0)
+        fprintf(log, "capture: executables' files: %s\n", why);
+    for (int i = 0; i < nf; i++)
+        fprintf(log,
+                "capture: executable inode %" PRIu64 ", %" PRIu64 " bytes, from the page cache: "
+                "%" PRIu64 " of %" PRIu64 " pages (%" PRIu64 " holes, %" PRIu64
+                " refused), crc32 %08x\n",
+                ef[i].ino, ef[i].size, ef[i].cached, ef[i].pages, ef[i].holes, ef[i].bad,
+                ef[i].crc32);
     struct lx_kmods km;
     if (lx_kmods_init(&km, k, copy, why, sizeof(why)) < 0) {
         fprintf(log, "capture: modules: %s\n", why);

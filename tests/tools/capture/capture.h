@@ -6,8 +6,9 @@
  * file: test tooling, kept out of the product.
  *
  * How: guest RAM is copied, VMCOREINFO is found in the copy, then the copy is made inaccessible
- * and every page the layer touches while it describes the kernel, reads each CPU's current task
- * and lists the kernel modules with their symbols is recorded (a SIGSEGV handler opens each page
+ * and every page the layer touches while it describes the kernel, reads each CPU's current task,
+ * lists the kernel modules with their symbols and reads the user processes' executables from the
+ * page cache (exe_files.h) is recorded (a SIGSEGV handler opens each page
  * on its first touch). Only those pages are written:
  *
  *   "HVCAPT01"  u32 nslots  u32 npages  { u64 gpa, u64 size } x nslots  { u64 gpa, 4096 bytes } x

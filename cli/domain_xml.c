@@ -42,6 +42,36 @@ static void unsupported(struct domain_config *c, const char *fmt, ...)
 }
 
 /* An attribute as a bounded, printable string ("" when absent). */
+/* A device left out as one that does not change what the guest runs, counted by kind. */
+static void left_out(struct domain_config *c, const char *kind)
+{
+    for (unsigned i = 0; i < c->nleft_out; i++)
+        if (!strcmp(c->left_out[i].kind, kind)) {
+            c->left_out[i].n++;
+            return;
+        }
+    if (c->nleft_out == DOMAIN_MAX_LEFT_OUT)
+        kind = "other"; /* kinds are a fixed list below: never reached with it */
+    unsigned i = c->nleft_out < DOMAIN_MAX_LEFT_OUT ? c->nleft_out++ : DOMAIN_MAX_LEFT_OUT - 1;
+    snprintf(c->left_out[i].kind, sizeof(c->left_out[i].kind), "%s", kind);
+    c->left_out[i].n++;
+}
+
+void domain_left_out_line(const struct domain_config *c, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (unsigned i = 0; i < c->nleft_out && at < cap; i++) {
+        int n = c->left_out[i].n > 1
+                    ? snprintf(out + at, cap - at, "%s%u %ss", i ? ", " : "", c->left_out[i].n,
+                               c->left_out[i].kind)
+                    : snprintf(out + at, cap - at, "%s%s", i ? ", " : "", c->left_out[i].kind);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
+
 static const char *attr(const xmlNode *n, const char *name, char *buf, size_t cap)
 {
     xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
@@ -265,16 +295,17 @@ static int parse_disk(const xmlNode *d, struct domain_config *c, struct hv_err *
         }
     }
     const char *name = target[0] ? target : "(no target)";
+    if (!have_src) {
+        left_out(c, "empty drive"); /* a CD-ROM or floppy drive with no medium: nothing to read */
+        return 0;
+    }
+    c->disks_refused++; /* until it is taken below */
     if (strcmp(device[0] ? device : "disk", "disk")) {
-        unsupported(c, "disk %s device='%s': hvprof gives disks only", name, device);
+        unsupported(c, "disk %s device='%s' (%s): hvprof gives disks only", name, device, src);
         return 0;
     }
     if (strcmp(type, "file") && strcmp(type, "block")) {
         unsupported(c, "disk %s type='%s': hvprof reads image files and block devices", name, type);
-        return 0;
-    }
-    if (!have_src) {
-        unsupported(c, "disk %s: no source (an empty drive)", name);
         return 0;
     }
     if (fmt[0] && strcmp(fmt, "raw")) {
@@ -293,6 +324,7 @@ static int parse_disk(const xmlNode *d, struct domain_config *c, struct hv_err *
     }
     snprintf(disk.target, sizeof(disk.target), "%s", target);
     c->disks[c->ndisks++] = disk;
+    c->disks_refused--;
     return 0;
 }
 
@@ -322,19 +354,15 @@ static int parse_devices(const xmlNode *devs, struct domain_config *c, struct hv
             attr(t ? t : n, "type", buf, sizeof(buf));
             if (t && buf[0] && strcmp(buf, "serial"))
                 unsupported(c, "console on %s: the guest's console is its serial port", buf);
-        } else if (is(n, "controller")) {
-            attr(n, "model", model, sizeof(model));
-            /* The root buses libvirt adds to every domain, and "no USB". */
-            if ((!strcmp(type, "pci") &&
-                 (!strcmp(model, "pci-root") || !strcmp(model, "pcie-root"))) ||
-                (!strcmp(type, "usb") && !strcmp(model, "none")))
-                continue;
-            unsupported(c, "controller %s%s%s%s: hvprof has none", type, model[0] ? " (" : "",
-                        model, model[0] ? ")" : "");
-        } else if (is(n, "memballoon")) {
-            attr(n, "model", model, sizeof(model));
-            if (strcmp(model, "none"))
-                unsupported(c, "memballoon %s: hvprof has no balloon", model);
+        } else if (is(n, "controller") || is(n, "input") || is(n, "graphics") || is(n, "video") ||
+                   is(n, "sound") || is(n, "audio") || is(n, "memballoon") || is(n, "rng") ||
+                   is(n, "channel") || is(n, "redirdev")) {
+            /* Buses, human interface, display, sound, the balloon, entropy and host channels:
+             * what libvirt adds to every domain. None changes what the guest's programs run
+             * (a disk on a SATA or SCSI controller is judged as a disk; the guest's kernel
+             * gets its entropy without a virtio-rng). */
+            (void)model;
+            left_out(c, (const char *)n->name);
         } else if (is(n, "interface")) {
             const xmlNode *m = n->children;
             while (m && !is(m, "mac"))

@@ -1,9 +1,12 @@
 /* A libvirt domain definition (its XML, as virDomainGetXMLDesc returns it; the format is
  * https://libvirt.org/formatdomain.html) turned into what hvprof boots: memory, vCPUs, the
- * direct kernel boot (<os><kernel>, <initrd>, <cmdline>) and raw file or block disks. Everything
- * the definition asks for that hvprof cannot give the guest (a network interface, a qcow2 disk,
- * UEFI firmware, a device it lacks, ...) is listed, one line each, so the caller can refuse the
- * domain with the whole list at once or proceed without them (docs/libvirt.md).
+ * direct kernel boot (<os><kernel>, <initrd>, <cmdline>) and raw file or block disks. Devices
+ * that do not change what the guest runs (controllers, input, graphics, video, sound, balloon,
+ * RNG, channels, empty drives: what libvirt and virt-install add to every domain) are left out
+ * and counted. Everything else the definition asks for that hvprof cannot give the guest (a
+ * network interface, a qcow2 disk, UEFI firmware, ...) is listed, one line each, so the caller
+ * can refuse the domain with the whole list at once or proceed without them; a disk is never
+ * dropped that way (docs/libvirt.md).
  *
  * The XML is untrusted input: parsed with libxml2 without network access or entity
  * substitution, with every string bounded (domain_xml_fuzz). */
@@ -19,6 +22,7 @@
 
 #define DOMAIN_MAX_UNSUPPORTED 32
 #define DOMAIN_LINE_MAX        200
+#define DOMAIN_MAX_LEFT_OUT    16
 
 struct domain_disk {
     char path[PATH_MAX];
@@ -41,7 +45,21 @@ struct domain_config {
     char unsupported[DOMAIN_MAX_UNSUPPORTED][DOMAIN_LINE_MAX];
     unsigned nunsupported;
     unsigned unsupported_dropped; /* lines past DOMAIN_MAX_UNSUPPORTED */
+    /* Disks the domain has that hvprof cannot give (among the lines above): never dropped
+     * silently, whatever --libvirt-ignore-unsupported says. */
+    unsigned disks_refused;
+    /* Devices left out because they do not change what the guest runs (controllers, input,
+     * graphics, video, sound, memballoon, RNG, channels, empty drives): kinds and counts. */
+    struct {
+        char kind[24];
+        unsigned n;
+    } left_out[DOMAIN_MAX_LEFT_OUT];
+    unsigned nleft_out;
 };
+
+/* One line naming what was left out ("9 controllers, graphics, video, 2 channels"), "" if
+ * nothing. */
+void domain_left_out_line(const struct domain_config *c, char *out, size_t cap);
 
 /* Parses `len` bytes of domain XML into `c`. Fails (with a message) only when the text is not
  * a domain at all or a value is malformed (a memory size that is not a number, ...); what hvprof

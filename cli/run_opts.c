@@ -288,6 +288,19 @@ static int load_libvirt(struct run_opts *o, struct hv_err *err)
     if (d->unsupported_dropped)
         fprintf(stderr, "%s: libvirt domain '%s': %u more not listed\n", o->prog, d->name,
                 d->unsupported_dropped);
+    char lo[DOMAIN_LINE_MAX];
+    domain_left_out_line(d, lo, sizeof(lo));
+    if (lo[0])
+        fprintf(stderr,
+                "%s: libvirt domain '%s': left out, as they do not change what the guest "
+                "runs: %s\n",
+                o->prog, d->name, lo);
+    if (d->disks_refused && !o->ndisks) /* --disk replaces the domain's disks */
+        return hv_errf(err,
+                       "--libvirt %s: %u of the domain's disks cannot be given (listed above); "
+                       "hvprof does not boot a domain without its disks (--disk gives them, "
+                       "converted to raw)",
+                       d->name, d->disks_refused);
     if (!domain_bootable(d) && !o->kernel)
         return hv_errf(err,
                        "--libvirt %s: the domain has no <os><kernel> to boot (it boots "

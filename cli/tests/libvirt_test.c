@@ -56,7 +56,8 @@ static void test_virt_install_domain(void **state)
     assert_true(c.has_cmdline);
     assert_string_equal(c.cmdline, "root=/dev/vda1 ro console=ttyS0");
     assert_true(domain_bootable(&c));
-    /* In target order (vdb comes first in the XML), the qcow2 and the CD-ROM left out. */
+    /* In target order (vdb comes first in the XML), the qcow2 refused and the empty CD-ROM drive
+     * left out. */
     assert_int_equal(c.ndisks, 2);
     assert_string_equal(c.disks[0].target, "vda");
     assert_string_equal(c.disks[0].path, "/var/lib/libvirt/images/debian12.raw");
@@ -68,23 +69,20 @@ static void test_virt_install_domain(void **state)
         "disk vdc: a qcow2 image (/var/lib/libvirt/images/data.qcow2); hvprof boots raw images "
         "only: qemu-img convert -O raw IMAGE IMAGE.raw, then point the domain or --disk at the "
         "copy",
-        "disk sda device='cdrom': hvprof gives disks only",
-        "controller usb (qemu-xhci): hvprof has none",
-        "controller sata: hvprof has none",
         "interface type='network' (mac 52:54:00:6b:3c:58): hvprof gives the guest no network "
         "device",
-        "channel unix: hvprof has no such device",
-        "input tablet usb: hvprof has no such device",
-        "input mouse ps2: hvprof has no such device",
-        "graphics spice: hvprof has no such device",
-        "video virtio: hvprof has no such device",
-        "memballoon virtio: hvprof has no balloon",
-        "rng virtio: hvprof has no such device",
         "currentMemory 1024 MiB of 2048: hvprof has no balloon; the guest gets all 2048 MiB",
     };
     assert_int_equal(c.nunsupported, sizeof(want) / sizeof(want[0]));
     for (unsigned i = 0; i < c.nunsupported; i++)
         assert_string_equal(c.unsupported[i], want[i]);
+    /* The qcow2 disk is one that cannot be given; what virt-install adds is left out. */
+    assert_int_equal(c.disks_refused, 1);
+    char lo[DOMAIN_LINE_MAX];
+    domain_left_out_line(&c, lo, sizeof(lo));
+    print_message("left out: %s\n", lo);
+    assert_string_equal(lo, "empty drive, 3 controllers, channel, 2 inputs, graphics, video, "
+                            "memballoon, rng");
 }
 
 static void test_minimal_and_units(void **state)
@@ -214,7 +212,7 @@ static void test_record_libvirt_domain(void **state)
     hv_need_kvm("test_record_libvirt_domain");
     const char *guest = getenv("HVPROF_BINARY_DIR");
     assert_non_null(guest);
-    char node[128], disk[128], rec[128], dom[4096], args[2048];
+    char node[128], disk[128], rec[128], dom[8192], args[2048];
     static char out[1 << 16];
     snprintf(node, sizeof(node), "%s/node.xml", tmpdir);
     snprintf(disk, sizeof(disk), "%s/disk.raw", tmpdir);
@@ -238,9 +236,20 @@ static void test_record_libvirt_domain(void **state)
                        "<test:runstate>5</test:runstate>");
     len += snprintf(dom + len, sizeof(dom) - (size_t)len, DOMAIN_FMT, "running", guest, guest, disk,
                     "");
+    len += snprintf(dom + len, sizeof(dom) - (size_t)len,
+                    "<domain type='kvm'><name>firmware</name><memory unit='MiB'>96</memory>"
+                    "<vcpu>1</vcpu><os><type>hvm</type><boot dev='hd'/></os></domain>\n");
+    /* A qcow2 disk beside the raw one, and what libvirt adds to every domain. */
     snprintf(dom + len, sizeof(dom) - (size_t)len,
-             "<domain type='kvm'><name>firmware</name><memory unit='MiB'>96</memory>"
-             "<vcpu>1</vcpu><os><type>hvm</type><boot dev='hd'/></os></domain>\n");
+             "<domain type='kvm'><name>qcow</name><memory unit='MiB'>96</memory>"
+             "<vcpu>1</vcpu><os><type>hvm</type><kernel>%s/tests/guest/hvprof-guest.elf</kernel>"
+             "</os><devices><disk type='file' device='disk'><driver name='qemu' type='qcow2'/>"
+             "<source file='%s.qcow2'/><target dev='vdb' bus='virtio'/></disk>"
+             "<controller type='pci' model='pcie-root-port'/>"
+             "<controller type='pci' model='pcie-root-port'/><controller type='sata'/>"
+             "<audio id='1' type='none'/><video><model type='virtio'/></video>"
+             "</devices></domain>\n",
+             guest, disk);
     write_node(node, dom);
 
     /* What hvprof cannot give, listed, and no run. */
@@ -303,6 +312,17 @@ static void test_record_libvirt_domain(void **state)
     assert_non_null(strstr(out, "hvprof run: --libvirt firmware: the domain has no <os><kernel> "
                                 "to boot (it boots through firmware): give --kernel and --initrd "
                                 "from its disk (docs/libvirt.md)\n"));
+    /* A disk is never left out: the domain is refused even when told to ignore what hvprof
+     * cannot give; what does not change the guest is left out in one line. */
+    snprintf(args, sizeof(args),
+             "run --libvirt qcow --connect test://%s --libvirt-ignore-unsupported --timeout 60",
+             node);
+    assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "hvprof run: libvirt domain 'qcow': left out, as they do not "
+                                "change what the guest runs: 3 controllers, audio, video\n"));
+    assert_non_null(strstr(out, "hvprof run: --libvirt qcow: 1 of the domain's disks cannot be "
+                                "given (listed above); hvprof does not boot a domain without its "
+                                "disks (--disk gives them, converted to raw)\n"));
     snprintf(args, sizeof(args), "run --libvirt nosuch --connect test://%s", node);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
     snprintf(want, sizeof(want), "hvprof run: --libvirt: no domain 'nosuch' on test://%s\n", node);

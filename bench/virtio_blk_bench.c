@@ -6,6 +6,8 @@
  *     own, as a driver makes them (header, data, status; virtio_blk_process pops, checks, serves
  *     and returns it): reads, writes, and reads and writes through a private overlay (its first
  *     writes fill a new file: beside writes into a new sparse file, not a warm one).
+ *   - the same image as qcow2 (qemu-img convert), plain and with compressed clusters, read
+ *     through the device (libqcow, vmm/virtio/qcow_image.h) beside the raw image's device reads.
  * The guest's side (its driver, its exits) is not in it: the Linux test bed's numbers are in
  * docs/virtio.md.
  * Usage: bench_virtio_blk [MiB per measurement]   One line per measurement. */
@@ -172,6 +174,38 @@ int main(int argc, char **argv)
         double orr = device_run(&g, VIRTIO_BLK_T_IN, len, n);
         line("overlay read", len, n, fr, orr);
         virtio_blk_close(&g.b);
+    }
+    /* The same image as qcow2, plain and compressed, read through the device beside the raw
+     * image's device reads (qemu-img writes them; their clusters in the page cache as the raw
+     * image's are). */
+    static const char *const kinds[] = {"qcow2", "qcow2 -c"};
+    for (unsigned k = 0; k < 2; k++) {
+        char q2[64], cmd[256];
+        snprintf(q2, sizeof(q2), "%s.qcow2", path);
+        snprintf(cmd, sizeof(cmd), "qemu-img convert -q %s -f raw -O qcow2 '%s' '%s'",
+                 k ? "-c" : "", path, q2);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "bench_virtio_blk: qemu-img (qemu-utils) is needed\n");
+            return 1;
+        }
+        for (unsigned s = 0; s < 3; s++) {
+            uint32_t len = sizes[s];
+            unsigned n = (unsigned)(((uint64_t)mib << 20) / len);
+            open_queue(&g, path, VIRTIO_BLK_RO);
+            device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1); /* warm alike */
+            double raw = device_run(&g, VIRTIO_BLK_T_IN, len, n);
+            virtio_blk_close(&g.b);
+            open_queue(&g, q2, VIRTIO_BLK_RO);
+            device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1);
+            double q = device_run(&g, VIRTIO_BLK_T_IN, len, n);
+            virtio_blk_close(&g.b);
+            double mb = (double)len * n / (1 << 20);
+            printf("%-8s read %4u KiB requests: raw device %8.0f MiB/s %6.2f us/req | %s device "
+                   "%8.0f MiB/s %6.2f us/req | %s/raw time %.2fx\n",
+                   kinds[k], len / 1024, mb / raw, raw * 1e6 / n, kinds[k], mb / q, q * 1e6 / n,
+                   kinds[k], q / raw);
+        }
+        unlink(q2);
     }
     /* A flush: fdatasync of the image (what the guest's fsync costs on this host's disk). */
     open_queue(&g, path, VIRTIO_BLK_RW);

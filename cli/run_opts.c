@@ -48,10 +48,10 @@ void run_opts_usage(FILE *out)
             "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
-            "  --disk FILE[,readonly]  a raw disk image as a virtio block device (/dev/vda, vdb, "
-            "...; at most %u; docs/virtio.md)\n"
+            "  --disk FILE[,readonly]  a raw or qcow2 disk image as a virtio block device\n"
+            "                     (/dev/vda, vdb, ...; at most %u; docs/virtio.md)\n"
             "  --libvirt DOMAIN   boot a libvirt domain as it is defined: memory, vCPUs, kernel,\n"
-            "                     initrd, command line, raw disks (options given here win;\n"
+            "                     initrd, command line, disks (options given here win;\n"
             "                     docs/libvirt.md)%s\n"
             "  --connect URI      the libvirt connection (qemu:///system, test:///FILE.xml, ...)\n"
             "  --libvirt-ignore-unsupported  boot the domain without what hvprof cannot give it\n",
@@ -523,11 +523,14 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
     }
     for (unsigned i = 0; i < vm->disks.n && used < len; i++) {
         const struct virtio_blk *b = &vm->disks.v[i].blk;
-        char how[96] = "";
+        char how[320] = "";
+        int at = b->qcow ? snprintf(how, sizeof(how), " (%s)", b->format) : 0;
+        if (at < 0 || at >= (int)sizeof(how))
+            at = 0;
         if (b->mode == VIRTIO_BLK_RO)
-            snprintf(how, sizeof(how), " (read-only)");
+            snprintf(how + at, sizeof(how) - (size_t)at, " (read-only)");
         else if (b->mode == VIRTIO_BLK_OVERLAY)
-            snprintf(how, sizeof(how),
+            snprintf(how + at, sizeof(how) - (size_t)at,
                      " (image not written: %.1f MiB in the private overlay, "
                      "dropped)",
                      (double)b->overlay_blocks * VIRTIO_BLK_OVERLAY_BLOCK / (1 << 20));

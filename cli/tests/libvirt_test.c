@@ -56,19 +56,18 @@ static void test_virt_install_domain(void **state)
     assert_true(c.has_cmdline);
     assert_string_equal(c.cmdline, "root=/dev/vda1 ro console=ttyS0");
     assert_true(domain_bootable(&c));
-    /* In target order (vdb comes first in the XML), the qcow2 refused and the empty CD-ROM drive
-     * left out. */
-    assert_int_equal(c.ndisks, 2);
+    /* In target order (vdb comes first in the XML), the qcow2 taken, the empty CD-ROM drive left
+     * out. */
+    assert_int_equal(c.ndisks, 3);
     assert_string_equal(c.disks[0].target, "vda");
     assert_string_equal(c.disks[0].path, "/var/lib/libvirt/images/debian12.raw");
     assert_false(c.disks[0].readonly || c.disks[0].transient);
     assert_string_equal(c.disks[1].target, "vdb");
     assert_true(c.disks[1].transient);
+    assert_string_equal(c.disks[2].target, "vdc");
+    assert_string_equal(c.disks[2].path, "/var/lib/libvirt/images/data.qcow2");
     static const char *const want[] = {
         "vcpu current='2' of 4: hvprof has no CPU hot-plug; the guest gets 2",
-        "disk vdc: a qcow2 image (/var/lib/libvirt/images/data.qcow2); hvprof boots raw images "
-        "only: qemu-img convert -O raw IMAGE IMAGE.raw, then point the domain or --disk at the "
-        "copy",
         "interface type='network' (mac 52:54:00:6b:3c:58): hvprof gives the guest no network "
         "device",
         "currentMemory 1024 MiB of 2048: hvprof has no balloon; the guest gets all 2048 MiB",
@@ -76,8 +75,8 @@ static void test_virt_install_domain(void **state)
     assert_int_equal(c.nunsupported, sizeof(want) / sizeof(want[0]));
     for (unsigned i = 0; i < c.nunsupported; i++)
         assert_string_equal(c.unsupported[i], want[i]);
-    /* The qcow2 disk is one that cannot be given; what virt-install adds is left out. */
-    assert_int_equal(c.disks_refused, 1);
+    /* Every disk given; what virt-install adds is left out. */
+    assert_int_equal(c.disks_refused, 0);
     char lo[DOMAIN_LINE_MAX];
     domain_left_out_line(&c, lo, sizeof(lo));
     print_message("left out: %s\n", lo);
@@ -239,12 +238,12 @@ static void test_record_libvirt_domain(void **state)
     len += snprintf(dom + len, sizeof(dom) - (size_t)len,
                     "<domain type='kvm'><name>firmware</name><memory unit='MiB'>96</memory>"
                     "<vcpu>1</vcpu><os><type>hvm</type><boot dev='hd'/></os></domain>\n");
-    /* A qcow2 disk beside the raw one, and what libvirt adds to every domain. */
+    /* A VMDK disk, and what libvirt adds to every domain. */
     snprintf(dom + len, sizeof(dom) - (size_t)len,
              "<domain type='kvm'><name>qcow</name><memory unit='MiB'>96</memory>"
              "<vcpu>1</vcpu><os><type>hvm</type><kernel>%s/tests/guest/hvprof-guest.elf</kernel>"
-             "</os><devices><disk type='file' device='disk'><driver name='qemu' type='qcow2'/>"
-             "<source file='%s.qcow2'/><target dev='vdb' bus='virtio'/></disk>"
+             "</os><devices><disk type='file' device='disk'><driver name='qemu' type='vmdk'/>"
+             "<source file='%s.vmdk'/><target dev='vdb' bus='virtio'/></disk>"
              "<controller type='pci' model='pcie-root-port'/>"
              "<controller type='pci' model='pcie-root-port'/><controller type='sata'/>"
              "<audio id='1' type='none'/><video><model type='virtio'/></video>"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "vmm/virtio/image_lock.h"
+#include "vmm/virtio/qcow_image.h"
 
 /* Image formats that are not raw, by their first bytes (each format's own header magic). */
 static const struct {
@@ -23,7 +24,6 @@ static const struct {
     unsigned len;
     const char *name;
 } formats[] = {
-    {"QFI\xfb", 4, "qcow2"},
     {"KDMV", 4, "VMDK"},
     {"vhdxfile", 8, "VHDX"},
     {"conectix", 8, "VHD"},
@@ -61,7 +61,9 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
     b->fd = -1;
     b->overlay_fd = -1;
     bool readonly = mode != VIRTIO_BLK_RW;
-    int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY);
+    /* Read-only until the format is known: a qcow image is never written (a read-only cloud
+     * image opens as well as a writable one). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return hv_errf_errno(err, "%s", path);
     struct stat st;
@@ -84,11 +86,29 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
     for (unsigned i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
         if (!memcmp(head, formats[i].magic, formats[i].len)) {
             hv_errf(err,
-                    "%s: a %s image; hvprof boots raw images only: convert it with "
+                    "%s: a %s image; hvprof reads raw and qcow2 images: convert it with "
                     "qemu-img convert -O raw %s %s.raw",
                     path, formats[i].name, path, path);
             goto fail;
         }
+    snprintf(b->format, sizeof(b->format), "raw");
+    if (qcow_image_magic(head)) {
+        /* libqcow reads; the guest's writes are kept in the overlay (QEMU's -snapshot). */
+        if (qcow_image_open(&b->qcow, path, err) < 0)
+            goto fail;
+        bytes = qcow_image_size(b->qcow);
+        snprintf(b->format, sizeof(b->format), "%s", qcow_image_describe(b->qcow));
+        if (mode == VIRTIO_BLK_RW)
+            mode = VIRTIO_BLK_OVERLAY;
+    } else if (mode == VIRTIO_BLK_RW) {
+        int rw = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (rw < 0) {
+            hv_errf_errno(err, "%s", path);
+            goto fail;
+        }
+        close(fd);
+        fd = rw;
+    }
     if (bytes < VIRTIO_BLK_SECTOR) {
         hv_errf(err, "%s: %llu bytes, less than one 512-byte sector", path,
                 (unsigned long long)bytes);
@@ -96,6 +116,7 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
     }
     /* One writer per image, as QEMU locks its images: a second VM on the same disk would
      * corrupt the file system on it. */
+    readonly = mode != VIRTIO_BLK_RW;
     if (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
         hv_errf(err, "%s: %s", path,
                 errno == EWOULDBLOCK ? "in use by another process (locked)" : strerror(errno));
@@ -130,12 +151,16 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
     memcpy(b->id, base, idlen);
     return 0;
 fail:
+    qcow_image_close(b->qcow);
+    b->qcow = NULL;
     close(fd);
     return -1;
 }
 
 void virtio_blk_close(struct virtio_blk *b)
 {
+    qcow_image_close(b->qcow);
+    b->qcow = NULL;
     if (b->fd >= 0)
         close(b->fd);
     if (b->overlay_fd >= 0)
@@ -216,6 +241,18 @@ static bool transfer(int fd, bool write, struct iovec *iov, int n, uint64_t off)
     return true;
 }
 
+/* The image's bytes, or the overlay's, or a write: a qcow image is read through libqcow, anything
+ * else with preadv/pwritev. */
+static bool image_io(struct virtio_blk *b, int fd, bool write, struct iovec *iov, int n,
+                     uint64_t off)
+{
+    if (b->qcow && fd == b->fd && !write) {
+        struct hv_err err;
+        return qcow_image_readv(b->qcow, iov, n, off, &err);
+    }
+    return transfer(fd, write, iov, n, off);
+}
+
 /* Bytes [rel, rel + n) of a request's data (OUT: the readable buffers after the 16-byte header;
  * IN: the writable buffers) to or from `fd` at `off`, a slice at a time; false on an I/O error
  * or when the VM stops (b->abandoning then says which). */
@@ -231,7 +268,7 @@ static bool data_io(struct virtio_blk *b, const struct virtq_req *r, bool out, i
         uint64_t take = n - done < VIRTIO_BLK_SLICE ? n - done : VIRTIO_BLK_SLICE;
         int k =
             out ? span(r, false, 16 + rel + done, take, iov) : span(r, true, rel + done, take, iov);
-        if (k < 0 || !transfer(fd, out, iov, k, off + done))
+        if (k < 0 || !image_io(b, fd, out, iov, k, off + done))
             return false;
         done += take;
     }
@@ -269,7 +306,7 @@ static bool overlay_copy(struct virtio_blk *b, uint64_t blk)
     uint64_t at = blk * VIRTIO_BLK_OVERLAY_BLOCK;
     uint64_t n = b->bytes - at < sizeof(buf) ? b->bytes - at : sizeof(buf);
     struct iovec in = {buf, (size_t)n}, out = {buf, (size_t)n};
-    return transfer(b->fd, false, &in, 1, at) && transfer(b->overlay_fd, true, &out, 1, at);
+    return image_io(b, b->fd, false, &in, 1, at) && transfer(b->overlay_fd, true, &out, 1, at);
 }
 
 /* A write, into the overlay only: the edge blocks it covers in part are copied first, so every

@@ -47,8 +47,14 @@ enum virtio_blk_mode {
  * it, so the bitmap costs one bit per 4 KiB of disk (32 MiB for 1 TiB). */
 #define VIRTIO_BLK_OVERLAY_BLOCK 4096u
 
+struct qcow_image;
+
 struct virtio_blk {
     int fd; /* the image, opened by virtio_blk_open */
+    /* A qcow2 image (vmm/virtio/qcow_image.h): its data read through libqcow, never written
+     * (the guest's writes go to the overlay); NULL for a raw image. */
+    struct qcow_image *qcow;
+    char format[160]; /* "raw", or the qcow image's description */
     enum virtio_blk_mode mode;
     int overlay_fd;          /* VIRTIO_BLK_OVERLAY: the unlinked temporary file, else -1 */
     uint8_t *overlay_dirty;  /* one bit per overlay block: the overlay holds it */
@@ -66,9 +72,10 @@ struct virtio_blk {
     struct virtq_req req; /* the request being served (4 KiB: kept off the caller's stack) */
 };
 
-/* Opens a raw image (a regular file or block device; qcow2 and other formats are refused with
- * how to convert them). An overlay's temporary file is made in $TMPDIR (else /var/tmp): it
- * grows to at most the disk's size. */
+/* Opens a raw image (a regular file or block device) or a qcow2 image with its backing chain
+ * (read through libqcow; asked for read-write, it gets the private overlay instead); other
+ * formats are refused with how to convert them. An overlay's temporary file is made in $TMPDIR
+ * (else /var/tmp): it grows to at most the disk's size. */
 int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
                     struct hv_err *err);
 void virtio_blk_close(struct virtio_blk *b);

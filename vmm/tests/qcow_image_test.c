@@ -1,0 +1,194 @@
+/* qcow2 images through libqcow (vmm/virtio/qcow_image.c), against QEMU's own reading of the same
+ * images (qemu-img convert -O raw, the reference): images QEMU wrote (qemu-img, qemu-io) with data
+ * clusters, holes, a backing chain named relatively, and compressed clusters read back byte for
+ * byte in reads of every shape; then what QEMU itself refuses or a hostile image may be: a
+ * backing chain that loops, one deeper than the bound, a raw backing file, a missing backing
+ * file, a cut image, an image whose header is garbage or claims an impossible size (refused by
+ * QEMU's own check before libqcow reads it). qemu-img and qemu-io (qemu-utils) must be there:
+ * the test fails without them. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vmm/virtio/qcow_image.h"
+
+static char dir[64];
+
+static void sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    char full[2300];
+    snprintf(full, sizeof(full), "cd '%s' && (%s) >/dev/null 2>&1", dir, cmd);
+    if (system(full) != 0)
+        fail_msg("failed: %s", cmd);
+}
+
+static uint8_t *slurp(const char *name, size_t *len)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*len ? *len : 1);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/hvprof-qcow-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    if (system("command -v qemu-img >/dev/null && command -v qemu-io >/dev/null") != 0) {
+        fprintf(stderr, "qcow_image_test: qemu-img and qemu-io (qemu-utils) are needed: "
+                        "scripts/deps.sh installs them\n");
+        return -1;
+    }
+    /* base: two data runs and holes; top over it (relative backing name): two more runs, one
+     * over a hole of base's and one over its data; comp: the whole of top, compressed. */
+    sh("qemu-img create -q -f qcow2 base.qcow2 4M");
+    sh("qemu-io -c 'write -P 0xaa 0 64k' -c 'write -P 0xbb 1049088 4k' base.qcow2");
+    sh("qemu-img create -q -f qcow2 -b base.qcow2 -F qcow2 top.qcow2");
+    sh("qemu-io -c 'write -P 0xcc 3M 8k' -c 'write -P 0xdd 32k 4k' top.qcow2");
+    sh("qemu-img convert -O raw top.qcow2 top.raw");
+    sh("qemu-img convert -c -O qcow2 top.raw comp.qcow2");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sh("rm -f *.qcow2 *.raw *.img");
+    rmdir(dir);
+    return 0;
+}
+
+static struct qcow_image *open_ok(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct qcow_image *q = NULL;
+    struct hv_err err = {0};
+    if (qcow_image_open(&q, path, &err) < 0)
+        fail_msg("%s: %s", name, err.msg);
+    return q;
+}
+
+static const char *open_fails(const char *name)
+{
+    static struct hv_err err;
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct qcow_image *q = NULL;
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(qcow_image_open(&q, path, &err), -1);
+    assert_null(q);
+    print_message("%s: %s\n", name, err.msg);
+    return err.msg;
+}
+
+/* Every byte as QEMU reads it, in reads of 4 KiB, 64 KiB, and odd pieces over odd offsets. */
+static void same_as_qemu(const char *image, const uint8_t *ref, size_t len)
+{
+    struct qcow_image *q = open_ok(image);
+    assert_int_equal(qcow_image_size(q), len);
+    uint8_t *got = malloc(len);
+    struct hv_err err;
+    static const size_t sizes[] = {4096, 65536, 1536};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        memset(got, 0x5a, len);
+        for (size_t off = 0; off < len; off += sizes[k]) {
+            size_t n = len - off < sizes[k] ? len - off : sizes[k];
+            /* Two iovecs, split unevenly. */
+            struct iovec iov[2] = {{got + off, n / 3}, {got + off + n / 3, n - n / 3}};
+            if (!qcow_image_readv(q, iov, 2, off, &err))
+                fail_msg("%s: read at %zu: %s", image, off, err.msg);
+        }
+        assert_memory_equal(got, ref, len);
+    }
+    /* Past the end: refused. */
+    struct iovec one = {got, 512};
+    assert_false(qcow_image_readv(q, &one, 1, len - 256, &err));
+    free(got);
+    qcow_image_close(q);
+}
+
+static void test_same_as_qemu(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *ref = slurp("top.raw", &len);
+    assert_int_equal(len, 4u << 20);
+    /* What the images hold, as written: top over base, base's data under top's holes. */
+    assert_int_equal(ref[0], 0xaa);
+    assert_int_equal(ref[32768], 0xdd);
+    assert_int_equal(ref[1049088], 0xbb);
+    assert_int_equal(ref[3u << 20], 0xcc);
+    assert_int_equal(ref[2u << 20], 0);
+    same_as_qemu("top.qcow2", ref, len);
+    same_as_qemu("comp.qcow2", ref, len);
+    free(ref);
+    struct qcow_image *q = open_ok("top.qcow2");
+    assert_string_equal(qcow_image_describe(q), "qcow2, backing chain: base.qcow2");
+    qcow_image_close(q);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    /* A loop: b's backing file is a, a's is b (qemu-img rebase -u writes it unchecked). */
+    sh("qemu-img create -q -f qcow2 a.qcow2 1M && qemu-img create -q -f qcow2 -b a.qcow2 -F "
+       "qcow2 b.qcow2 && qemu-img rebase -u -b b.qcow2 -F qcow2 a.qcow2");
+    assert_non_null(strstr(open_fails("b.qcow2"), "comes back to"));
+    /* Deeper than the bound. */
+    sh("qemu-img create -q -f qcow2 c0.qcow2 1M");
+    for (int i = 1; i <= QCOW_MAX_CHAIN; i++)
+        sh("qemu-img create -q -f qcow2 -b c%d.qcow2 -F qcow2 c%d.qcow2", i - 1, i);
+    char deep[32];
+    snprintf(deep, sizeof(deep), "c%d.qcow2", QCOW_MAX_CHAIN);
+    assert_non_null(strstr(open_fails(deep), "a backing chain longer than"));
+    snprintf(deep, sizeof(deep), "c%d.qcow2", QCOW_MAX_CHAIN - 1);
+    qcow_image_close(open_ok(deep)); /* at the bound: read */
+    /* A raw backing file, and a missing one. */
+    sh("qemu-img create -q -f raw r.raw 1M && qemu-img create -q -f qcow2 -b r.raw -F raw "
+       "onraw.qcow2");
+    assert_non_null(strstr(open_fails("onraw.qcow2"), "is not a qcow image"));
+    sh("qemu-img create -q -f qcow2 -b gone.qcow2 -F qcow2 -o size=1M orphan.qcow2 || "
+       "qemu-img create -q -f qcow2 -u -b gone.qcow2 -F qcow2 orphan.qcow2 1M");
+    assert_non_null(strstr(open_fails("orphan.qcow2"), "gone.qcow2"));
+    /* Cut short, and garbage after the magic: an error, never a crash. */
+    sh("head -c 1000 top.qcow2 > cut.qcow2");
+    open_fails("cut.qcow2");
+    sh("(printf 'QFI\\373'; head -c 65532 /dev/urandom) > junk.qcow2");
+    open_fails("junk.qcow2");
+    /* The image qcow_image_fuzz found overflowing a heap buffer in libqcow's reads (a header
+     * claiming an impossible size): QEMU's check refuses it before libqcow reads it. */
+    sh("cp '%s/vmm/tests/data/qcow2-impossible-size.qcow2' big.qcow2", getenv("HVPROF_SOURCE_DIR"));
+    assert_non_null(strstr(open_fails("big.qcow2"), "QEMU finds the image unreadable: Image is "
+                                                    "too big"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_same_as_qemu),
+                                       cmocka_unit_test(test_refused)};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

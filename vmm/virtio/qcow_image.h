@@ -1,0 +1,36 @@
+/* A qcow2 (or qcow) disk image read through libyal's libqcow (Debian's libqcow-dev), with its
+ * backing chain: the file its header names (relative to the image's directory, as QEMU resolves
+ * it), and that file's, at most QCOW_MAX_CHAIN deep, each a qcow image and none twice (a loop
+ * is refused). Read-only: the block device keeps the guest's writes in its private overlay
+ * (docs/virtio.md). Encrypted images and raw backing files are refused with a message. The
+ * header, tables and clusters are untrusted (fuzz_qcow_image). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "common/err.h"
+
+#define QCOW_MAX_CHAIN 16
+
+struct qcow_image;
+
+/* True when the first bytes of a file are a qcow header ("QFI\xfb"). */
+bool qcow_image_magic(const uint8_t head[4]);
+
+/* Open `path` and its backing chain. 0, or -1 with err. */
+int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *err);
+
+/* The virtual disk's size in bytes. */
+uint64_t qcow_image_size(const struct qcow_image *q);
+
+/* What it is, for the summary: "qcow2, 2 GiB, backing chain: base.qcow2". */
+const char *qcow_image_describe(const struct qcow_image *q);
+
+/* Read the whole range into the iovecs; false on an error (err says which) or past the end. */
+bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint64_t off,
+                      struct hv_err *err);
+
+void qcow_image_close(struct qcow_image *q);

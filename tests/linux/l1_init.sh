@@ -49,6 +49,9 @@ run_scenario() {
   # A scenario that boots from the ext4 root (hvtest.plan=root) gets a fresh copy of it.
   root=/tmp/hvtest-root.img
   case " $opts " in *" --disk $root"*) zcat /guest/root.ext4.gz >"$root" ;; esac
+  # ... or its qcow2 copy, which hvprof must never write.
+  qroot=/tmp/hvtest-root.qcow2
+  case " $opts " in *" --disk $qroot"*) cp /guest/root.qcow2 "$qroot" ;; esac
   # HVTEST_KILL_AT=WORD in the environment words: hvprof is killed (SIGKILL) half a second
   # after the guest's console shows WORD, mid-run (docs/virtio.md, "A kill mid-write").
   kill_at=$(echo " $envs " | sed -n 's/.* HVTEST_KILL_AT=\([^ ]*\) .*/\1/p')
@@ -105,6 +108,10 @@ run_scenario() {
     e2fsck -fn "$root" >>"$d/fsck-replay.txt" 2>&1
     echo $? >"$d/fsck-replay.status"
     rm -f "$root" ;;
+  esac
+  case " $opts " in *" --disk $qroot"*)
+    if cmp -s "$qroot" /guest/root.qcow2; then echo unchanged; else echo CHANGED; fi >"$d/qcow2.image"
+    rm -f "$qroot" ;;
   esac
 }
 

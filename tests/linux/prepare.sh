@@ -38,7 +38,7 @@ need() {
 }
 # libc6-dbg: glibc's full symbol table (start_thread, clone3, __libc_start_call_main and its
 # internals), for the tests to name the frames the CFI unwinder walks through in libc.so.6.
-need qemu-system-x86 cpio gcc libc6-dev libc6-dbg
+need qemu-system-x86 qemu-utils cpio gcc libc6-dev libc6-dbg
 
 # trixie's QEMU as L0 (docs/linux.md, "The emulator under the test bed"), which the kernel
 # matrix needs (bookworm's cannot run 5.10 or 7.x): bookworm cannot install it, so it lives in a
@@ -307,6 +307,9 @@ cp /usr/lib/python3.11/os.py "$cache/rootfs/usr/lib/python3.11/"
 cp -r /usr/lib/python3.11/encodings "$cache/rootfs/usr/lib/python3.11/"
 rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
 mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 64M
+# The same root as a cloud image ships: qcow2 with compressed clusters (docs/virtio.md).
+rm -f "$cache/root.qcow2"
+qemu-img convert -q -c -f raw -O qcow2 "$cache/root.ext4" "$cache/root.qcow2"
 gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run
 rm -rf "$cache/rootfs"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.

@@ -90,7 +90,7 @@ for l in $(ldd "$hvprof" | grep -o '/[^ ]*'); do
 done
 # Every kernel prepare.sh fetched, by its name (generic, cloud, and the kernel matrix's suites).
 for k in "$cache"/kernel-*/vmlinuz; do cp "$k" "$in/guest/vmlinuz-$(basename "$(dirname "$k")" | sed 's/^kernel-//')"; done
-cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$in/guest/"
+cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$cache/root.qcow2" "$in/guest/"
 # e2fsck for the disk scenarios' images after their runs (docs/virtio.md); hvtest_kick, built
 # beside hvprof, for the reference VMM under hvprof's load (kick.c).
 kick=$(dirname "$hvprof")/../tests/linux/hvtest_kick

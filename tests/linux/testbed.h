@@ -101,6 +101,9 @@ struct tb_result {
  * labelled at its start, and a fresh copy of the test bed's ext4 root. */
 #define TB_DISK "/tmp/hvtest-disk.img"
 #define TB_ROOT "/tmp/hvtest-root.img"
+/* The same root as a compressed qcow2 image (l1_init.sh: compared with its original after the
+ * run: hvprof never writes it). */
+#define TB_ROOT_QCOW2 "/tmp/hvtest-root.qcow2"
 
 /* A group's scenarios (tests/linux/matrix.c): reference, boot, modes, la57, smp64, disk,
  * disk-root; NULL and *n = 0 for an unknown name. */

@@ -57,6 +57,18 @@ int diskfs_probe_image(struct diskfs *d, unsigned disk, const char *path, struct
     uint64_t image_size = 0;
     if (fstat(fd, &st) == 0)
         image_size = S_ISBLK(st.st_mode) ? (uint64_t)blkid_get_dev_size(fd) : (uint64_t)st.st_size;
+    /* A qcow2 image (its magic, QEMU's docs/interop/qcow2.txt): libblkid and libext2fs read raw
+     * images; its files come from the guest's page cache instead (docs/page-cache.md). */
+    uint8_t magic[4] = {0};
+    if (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+        !memcmp(magic, "QFI\xfb", 4)) {
+        struct diskfs_volume v = {.size = image_size};
+        snprintf(v.where, sizeof(v.where), "disk %u", disk);
+        snprintf(v.why, sizeof(v.why),
+                 "a qcow2 image: its files come from the guest's page cache instead");
+        close(fd);
+        return add_volume(d, &v, err);
+    }
     int rc = 0;
     blkid_probe pr = blkid_new_probe();
     blkid_partlist parts = NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -148,6 +149,20 @@ static void test_whole_disk(void **state)
     diskfs_describe(&d, text, sizeof(text));
     assert_string_equal(text, "disk 0: ext4, read by inode\n");
     diskfs_close(&d);
+    /* The same file system in a qcow2 image (qemu-img): said so, not read, nothing found. */
+    char q2[320], cmd[800];
+    snprintf(q2, sizeof(q2), "%s/fs.qcow2", dir);
+    snprintf(cmd, sizeof(cmd), "qemu-img convert -q -f raw -O qcow2 '%s' '%s'", image, q2);
+    if (system(cmd) != 0)
+        fail_msg("qemu-img (qemu-utils) is needed: scripts/deps.sh installs it");
+    images[0] = q2;
+    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_null(diskfs_find_uuid(&d, uuid));
+    diskfs_describe(&d, text, sizeof(text));
+    assert_string_equal(text, "disk 0: not read (a qcow2 image: its files come from the guest's "
+                              "page cache instead)\n");
+    diskfs_close(&d);
+    unlink(q2);
 }
 
 static void test_partitioned(void **state)

@@ -100,27 +100,31 @@ case $plan in
     done) &
     writer=$!
     start_workloads
-    # hvtest.debian=1: Debian's own python3, xz and sqlite3 beside them, each busy for $ms ms.
+    # shellcheck disable=SC2086 # a list of pids
+    wait $workloads
+    # hvtest.debian=1: then Debian's own python3, xz and sqlite3, side by side for $ms ms (after
+    # the workloads: on one vCPU beside them they would leave each too few samples).
     if [ "$debian" = 1 ]; then
+      debian_pids=
       secs=$(( (ms + 999) / 1000 ))
       /bin/python3.11 -I -S -c "
 import time
 def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
 end = time.monotonic() + $secs
 while time.monotonic() < end: fib(18)" &
-      workloads="$workloads $!"
+      debian_pids="$debian_pids $!"
       dd if=/dev/urandom of=/tmp/xz.in bs=64k count=32 2>/dev/null
       (end=$(( $(date +%s) + secs )); while [ "$(date +%s)" -lt $end ]; do
         /bin/xz -6 -T1 -c /tmp/xz.in >/dev/null; done) &
-      workloads="$workloads $!"
+      debian_pids="$debian_pids $!"
       (end=$(( $(date +%s) + secs )); while [ "$(date +%s)" -lt $end ]; do
         /bin/sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT count(*), sum(x % 7) FROM c;" >/dev/null
       done) &
-      workloads="$workloads $!"
+      debian_pids="$debian_pids $!"
       echo "HVTEST debian programs running for $secs s"
+      # shellcheck disable=SC2086 # a list of pids
+      wait $debian_pids
     fi
-    # shellcheck disable=SC2086 # a list of pids
-    wait $workloads
     kill $writer
     wait $writer 2>/dev/null
     sync

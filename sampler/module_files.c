@@ -77,6 +77,24 @@ bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *ds
     return false;
 }
 
+bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as,
+                              const struct discover_module *m)
+{
+    static uint8_t mem[4096], file[4096]; /* the drain thread's only */
+    if ((m->header_va & 4095) ||
+        !guestos_read_user(&f->s->os, f->s->mem, as, m->header_va, mem, sizeof(mem)))
+        return false;
+    for (int tries = 0; tries < 2; tries++) {
+        if (sampler_module_page(f, 0, file) && !memcmp(mem, file, sizeof(mem)))
+            return true;
+        if (!f->v || !f->s->os.ops->file_page)
+            return false;
+        f->v = NULL; /* the disk holds another version of it: the page cache, then */
+        f->size = f->gf.size;
+    }
+    return false;
+}
+
 /* len bytes at off, page by page. */
 static bool file_read(void *ctx, uint64_t off, void *dst, size_t len)
 {

@@ -32,9 +32,13 @@ static const struct {
 /* An unlinked file for the overlay, nowhere a path could reach it. */
 static int overlay_file(uint64_t bytes, struct hv_err *err)
 {
+    /* $TMPDIR, else /var/tmp (a disk's size may not fit a RAM-backed /tmp), else /tmp where
+     * there is no /var/tmp (a minimal root, an initramfs). */
     const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/var/tmp";
+    if (!dir || !*dir) {
+        struct stat st;
+        dir = stat("/var/tmp", &st) == 0 || errno != ENOENT ? "/var/tmp" : "/tmp";
+    }
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_EXCL, 0600);
     if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
         char tmpl[PATH_MAX];

@@ -75,7 +75,7 @@ struct virtio_blk {
 /* Opens a raw image (a regular file or block device) or a qcow2 image with its backing chain
  * (read through libqcow; asked for read-write, it gets the private overlay instead); other
  * formats are refused with how to convert them. An overlay's temporary file is made in $TMPDIR
- * (else /var/tmp): it grows to at most the disk's size. */
+ * (else /var/tmp, else /tmp where there is none): it grows to at most the disk's size. */
 int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
                     struct hv_err *err);
 void virtio_blk_close(struct virtio_blk *b);

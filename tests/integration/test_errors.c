@@ -122,7 +122,8 @@ static int make_fixtures(void)
     uint64_t nostop[3] = {0x0016547846040010ull,
                           0 | (2ull << 4) | (1ull << 16) | (0ull << 20) | (6ull << 52), 0};
     memcpy(&nostop[2], "hvprof\0\0", 8);
-    /* A qcow2 image's first bytes: its magic "QFI\xfb" (QEMU's docs/interop/qcow2.txt). */
+    /* A qcow2 header with nothing behind it: its magic "QFI\xfb" and version 3 (QEMU's
+     * docs/interop/qcow2.txt), refused by QEMU's own check before libqcow reads it. */
     static const uint8_t qcow2[4096] = {'Q', 'F', 'I', 0xfb, 0, 0, 0, 3};
     static const char zero_ks[] = "0000000000000000 T _text\n0000000000000000 T start_kernel\n";
     /* An ELF file cut after its first 4 KiB: this test binary's own headers, no sections. */

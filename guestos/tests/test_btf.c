@@ -68,6 +68,18 @@ enum {
     T_TASK
 };
 
+/* The blob: btf.rst's header (magic 0xeb9f, version 1, 24 bytes), types, strings. */
+static void finish(struct blob *b)
+{
+    uint8_t hdr[24] = {0x9f, 0xeb, 1, 0};
+    uint32_t v[5] = {24, 0, (uint32_t)b->tl, (uint32_t)b->tl, (uint32_t)b->sl};
+    memcpy(hdr + 4, v, sizeof(v));
+    memcpy(b->out, hdr, 24);
+    memcpy(b->out + 24, b->types, b->tl);
+    memcpy(b->out + 24 + b->tl, b->strs, b->sl);
+    b->len = 24 + b->tl + b->sl;
+}
+
 static void build(struct blob *b)
 {
     memset(b, 0, sizeof(*b));
@@ -100,13 +112,7 @@ static void build(struct blob *b)
     member(b, "comm", T_COMM, 0x208 * 8);
     member(b, "mm", T_MM_PTR, 0x300 * 8);
     member(b, "thread", T_THREAD, 0x400 * 8);
-    uint8_t hdr[24] = {0x9f, 0xeb, 1, 0};
-    uint32_t v[5] = {24, 0, (uint32_t)b->tl, (uint32_t)b->tl, (uint32_t)b->sl};
-    memcpy(hdr + 4, v, sizeof(v));
-    memcpy(b->out, hdr, 24);
-    memcpy(b->out + 24, b->types, b->tl);
-    memcpy(b->out + 24 + b->tl, b->strs, b->sl);
-    b->len = 24 + b->tl + b->sl;
+    finish(b);
 }
 
 static void test_members(void **state)
@@ -253,15 +259,10 @@ static void test_enums(void **state)
     w32(bl, str(bl, "BIG"));
     w32(bl, 0x89abcdef);
     w32(bl, 0x1234567);
-    uint8_t hdr[24] = {0x9f, 0xeb, 1, 0};
-    uint32_t v[5] = {24, 0, (uint32_t)bl->tl, (uint32_t)bl->tl, (uint32_t)bl->sl};
-    memcpy(hdr + 4, v, sizeof(v));
-    memcpy(bl->out, hdr, 24);
-    memcpy(bl->out + 24, bl->types, bl->tl);
-    memcpy(bl->out + 24 + bl->tl, bl->strs, bl->sl);
+    finish(bl);
     struct lx_btf b;
     struct hv_err err = {0};
-    if (lx_btf_load(&b, bl->out, 24 + bl->tl + bl->sl, &err))
+    if (lx_btf_load(&b, bl->out, bl->len, &err))
         fail_msg("%s", err.msg);
     int64_t val = 0;
     assert_true(lx_btf_enum_value(&b, "PG_uptodate", &val));

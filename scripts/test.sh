@@ -5,7 +5,7 @@
 #      hvprof under nested virtualization, CI's matrix (scripts/test-linux-full.sh runs the full
 #      one), ~20 minutes; needs root and Debian's mirror. HVPROF_LINUX=0 skips it (and says so),
 #   3. the suite again under ASan + UBSan (without the Linux stage),
-#   4. every libFuzzer target for a bounded time (HVPROF_FUZZ_SECONDS, default 45),
+#   4. every libFuzzer target for a bounded time (HVPROF_FUZZ_SECONDS, default 30),
 #   5. the benchmark script in --quick mode (it measures, it never fails on a number).
 # Set HVPROF_QUICK=1 to run only steps 1 and 2.
 set -euo pipefail
@@ -35,7 +35,7 @@ if [ "${HVPROF_QUICK:-0}" != 1 ]; then
     ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE "linux|slow"
 
   echo "== fuzzing"
-  bash scripts/fuzz.sh "${HVPROF_FUZZ_SECONDS:-45}"
+  bash scripts/fuzz.sh "${HVPROF_FUZZ_SECONDS:-30}"
 
   if [ -x scripts/bench.sh ]; then
     echo "== benchmarks (--quick; numbers only, never a failure)"

@@ -14,7 +14,7 @@
 #define TB_OPTS_NOSYMS "--hz 1000 --timeout 180"
 #define TB_ROOT_OPTS   "--hz 1000 --timeout 240 --symbols /guest/files --disk " TB_ROOT
 /* No files at all: unwind tables the guest never read come from the disk (docs/diskfs.md). */
-#define TB_ROOT_NOSYMS "--hz 1000 --timeout 240 --disk " TB_ROOT
+#define TB_ROOT_NOSYMS "--hz 1000 --timeout 300 --disk " TB_ROOT
 
 /* A control's load: hvprof's sampling rate (docs/linux.md, "The reference under hvprof's
  * load"). */

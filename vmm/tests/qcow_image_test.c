@@ -23,7 +23,7 @@
 
 static char dir[64];
 
-static void sh(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
 {
     char cmd[2048];
     va_list ap;

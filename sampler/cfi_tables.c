@@ -9,6 +9,7 @@
  * tables (guestwalk/cfi_unwind.h) is published to the exit path, which loads it with acquire
  * before a user walk of that process. Tables and maps are immutable once published and kept
  * until the sampler closes (a vCPU may still walk with an older one). */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
     }
     struct sampler_module_file f;
     int have_file = -1; /* not looked for yet */
-    bool fillable = m->file_offsets && !(seg->flags & 2 /* PF_W */);
+    bool fillable = m->file_offsets && !(seg->flags & PF_W);
     for (size_t p = 0; p < pages; p++) {
         present[p] = guestos_read_user(&s->os, s->mem, as, lo + p * 4096, data + p * 4096, 4096);
         if (present[p] || !fillable)

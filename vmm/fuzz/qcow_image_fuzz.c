@@ -1,4 +1,4 @@
-/* libFuzzer: a hostile qcow2 image (vmm/virtio/qcow_image.c over libqcow): the input is the
+/* libFuzzer: a hostile qcow2 image (vmm/qcow/qcow_image.c over libqcow): the input is the
  * image file, its header, L1 and L2 tables, refcounts, compressed clusters and backing-file name
  * as the user's image could hold them (written to a memfd and opened by its /proc path), each
  * first checked by QEMU (qemu-img check) as hvprof checks every qcow2 image. Opening
@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/virtio/qcow_image.h"
+#include "vmm/qcow/qcow_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

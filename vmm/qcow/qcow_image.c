@@ -1,4 +1,4 @@
-#include "vmm/virtio/qcow_image.h"
+#include "vmm/qcow/qcow_image.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* qcow2 images through libqcow (vmm/virtio/qcow_image.c), against QEMU's own reading of the same
+/* qcow2 images through libqcow (vmm/qcow/qcow_image.c), against QEMU's own reading of the same
  * images (qemu-img convert -O raw, the reference): images QEMU wrote (qemu-img, qemu-io) with data
  * clusters, holes, a backing chain named relatively, and compressed clusters read back byte for
  * byte in reads of every shape; then what QEMU itself refuses or a hostile image may be: a
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/virtio/qcow_image.h"
+#include "vmm/qcow/qcow_image.h"
 
 static char dir[64];
 

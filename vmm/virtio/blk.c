@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "vmm/virtio/image_lock.h"
-#include "vmm/virtio/qcow_image.h"
+#include "vmm/qcow/qcow_image.h"
 
 /* Image formats that are not raw, by their first bytes (each format's own header magic). */
 static const struct {

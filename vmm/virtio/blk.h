@@ -51,7 +51,7 @@ struct qcow_image;
 
 struct virtio_blk {
     int fd; /* the image, opened by virtio_blk_open */
-    /* A qcow2 image (vmm/virtio/qcow_image.h): its data read through libqcow, never written
+    /* A qcow2 image (vmm/qcow/qcow_image.h): its data read through libqcow, never written
      * (the guest's writes go to the overlay); NULL for a raw image. */
     struct qcow_image *qcow;
     char format[160]; /* "raw", or the qcow image's description */

@@ -1,22 +1,70 @@
 #include "diskfs/diskfs.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diskfs/diskfs_priv.h"
+#include "vmm/qcow/qcow_image.h"
+
+/* Whether `path` starts with a qcow header; -1 when it cannot be opened (err). */
+static int is_qcow(const char *path, struct hv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hv_errk(err, HV_ERR_OS, "%s: %s", path, strerror(errno));
+    uint8_t magic[4] = {0};
+    bool yes = pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+               qcow_image_magic(magic);
+    close(fd);
+    return yes;
+}
+
+/* The volumes of image i (a qcow image is opened and kept in d->qcow[i]). */
+static int open_image(struct diskfs *d, unsigned i, const char *path, struct hv_err *err)
+{
+    int q = is_qcow(path, err);
+    if (q < 0)
+        return -1;
+    struct qcow_image *qcow = NULL;
+    if (q) {
+        struct hv_err why;
+        if (qcow_image_open(&qcow, path, &why) < 0) {
+            /* A damaged image is the guest's business (the block device says so when it is
+             * served); here its files are only not read. */
+            struct diskfs_volume v = {.disk = i};
+            snprintf(v.where, sizeof(v.where), "disk %u", i);
+            snprintf(v.why, sizeof(v.why), "%.95s", why.msg);
+            qcow = NULL;
+            if (!vec_append(&d->qcow, qcow) || !vec_append(&d->vols, v))
+                return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+            return 0;
+        }
+    }
+    if (!vec_append(&d->qcow, qcow)) {
+        qcow_image_close(qcow);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    }
+    size_t first = d->vols.n;
+    int rc = qcow ? diskfs_probe_qcow(d, i, qcow, err) : diskfs_probe_image(d, i, path, err);
+    if (rc < 0)
+        return -1;
+    for (size_t k = first; k < d->vols.n; k++)
+        if (!d->vols.v[k].why[0])
+            diskfs_ext_open(&d->vols.v[k], path, qcow);
+    return 0;
+}
 
 int diskfs_open(struct diskfs *d, const char *const *images, unsigned n, struct hv_err *err)
 {
     memset(d, 0, sizeof(*d));
     for (unsigned i = 0; i < n; i++) {
-        size_t first = d->vols.n;
-        if (diskfs_probe_image(d, i, images[i], err) < 0) {
+        if (open_image(d, i, images[i], err) < 0) {
             diskfs_close(d);
             return -1;
         }
-        for (size_t k = first; k < d->vols.n; k++)
-            if (!d->vols.v[k].why[0])
-                diskfs_ext_open(&d->vols.v[k], images[i]);
     }
     return 0;
 }
@@ -26,6 +74,9 @@ void diskfs_close(struct diskfs *d)
     for (size_t i = 0; i < d->vols.n; i++)
         diskfs_ext_close(&d->vols.v[i]);
     vec_free(&d->vols);
+    for (size_t i = 0; i < d->qcow.n; i++)
+        qcow_image_close(d->qcow.v[i]);
+    vec_free(&d->qcow);
 }
 
 struct diskfs_volume *diskfs_find_uuid(struct diskfs *d, const uint8_t uuid[16])

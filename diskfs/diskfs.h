@@ -23,6 +23,8 @@
 
 #define DISKFS_MAX_VOLUMES 64 /* partitions and whole-disk file systems kept, over all disks */
 
+struct qcow_image;
+
 /* One file system (or unreadable partition) on one image. */
 struct diskfs_volume {
     char where[48];   /* "disk 0", "disk 0 partition 1" */
@@ -32,14 +34,19 @@ struct diskfs_volume {
     uint64_t offset, size; /* in the image, bytes */
     void *fs;              /* ext2_filsys when the volume is readable, else NULL */
     char why[96];          /* why it is not readable */
+    unsigned disk;         /* which of diskfs_open's images */
+    void *io;              /* a qcow image's range for libext2fs (ext_qcow_io.c), else NULL */
 };
 
 struct diskfs {
     VECTOR(struct diskfs_volume) vols;
+    /* Per image: its qcow image (vmm/qcow), NULL for a raw one. */
+    VECTOR(struct qcow_image *) qcow;
 };
 
-/* Find the file systems of n disk images (raw). A disk with no recognizable content gives no
- * volume. -1 only when an image cannot be opened at all or memory runs out (err). */
+/* Find the file systems of n disk images, raw or qcow2 (with their backing chains). A disk with
+ * no recognizable content gives no volume; a qcow2 image that cannot be read gives one that
+ * says why. -1 only when an image cannot be opened at all or memory runs out (err). */
 int diskfs_open(struct diskfs *d, const char *const *images, unsigned n, struct hv_err *err);
 void diskfs_close(struct diskfs *d);
 

@@ -1,12 +1,14 @@
 /* ext2, ext3 and ext4 through e2fsprogs' libext2fs: a file system opened read-only at its
- * partition's offset in the image (unix_io's "offset=" option), files read by inode number
- * through the library's own block mapping (extents or block maps). */
+ * partition's offset in the image (unix_io's "offset=" option; a qcow image's through
+ * ext_qcow_io.c), files read by inode number through the library's own block mapping (extents
+ * or block maps). */
 #include <et/com_err.h>
 #include <ext2fs/ext2_err.h>
 #include <ext2fs/ext2fs.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diskfs/diskfs_priv.h"
@@ -23,7 +25,7 @@ static void messages_init(void)
     initialize_ext2_error_table(); /* libext2fs's error texts for error_message() */
 }
 
-void diskfs_ext_open(struct diskfs_volume *v, const char *path)
+void diskfs_ext_open(struct diskfs_volume *v, const char *path, struct qcow_image *qcow)
 {
     if (!is_ext(v->type)) {
         snprintf(v->why, sizeof(v->why), "%s: hvprof reads files of ext2, ext3 and ext4",
@@ -31,11 +33,26 @@ void diskfs_ext_open(struct diskfs_volume *v, const char *path)
         return;
     }
     pthread_once(&messages_once, messages_init);
-    char opts[64];
+    char opts[64], name[64];
     snprintf(opts, sizeof(opts), "offset=%" PRIu64, v->offset);
+    io_manager io = unix_io_manager;
+    if (qcow) {
+        /* The partition's bytes through the qcow image's reader; its range is the channel's. */
+        struct diskfs_qcow_range *r = malloc(sizeof(*r));
+        if (!r) {
+            snprintf(v->why, sizeof(v->why), "out of memory");
+            return;
+        }
+        *r = (struct diskfs_qcow_range){qcow, v->offset, v->size};
+        v->io = r;
+        diskfs_qcow_io_name(r, name, sizeof(name));
+        path = name;
+        opts[0] = 0;
+        io = &diskfs_qcow_io_manager;
+    }
     ext2_filsys fs = NULL;
     /* Read-only (no EXT2_FLAG_RW): the library never writes; checksums are checked. */
-    errcode_t rc = ext2fs_open2(path, opts, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
+    errcode_t rc = ext2fs_open2(path, opts[0] ? opts : NULL, EXT2_FLAG_64BITS, 0, 0, io, &fs);
     if (rc) {
         snprintf(v->why, sizeof(v->why), "libext2fs: %s", error_message(rc));
         return;
@@ -50,6 +67,8 @@ void diskfs_ext_close(struct diskfs_volume *v)
         ext2fs_close_free(&fs);
         v->fs = NULL;
     }
+    free(v->io);
+    v->io = NULL;
 }
 
 /* The inode of regular file `ino`, checked. */

@@ -64,3 +64,17 @@ int diskfs_read(struct diskfs_volume *v, uint64_t ino, uint64_t off, void *buf, 
 /* What was found, one line per volume ("disk 0 partition 1: ext4, read by inode"), for the
  * summary; returns the length written (truncated to len). */
 size_t diskfs_describe(const struct diskfs *d, char *buf, size_t len);
+
+/* The inode of `path` (absolute, on volume v), following symbolic links as the boot loader
+ * does: 0, 1 when there is no such file, -1 when the file system cannot be read (err). */
+int diskfs_lookup(struct diskfs_volume *v, const char *path, uint64_t *ino, struct hv_err *err);
+
+/* Regular file `path` whole into a malloc'd buffer (NUL-terminated past *len), at most `max`
+ * bytes: a larger file is HV_ERR_LIMIT. */
+int diskfs_read_path(struct diskfs_volume *v, const char *path, size_t max, uint8_t **buf,
+                     size_t *len, struct hv_err *err);
+
+/* The names in directory `path` (no "." or ".."), at most `max`, each a malloc'd string into
+ * names[]; *n says how many. */
+int diskfs_list_dir(struct diskfs_volume *v, const char *path, char **names, unsigned max,
+                    unsigned *n, struct hv_err *err);

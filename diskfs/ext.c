@@ -134,3 +134,97 @@ int diskfs_read(struct diskfs_volume *v, uint64_t ino, uint64_t off, void *buf, 
                        ino, off, error_message(rc));
     return 0;
 }
+
+int diskfs_lookup(struct diskfs_volume *v, const char *path, uint64_t *ino, struct hv_err *err)
+{
+    ext2_filsys fs = v->fs;
+    if (!fs)
+        return hv_errk(err, HV_ERR_UNSUPPORTED, "%s: not readable (%s)", v->where, v->why);
+    ext2_ino_t found = 0;
+    /* Relative to the root: "/boot/vmlinuz" and "boot/vmlinuz" alike. */
+    while (*path == '/')
+        path++;
+    if (!*path) {
+        *ino = EXT2_ROOT_INO;
+        return 0;
+    }
+    errcode_t rc = ext2fs_namei_follow(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &found);
+    if (rc == EXT2_ET_FILE_NOT_FOUND || rc == EXT2_ET_NO_DIRECTORY)
+        return 1;
+    if (rc)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: %s: %s", v->where, path, error_message(rc));
+    *ino = found;
+    return 0;
+}
+
+int diskfs_read_path(struct diskfs_volume *v, const char *path, size_t max, uint8_t **buf,
+                     size_t *len, struct hv_err *err)
+{
+    *buf = NULL;
+    *len = 0;
+    uint64_t ino, size;
+    int rc = diskfs_lookup(v, path, &ino, err);
+    if (rc)
+        return rc < 0 ? -1
+                      : hv_errk(err, HV_ERR_CORRUPT, "%s: no file %s", v->where, path);
+    if (diskfs_file_size(v, ino, &size, err) < 0)
+        return -1;
+    if (size > max)
+        return hv_errk(err, HV_ERR_LIMIT, "%s: %s is %" PRIu64 " bytes, more than the %zu read",
+                       v->where, path, size, max);
+    uint8_t *b = malloc((size_t)size + 1);
+    if (!b)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for %s (%" PRIu64 " bytes)", path,
+                       size);
+    size_t got = 0;
+    if (diskfs_read(v, ino, 0, b, (size_t)size, &got, err) < 0) {
+        free(b);
+        return -1;
+    }
+    b[got] = 0;
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
+struct list_ctx {
+    char **names;
+    unsigned max, n;
+    bool nomem;
+};
+
+static int list_one(struct ext2_dir_entry *de, int offset, int blocksize, char *blk, void *priv)
+{
+    (void)offset, (void)blocksize, (void)blk;
+    struct list_ctx *c = priv;
+    unsigned len = ext2fs_dirent_name_len(de);
+    if ((len == 1 && de->name[0] == '.') || (len == 2 && !memcmp(de->name, "..", 2)))
+        return 0;
+    if (c->n >= c->max)
+        return DIRENT_ABORT;
+    char *name = strndup(de->name, len);
+    if (!name) {
+        c->nomem = true;
+        return DIRENT_ABORT;
+    }
+    c->names[c->n++] = name;
+    return 0;
+}
+
+int diskfs_list_dir(struct diskfs_volume *v, const char *path, char **names, unsigned max,
+                    unsigned *n, struct hv_err *err)
+{
+    *n = 0;
+    uint64_t ino;
+    int rc = diskfs_lookup(v, path, &ino, err);
+    if (rc)
+        return rc < 0 ? -1 : hv_errk(err, HV_ERR_CORRUPT, "%s: no directory %s", v->where, path);
+    struct list_ctx c = {names, max, 0, false};
+    errcode_t e = ext2fs_dir_iterate(v->fs, (ext2_ino_t)ino, 0, NULL, list_one, &c);
+    *n = c.n;
+    if (c.nomem)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory listing %s", path);
+    if (e)
+        return hv_errk(err, HV_ERR_CORRUPT, "%s: %s: %s", v->where, path, error_message(e));
+    return 0;
+}

@@ -7,7 +7,7 @@
  *     and returns it): reads, writes, and reads and writes through a private overlay (its first
  *     writes fill a new file: beside writes into a new sparse file, not a warm one).
  *   - the same image as qcow2 (qemu-img convert), plain and with compressed clusters, read
- *     through the device (libqcow, vmm/virtio/qcow_image.h) beside the raw image's device reads.
+ *     through the device (libqcow, vmm/qcow/qcow_image.h) beside the raw image's device reads.
  * The guest's side (its driver, its exits) is not in it: the Linux test bed's numbers are in
  * docs/virtio.md.
  * Usage: bench_virtio_blk [MiB per measurement]   One line per measurement. */

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/parse.h"
 #include "cli/record.h"
+#include "cli/disk_boot.h"
 #include "cli/run_opts.h"
 #include "common/elf_header.h"
 #include "sampler/meta_budget.h"
@@ -323,7 +324,9 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     memcpy(longopts + RUN_OPTS_COUNT, record_longopts, sizeof(record_longopts));
     longopts[RUN_OPTS_COUNT + RECORD_OPTS_COUNT] = (struct option){0};
 
-    struct run_opts o;
+    /* Static, like the recording's extras: what run_opts_finish read (a disk's kernel and
+     * initrd) stays reachable until the process ends, whichever way the command returns. */
+    static struct run_opts o;
     run_opts_init(&o);
     o.prog = "hvprof record";
     struct sampler_config c = {
@@ -383,9 +386,11 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     if (by_duration)
         o.timeout_s = (double)x.duration_ns / 1e9;
     c.nvcpus = o.vcpus;
-    c.guest_desc = o.kernel;
-    c.kernel_elf = rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
-    c.guest_os = x.guest_os ? x.guest_os : c.kernel_elf ? "generic" : "linux";
+    c.guest_desc = o.disk_boot ? o.disk_boot->desc : o.kernel;
+    c.kernel_elf = o.kernel && rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
+    bool elf_kernel = c.kernel_elf || (o.disk_boot && hv_elf_is_elf64(o.disk_boot->b.kernel,
+                                                                      o.disk_boot->b.kernel_size));
+    c.guest_os = x.guest_os ? x.guest_os : elf_kernel ? "generic" : "linux";
     /* The built-in guest keeps its programs' ELF files next to the kernel (progs/): tell
      * `hvprof report` where they are, so a demo recording symbolizes without --symbols. */
     char symdir[PATH_MAX + 8];
@@ -402,7 +407,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         if (!c.symbol_dir)
             c.symbol_dir = x.first_symbols;
     }
-    c.vm_name = o.guest ? "hvprof demo guest" : o.kernel;
+    c.vm_name = o.guest ? "hvprof demo guest" : c.guest_desc;
 
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */
     signal(SIGXFSZ, SIG_IGN);

@@ -24,7 +24,9 @@ int cmd_run(int argc, char **argv)
     longopts[RUN_OPTS_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[RUN_OPTS_COUNT + 1] = (struct option){0};
 
-    struct run_opts o;
+    /* Static, like the recording's extras: what run_opts_finish read (a disk's kernel and
+     * initrd) stays reachable until the process ends, whichever way the command returns. */
+    static struct run_opts o;
     run_opts_init(&o);
     o.prog = "hvprof run";
     struct hv_err err = {0};

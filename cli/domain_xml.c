@@ -292,7 +292,7 @@ static int parse_disk(const xmlNode *d, struct domain_config *c, struct hv_err *
             unsupported(c, "disk %s shareable: hvprof locks its images for one VM", target);
         }
         /* <backingStore>: libvirt's account of the chain the qcow2 header names, which
-         * hvprof follows from the image itself (vmm/virtio/qcow_image.h). */
+         * hvprof follows from the image itself (vmm/qcow/qcow_image.h). */
     }
     const char *name = target[0] ? target : "(no target)";
     if (!have_src) {

@@ -1,4 +1,5 @@
 #include "cli/run_opts.h"
+#include "cli/disk_boot.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +32,7 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"connect", required_argument, NULL, RUN_OPT_CONNECT},
     {"libvirt-ignore-unsupported", no_argument, NULL, RUN_OPT_LIBVIRT_IGNORE},
     {"console-max", required_argument, NULL, RUN_OPT_CONSOLE_MAX},
+    {"boot-entry", required_argument, NULL, RUN_OPT_BOOT_ENTRY},
 };
 
 void run_opts_usage(FILE *out)
@@ -49,7 +51,10 @@ void run_opts_usage(FILE *out)
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
             "  --disk FILE[,readonly]  a raw or qcow2 disk image as a virtio block device\n"
-            "                     (/dev/vda, vdb, ...; at most %u; docs/virtio.md)\n"
+            "                     (/dev/vda, vdb, ...; at most %u; docs/virtio.md); with no\n"
+            "                     --kernel, the disk boots its own default boot entry (GRUB's\n"
+            "                     grub.cfg or BLS entries on ext2/3/4; docs/disk-boot.md)\n"
+            "  --boot-entry E     that entry instead: a position (\"1>2\"), title or id\n"
             "  --libvirt DOMAIN   boot a libvirt domain as it is defined: memory, vCPUs, kernel,\n"
             "                     initrd, command line, disks (options given here win;\n"
             "                     docs/libvirt.md)%s\n"
@@ -107,6 +112,9 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
         return 1;
     case RUN_OPT_CONSOLE:
         o->console = arg;
+        return 1;
+    case RUN_OPT_BOOT_ENTRY:
+        o->boot_entry = arg;
         return 1;
     case RUN_OPT_CONSOLE_MAX:
         if (parse_size(arg, "--console-max", 4096, 1ull << 50, &v, err) < 0)
@@ -353,8 +361,13 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
             join_path(o->initrd_path, dir, DEMO_INITRD) == 0)
             o->initrd = o->initrd_path;
     }
+    if (o->boot_entry && (o->kernel || !o->ndisks))
+        return hv_errf(err, "--boot-entry chooses a disk's boot entry: give --disk IMAGE and no "
+                            "--kernel");
+    if (!o->kernel && o->ndisks)
+        return disk_boot_load(o, err);
     if (!o->kernel)
-        return hv_errf(err, "no guest given: use --guest demo or --kernel FILE");
+        return hv_errf(err, "no guest given: use --guest demo, --kernel FILE or --disk IMAGE");
     if (o->cmdline && strlen(o->cmdline) > BOOT_CMDLINE_MAX)
         return hv_errf(err,
                        "--cmdline is %zu bytes; hvprof passes at most %u (a Linux kernel may "
@@ -365,6 +378,12 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     if (o->initrd && check_readable("initrd", o->initrd, err) < 0)
         return -1;
     return 0;
+}
+
+void run_opts_free(struct run_opts *o)
+{
+    disk_boot_free(o->disk_boot);
+    o->disk_boot = NULL;
 }
 
 int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)
@@ -412,8 +431,15 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
     };
     for (unsigned i = 0; i < o->ndisks; i++)
         bc.virtio[i] = (typeof(bc.virtio[i])){vm_disk_base(i), VIRTIO_MMIO_SIZE, vm_disk_gsi(i)};
-    if (boot_load(vm_gmem(s->vm), &bc, &s->boot, err) < 0)
+    if (o->disk_boot) {
+        const struct diskfs_boot *b = &o->disk_boot->b;
+        struct boot_image k = {b->kernel_path, b->kernel, b->kernel_size};
+        struct boot_image i = {"the entry's initrds", b->initrd, b->initrd_size};
+        if (boot_load_images(vm_gmem(s->vm), &bc, &k, b->initrd ? &i : NULL, &s->boot, err) < 0)
+            goto fail;
+    } else if (boot_load(vm_gmem(s->vm), &bc, &s->boot, err) < 0) {
         goto fail;
+    }
     struct vm_entry ve = {.regs = s->boot.regs, .sregs = s->boot.sregs};
     vm_set_entry(s->vm, &ve);
     return 0;

@@ -42,10 +42,11 @@ enum {
     RUN_OPT_CONNECT,
     RUN_OPT_LIBVIRT_IGNORE,
     RUN_OPT_CONSOLE_MAX,
+    RUN_OPT_BOOT_ENTRY,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 13
+#define RUN_OPTS_COUNT 14
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -73,6 +74,10 @@ struct run_opts {
     bool libvirt_ignore;
     const char *prog; /* "hvprof record": the prefix of the notes run_opts_finish prints */
     struct domain_config domain;
+    /* No --kernel: the first disk's boot entry (cli/disk_boot.c, docs/disk-boot.md), chosen
+     * by --boot-entry or the disk's default; its files are read into memory. */
+    const char *boot_entry;
+    struct disk_boot *disk_boot; /* NULL unless booting a disk's entry; run_opts_free */
 };
 
 void run_opts_init(struct run_opts *o);
@@ -82,6 +87,8 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
  * (HVPROF_GUEST_DIR, <exe>/../tests/guest, <exe>/../share/hvprof/guest), require a kernel,
  * check files are readable. */
 int run_opts_finish(struct run_opts *o, struct hv_err *err);
+/* What run_opts_finish allocated (a disk's kernel and initrd). */
+void run_opts_free(struct run_opts *o);
 
 /* Directory of the built-in guest, or -1 with a message listing where it looked. */
 int run_find_guest_dir(char *dir, size_t len, struct hv_err *err);

@@ -97,7 +97,7 @@ static const struct tb_scenario disk_root[] = {
      "hvtest.plan=root hvtest.ms=3000 hvtest.debian=1", TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
     {"generic-root-kill", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=3000",
      TB_ROOT_OPTS, "HVTEST_KILL_AT=HVTEST-root-writing", TB_CI_ONE_VCPU},
-    /* The root as a cloud image ships it: qcow2, compressed clusters (vmm/virtio/qcow_image.h). */
+    /* The root as a cloud image ships it: qcow2, compressed clusters (vmm/qcow/qcow_image.h). */
     {"generic-root-qcow2", "record", "generic", 2, "512M", "hvtest.plan=root hvtest.ms=1500",
      "--hz 1000 --timeout 240 --symbols /guest/files --disk " TB_ROOT_QCOW2, NULL, TB_CI_ONE_VCPU},
 };

@@ -309,13 +309,13 @@ static int load_libvirt(struct run_opts *o, struct hv_err *err)
                        "hvprof does not boot a domain without its disks (--disk gives them, "
                        "converted to raw)",
                        d->name, d->disks_refused);
-    if (!domain_bootable(d) && !o->kernel)
+    bool nothing = !domain_bootable(d) && !d->ndisks; /* counted among the unsupported */
+    if (nothing && !o->kernel && !o->ndisks)
         return hv_errf(err,
-                       "--libvirt %s: the domain has no <os><kernel> to boot (it boots "
-                       "through firmware): give --kernel and --initrd from its disk "
-                       "(docs/libvirt.md)",
+                       "--libvirt %s: the domain has no <os><kernel> and no disk to boot: give "
+                       "--kernel, or --disk with an image that boots (docs/disk-boot.md)",
                        d->name);
-    unsigned n = d->nunsupported + d->unsupported_dropped - !domain_bootable(d);
+    unsigned n = d->nunsupported + d->unsupported_dropped - nothing;
     if (n && !o->libvirt_ignore)
         return hv_errf(err,
                        "--libvirt %s: %u thing(s) in the domain that hvprof cannot give the "

@@ -104,19 +104,26 @@ static void test_minimal_and_units(void **state)
     assert_true(c.mem_bytes == 1000000);
     assert_int_equal(parse("<domain><memory> 300 </memory><vcpu>1</vcpu></domain>", &c, &err), 0);
     assert_true(c.mem_bytes == 300 * 1024);
-    /* Without a kernel: firmware boot, listed and not bootable. */
+    /* Without a kernel or a disk: nothing to boot, listed. */
     assert_false(domain_bootable(&c));
     assert_int_equal(c.nunsupported, 1);
-    assert_non_null(strstr(c.unsupported[0], "no <os><kernel>"));
+    assert_string_equal(c.unsupported[0], "no <os><kernel> and no disk: nothing to boot");
+    /* UEFI firmware booting a disk (virt-install's default): the firmware is left out, the
+     * disk's own boot entry is booted (docs/disk-boot.md); nothing refused. */
     assert_int_equal(parse("<domain><memory>300</memory><vcpu>1</vcpu><os firmware='efi'>"
-                           "<loader readonly='yes' type='pflash'>/usr/share/OVMF/OVMF_CODE.fd"
-                           "</loader></os></domain>",
+                           "<type>hvm</type><loader readonly='yes' type='pflash'>"
+                           "/usr/share/OVMF/OVMF_CODE.fd</loader><boot dev='hd'/></os><devices>"
+                           "<disk type='file' device='disk'><driver name='qemu' type='qcow2'/>"
+                           "<source file='/var/lib/libvirt/images/debian.qcow2'/>"
+                           "<target dev='vda' bus='virtio'/></disk></devices></domain>",
                            &c, &err),
                      0);
-    assert_string_equal(c.unsupported[0], "os firmware='efi': hvprof boots the kernel directly, "
-                                          "without firmware");
-    assert_string_equal(c.unsupported[1], "os loader /usr/share/OVMF/OVMF_CODE.fd: hvprof boots "
-                                          "the kernel directly, without firmware");
+    assert_false(domain_bootable(&c));
+    assert_int_equal(c.nunsupported, 0);
+    assert_int_equal(c.ndisks, 1);
+    char lo[DOMAIN_LINE_MAX];
+    domain_left_out_line(&c, lo, sizeof(lo));
+    assert_string_equal(lo, "firmware, firmware loader");
 }
 
 /* Malformed and hostile definitions: a message, never a crash or a file read. */
@@ -309,8 +316,8 @@ static void test_record_libvirt_domain(void **state)
     snprintf(args, sizeof(args), "run --libvirt firmware --connect test://%s", node);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
     assert_non_null(strstr(out, "hvprof run: --libvirt firmware: the domain has no <os><kernel> "
-                                "to boot (it boots through firmware): give --kernel and --initrd "
-                                "from its disk (docs/libvirt.md)\n"));
+                                "and no disk to boot: give --kernel, or --disk with an image "
+                                "that boots (docs/disk-boot.md)\n"));
     /* A disk is never left out: the domain is refused even when told to ignore what hvprof
      * cannot give; what does not change the guest is left out in one line. */
     snprintf(args, sizeof(args),

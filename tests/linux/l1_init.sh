@@ -92,6 +92,11 @@ run_scenario() {
         kill -9 $pid 2>/dev/null && echo "killed (SIGKILL) ${n}00 ms after the start" >"$d/killed"
       fi
       wait $pid ;;
+    record-disk)
+      # The disk boots its own default entry (docs/disk-boot.md): no kernel, initrd or command
+      # line given; the scenario's command line is the one its grub.cfg holds (prepare.sh).
+      env $envs hvprof record -o "$d/rec.fxt" --vcpus "$vcpus" --mem "$mem" \
+        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 ;;
     *)
       env $envs hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
         --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" --console "$d/console.log" $opts \
@@ -189,7 +194,7 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
     [ $a -lt "$fault_attempts" ] || break
     if grep -q 'guest stopped (triple-fault)' "$d/summary.txt" 2>/dev/null; then
       why=fault what=triple-faulted
-    elif [ "$cmd" = record ] && starved "$d/summary.txt"; then
+    elif [ "${cmd%-disk}" = record ] && starved "$d/summary.txt"; then
       why=starved what="had no user-mode exits"
     else
       break

@@ -14,6 +14,7 @@ ms=2000
 end=reboot
 stacks=0
 debian=0
+rootdev=/dev/vda
 for a in $(cat /proc/cmdline); do
   case $a in
     hvtest.plan=*) plan=${a#*=} ;;
@@ -21,19 +22,21 @@ for a in $(cat /proc/cmdline); do
     hvtest.end=*) end=${a#*=} ;;
     hvtest.stacks=*) stacks=${a#*=} ;;
     hvtest.debian=*) debian=${a#*=} ;;
+    hvtest.root=*) rootdev=${a#*=} ;;
   esac
 done
 # hvtest.plan=root (docs/virtio.md): from the initramfs, load the disk's and ext4's modules
-# (Debian's own, from the kernel package), mount the ext4 image hvprof gives as /dev/vda and
+# (Debian's own, from the kernel package), mount the ext4 root hvprof gives (/dev/vda, or
+# hvtest.root=: /dev/vda1 on the GPT disk that boots its own grub.cfg, docs/disk-boot.md) and
 # switch to it; the same script, run again as the disk's /init, then goes on from here.
 if [ "$plan" = root ] && [ ! -e /hvtest-on-disk ]; then
   for m in virtio_ring virtio virtio_mmio virtio_blk crc32c_generic crc16 mbcache jbd2 ext4; do
     [ -f "/modules/$(uname -r)/$m.ko" ] || continue
     insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST root insmod $m failed"
   done
-  for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; busybox usleep 100000; done
+  for i in 1 2 3 4 5 6 7 8 9 10; do [ -b "$rootdev" ] && break; busybox usleep 100000; done
   mkdir -p /newroot
-  if mount -t ext4 /dev/vda /newroot; then
+  if mount -t ext4 "$rootdev" /newroot; then
     echo "HVTEST root mounted $(grep ' /newroot ' /proc/mounts)"
     umount /proc /sys /dev
     exec switch_root /newroot /init

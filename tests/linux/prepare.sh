@@ -307,9 +307,67 @@ cp /usr/lib/python3.11/os.py "$cache/rootfs/usr/lib/python3.11/"
 cp -r /usr/lib/python3.11/encodings "$cache/rootfs/usr/lib/python3.11/"
 rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
 mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 64M
-# The same root as a cloud image ships: qcow2 with compressed clusters (docs/virtio.md).
+# The same root as a cloud image is: a GPT disk whose ext4 partition also holds the generic
+# kernel and the initramfs under /boot and a grub.cfg as grub-mkconfig writes it (a default of
+# 0, `search --fs-uuid`, a submenu), as qcow2 with compressed clusters: booted by `--disk`
+# alone (docs/disk-boot.md). The entry's command line is generic-root-qcow2's in matrix.c.
 rm -f "$cache/root.qcow2"
-qemu-img convert -q -c -f raw -O qcow2 "$cache/root.ext4" "$cache/root.qcow2"
+boot_uuid=5e1f0c2a-7b3d-4e8f-9a61-0c2d4b6e8f10
+release=$(cat "$cache/kernel-generic/release")
+mkdir -p "$cache/rootfs/boot/grub"
+cp "$cache/kernel-generic/vmlinuz" "$cache/rootfs/boot/vmlinuz-$release"
+cp "$cache/l2.cpio.gz" "$cache/rootfs/boot/initrd.img-$release"
+ln -sf "boot/vmlinuz-$release" "$cache/rootfs/vmlinuz"
+cat >"$cache/rootfs/boot/grub/grub.cfg" <<GRUB
+### BEGIN /etc/grub.d/00_header ###
+if [ -s \$prefix/grubenv ]; then
+  set have_grubenv=true
+  load_env
+fi
+if [ "\${next_entry}" ] ; then
+   set default="\${next_entry}"
+   set next_entry=
+   save_env next_entry
+else
+   set default="0"
+fi
+if [ x"\${feature_menuentry_id}" = xy ]; then
+  menuentry_id_option="--id"
+else
+  menuentry_id_option=""
+fi
+function load_video {
+  insmod all_video
+}
+set timeout=5
+### END /etc/grub.d/00_header ###
+### BEGIN /etc/grub.d/10_linux ###
+menuentry 'Debian GNU/Linux' --class debian --class gnu-linux --class os \$menuentry_id_option 'gnulinux-simple-$boot_uuid' {
+	load_video
+	insmod part_gpt
+	insmod ext2
+	search --no-floppy --fs-uuid --set=root $boot_uuid
+	echo	'Loading Linux $release ...'
+	linux	/boot/vmlinuz-$release console=ttyS0 reboot=k panic=-1 pci=off hvtest.plan=root hvtest.ms=1500 hvtest.root=/dev/vda1
+	echo	'Loading initial ramdisk ...'
+	initrd	/boot/initrd.img-$release
+}
+submenu 'Advanced options for Debian GNU/Linux' \$menuentry_id_option 'gnulinux-advanced-$boot_uuid' {
+	menuentry 'Debian GNU/Linux, with Linux $release (recovery mode)' --class debian \$menuentry_id_option 'gnulinux-$release-recovery-$boot_uuid' {
+		search --no-floppy --fs-uuid --set=root $boot_uuid
+		linux	/boot/vmlinuz-$release console=ttyS0 single
+		initrd	/boot/initrd.img-$release
+	}
+}
+### END /etc/grub.d/10_linux ###
+GRUB
+rm -f "$cache/boot-p1.img" "$cache/boot-disk.img"
+mkfs.ext4 -q -F -I 256 -U "$boot_uuid" -L hvtest-root -d "$cache/rootfs" "$cache/boot-p1.img" 160M
+truncate -s 164M "$cache/boot-disk.img"
+printf 'label: gpt\nstart=2048, size=327680, name=root\n' | sfdisk -q "$cache/boot-disk.img"
+dd if="$cache/boot-p1.img" of="$cache/boot-disk.img" bs=512 seek=2048 conv=notrunc status=none
+qemu-img convert -q -c -f raw -O qcow2 "$cache/boot-disk.img" "$cache/root.qcow2"
+rm -f "$cache/boot-p1.img" "$cache/boot-disk.img"
 gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run
 rm -rf "$cache/rootfs"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.

@@ -10,7 +10,8 @@
  * stacks, and the image passes `e2fsck -fn` after the run, and after hvprof was killed with
  * SIGKILL mid-write once its journal is replayed. With no files (cloud-root-nofiles), the
  * workloads' chains and Debian's own python3, xz and sqlite3 walked to their roots; and from the
- * same root as a compressed qcow2 image, which stays as it was. */
+ * same root on a GPT disk as a compressed qcow2 image that boots its own grub.cfg entry
+ * (`record --disk` alone, docs/disk-boot.md), no files given, which stays as it was. */
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -274,7 +275,10 @@ static uint64_t check_debian_chains(const struct tb_result *r)
 static void check_root(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
     struct root_totals *t = ctx;
-    if (!strstr(r->console, "HVTEST root mounted /dev/vda /newroot ext4"))
+    bool qcow2 = strstr(s->opts, TB_ROOT_QCOW2) != NULL;
+    /* The qcow2 disk is a GPT disk (prepare.sh): its root is partition 1. */
+    if (!strstr(r->console, qcow2 ? "HVTEST root mounted /dev/vda1 /newroot ext4"
+                                  : "HVTEST root mounted /dev/vda /newroot ext4"))
         fail_msg("%s: the guest did not mount its ext4 root:\n%s", r->name, r->console);
     if (s->env) { /* killed mid-write */
         char *killed = beside(r, "killed");
@@ -306,8 +310,15 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
     free(ref);
     if (!strstr(r->console, "HVTEST root clean"))
         fail_msg("%s: the guest did not leave its root clean:\n%s", r->name, r->console);
-    bool qcow2 = strstr(s->opts, TB_ROOT_QCOW2) != NULL;
     if (qcow2) {
+        /* Booted by --disk alone: the default entry of the disk's grub.cfg, its kernel and
+         * initramfs read from the qcow2 partition (docs/disk-boot.md). */
+        if (strcmp(s->cmd, "record-disk") ||
+            !strstr(r->summary, "hvprof record: booting 'Debian GNU/Linux' from "
+                                "/boot/grub/grub.cfg on disk 0 partition 1: /boot/vmlinuz-") ||
+            !strstr(r->summary, "command line: BOOT_IMAGE=/boot/vmlinuz-"))
+            fail_msg("%s: not booted from the disk's own boot entry:\n%s", r->name, r->summary);
+        printf("%s: booted from the qcow2 disk's grub.cfg\n", r->name);
         /* Read through libqcow, the guest's writes in the private overlay: the image as it was. */
         char *same = beside(r, "qcow2.image");
         if (strncmp(same, "unchanged", 9) ||

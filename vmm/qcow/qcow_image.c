@@ -1,28 +1,33 @@
 #include "vmm/qcow/qcow_image.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libqcow.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
+#include <pthread.h>
 #include <stdbool.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "vmm/qcow/cluster_cache.h"
+#include "vmm/qcow/qemu_check.h"
+
+/* Decompressed clusters kept for an image with compressed clusters (cluster_cache.h). */
+#define QCOW_CACHE_BYTES (16u << 20)
 
 struct qcow_image {
     libqcow_file_t *chain[QCOW_MAX_CHAIN]; /* [0] the image, then its backing files */
     unsigned n;
     uint64_t size;
     char what[512];
+    pthread_mutex_t lock;        /* libqcow's file and the cache: one reader at a time */
+    struct cluster_cache *cache; /* NULL: no image of the chain has compressed clusters */
+    uint32_t chunk;              /* the cache's unit: the chain's largest cluster */
 };
 
 bool qcow_image_magic(const uint8_t head[4])
@@ -77,96 +82,26 @@ static int backing_path(libqcow_file_t *f, const char *image, char *out, size_t 
     return 0;
 }
 
-/* QEMU's own consistency check of one image of the chain (`qemu-img check`, a process of its
- * own) before libqcow reads it: libqcow trusts the header and tables more than a hostile image
- * deserves (qcow_image_fuzz found a heap overflow in its reads of an image whose header claims
- * an impossible size, which QEMU refuses to open). Each image alone (its backing file not
- * opened: the chain is walked here, with its loops refused first, as a check of a looping
- * chain would not end), within QCOW_CHECK_SECONDS. Exit status 0 (clean) or 3 (leaked
- * clusters: space lost, data intact) passes; 1 (not checked) and 2 (corrupt) refuse, with
- * QEMU's words. */
-#define QCOW_CHECK_SECONDS 120
-
-static int qemu_check(const char *path, struct hv_err *err)
+/* The image's cluster size from its header (QEMU's docs/interop/qcow2.txt: cluster_bits, a
+ * big-endian 32-bit field at byte 20), within what QEMU takes (2^9 to 2^21, which its check
+ * has already enforced); 0 when it cannot be read. */
+static uint32_t cluster_size(const char *path)
 {
-    /* The image by a JSON filename (QEMU's json: pseudo-protocol), its backing set to null. */
-    char spec[2 * PATH_MAX + 128];
-    size_t at = (size_t)snprintf(spec, sizeof(spec),
-                                 "json:{\"driver\":\"qcow2\",\"backing\":null,\"file\":"
-                                 "{\"driver\":\"file\",\"filename\":\"");
-    for (const char *c = path; *c && at + 8 < sizeof(spec); c++) {
-        if ((unsigned char)*c < 0x20)
-            return hv_errk(err, HV_ERR_UNSUPPORTED, "%s: a control character in the path", path);
-        if (*c == '"' || *c == '\\')
-            spec[at++] = '\\';
-        spec[at++] = *c;
-    }
-    snprintf(spec + at, sizeof(spec) - at, "\"}}");
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) < 0)
-        return hv_errf_errno(err, "%s: qemu-img check", path);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    /* -U: the image's locks are judged by the block device (image_lock.h), not here. */
-    char *argv[] = {"qemu-img", "check", "-q", "-U", spec, NULL};
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "qemu-img", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    if (rc != 0) {
-        close(pipefd[0]);
-        return hv_errk(err, HV_ERR_UNSUPPORTED,
-                       "%s: qemu-img (Debian's qemu-utils) checks a qcow2 image before hvprof "
-                       "reads it, and cannot be run: %s",
-                       path, strerror(rc));
-    }
-    char out[512] = "";
-    size_t got = 0;
-    bool late = false;
-    for (int waited_ms = 0;;) {
-        struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-        int r = poll(&p, 1, 100);
-        if (r < 0 && errno != EINTR)
-            break;
-        if (r > 0) {
-            char tmp[256];
-            ssize_t n = read(pipefd[0], tmp, sizeof(tmp));
-            if (n == 0 || (n < 0 && errno != EINTR))
-                break; /* the child closed its output: it is ending */
-            for (ssize_t i = 0; i < n && got + 1 < sizeof(out); i++)
-                out[got++] = tmp[i];
-        } else if ((waited_ms += 100) >= QCOW_CHECK_SECONDS * 1000) {
-            late = true;
-            kill(pid, SIGKILL);
-            break;
-        }
-    }
-    close(pipefd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (late)
-        return hv_errk(err, HV_ERR_CORRUPT, "%s: QEMU's check of the image took over %d s", path,
-                       QCOW_CHECK_SECONDS);
-    if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3))
-        return 0;
-    out[got] = 0;
-    out[strcspn(out, "\n")] = 0;
-    /* "qemu-img: Could not open 'json:{...}': Image is too big": QEMU's reason, after the name. */
-    const char *why = strstr(out, "}': ")              ? strstr(out, "}': ") + 4
-                      : strncmp(out, "qemu-img: ", 10) ? out
-                                                       : out + 10;
-    return hv_errk(err, HV_ERR_CORRUPT, "%s: QEMU finds the image %s%s%.200s", path,
-                   WIFEXITED(status) && WEXITSTATUS(status) == 2 ? "corrupt" : "unreadable",
-                   why[0] ? ": " : "", why);
+    FILE *f = fopen(path, "rb");
+    uint8_t h[24];
+    bool ok = f && fread(h, 1, sizeof(h), f) == sizeof(h);
+    if (f)
+        fclose(f);
+    uint32_t bits;
+    memcpy(&bits, h + 20, 4);
+    bits = be32toh(bits);
+    return ok && bits >= 9 && bits <= 21 ? 1u << bits : 0;
 }
 
-static int open_one(libqcow_file_t **out, const char *path, struct hv_err *err)
+static int open_one(libqcow_file_t **out, const char *path, uint64_t *compressed,
+                    struct hv_err *err)
 {
-    if (qemu_check(path, err) < 0)
+    if (qemu_check(path, compressed, err) < 0)
         return -1;
     libqcow_error_t *e = NULL;
     libqcow_file_t *f = NULL;
@@ -193,6 +128,8 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
     struct qcow_image *q = calloc(1, sizeof(*q));
     if (!q)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    pthread_mutex_init(&q->lock, NULL);
+    uint64_t compressed = 0;
     struct stat seen[QCOW_MAX_CHAIN];
     char cur[PATH_MAX], next[PATH_MAX];
     snprintf(cur, sizeof(cur), "%s", path);
@@ -226,8 +163,13 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
                     path, cur, path);
             goto fail;
         }
-        if (open_one(&q->chain[q->n], cur, err) < 0)
+        uint64_t c = 0;
+        if (open_one(&q->chain[q->n], cur, &c, err) < 0)
             goto fail;
+        compressed += c;
+        uint32_t cs = cluster_size(cur);
+        if (cs > q->chunk)
+            q->chunk = cs;
         seen[q->n++] = st;
         bool has = false;
         if (backing_path(q->chain[q->n - 1], cur, next, sizeof(next), &has, err) < 0)
@@ -253,6 +195,15 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
         goto fail;
     }
     q->size = size;
+    /* Compressed clusters: keep them decompressed (cluster_cache.h), 16 MiB of them. */
+    if (compressed && q->chunk) {
+        unsigned slots = QCOW_CACHE_BYTES / q->chunk;
+        q->cache = cluster_cache_new(q->chunk, slots < 2 ? 2 : slots);
+        if (!q->cache) {
+            hv_errk(err, HV_ERR_NO_MEMORY, "out of memory for %s's cluster cache", path);
+            goto fail;
+        }
+    }
     *out = q;
     return 0;
 fail:
@@ -270,30 +221,82 @@ const char *qcow_image_describe(const struct qcow_image *q)
     return q->what;
 }
 
+/* [off, off + len) through libqcow. */
+static bool read_at(struct qcow_image *q, void *buf, size_t len, uint64_t off, struct hv_err *err)
+{
+    libqcow_error_t *e = NULL;
+    ssize_t got = libqcow_file_read_buffer_at_offset(q->chain[0], buf, len, (off64_t)off, &e);
+    if (got < 0 || (size_t)got != len) {
+        qcow_fail(err, &e, "qcow image", "a read");
+        return false;
+    }
+    return true;
+}
+
+/* Through the cache: each cluster-sized chunk the range touches is copied from its kept
+ * decompressed copy, or read whole (one decompression) and kept; a read of whole chunks goes
+ * straight to the buffer (kept copies would not be read again soon). */
+static bool read_cached(struct qcow_image *q, uint8_t *buf, size_t len, uint64_t off,
+                        struct hv_err *err)
+{
+    while (len) {
+        uint64_t index = off / q->chunk;
+        size_t within = (size_t)(off % q->chunk);
+        size_t piece = len < q->chunk - within ? len : q->chunk - within;
+        const uint8_t *data = cluster_cache_find(q->cache, index);
+        if (!data && !within && piece == q->chunk) {
+            if (!read_at(q, buf, piece, off, err))
+                return false;
+        } else {
+            if (!data) {
+                uint64_t start = index * q->chunk;
+                size_t clen = q->size - start < q->chunk ? (size_t)(q->size - start) : q->chunk;
+                uint8_t *slot = cluster_cache_claim(q->cache, index);
+                if (!read_at(q, slot, clen, start, err)) {
+                    cluster_cache_drop(q->cache, index);
+                    return false;
+                }
+                data = slot;
+            }
+            memcpy(buf, data + within, piece);
+        }
+        buf += piece;
+        off += piece;
+        len -= piece;
+    }
+    return true;
+}
+
 bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint64_t off,
                       struct hv_err *err)
 {
-    for (int i = 0; i < n; i++) {
+    bool ok = true;
+    pthread_mutex_lock(&q->lock);
+    for (int i = 0; i < n && ok; i++) {
         if (off > q->size || iov[i].iov_len > q->size - off) {
             hv_errk(err, HV_ERR_LIMIT, "a read past the image's end");
-            return false;
+            ok = false;
+            break;
         }
-        libqcow_error_t *e = NULL;
-        ssize_t got = libqcow_file_read_buffer_at_offset(q->chain[0], iov[i].iov_base,
-                                                         iov[i].iov_len, (off64_t)off, &e);
-        if (got < 0 || (size_t)got != iov[i].iov_len) {
-            qcow_fail(err, &e, "qcow image", "a read");
-            return false;
-        }
+        ok = q->cache ? read_cached(q, iov[i].iov_base, iov[i].iov_len, off, err)
+                      : read_at(q, iov[i].iov_base, iov[i].iov_len, off, err);
         off += iov[i].iov_len;
     }
-    return true;
+    pthread_mutex_unlock(&q->lock);
+    return ok;
+}
+
+void qcow_image_cache_stats(const struct qcow_image *q, uint64_t *hits, uint64_t *misses)
+{
+    cluster_cache_stats(q->cache, hits, misses);
 }
 
 void qcow_image_close(struct qcow_image *q)
 {
     if (!q)
         return;
+    cluster_cache_free(q->cache);
+    pthread_mutex_destroy(&q->lock);
     for (unsigned i = 0; i < q->n; i++) {
         libqcow_file_close(q->chain[i], NULL);
         libqcow_file_free(&q->chain[i], NULL);

@@ -2,7 +2,8 @@
  * backing chain: the file its header names (relative to the image's directory, as QEMU resolves
  * it), and that file's, at most QCOW_MAX_CHAIN deep, each a qcow image and none twice (a loop
  * is refused). Read-only: the block device keeps the guest's writes in its private overlay
- * (docs/virtio.md). Encrypted images and raw backing files are refused with a message. The
+ * (docs/virtio.md). An image whose chain has compressed clusters keeps 16 MiB of them
+ * decompressed (cluster_cache.h). Thread-safe: one read at a time. Encrypted images and raw backing files are refused with a message. The
  * header, tables and clusters are untrusted (fuzz_qcow_image). */
 #pragma once
 
@@ -32,5 +33,9 @@ const char *qcow_image_describe(const struct qcow_image *q);
 /* Read the whole range into the iovecs; false on an error (err says which) or past the end. */
 bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint64_t off,
                       struct hv_err *err);
+
+/* Reads served from decompressed clusters kept (hits) and clusters read (misses); both 0 for
+ * an image without compressed clusters, which keeps none (cluster_cache.h). */
+void qcow_image_cache_stats(const struct qcow_image *q, uint64_t *hits, uint64_t *misses);
 
 void qcow_image_close(struct qcow_image *q);

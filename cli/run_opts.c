@@ -12,6 +12,7 @@
 
 #include "cli/libvirt_domain.h"
 #include "cli/parse.h"
+#include "vmm/qcow/qcow_image.h"
 #include "common/files.h"
 #include "vmm/boot/layout.h"
 
@@ -560,14 +561,23 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
                      " (image not written: %.1f MiB in the private overlay, "
                      "dropped)",
                      (double)b->overlay_blocks * VIRTIO_BLK_OVERLAY_BLOCK / (1 << 20));
+        /* Compressed clusters kept decompressed (vmm/qcow/cluster_cache.h): how often. */
+        uint64_t hits = 0, misses = 0;
+        if (b->qcow)
+            qcow_image_cache_stats(b->qcow, &hits, &misses);
+        char kept[96] = "";
+        if (hits + misses)
+            snprintf(kept, sizeof(kept),
+                     "; %" PRIu64 " of %" PRIu64 " cluster reads from decompressed clusters kept",
+                     hits, hits + misses);
         int n =
             snprintf(buf + used, len - used,
                      "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64
                      " writes (%.1f MiB), %" PRIu64 " flushes, %" PRIu64
-                     " requests answered with an error%s\n",
+                     " requests answered with an error%s%s\n",
                      'a' + i, o->disks[i].path, how, b->reads, (double)b->bytes_read / (1 << 20),
                      b->writes, (double)b->bytes_written / (1 << 20), b->flushes, b->errors,
-                     b->abandoned ? ", one left unfinished when the guest stopped" : "");
+                     b->abandoned ? ", one left unfinished when the guest stopped" : "", kept);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

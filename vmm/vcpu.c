@@ -149,13 +149,17 @@ static bool handle_exit(struct vcpu *v)
         handle_io(v);
         return true;
     case KVM_EXIT_MMIO:
-        /* The disks' virtio windows (vmm/disks.h); nothing else in user space (LAPIC/IOAPIC
+        /* The disks' and the network card's virtio windows (vmm/disks.h, vmm/netdev.h); nothing else in user space (LAPIC/IOAPIC
          * are in the kernel): other reads return 0. */
-        if (!vm_disks_mmio(&v->vm->disks, run->mmio.phys_addr, run->mmio.data,
-                           run->mmio.len <= sizeof(run->mmio.data) ? run->mmio.len : 0,
-                           run->mmio.is_write) &&
-            !run->mmio.is_write)
-            memset(run->mmio.data, 0, sizeof(run->mmio.data));
+        {
+            unsigned len = run->mmio.len <= sizeof(run->mmio.data) ? run->mmio.len : 0;
+            if (!vm_disks_mmio(&v->vm->disks, run->mmio.phys_addr, run->mmio.data, len,
+                               run->mmio.is_write) &&
+                !vm_net_mmio(&v->vm->net, run->mmio.phys_addr, run->mmio.data, len,
+                             run->mmio.is_write) &&
+                !run->mmio.is_write)
+                memset(run->mmio.data, 0, sizeof(run->mmio.data));
+        }
         return true;
     case KVM_EXIT_HLT:
     case KVM_EXIT_INTR:

@@ -175,6 +175,9 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
     /* The disks first among the files: a wrong image fails before KVM is set up. */
     if (vm_disks_open(&vm->disks, vm, cfg->disks, cfg->ndisks, err) < 0)
         goto fail;
+    /* The network's forwarded ports bound before KVM is set up too: a port in use fails now. */
+    if (vm_net_open(&vm->net, vm, cfg->net, err) < 0)
+        goto fail;
     if (hv_signals_install() < 0) {
         hv_errf_errno(err, "installing the vCPU signal handlers");
         goto fail;
@@ -186,7 +189,7 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
         goto fail;
     if (create_vm_fd(vm, err) < 0 || create_ram(vm, err) < 0)
         goto fail;
-    if (vm_disks_start(&vm->disks, err) < 0)
+    if (vm_disks_start(&vm->disks, err) < 0 || vm_net_start(&vm->net, err) < 0)
         goto fail;
     vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
     if (!vm->vcpus) {
@@ -308,8 +311,10 @@ void vm_destroy(struct vm *vm)
 {
     if (!vm)
         return;
-    /* The disks' I/O threads first: a request being served ends before its image closes. */
+    /* The disks' I/O threads first: a request being served ends before its image closes; the
+     * network's thread, which delivers into guest memory, too. */
     vm_disks_stop(&vm->disks);
+    vm_net_stop(&vm->net);
     /* A vCPU thread that never came back may still return from KVM_RUN and touch its kvm_run
      * page and this struct: leave everything mapped (the process is about to exit anyway). */
     for (unsigned i = 0; vm->vcpus && i < vm->cfg.nr_vcpus; i++)
@@ -331,6 +336,7 @@ void vm_destroy(struct vm *vm)
             munmap(vm->ram[i], vm->ram_size[i]);
     kvm_sys_close(&vm->kvm);
     vm_disks_close(&vm->disks);
+    vm_net_close(&vm->net);
     if (vm->dev.vm)
         vm_devices_destroy(&vm->dev);
     pthread_cond_destroy(&vm->gate_cond);

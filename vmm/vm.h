@@ -39,6 +39,7 @@
 #include "guestwalk/snapshot.h"
 #include "vmm/devices.h"
 #include "vmm/disks.h"
+#include "vmm/netdev.h"
 #include "vmm/kvm_sys.h"
 
 #define HV_SIG_KICK (SIGRTMIN)     /* stop / kick a vCPU out of KVM_RUN */
@@ -97,6 +98,7 @@ struct vm_config {
     double timeout_s;            /* 0 = none */
     const struct vm_disk *disks; /* virtio block devices (vmm/disks.h), ndisks of them */
     unsigned ndisks;
+    const struct net_config *net; /* --net (vmm/netdev.h); NULL: no network card */
     struct vm_hooks hooks;
 };
 
@@ -141,6 +143,7 @@ struct vm {
     uint64_t ram_size[2];
     struct vm_devices dev;
     struct vm_disks disks;
+    struct vm_net net;
 
     struct vm_entry entry;
     bool has_entry;

@@ -54,7 +54,7 @@
 
 /* virtio-MMIO devices the DSDT describes (docs/virtio.md): Linux's virtio_mmio driver binds to
  * _HID "LNRO0005" with the window and the interrupt from _CRS. */
-#define ACPI_MAX_VIRTIO_MMIO 4u
+#define ACPI_MAX_VIRTIO_MMIO 8u
 
 struct acpi_virtio_mmio {
     uint32_t base, size; /* the register window */

@@ -26,7 +26,7 @@
 /* Used for a bzImage when boot_config.cmdline is NULL (boot.rst; docs/linux.md). */
 #define BOOT_LINUX_DEFAULT_CMDLINE "console=ttyS0 earlyprintk=serial reboot=k panic=-1 pci=off"
 
-#define BOOT_MAX_VIRTIO_MMIO 4u
+#define BOOT_MAX_VIRTIO_MMIO 8u
 
 struct boot_config {
     const char *kernel_path;

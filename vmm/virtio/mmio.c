@@ -184,6 +184,30 @@ static void notify(struct virtio_mmio *d, uint32_t index)
     pthread_mutex_unlock(&d->serve_lock);
 }
 
+int virtio_mmio_fill(struct virtio_mmio *d, uint32_t index, struct virtq_req *r,
+                     int64_t (*fill)(void *ctx, const struct virtq_req *r), void *ctx)
+{
+    pthread_mutex_lock(&d->lock);
+    int rc = -1;
+    if (operational(d, index)) {
+        struct virtq *q = &d->q[index];
+        rc = virtq_pop(q, d->mem, r);
+        if (rc < 0) {
+            needs_reset(d);
+        } else if (rc > 0) {
+            int64_t written = fill(ctx, r);
+            if (!virtq_push(q, d->mem, r->head, written < 0 ? 0 : (uint32_t)written)) {
+                needs_reset(d);
+                rc = -1;
+            } else if (virtq_wants_interrupt(q, d->mem)) {
+                set_interrupt(d, VIRTIO_MMIO_INT_VRING);
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
 static void set_half(uint64_t *v, bool high, uint32_t x)
 {
     *v = high ? (*v & 0xffffffffull) | (uint64_t)x << 32 : (*v & ~0xffffffffull) | x;

@@ -57,6 +57,14 @@ void virtio_mmio_destroy(struct virtio_mmio *d);
  * by KVM's ioeventfd for a write to QueueNotify): served exactly as that write would be. */
 void virtio_mmio_notify(struct virtio_mmio *d, uint32_t index);
 
+/* The device puts data into queue `index` on its own (a network device's receive queue: 5.1.6.4):
+ * under the registers' lock, the next buffer the driver made available is taken into *r, `fill`
+ * writes into its writable segments (returning the bytes written), and it goes back to the
+ * driver with the interrupt. 1 done, 0 no buffer available (the driver's next notification of
+ * the queue says it added some), -1 the device is not working or the queue broke. */
+int virtio_mmio_fill(struct virtio_mmio *d, uint32_t index, struct virtq_req *r,
+                     int64_t (*fill)(void *ctx, const struct virtq_req *r), void *ctx);
+
 /* One guest access of `len` bytes at `off` into the window; reads fill data[0..len). */
 void virtio_mmio_access(struct virtio_mmio *d, uint32_t off, bool is_write, uint8_t *data,
                         unsigned len);

@@ -1,5 +1,7 @@
 #include "cli/domain_xml.h"
 
+#include "vmm/net/net_spec.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -364,9 +366,26 @@ static int parse_devices(const xmlNode *devs, struct domain_config *c, struct hv
             const xmlNode *m = n->children;
             while (m && !is(m, "mac"))
                 m = m->next;
-            unsupported(c, "interface type='%s'%s%s%s: hvprof gives the guest no network device",
-                        type, m ? " (mac " : "", m ? attr(m, "address", buf, sizeof(buf)) : "",
-                        m ? ")" : "");
+            char was[DOMAIN_LINE_MAX], mac[32] = "";
+            if (m)
+                attr(m, "address", mac, sizeof(mac));
+            snprintf(was, sizeof(was), "interface type='%s'%s%s%s", type, m ? " (mac " : "", mac,
+                     m ? ")" : "");
+            /* A card the guest configures itself on whatever network it is given: one of
+             * them is hvprof's card on user-mode networking; a second, or one passed through
+             * from the host (hostdev, vhostuser, vdpa), is not. */
+            bool nic = !strcmp(type, "user") || !strcmp(type, "network") ||
+                       !strcmp(type, "bridge") || !strcmp(type, "direct") ||
+                       !strcmp(type, "ethernet");
+            if (nic && !c->net) {
+                c->net = true;
+                c->net_has_mac = mac[0] && net_mac_parse(mac, c->net_mac);
+                snprintf(c->net_was, sizeof(c->net_was), "%s", was);
+            } else {
+                unsupported(c, "%s: %s", was,
+                            nic ? "a second network card; hvprof gives the guest one"
+                                : "hvprof's network card is on user-mode networking only");
+            }
         } else {
             attr(n, "model", model, sizeof(model));
             if (!model[0])

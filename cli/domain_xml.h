@@ -40,6 +40,12 @@ struct domain_config {
     bool has_cmdline;
     struct domain_disk disks[VM_MAX_DISKS];
     unsigned ndisks;
+    /* Its first network interface (a user, network, bridge, direct or ethernet one): given as
+     * hvprof's card on user-mode networking, with the interface's MAC (docs/net.md). */
+    bool net;
+    bool net_has_mac;
+    uint8_t net_mac[6];
+    char net_was[DOMAIN_LINE_MAX]; /* "interface type='network' (mac 52:54:00:..)" */
     /* What hvprof cannot honour, one human-readable line each ("interface type=network (mac
      * 52:54:00:..): hvprof gives the guest no network device"). */
     char unsupported[DOMAIN_MAX_UNSUPPORTED][DOMAIN_LINE_MAX];

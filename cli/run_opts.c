@@ -34,6 +34,7 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"libvirt-ignore-unsupported", no_argument, NULL, RUN_OPT_LIBVIRT_IGNORE},
     {"console-max", required_argument, NULL, RUN_OPT_CONSOLE_MAX},
     {"boot-entry", required_argument, NULL, RUN_OPT_BOOT_ENTRY},
+    {"net", required_argument, NULL, RUN_OPT_NET},
 };
 
 void run_opts_usage(FILE *out)
@@ -56,6 +57,9 @@ void run_opts_usage(FILE *out)
             "                     --kernel, the disk boots its own default boot entry (GRUB's\n"
             "                     grub.cfg or BLS entries on ext2/3/4; docs/disk-boot.md)\n"
             "  --boot-entry E     that entry instead: a position (\"1>2\"), title or id\n"
+            "  --net user[,hostfwd=tcp:127.0.0.1:8080-:80]...  a virtio network card on\n"
+            "                     user-mode networking (libslirp, QEMU's -netdev user: guest\n"
+            "                     10.0.2.15 by DHCP), host ports forwarded in (docs/net.md)\n"
             "  --libvirt DOMAIN   boot a libvirt domain as it is defined: memory, vCPUs, kernel,\n"
             "                     initrd, command line, disks (options given here win;\n"
             "                     docs/libvirt.md)%s\n"
@@ -117,6 +121,10 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
     case RUN_OPT_BOOT_ENTRY:
         o->boot_entry = arg;
         return 1;
+    case RUN_OPT_NET:
+        if (o->net.enabled)
+            return hv_errf(err, "--net: one network card (give its hostfwd rules in one --net)");
+        return net_spec_parse(arg, &o->net, err) < 0 ? -1 : 1;
     case RUN_OPT_CONSOLE_MAX:
         if (parse_size(arg, "--console-max", 4096, 1ull << 50, &v, err) < 0)
             return -1;
@@ -250,6 +258,18 @@ static int take_domain(struct run_opts *o, struct hv_err *err)
                            d->name, d->mem_bytes >> 20, (uint64_t)RUN_MIN_MEM >> 20,
                            (uint64_t)BOOT_MAX_MEM_BYTES >> 20);
         o->mem_bytes = mem;
+    }
+    /* Its network interface: hvprof's card on user-mode networking, with its MAC (a guest's
+     * network configuration may name the card by it); --net wins. */
+    if (d->net && !o->net.enabled) {
+        o->net.enabled = true;
+        o->net.has_mac = d->net_has_mac;
+        memcpy(o->net.mac, d->net_mac, sizeof(o->net.mac));
+        fprintf(stderr,
+                "%s: libvirt domain '%s': %s given as user-mode networking: the guest gets "
+                "10.0.2.15 by DHCP, not its libvirt network's address; --net user,hostfwd=... "
+                "forwards host ports to it (docs/net.md)\n",
+                o->prog, d->name, d->net_was);
     }
     if (o->ndisks) {
         if (d->ndisks)
@@ -416,6 +436,7 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
         .timeout_s = o->timeout_s,
         .disks = o->disks,
         .ndisks = o->ndisks,
+        .net = o->net.enabled ? &o->net : NULL,
     };
     if (hooks)
         cfg.hooks = *hooks;
@@ -432,6 +453,9 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
     };
     for (unsigned i = 0; i < o->ndisks; i++)
         bc.virtio[i] = (typeof(bc.virtio[i])){vm_disk_base(i), VIRTIO_MMIO_SIZE, vm_disk_gsi(i)};
+    if (o->net.enabled)
+        bc.virtio[bc.nvirtio++] =
+            (typeof(bc.virtio[0])){VM_NET_MMIO_BASE, VIRTIO_MMIO_SIZE, VM_NET_GSI};
     if (o->disk_boot) {
         const struct diskfs_boot *b = &o->disk_boot->b;
         struct boot_image k = {b->kernel_path, b->kernel, b->kernel_size};
@@ -582,4 +606,6 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
             break;
         used += (size_t)n;
     }
+    if (used < len)
+        vm_net_summary(&vm->net, buf + used, len - used);
 }

@@ -43,10 +43,11 @@ enum {
     RUN_OPT_LIBVIRT_IGNORE,
     RUN_OPT_CONSOLE_MAX,
     RUN_OPT_BOOT_ENTRY,
+    RUN_OPT_NET,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 14
+#define RUN_OPTS_COUNT 15
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -77,6 +78,7 @@ struct run_opts {
     /* No --kernel: the first disk's boot entry (cli/disk_boot.c, docs/disk-boot.md), chosen
      * by --boot-entry or the disk's default; its files are read into memory. */
     const char *boot_entry;
+    struct net_config net; /* --net user[,hostfwd=...] (docs/net.md) */
     struct disk_boot *disk_boot; /* NULL unless booting a disk's entry; run_opts_free */
 };
 
@@ -117,8 +119,8 @@ void run_session_catch_signals(struct run_session *s);
 void run_signals_finishing(void);
 void run_session_close(struct run_session *s);
 
-/* What each --disk did ("  disk vda IMAGE: ..." lines, for the record summary), into buf;
- * called after vm_disks_stop, when the I/O threads' counts are final. */
+/* What each --disk did ("  disk vda IMAGE: ..." lines, for the record summary) and the network
+ * card's line, into buf; called after vm_disks_stop, when the I/O threads' counts are final. */
 void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf, size_t len);
 
 /* Print a one-line summary of why the VM stopped (nothing for a plain guest exit). */

@@ -68,13 +68,16 @@ static void test_virt_install_domain(void **state)
     assert_string_equal(c.disks[2].path, "/var/lib/libvirt/images/data.qcow2");
     static const char *const want[] = {
         "vcpu current='2' of 4: hvprof has no CPU hot-plug; the guest gets 2",
-        "interface type='network' (mac 52:54:00:6b:3c:58): hvprof gives the guest no network "
-        "device",
         "currentMemory 1024 MiB of 2048: hvprof has no balloon; the guest gets all 2048 MiB",
     };
     assert_int_equal(c.nunsupported, sizeof(want) / sizeof(want[0]));
     for (unsigned i = 0; i < c.nunsupported; i++)
         assert_string_equal(c.unsupported[i], want[i]);
+    /* Its network interface: hvprof's card, with its MAC (docs/net.md). */
+    assert_true(c.net && c.net_has_mac);
+    static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x6b, 0x3c, 0x58};
+    assert_memory_equal(c.net_mac, mac, 6);
+    assert_string_equal(c.net_was, "interface type='network' (mac 52:54:00:6b:3c:58)");
     /* Every disk given; what virt-install adds is left out. */
     assert_int_equal(c.disks_refused, 0);
     char lo[DOMAIN_LINE_MAX];
@@ -237,7 +240,8 @@ static void test_record_libvirt_domain(void **state)
     "<devices><disk type='file' device='disk'><driver name='qemu' type='raw'/>"                    \
     "<source file='%s'/><target dev='vda' bus='virtio'/></disk>"                                   \
     "<interface type='network'><mac address='52:54:00:00:00:01'/>"                                 \
-    "<source network='default'/></interface></devices>%s</domain>\n"
+    "<source network='default'/></interface><watchdog model='i6300esb' action='reset'/>"            \
+    "</devices>%s</domain>\n"
     int len = snprintf(dom, sizeof(dom), DOMAIN_FMT, "hvtest", guest, guest, disk,
                        "<test:runstate>5</test:runstate>");
     len += snprintf(dom + len, sizeof(dom) - (size_t)len, DOMAIN_FMT, "running", guest, guest, disk,
@@ -262,8 +266,7 @@ static void test_record_libvirt_domain(void **state)
     snprintf(args, sizeof(args), "record -o %s --libvirt hvtest --connect test://%s", rec, node);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
     assert_non_null(strstr(out, "hvprof record: libvirt domain 'hvtest': cannot be given: "
-                                "interface type='network' (mac 52:54:00:00:00:01): hvprof gives "
-                                "the guest no network device\n"));
+                                "watchdog i6300esb: hvprof has no such device\n"));
     assert_non_null(strstr(out, "hvprof record: --libvirt hvtest: 1 thing(s) in the domain that "
                                 "hvprof cannot give the guest (listed above); "
                                 "--libvirt-ignore-unsupported boots it without them\n"));
@@ -275,7 +278,13 @@ static void test_record_libvirt_domain(void **state)
              "--timeout 60",
              rec, node);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "left out: interface type='network'"));
+    assert_non_null(strstr(out, "left out: watchdog i6300esb"));
+    /* The interface: the test guest's card, on user-mode networking, with the domain's MAC. */
+    assert_non_null(strstr(out, "hvprof record: libvirt domain 'hvtest': interface "
+                                "type='network' (mac 52:54:00:00:00:01) given as user-mode "
+                                "networking: "));
+    assert_non_null(strstr(out, "  net: user-mode networking (libslirp); 0 frames from the "
+                                "guest"));
     assert_non_null(strstr(out, "cpu mode, 2 vCPUs"));
     char want[1024];
     snprintf(want, sizeof(want), "  disk vda %s: ", disk);

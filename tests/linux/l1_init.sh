@@ -37,6 +37,27 @@ echo "L1: /dev/kvm $( [ -c /dev/kvm ] && echo ready || echo MISSING ) at $(cut -
 grep -E ' (__svm_vcpu_run|svm_vcpu_run)([[:space:]]|$)' /proc/kallsyms | sed 's/^/L1: kallsyms /' >>/out/l1/l1.txt
 save 0 l1
 # One attempt of the scenario in $name, $cmd, ... (the variables of the loop below) into $d.
+# The guest's web server, driven through the forwarded port while hvprof (pid $2) runs: 20
+# pages and 20 CGI requests, each answered or not, into $d/net-load.txt.
+net_load_run() {
+  local port=$1 pid=$2 n=0 ok=0 cgi=0 i
+  ip link set lo up 2>/dev/null
+  while kill -0 "$pid" 2>/dev/null && [ $n -lt 3000 ] &&
+    ! grep -q "HVTEST net serving" "$d/console.log" 2>/dev/null; do
+    usleep 100000
+    n=$((n + 1))
+  done
+  # busybox's wget has no timeout of its own: timeout(1) bounds each request.
+  for i in $(seq 1 20); do
+    timeout 30 wget -q -O - "http://127.0.0.1:$port/index.html" 2>/dev/null |
+      grep -q HVTEST-PAGE && ok=$((ok + 1))
+    timeout 60 wget -q -O - "http://127.0.0.1:$port/cgi-bin/work" 2>/dev/null |
+      grep -q "HVTEST-CGI 3000" && cgi=$((cgi + 1))
+  done
+  echo "pages 20 answered $ok cgi 20 answered $cgi" >"$d/net-load.txt"
+  timeout 30 wget -q -O /dev/null "http://127.0.0.1:$port/cgi-bin/stop" 2>/dev/null
+}
+
 run_scenario() {
   # A scenario with the test bed's disk (docs/virtio.md) gets a fresh 64 MiB image labelled at
   # its start; its first 8 KiB are kept for the test after the run.
@@ -55,6 +76,9 @@ run_scenario() {
   # HVTEST_KILL_AT=WORD in the environment words: hvprof is killed (SIGKILL) half a second
   # after the guest's console shows WORD, mid-run (docs/virtio.md, "A kill mid-write").
   kill_at=$(echo " $envs " | sed -n 's/.* HVTEST_KILL_AT=\([^ ]*\) .*/\1/p')
+  # HVTEST_NET_LOAD=PORT: once the guest serves (plan=net), requests to its web server through
+  # the host port hvprof forwards, from here, while it is profiled (docs/net.md).
+  net_load=$(echo " $envs " | sed -n 's/.* HVTEST_NET_LOAD=\([0-9]*\) .*/\1/p')
   # shellcheck disable=SC2086 # $opts is a word list on purpose
   case $cmd in
     qemu)
@@ -91,6 +115,7 @@ run_scenario() {
         usleep 500000
         kill -9 $pid 2>/dev/null && echo "killed (SIGKILL) ${n}00 ms after the start" >"$d/killed"
       fi
+      [ -z "$net_load" ] || net_load_run "$net_load" $pid
       wait $pid ;;
     record-disk)
       # The disk boots its own default entry (docs/disk-boot.md): no kernel, initrd or command

@@ -1,6 +1,7 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|panic, hvtest.ms=N;
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|net|panic,
+# hvtest.ms=N;
 # hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
@@ -162,6 +163,48 @@ while time.monotonic() < end: fib(18)" &
         sed 's/^/HVTEST disk devices /'
       echo
     fi ;;
+  net)
+    # The network card hvprof gives with --net (docs/net.md), found through the ACPI tables by
+    # Debian's own driver: an address from slirp's DHCP (busybox udhcpc), then a web server
+    # (busybox httpd, a page and a CGI program that computes) on port 80, which the test bed
+    # drives from L1 through the forwarded host port while hv_busy runs for $ms ms.
+    for m in virtio_ring virtio virtio_mmio failover net_failover virtio_net; do
+      [ -f "/modules/$(uname -r)/$m.ko" ] || continue
+      insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST net insmod $m failed"
+    done
+    for i in $(seq 1 30); do [ -e /sys/class/net/eth0 ] && break; busybox usleep 100000; done
+    ip link set lo up
+    ip link set eth0 up
+    echo "HVTEST net mac $(cat /sys/class/net/eth0/address 2>/dev/null)"
+    cat >/tmp/dhcp.sh <<'DHCP'
+#!/bin/sh
+[ "$1" = bound ] || exit 0
+ip addr add "$ip/${mask:-24}" dev "$interface"
+[ -z "$router" ] || ip route add default via "$router"
+echo "HVTEST net lease $ip router $router dns $dns" >/tmp/lease
+DHCP
+    chmod +x /tmp/dhcp.sh
+    udhcpc -i eth0 -n -q -t 5 -s /tmp/dhcp.sh >/dev/null 2>&1
+    cat /tmp/lease 2>/dev/null || echo "HVTEST net no lease"
+    mkdir -p /www/cgi-bin
+    echo "HVTEST-PAGE" >/www/index.html
+    cat >/www/cgi-bin/work <<'CGI'
+#!/bin/sh
+i=0
+while [ $i -lt 3000 ]; do i=$((i + 1)); done
+printf 'Content-Type: text/plain\r\n\r\nHVTEST-CGI %s\n' "$i"
+CGI
+    printf '#!/bin/sh\ntouch /tmp/stop\nprintf "Content-Type: text/plain\\r\\n\\r\\nstopping\\n"\n' \
+      >/www/cgi-bin/stop
+    chmod +x /www/cgi-bin/work /www/cgi-bin/stop
+    httpd -p 80 -h /www && echo "HVTEST net serving"
+    # Until the test bed says it is done (GET /cgi-bin/stop), at most $ms ms, hv_busy beside.
+    /bin/hv_busy "$ms" &
+    busy=$!
+    while [ ! -e /tmp/stop ] && kill -0 $busy 2>/dev/null; do busybox usleep 200000; done
+    kill $busy 2>/dev/null
+    wait $busy 2>/dev/null
+    echo "HVTEST net done $([ -e /tmp/stop ] && echo stopped || echo timed-out)" ;;
   *)
     echo "HVTEST unknown plan $plan" ;;
 esac

@@ -105,6 +105,18 @@ static const struct tb_scenario disk_root[] = {
      "--hz 1000 --timeout 240 --disk " TB_ROOT_QCOW2, NULL, TB_CI_ONE_VCPU},
 };
 
+/* A server in the guest, driven from outside while it is profiled (docs/net.md): the network
+ * card on user-mode networking, an address by DHCP, busybox's web server on port 80 reached
+ * from L1 through the forwarded host port 8080. */
+static const struct tb_scenario net[] = {
+    {"generic-net", "record", "generic", 2, "512M", "hvtest.plan=net hvtest.ms=120000",
+     "--hz 1000 --timeout 240 --net user,hostfwd=tcp:127.0.0.1:8080-:80", "HVTEST_NET_LOAD=8080",
+     TB_CI_ONE_VCPU},
+    {"cloud-net", "record", "cloud", 2, "512M", "hvtest.plan=net hvtest.ms=120000",
+     "--hz 1000 --timeout 240 --net user,hostfwd=tcp:127.0.0.1:8080-:80", "HVTEST_NET_LOAD=8080",
+     TB_FULL_ONLY},
+};
+
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its
  * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
  * samples are the panic's path. */
@@ -156,6 +168,7 @@ static const struct {
     GROUP("reference", reference), GROUP("boot", boot),       GROUP("modes", modes),
     GROUP("la57", la57),           GROUP("smp64", smp64),     GROUP("disk", disk),
     GROUP("disk-root", disk_root), GROUP("kernels", kernels), GROUP("flight", flight),
+    GROUP("net", net),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -171,4 +184,4 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", "flight", NULL};
+const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", "flight", "net", NULL};

@@ -273,6 +273,13 @@ for k in generic cloud $matrix_kernels; do
     fi
     case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
   done
+  # The virtio network card's driver and what it needs, in load order, for hvtest.plan=net
+  # (docs/net.md; built in where missing).
+  for m in failover net_failover virtio_net; do
+    f=$(find "$kmods" -name "$m.ko" -o -name "$m.ko.xz" | head -n 1)
+    [ -n "$f" ] || continue
+    case $f in *.xz) xz -dc "$f" >"$r/modules/$rel/$m.ko" ;; *) cp "$f" "$r/modules/$rel/$m.ko" ;; esac
+  done
   # ext4 and what it needs, in load order, for hvtest.plan=root (modules in the generic kernel,
   # built in the cloud kernel: those missing here are built in).
   for m in crc32c_generic crc16 mbcache jbd2 ext4; do

@@ -1,0 +1,138 @@
+/* A server in an unmodified Debian guest, driven from outside while hvprof profiles it
+ * (`record --net user,hostfwd=...`, docs/net.md): Debian's virtio_net driver finds the card
+ * through the ACPI tables, the guest gets 10.0.2.15 from slirp's DHCP, and busybox's web server
+ * in it answers every request the test bed sends from L1 through the forwarded host port; the
+ * recording names the server's processes (httpd and its CGI program) and their kernel frames in
+ * the network stack, and the summary counts the frames each way. */
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report/fxt_load.h"
+#include "report/profile.h"
+#include "tests/linux/testbed.h"
+
+struct totals {
+    unsigned runs;
+    uint64_t server_samples, net_kernel;
+};
+
+static char *beside(const struct tb_result *r, const char *file)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(r->rec, '/') - r->rec), r->rec, file);
+    FILE *f = fopen(path, "rb");
+    char *buf = calloc(1, 4096);
+    assert_non_null(buf);
+    if (f) {
+        size_t n = fread(buf, 1, 4095, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    return buf;
+}
+
+/* A kernel function of the network path: the virtio driver's, the socket layer's, TCP's. */
+static bool network_fn(const char *fn)
+{
+    return !strncmp(fn, "virtnet_", 8) || !strncmp(fn, "tcp_", 4) || !strncmp(fn, "sock_", 5) ||
+           !strncmp(fn, "inet_", 5) || !strncmp(fn, "__sys_accept", 12) ||
+           !strncmp(fn, "net_rx_action", 13) || !strncmp(fn, "__netif_", 8) ||
+           !strncmp(fn, "ip_", 3) || !strncmp(fn, "skb_", 4);
+}
+
+static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
+{
+    struct totals *t = ctx;
+    tb_check_boot(r, s);
+    char *ref = tb_reference(s->kernel, s->vcpus);
+    tb_check_console_clean(r, ref);
+    free(ref);
+    if (!strstr(r->console, "HVTEST net lease 10.0.2.15 router 10.0.2.2"))
+        fail_msg("%s: no DHCP lease from the user network:\n%.4000s", r->name, r->console);
+    if (!strstr(r->console, "HVTEST net mac 52:54:00:12:34:56") ||
+        !strstr(r->console, "HVTEST net serving") || !strstr(r->console, "HVTEST net done stopped"))
+        fail_msg("%s: the guest's server did not run as planned:\n%.4000s", r->name, r->console);
+    char *load = beside(r, "net-load.txt");
+    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
+        fail_msg("%s: not every request through the forwarded port was answered: %s", r->name,
+                 load[0] ? load : "(no net-load.txt)");
+    printf("%s: through 127.0.0.1:8080 -> 10.0.2.15:80: %s", r->name, load);
+    free(load);
+    const char *line = strstr(r->summary, "  net: user-mode networking (libslirp); forwarded: "
+                                          "tcp 127.0.0.1:8080 -> 10.0.2.15:80; ");
+    unsigned long long from = 0, to = 0;
+    if (!line || sscanf(line, "  net: user-mode networking (libslirp); forwarded: tcp "
+                              "127.0.0.1:8080 -> 10.0.2.15:80; %llu frames from the guest",
+                        &from) != 1)
+        fail_msg("%s: no network line in the summary:\n%s", r->name, r->summary);
+    const char *to_at = strstr(line, " to it (");
+    if (to_at)
+        while (to_at > line && to_at[-1] != ' ')
+            to_at--;
+    if (!to_at || sscanf(to_at, "%llu", &to) != 1 || from < 40 || to < 40)
+        fail_msg("%s: too few frames for 40 requests:\n%.*s", r->name,
+                 (int)strcspn(line, "\n"), line);
+    printf("%s: %.*s\n", r->name, (int)strcspn(line + 2, "\n"), line + 2);
+    tb_check_recording(r);
+    tb_check_kernel_symbols(r, 0.95);
+    /* The server by name, and the kernel's network path under its samples. */
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    uint64_t server = 0, net = 0;
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *sm = &p.samples.v[i];
+        const char *comm = profile_process_name(&p, sm->pid);
+        bool srv = !strcmp(comm, "httpd") || !strcmp(comm, "work");
+        server += srv;
+        for (uint32_t j = 0; j < sm->nframes; j++) {
+            const struct prof_frame *f = &p.frames.v[sm->first + j];
+            if (f->loc != PROF_NONE && p.locs.v[f->loc].resolved &&
+                network_fn(p.funcs.v[p.locs.v[f->loc].func].name)) {
+                net++;
+                break;
+            }
+        }
+    }
+    profile_free(&p);
+    printf("%s: %" PRIu64 " samples of the server's processes (httpd, its CGI program), %" PRIu64
+           " with the kernel's network path on the stack\n",
+           r->name, server, net);
+    if (!server || !net)
+        fail_msg("%s: the server's processes or the network path are not in the recording",
+                 r->name);
+    t->runs++;
+    t->server_samples += server;
+    t->net_kernel += net;
+}
+
+static void test_server_under_load(void **state)
+{
+    (void)state;
+    char out[4096];
+    struct totals t = {0};
+    struct tb_scenario sel[TB_MAX_GROUP];
+    unsigned repeat;
+    size_t n = tb_run_group("net", 1, sel, &repeat, out, sizeof(out));
+    for (size_t i = 0; i < n; i++)
+        tb_each_run(out, &sel[i], repeat, check, &t);
+    assert_true(t.runs > 0 && t.server_samples > 0 && t.net_kernel > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_server_under_load)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

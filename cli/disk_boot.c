@@ -47,8 +47,8 @@ int disk_boot_load(struct run_opts *o, struct hv_err *err)
         o->cmdline = d->b.cmdline;
     fprintf(stderr,
             "%s: booting '%s' from %s: %s (%zu KiB), %u initrd(s) (%zu KiB), command line%s: %s\n",
-            o->prog, d->b.title, d->b.menu, d->b.kernel_path, d->b.kernel_size >> 10,
-            d->b.ninitrd, d->b.initrd_size >> 10,
+            o->prog, d->b.title, d->b.menu, d->b.kernel_path, d->b.kernel_size >> 10, d->b.ninitrd,
+            d->b.initrd_size >> 10,
             o->cmdline != d->b.cmdline ? " (--cmdline's)"
             : serial                   ? ""
                                        : " (console=ttyS0 added)",

@@ -78,7 +78,7 @@ struct run_opts {
     /* No --kernel: the first disk's boot entry (cli/disk_boot.c, docs/disk-boot.md), chosen
      * by --boot-entry or the disk's default; its files are read into memory. */
     const char *boot_entry;
-    struct net_config net; /* --net user[,hostfwd=...] (docs/net.md) */
+    struct net_config net;       /* --net user[,hostfwd=...] (docs/net.md) */
     struct disk_boot *disk_boot; /* NULL unless booting a disk's entry; run_opts_free */
 };
 

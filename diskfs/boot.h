@@ -13,23 +13,23 @@
 #include "diskfs/diskfs.h"
 
 #define DISKFS_BOOT_MAX_KERNEL (256u << 20)
-#define DISKFS_BOOT_MAX_INITRD (1u << 30) /* all of an entry's initrds together */
-#define DISKFS_BOOT_MAX_CONFIG (4u << 20) /* grub.cfg */
+#define DISKFS_BOOT_MAX_INITRD (1u << 30)  /* all of an entry's initrds together */
+#define DISKFS_BOOT_MAX_CONFIG (4u << 20)  /* grub.cfg */
 #define DISKFS_BOOT_MAX_ENTRY  (64u << 10) /* a BLS entry, grubenv */
 
 struct diskfs_boot {
     char title[128];
-    char menu[200];        /* where the menu was: "/boot/grub/grub.cfg on disk 0 partition 1" */
+    char menu[200]; /* where the menu was: "/boot/grub/grub.cfg on disk 0 partition 1" */
     char kernel_path[BOOT_MENU_PATH];
-    char where[48];        /* the volume the kernel and initrds came from */
+    char where[48]; /* the volume the kernel and initrds came from */
     uint8_t *kernel;
     size_t kernel_size;
-    uint8_t *initrd;       /* the entry's initrds one after the other, each padded to 4 bytes
-                            * as GRUB's loader does; NULL when it has none */
+    uint8_t *initrd; /* the entry's initrds one after the other, each padded to 4 bytes
+                      * as GRUB's loader does; NULL when it has none */
     size_t initrd_size;
     unsigned ninitrd;
     char cmdline[BOOT_MENU_OPTIONS + BOOT_MENU_PATH + 16];
-    char entries[2048];    /* the menu, "  0  Debian GNU/Linux" lines, for messages */
+    char entries[2048]; /* the menu, "  0  Debian GNU/Linux" lines, for messages */
 };
 
 /* Find the boot menu on d's volumes (the first disk's first, in order), choose `want` or its

@@ -95,7 +95,8 @@ static void expand(struct parser *ps)
         }
         if (ps->p < ps->end && *ps->p == '}')
             ps->p++;
-    } else if (ps->p < ps->end && (*ps->p == '?' || *ps->p == '#' || isdigit((unsigned char)*ps->p))) {
+    } else if (ps->p < ps->end &&
+               (*ps->p == '?' || *ps->p == '#' || isdigit((unsigned char)*ps->p))) {
         name[n++] = *ps->p++;
     } else {
         while (ps->p < ps->end && name_char(*ps->p)) {
@@ -162,8 +163,7 @@ static bool read_cmd(struct parser *ps)
                 quoted = true;
                 ps->p++;
                 while (ps->p < ps->end && *ps->p != '"') {
-                    if (*ps->p == '\\' && ps->p + 1 < ps->end &&
-                        strchr("$\"\\\n", ps->p[1])) {
+                    if (*ps->p == '\\' && ps->p + 1 < ps->end && strchr("$\"\\\n", ps->p[1])) {
                         if (ps->p[1] != '\n')
                             put(c, ps->p[1]);
                         ps->p += 2;
@@ -321,8 +321,8 @@ static void parse_block(struct parser *ps, unsigned depth, const char *prefix, u
         }
         /* "then"/"else"/"do" start a command in GRUB's grammar; what follows runs. */
         unsigned skip = 0;
-        while (skip < c->n && (is(c->w[skip], "then") || is(c->w[skip], "else") ||
-                               is(c->w[skip], "do")))
+        while (skip < c->n &&
+               (is(c->w[skip], "then") || is(c->w[skip], "else") || is(c->w[skip], "do")))
             skip++;
         if (skip) {
             memmove(c->w, c->w + skip, (c->n - skip) * sizeof(c->w[0]));
@@ -460,8 +460,8 @@ static void bls_line(struct boot_menu_entry *e, const struct boot_menu *m, const
                          strlen(parts[3])};
         size_t have = strlen(e->options);
         for (size_t i = 0; i < 4; i++) {
-            size_t n = lens[i] < sizeof(e->options) - 1 - have ? lens[i]
-                                                                : sizeof(e->options) - 1 - have;
+            size_t n =
+                lens[i] < sizeof(e->options) - 1 - have ? lens[i] : sizeof(e->options) - 1 - have;
             memcpy(e->options + have, parts[i], n);
             have += n;
         }
@@ -581,8 +581,7 @@ static int resolve(const struct boot_menu *m, const char *want)
             /* A title or id anywhere (GRUB takes an entry's id at any depth too). */
             for (unsigned i = 0; i < m->n && item < 0; i++)
                 if ((strlen(m->e[i].title) == slen && !memcmp(m->e[i].title, seg, slen)) ||
-                    (m->e[i].id[0] && strlen(m->e[i].id) == slen &&
-                     !memcmp(m->e[i].id, seg, slen)))
+                    (m->e[i].id[0] && strlen(m->e[i].id) == slen && !memcmp(m->e[i].id, seg, slen)))
                     item = (int)i;
         }
         if (item < 0)

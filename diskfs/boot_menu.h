@@ -1,8 +1,8 @@
 /* A disk's boot menu, read as its boot loader would (docs/disk-boot.md): GRUB's grub.cfg (the
  * commands that make a menu: menuentry, submenu, linux, initrd, search --fs-uuid, set, and the
  * variables they use) and Boot Loader Specification Type #1 entries (uapi-group.org's
- * boot-loader-specification: the .conf files of loader/entries, keys title, version, sort-key, linux, initrd,
- * options). Text only: no file system here, so the parser is fuzzed on its own
+ * boot-loader-specification: the .conf files of loader/entries, keys title, version, sort-key,
+ * linux, initrd, options). Text only: no file system here, so the parser is fuzzed on its own
  * (fuzz_diskfs_boot_menu). Everything is bounded: at most BOOT_MENU_MAX entries, fields
  * truncated at their sizes, submenus BOOT_MENU_MAX_DEPTH deep. GRUB's script language is not
  * run: `if` conditions are not evaluated (docs/disk-boot.md says what follows from that). */
@@ -19,8 +19,8 @@
 
 struct boot_menu_entry {
     char title[128];
-    char id[128];   /* GRUB's --id, a BLS entry's file name without ".conf" */
-    char path[32];  /* GRUB's menu position: "0", "2>1" (a submenu's second entry) */
+    char id[128];  /* GRUB's --id, a BLS entry's file name without ".conf" */
+    char path[32]; /* GRUB's menu position: "0", "2>1" (a submenu's second entry) */
     char kernel[BOOT_MENU_PATH];
     char initrd[BOOT_MENU_MAX_INITRDS][BOOT_MENU_PATH];
     unsigned ninitrd;
@@ -33,10 +33,10 @@ struct boot_menu_entry {
 struct boot_menu {
     struct boot_menu_entry e[BOOT_MENU_MAX];
     unsigned n;
-    unsigned top;        /* GRUB: items at the menu's top level (a submenu is one) */
-    char deflt[128];     /* GRUB's `default`, expanded; "" if never set */
-    bool blscfg;         /* grub.cfg runs `blscfg`: its menu is the BLS entries */
-    char saved[128];     /* grubenv's saved_entry */
+    unsigned top;                       /* GRUB: items at the menu's top level (a submenu is one) */
+    char deflt[128];                    /* GRUB's `default`, expanded; "" if never set */
+    bool blscfg;                        /* grub.cfg runs `blscfg`: its menu is the BLS entries */
+    char saved[128];                    /* grubenv's saved_entry */
     char kernelopts[BOOT_MENU_OPTIONS]; /* grubenv's kernelopts (older Fedora's BLS options) */
 };
 

@@ -16,8 +16,8 @@ static int is_qcow(const char *path, struct hv_err *err)
     if (fd < 0)
         return hv_errk(err, HV_ERR_OS, "%s: %s", path, strerror(errno));
     uint8_t magic[4] = {0};
-    bool yes = pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
-               qcow_image_magic(magic);
+    bool yes =
+        pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && qcow_image_magic(magic);
     close(fd);
     return yes;
 }

@@ -165,8 +165,7 @@ int diskfs_read_path(struct diskfs_volume *v, const char *path, size_t max, uint
     uint64_t ino, size;
     int rc = diskfs_lookup(v, path, &ino, err);
     if (rc)
-        return rc < 0 ? -1
-                      : hv_errk(err, HV_ERR_CORRUPT, "%s: no file %s", v->where, path);
+        return rc < 0 ? -1 : hv_errk(err, HV_ERR_CORRUPT, "%s: no file %s", v->where, path);
     if (diskfs_file_size(v, ino, &size, err) < 0)
         return -1;
     if (size > max)

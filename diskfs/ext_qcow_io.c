@@ -68,7 +68,8 @@ static errcode_t qio_set_blksize(io_channel ch, int blksize)
 static errcode_t qio_read_blk64(io_channel ch, unsigned long long block, int count, void *data)
 {
     const struct diskfs_qcow_range *r = ch->private_data;
-    uint64_t len = count < 0 ? (uint64_t)-(int64_t)count : (uint64_t)count * (uint64_t)ch->block_size;
+    uint64_t len =
+        count < 0 ? (uint64_t) - (int64_t)count : (uint64_t)count * (uint64_t)ch->block_size;
     if (len == 0)
         return 0;
     /* Inside the partition: a hostile block number never reaches past it. */

@@ -88,8 +88,7 @@ static bool probe_fill(struct probe_src *src, uint64_t off, uint64_t len)
     return ok;
 }
 
-static int probe_volumes(struct diskfs *d, unsigned disk, struct probe_src *src,
-                         struct hv_err *err)
+static int probe_volumes(struct diskfs *d, unsigned disk, struct probe_src *src, struct hv_err *err)
 {
     int rc = 0;
     if (!probe_fill(src, 0, PROBE_SPAN) ||
@@ -154,8 +153,8 @@ int diskfs_probe_qcow(struct diskfs *d, unsigned disk, struct qcow_image *q, str
     struct probe_src src = {.fd = fd, .size = qcow_image_size(q), .qcow = q};
     int rc = 0;
     if (ftruncate(fd, (off_t)src.size) < 0)
-        rc = hv_errk(err, HV_ERR_OS, "a %" PRIu64 "-byte probe file: %s", src.size,
-                     strerror(errno));
+        rc =
+            hv_errk(err, HV_ERR_OS, "a %" PRIu64 "-byte probe file: %s", src.size, strerror(errno));
     else
         rc = probe_volumes(d, disk, &src, err);
     close(fd);

@@ -149,8 +149,8 @@ static bool handle_exit(struct vcpu *v)
         handle_io(v);
         return true;
     case KVM_EXIT_MMIO:
-        /* The disks' and the network card's virtio windows (vmm/disks.h, vmm/netdev.h); nothing else in user space (LAPIC/IOAPIC
-         * are in the kernel): other reads return 0. */
+        /* The disks' and the network card's virtio windows (vmm/disks.h, vmm/netdev.h); nothing
+         * else in user space (LAPIC/IOAPIC are in the kernel): other reads return 0. */
         {
             unsigned len = run->mmio.len <= sizeof(run->mmio.data) ? run->mmio.len : 0;
             if (!vm_disks_mmio(&v->vm->disks, run->mmio.phys_addr, run->mmio.data, len,

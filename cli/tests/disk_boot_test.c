@@ -47,7 +47,8 @@ static int run_hvprof(const char *args, char *out, size_t cap)
 /* A GPT disk with the tree `root` in partition 1 (ext4), as qcow2 at `out`. */
 static void make_disk(const char *root, const char *out)
 {
-    sh("rm -f %s/p1.img %s/disk.raw && mkfs.ext4 -q -F -U 0b9bb8a6-3f5e-4c1d-9a2e-7d1c5e8f4a21 -d %s "
+    sh("rm -f %s/p1.img %s/disk.raw && mkfs.ext4 -q -F -U 0b9bb8a6-3f5e-4c1d-9a2e-7d1c5e8f4a21 -d "
+       "%s "
        "%s/p1.img 24M >/dev/null && "
        "truncate -s 40M %s/disk.raw && printf 'label: gpt\\nstart=2048, size=49152\\n' | "
        "sfdisk -q %s/disk.raw && dd if=%s/p1.img of=%s/disk.raw bs=512 seek=2048 "
@@ -112,8 +113,10 @@ static void test_boot_from_disk(void **state)
     /* record: the recording names the disk's entry as its guest. */
     char rec[200];
     snprintf(rec, sizeof(rec), "%s/rec.fxt", dir);
-    snprintf(args, sizeof(args), "record -o %s --disk %s,readonly --boot-entry guest-simple "
-             "--timeout 60", rec, img);
+    snprintf(args, sizeof(args),
+             "record -o %s --disk %s,readonly --boot-entry guest-simple "
+             "--timeout 60",
+             rec, img);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "hvprof record: booting 'hvprof test guest'"));
     assert_non_null(strstr(out, "hvprof-guest: status 0"));
@@ -128,7 +131,7 @@ static void test_refused(void **state)
     /* An entry whose kernel is not there: the entry, the menu and the file named. */
     snprintf(args, sizeof(args), "run --disk %s,readonly --boot-entry missing", img);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
-    assert_non_null(strstr(out, "hvprof run: --disk " ));
+    assert_non_null(strstr(out, "hvprof run: --disk "));
     assert_non_null(strstr(out, "menu entry 'a missing kernel' (/boot/grub/grub.cfg on disk 0 "
                                 "partition 1): kernel: disk 0 partition 1: no file "
                                 "/boot/nothing-here"));

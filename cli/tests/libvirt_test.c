@@ -240,7 +240,7 @@ static void test_record_libvirt_domain(void **state)
     "<devices><disk type='file' device='disk'><driver name='qemu' type='raw'/>"                    \
     "<source file='%s'/><target dev='vda' bus='virtio'/></disk>"                                   \
     "<interface type='network'><mac address='52:54:00:00:00:01'/>"                                 \
-    "<source network='default'/></interface><watchdog model='i6300esb' action='reset'/>"            \
+    "<source network='default'/></interface><watchdog model='i6300esb' action='reset'/>"           \
     "</devices>%s</domain>\n"
     int len = snprintf(dom, sizeof(dom), DOMAIN_FMT, "hvtest", guest, guest, disk,
                        "<test:runstate>5</test:runstate>");

@@ -73,14 +73,16 @@ static void test_debian(void **state)
     /* Chosen as GRUB's `default` and --boot-entry take them: positions, titles, ids. */
     assert_int_equal(boot_menu_choose(m, "1>1", why, sizeof(why)), 3);
     assert_int_equal(boot_menu_choose(m, "1", why, sizeof(why)), 2); /* a submenu: its first */
-    assert_int_equal(boot_menu_choose(m, "Advanced options for Debian GNU/Linux>"
-                                         "Debian GNU/Linux, with Linux 6.1.0-27-cloud-amd64",
+    assert_int_equal(boot_menu_choose(m,
+                                      "Advanced options for Debian GNU/Linux>"
+                                      "Debian GNU/Linux, with Linux 6.1.0-27-cloud-amd64",
                                       why, sizeof(why)),
                      3);
-    assert_int_equal(
-        boot_menu_choose(m, "gnulinux-6.1.0-27-cloud-amd64-advanced-" "0b9bb8a6-3f5e-4c1d-9a2e-7d1c5e8f4a21",
-                         why, sizeof(why)),
-        3);
+    assert_int_equal(boot_menu_choose(m,
+                                      "gnulinux-6.1.0-27-cloud-amd64-advanced-"
+                                      "0b9bb8a6-3f5e-4c1d-9a2e-7d1c5e8f4a21",
+                                      why, sizeof(why)),
+                     3);
     assert_int_equal(boot_menu_choose(m, "2", why, sizeof(why)), -1);
     assert_string_equal(why, "menu entry 'UEFI Firmware Settings' loads no Linux kernel (no linux "
                              "command)");
@@ -138,7 +140,8 @@ static void test_fedora_bls(void **state)
         "set pager=1\nif [ -f ${config_directory}/grubenv ]; then\n  load_env -f "
         "${config_directory}/grubenv\nelif [ -s $prefix/grubenv ]; then\n  load_env\nfi\n"
         "if [ \"${next_entry}\" ] ; then\n   set default=\"${next_entry}\"\n   set next_entry=\n"
-        "   save_env next_entry\n   set boot_once=true\nelse\n   set default=\"${saved_entry}\"\nfi\n"
+        "   save_env next_entry\n   set boot_once=true\nelse\n   set "
+        "default=\"${saved_entry}\"\nfi\n"
         "insmod blscfg\nblscfg\n"
         "menuentry 'UEFI Firmware Settings' $menuentry_id_option 'uefi-firmware' {\n"
         "\tfwsetup\n}\n";
@@ -193,11 +196,11 @@ static void test_hostile(void **state)
     struct boot_menu *m = menu();
     char why[256];
     static const char *const texts[] = {
-        "menuentry 'x {\n linux /a\n",        /* an unterminated quote */
-        "menuentry x {\n linux /a b c\n",    /* an unterminated block */
-        "} }\nmenuentry y { linux /k }",    /* stray closes, a one-line block */
-        "set default=\"${",                  /* a cut variable */
-        "menuentry $ { linux \\",            /* a lone '$', a trailing backslash */
+        "menuentry 'x {\n linux /a\n",    /* an unterminated quote */
+        "menuentry x {\n linux /a b c\n", /* an unterminated block */
+        "} }\nmenuentry y { linux /k }",  /* stray closes, a one-line block */
+        "set default=\"${",               /* a cut variable */
+        "menuentry $ { linux \\",         /* a lone '$', a trailing backslash */
         "submenu a { submenu b { submenu c { submenu d { submenu e { menuentry f { linux /x } } } "
         "} } }",
     };

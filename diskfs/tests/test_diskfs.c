@@ -318,10 +318,8 @@ static void test_damaged(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_whole_disk),
-        cmocka_unit_test(test_partitioned),
-        cmocka_unit_test(test_qcow2_partitioned),
-        cmocka_unit_test(test_bad_inodes),
+        cmocka_unit_test(test_whole_disk),        cmocka_unit_test(test_partitioned),
+        cmocka_unit_test(test_qcow2_partitioned), cmocka_unit_test(test_bad_inodes),
         cmocka_unit_test(test_damaged),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -165,10 +165,11 @@ static const struct {
     const struct tb_scenario *s;
     size_t n;
 } groups[] = {
-    GROUP("reference", reference), GROUP("boot", boot),       GROUP("modes", modes),
-    GROUP("la57", la57),           GROUP("smp64", smp64),     GROUP("disk", disk),
-    GROUP("disk-root", disk_root), GROUP("kernels", kernels), GROUP("flight", flight),
-    GROUP("net", net),
+    GROUP("reference", reference), GROUP("boot", boot),
+    GROUP("modes", modes),         GROUP("la57", la57),
+    GROUP("smp64", smp64),         GROUP("disk", disk),
+    GROUP("disk-root", disk_root), GROUP("kernels", kernels),
+    GROUP("flight", flight),       GROUP("net", net),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)

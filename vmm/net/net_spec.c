@@ -97,8 +97,7 @@ int net_spec_parse(const char *spec, struct net_config *c, struct hv_err *err)
             c->restrict_outside = false;
         } else {
             return hv_errk(err, HV_ERR_USAGE,
-                           "--net: '%.64s' is not hostfwd=RULE, mac=ADDR or restrict=on|off",
-                           part);
+                           "--net: '%.64s' is not hostfwd=RULE, mac=ADDR or restrict=on|off", part);
         }
     }
     return 0;

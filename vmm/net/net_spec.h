@@ -1,7 +1,8 @@
-/* `--net user[,mac=52:54:00:..][,restrict=on|off][,hostfwd=RULE]...`: user-mode networking as QEMU spells it
- * (QEMU's documentation, "-netdev user": hostfwd=[tcp|udp]:[hostaddr]:hostport-[guestaddr]:
- * guestport; restrict=on isolates the guest: it reaches nothing outside but what is forwarded). Parsed apart
- * from everything else so that it is tested and fuzzed on its own. */
+/* `--net user[,mac=52:54:00:..][,restrict=on|off][,hostfwd=RULE]...`: user-mode networking as QEMU
+ * spells it (QEMU's documentation, "-netdev user":
+ * hostfwd=[tcp|udp]:[hostaddr]:hostport-[guestaddr]: guestport; restrict=on isolates the guest: it
+ * reaches nothing outside but what is forwarded). Parsed apart from everything else so that it is
+ * tested and fuzzed on its own. */
 #pragma once
 
 #include <netinet/in.h>

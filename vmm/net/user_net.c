@@ -123,8 +123,8 @@ static const SlirpCb callbacks = {
     .timer_new_opaque = cb_timer_new_opaque,
 };
 
-int user_net_open(struct user_net **out, const struct net_config *c,
-                  const struct user_net_ops *ops, struct hv_err *err)
+int user_net_open(struct user_net **out, const struct net_config *c, const struct user_net_ops *ops,
+                  struct hv_err *err)
 {
     struct user_net *u = calloc(1, sizeof(*u));
     if (!u)
@@ -151,8 +151,8 @@ int user_net_open(struct user_net **out, const struct net_config *c,
     }
     for (unsigned i = 0; i < c->nfwd; i++) {
         const struct net_hostfwd *f = &c->fwd[i];
-        if (slirp_add_hostfwd(u->slirp, f->udp, f->host, f->host_port, f->guest,
-                              f->guest_port) < 0) {
+        if (slirp_add_hostfwd(u->slirp, f->udp, f->host, f->host_port, f->guest, f->guest_port) <
+            0) {
             char what[96];
             net_hostfwd_describe(f, what, sizeof(what));
             hv_errk(err, HV_ERR_OS,

@@ -25,8 +25,8 @@ struct user_net_ops {
 };
 
 /* The network of c with its forwarded ports bound (an error names a port that cannot be). */
-int user_net_open(struct user_net **out, const struct net_config *c,
-                  const struct user_net_ops *ops, struct hv_err *err);
+int user_net_open(struct user_net **out, const struct net_config *c, const struct user_net_ops *ops,
+                  struct hv_err *err);
 /* Its thread: sockets, timers, and flushes asked for by user_net_wake. */
 int user_net_start(struct user_net *u, struct hv_err *err);
 /* A frame from the guest. */

@@ -3,8 +3,9 @@
  * it), and that file's, at most QCOW_MAX_CHAIN deep, each a qcow image and none twice (a loop
  * is refused). Read-only: the block device keeps the guest's writes in its private overlay
  * (docs/virtio.md). An image whose chain has compressed clusters keeps 16 MiB of them
- * decompressed (cluster_cache.h). Thread-safe: one read at a time. Encrypted images and raw backing files are refused with a message. The
- * header, tables and clusters are untrusted (fuzz_qcow_image). */
+ * decompressed (cluster_cache.h). Thread-safe: one read at a time. Encrypted images and raw backing
+ * files are refused with a message. The header, tables and clusters are untrusted
+ * (fuzz_qcow_image). */
 #pragma once
 
 #include <stdbool.h>

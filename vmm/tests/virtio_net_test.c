@@ -188,8 +188,9 @@ static void handshake(struct t *t)
     wr(t, 0x070, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
     queue(t, 0, RXQ_DESC, RXQ_AVAIL, RXQ_USED);
     queue(t, 1, TXQ_DESC, TXQ_AVAIL, TXQ_USED);
-    wr(t, 0x070, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
-                     VIRTIO_STATUS_DRIVER_OK);
+    wr(t, 0x070,
+       VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+           VIRTIO_STATUS_DRIVER_OK);
 }
 
 /* A frame sent: the 12-byte header, then the frame, in one readable buffer. */
@@ -226,7 +227,7 @@ static void arp_request(uint8_t *f, const char *target)
 {
     memset(f, 0xff, 6);
     memcpy(f + 6, mac, 6);
-    f[12] = 0x08, f[13] = 0x06; /* ARP */
+    f[12] = 0x08, f[13] = 0x06;                               /* ARP */
     static const uint8_t fixed[8] = {0, 1, 8, 0, 6, 4, 0, 1}; /* Ethernet, IPv4, request */
     memcpy(f + 14, fixed, 8);
     memcpy(f + 22, mac, 6);
@@ -254,9 +255,9 @@ static void test_arp_and_forwarded_port(void **state)
     uint8_t got[2048];
     size_t n = next_frame(t, got, sizeof(got));
     assert_true(n >= 42);
-    assert_memory_equal(got, mac, 6);               /* to us */
+    assert_memory_equal(got, mac, 6);                 /* to us */
     assert_int_equal(got[12] << 8 | got[13], 0x0806); /* ARP */
-    assert_int_equal(got[21], 2);                   /* a reply */
+    assert_int_equal(got[21], 2);                     /* a reply */
     uint8_t gw[4];
     inet_pton(AF_INET, "10.0.2.2", gw);
     assert_memory_equal(got + 28, gw, 4); /* 10.0.2.2 is at... */
@@ -264,7 +265,8 @@ static void test_arp_and_forwarded_port(void **state)
     /* A connection to the forwarded host port: slirp accepts it and opens one to the guest's
      * port 80, a SYN from the gateway to 10.0.2.15:80. */
     int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(t->port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons(t->port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     (void)connect(s, (struct sockaddr *)&a, sizeof(a));
     bool syn = false;
@@ -328,8 +330,8 @@ static void test_fragment_dropped(void **state)
     memset(f, 0xff, 6);
     memcpy(f + 6, mac, 6);
     f[12] = 0x08, f[13] = 0x00;
-    static const uint8_t ip[20] = {0x45, 0, 0x01, 0x01, 0, 0, 0x00, 0x10, 0x40, 0x11,
-                                   0x79, 0xdd, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t ip[20] = {0x45, 0,    0x01, 0x01, 0, 0, 0x00, 0x10, 0x40, 0x11,
+                                   0x79, 0xdd, 0,    0,    0, 0, 0xff, 0xff, 0xff, 0xff};
     memcpy(f + 14, ip, sizeof(ip)); /* fragment offset 16 (128 bytes), MF clear */
     static const uint8_t udp[8] = {0, 68, 0, 67, 0, 0xfc, 0, 0};
     memcpy(f + 34, udp, sizeof(udp));
@@ -362,8 +364,10 @@ static void test_port_in_use(void **state)
     struct user_net_ops ops = {to_guest, flush, t};
     assert_int_equal(user_net_open(&u, &c, &ops, &err), -1);
     char want[128];
-    snprintf(want, sizeof(want), "--net: hostfwd tcp 127.0.0.1:%u -> 10.0.2.15:22: the host port "
-             "cannot be bound", ntohs(a.sin_port));
+    snprintf(want, sizeof(want),
+             "--net: hostfwd tcp 127.0.0.1:%u -> 10.0.2.15:22: the host port "
+             "cannot be bound",
+             ntohs(a.sin_port));
     assert_non_null(strstr(err.msg, want));
     close(s);
 }
@@ -393,11 +397,17 @@ static void test_spec(void **state)
     assert_true(r.restrict_outside && r.nfwd == 0 && r.has_mac);
     static const uint8_t want_mac[6] = {0x52, 0x54, 0, 0xab, 0xcd, 1};
     assert_memory_equal(r.mac, want_mac, 6);
-    static const char *const bad[] = {"tap", "user,hostfwd=tcp:1.2.3.4:80", "user,hostfwd=tcp::0-:80",
-                                      "user,hostfwd=tcp::70000-:80", "user,hostfwd=sctp::1-:2",
-                                      "user,hostfwd=tcp:999.1.1.1:1-:2", "user,smb=/tmp",
-                                      "user,hostfwd=tcp::8080-:", "user,restrict=maybe",
-                                      "user,mac=01:00:5e:00:00:01", "user,mac=52:54:00:12:34",
+    static const char *const bad[] = {"tap",
+                                      "user,hostfwd=tcp:1.2.3.4:80",
+                                      "user,hostfwd=tcp::0-:80",
+                                      "user,hostfwd=tcp::70000-:80",
+                                      "user,hostfwd=sctp::1-:2",
+                                      "user,hostfwd=tcp:999.1.1.1:1-:2",
+                                      "user,smb=/tmp",
+                                      "user,hostfwd=tcp::8080-:",
+                                      "user,restrict=maybe",
+                                      "user,mac=01:00:5e:00:00:01",
+                                      "user,mac=52:54:00:12:34",
                                       "user,mac=52:54:00:12:34:567"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct net_config b = {0};

@@ -17,8 +17,8 @@
 #include "vmm/virtio/virtq.h"
 
 /* 5.1.3: feature bits offered. */
-#define VIRTIO_NET_F_MAC    5
-#define VIRTIO_NET_F_STATUS 16
+#define VIRTIO_NET_F_MAC     5
+#define VIRTIO_NET_F_STATUS  16
 #define VIRTIO_NET_S_LINK_UP 1
 /* 5.1.6: struct virtio_net_hdr with VIRTIO_F_VERSION_1 (num_buffers included). */
 #define VIRTIO_NET_HDR_LEN 12u
@@ -45,7 +45,7 @@ struct virtio_net {
     struct virtio_net_frame {
         uint16_t len;
         uint8_t data[VIRTIO_NET_MAX_FRAME];
-    } *pending;
+    } * pending;
     unsigned head, n;
     struct virtq_req rx; /* the receive buffer being filled (under rx_lock) */
     uint64_t tx_frames, tx_bytes, tx_dropped, rx_frames, rx_bytes, rx_dropped;

@@ -70,8 +70,9 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     const char *line = strstr(r->summary, "  net: user-mode networking (libslirp); forwarded: "
                                           "tcp 127.0.0.1:8080 -> 10.0.2.15:80; ");
     unsigned long long from = 0, to = 0;
-    if (!line || sscanf(line, "  net: user-mode networking (libslirp); forwarded: tcp "
-                              "127.0.0.1:8080 -> 10.0.2.15:80; %llu frames from the guest",
+    if (!line || sscanf(line,
+                        "  net: user-mode networking (libslirp); forwarded: tcp "
+                        "127.0.0.1:8080 -> 10.0.2.15:80; %llu frames from the guest",
                         &from) != 1)
         fail_msg("%s: no network line in the summary:\n%s", r->name, r->summary);
     const char *to_at = strstr(line, " to it (");
@@ -79,8 +80,8 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
         while (to_at > line && to_at[-1] != ' ')
             to_at--;
     if (!to_at || sscanf(to_at, "%llu", &to) != 1 || from < 40 || to < 40)
-        fail_msg("%s: too few frames for 40 requests:\n%.*s", r->name,
-                 (int)strcspn(line, "\n"), line);
+        fail_msg("%s: too few frames for 40 requests:\n%.*s", r->name, (int)strcspn(line, "\n"),
+                 line);
     printf("%s: %.*s\n", r->name, (int)strcspn(line + 2, "\n"), line + 2);
     tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95);

@@ -104,8 +104,9 @@ static void test_boot_from_disk(void **state)
     /* The default entry, read-only (the image is never written). */
     snprintf(args, sizeof(args), "run --disk %s,readonly --timeout 60", img);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "hvprof run: booting 'hvprof test guest' from /boot/grub/grub.cfg on "
-                                "disk 0 partition 1: /vmlinuz ("));
+    assert_non_null(strstr(out,
+                           "hvprof run: booting 'hvprof test guest' from /boot/grub/grub.cfg on "
+                           "disk 0 partition 1: /vmlinuz ("));
     assert_non_null(strstr(out, "1 initrd(s) ("));
     assert_non_null(strstr(out, "command line: BOOT_IMAGE=/vmlinuz console=ttyS0\n"));
     assert_non_null(strstr(out, "hvprof-guest: status 0"));

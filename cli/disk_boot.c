@@ -56,11 +56,3 @@ int disk_boot_load(struct run_opts *o, struct hv_err *err)
     o->disk_boot = d;
     return 0;
 }
-
-void disk_boot_free(struct disk_boot *d)
-{
-    if (!d)
-        return;
-    diskfs_boot_free(&d->b);
-    free(d);
-}

@@ -13,6 +13,6 @@ struct disk_boot {
     char desc[320]; /* "debian.qcow2: 'Debian GNU/Linux' (/boot/grub/grub.cfg on ...)" */
 };
 
-/* Fill o->disk_boot (and o->cmdline unless --cmdline was given) from o's disks. */
+/* Fill o->disk_boot (and o->cmdline unless --cmdline was given) from o's disks. It lives as
+ * long as the command (its description names the guest in the recording). */
 int disk_boot_load(struct run_opts *o, struct hv_err *err);
-void disk_boot_free(struct disk_boot *d);

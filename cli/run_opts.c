@@ -401,12 +401,6 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     return 0;
 }
 
-void run_opts_free(struct run_opts *o)
-{
-    disk_boot_free(o->disk_boot);
-    o->disk_boot = NULL;
-}
-
 int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)
 {
     const struct hv_file_role outs[] = {{"-o", recording}, {"--console", o->console}};
@@ -460,7 +454,10 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
         const struct diskfs_boot *b = &o->disk_boot->b;
         struct boot_image k = {b->kernel_path, b->kernel, b->kernel_size};
         struct boot_image i = {"the entry's initrds", b->initrd, b->initrd_size};
-        if (boot_load_images(vm_gmem(s->vm), &bc, &k, b->initrd ? &i : NULL, &s->boot, err) < 0)
+        int rc = boot_load_images(vm_gmem(s->vm), &bc, &k, b->initrd ? &i : NULL, &s->boot, err);
+        /* In guest memory now (or refused): the host's copies go (an initrd may be 1 GiB). */
+        diskfs_boot_free(&o->disk_boot->b);
+        if (rc < 0)
             goto fail;
     } else if (boot_load(vm_gmem(s->vm), &bc, &s->boot, err) < 0) {
         goto fail;

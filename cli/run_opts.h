@@ -79,7 +79,8 @@ struct run_opts {
      * by --boot-entry or the disk's default; its files are read into memory. */
     const char *boot_entry;
     struct net_config net;       /* --net user[,hostfwd=...] (docs/net.md) */
-    struct disk_boot *disk_boot; /* NULL unless booting a disk's entry; run_opts_free */
+    struct disk_boot *disk_boot; /* NULL unless booting a disk's entry; its kernel and initrd
+                                  * are freed once run_session_open put them in guest memory */
 };
 
 void run_opts_init(struct run_opts *o);
@@ -89,8 +90,6 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
  * (HVPROF_GUEST_DIR, <exe>/../tests/guest, <exe>/../share/hvprof/guest), require a kernel,
  * check files are readable. */
 int run_opts_finish(struct run_opts *o, struct hv_err *err);
-/* What run_opts_finish allocated (a disk's kernel and initrd). */
-void run_opts_free(struct run_opts *o);
 
 /* Directory of the built-in guest, or -1 with a message listing where it looked. */
 int run_find_guest_dir(char *dir, size_t len, struct hv_err *err);

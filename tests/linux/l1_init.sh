@@ -42,8 +42,10 @@ save 0 l1
 net_load_run() {
   local port=$1 pid=$2 n=0 ok=0 cgi=0 i
   ip link set lo up 2>/dev/null
+  # The guest serves: the test bed's /init says so, or a Debian system's unit once
+  # multi-user.target is reached (debian_disk.sh).
   while kill -0 "$pid" 2>/dev/null && [ $n -lt 3000 ] &&
-    ! grep -q "HVTEST net serving" "$d/console.log" 2>/dev/null; do
+    ! grep -q -E "HVTEST (net serving|systemd multi-user)" "$d/console.log" 2>/dev/null; do
     usleep 100000
     n=$((n + 1))
   done
@@ -121,7 +123,10 @@ run_scenario() {
       # The disk boots its own default entry (docs/disk-boot.md): no kernel, initrd or command
       # line given; the scenario's command line is the one its grub.cfg holds (prepare.sh).
       env $envs hvprof record -o "$d/rec.fxt" --vcpus "$vcpus" --mem "$mem" \
-        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 ;;
+        --console "$d/console.log" $opts >"$d/summary.txt" 2>&1 &
+      pid=$!
+      [ -z "$net_load" ] || net_load_run "$net_load" $pid
+      wait $pid ;;
     *)
       env $envs hvprof "$cmd" --kernel "/guest/vmlinuz-$kernel" --initrd /guest/l2.cpio.gz \
         --cmdline "$cmdline" --vcpus "$vcpus" --mem "$mem" --console "$d/console.log" $opts \

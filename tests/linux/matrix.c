@@ -115,6 +115,13 @@ static const struct tb_scenario net[] = {
     {"cloud-net", "record", "cloud", 2, "512M", "hvtest.plan=net hvtest.ms=120000",
      "--hz 1000 --timeout 240 --net user,hostfwd=tcp:127.0.0.1:8080-:80", "HVTEST_NET_LOAD=8080",
      TB_FULL_ONLY},
+    /* A Debian 12 system as installed (tests/linux/debian_disk.sh: its own kernel, initramfs
+     * and systemd) booted by --disk alone from its GPT qcow2 disk's grub.cfg, its web server
+     * driven the same way; a CGI request powers it off. No command line here: its grub.cfg's. */
+    {"debian12-systemd", "record-disk", "debian12", 1, "1G", "",
+     "--hz 1000 --timeout 420 --disk /guest/debian12.qcow2,readonly "
+     "--net user,hostfwd=tcp:127.0.0.1:8080-:80",
+     "HVTEST_NET_LOAD=8080", TB_CI_ONE_VCPU},
 };
 
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its

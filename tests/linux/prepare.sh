@@ -12,6 +12,10 @@
 #                                    each suite, from the same archive (suite_kernel)
 #   l0-trixie/                       a Debian trixie root with its QEMU, which run.sh runs L1 in
 #                                    (the default L0; qemu_chroot.sh)
+#   root.ext4.gz, root.qcow2         the guests' root file system, raw, and as a GPT qcow2 disk
+#                                    that boots its own grub.cfg (docs/disk-boot.md)
+#   debian12/, debian12.qcow2        a Debian 12 system (debootstrap, systemd) and its disk
+#                                    (debian_disk.sh; docs/net.md)
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
@@ -376,6 +380,13 @@ dd if="$cache/boot-p1.img" of="$cache/boot-disk.img" bs=512 seek=2048 conv=notru
 qemu-img convert -q -c -f raw -O qcow2 "$cache/boot-disk.img" "$cache/root.qcow2"
 rm -f "$cache/boot-p1.img" "$cache/boot-disk.img"
 gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run
+# A Debian 12 system as it is installed (debootstrap: Debian's cloud kernel, initramfs-tools,
+# systemd, ifupdown with DHCP) with a web server, on a GPT qcow2 disk that boots its own
+# grub.cfg entry (debian_disk.sh; docs/disk-boot.md, docs/net.md). The root is kept between
+# runs of prepare.sh; the image is made again (~20 s).
+mkdir -p "$cache/debian12"
+log "debian12.qcow2: a Debian 12 system (debootstrap from $mirror, kept in $cache/debian12)"
+bash "$here/debian_disk.sh" bookworm "$mirror" "$cache/debian12" "$cache/debian12.qcow2"
 rm -rf "$cache/rootfs"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.
 head -c 32M /dev/urandom >"$r/padding"

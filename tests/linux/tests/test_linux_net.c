@@ -49,9 +49,72 @@ static bool network_fn(const char *fn)
            !strncmp(fn, "ip_", 3) || !strncmp(fn, "skb_", 4);
 }
 
+/* The Debian system (debian_disk.sh): booted by --disk alone to multi-user.target, online by
+ * DHCP, its web server answering every request, powered off by one; its own processes by name
+ * with named user frames (no files given: its disk and page cache give them). */
+static void check_distro(const struct tb_result *r, struct totals *t)
+{
+    if (r->status != 0 || !strstr(r->summary, "guest stopped (poweroff)"))
+        fail_msg("%s: exit status %d, no power-off:\n%s", r->name, r->status, r->summary);
+    if (!strstr(r->summary, "hvprof record: booting 'Debian GNU/Linux' from /boot/grub/grub.cfg "
+                            "on disk 0 partition 1: /boot/vmlinuz-"))
+        fail_msg("%s: not booted from the disk's own entry:\n%s", r->name, r->summary);
+    if (!strstr(r->console, "HVTEST systemd multi-user 10.0.2.15/24"))
+        fail_msg("%s: multi-user.target not reached online:\n%.6000s", r->name, r->console);
+    static const char *const bad[] = {"Kernel panic", "Oops", "BUG:", "FAILED", "Call Trace"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (strstr(r->console, bad[i]))
+            fail_msg("%s: '%s' on the console:\n%.6000s", r->name, bad[i], r->console);
+    char *load = beside(r, "net-load.txt");
+    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
+        fail_msg("%s: not every request was answered: %s", r->name,
+                 load[0] ? load : "(no net-load.txt)");
+    printf("%s: multi-user.target reached; through 127.0.0.1:8080: %s", r->name, load);
+    free(load);
+    struct profile p;
+    profile_init(&p);
+    struct hv_err err = {0};
+    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
+    static const char *const procs[] = {"systemd", "systemd-journal", "busybox", "work"};
+    uint64_t n[4] = {0}, named[4] = {0};
+    for (size_t i = 0; i < p.samples.n; i++) {
+        const struct prof_sample *sm = &p.samples.v[i];
+        const char *comm = profile_process_name(&p, sm->pid);
+        for (size_t k = 0; k < 4; k++) {
+            if (strcmp(comm, procs[k]))
+                continue;
+            n[k]++;
+            for (uint32_t j = 0; j < sm->nframes; j++) {
+                const struct prof_frame *f = &p.frames.v[sm->first + j];
+                if (!(f->flags & PROF_FRAME_KERNEL) && f->loc != PROF_NONE &&
+                    p.locs.v[f->loc].resolved) {
+                    named[k]++;
+                    break;
+                }
+            }
+        }
+    }
+    profile_free(&p);
+    for (size_t k = 0; k < 4; k++)
+        printf("%s: %s: %" PRIu64 " samples, %" PRIu64 " with a named user frame\n", r->name,
+               procs[k], n[k], named[k]);
+    if (!named[0] || !named[1] || !n[2] || !n[3])
+        fail_msg("%s: systemd, journald, the web server or its CGI program not profiled by name",
+                 r->name);
+    t->runs++;
+    t->server_samples += n[2] + n[3];
+    t->net_kernel++;
+}
+
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
     struct totals *t = ctx;
+    if (!strcmp(s->cmd, "record-disk")) {
+        check_distro(r, t);
+        return;
+    }
     tb_check_boot(r, s);
     char *ref = tb_reference(s->kernel, s->vcpus);
     tb_check_console_clean(r, ref);

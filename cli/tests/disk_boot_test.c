@@ -16,32 +16,24 @@
 #include <cmocka.h>
 
 #include "tests/common/need_kvm.h"
+#include "tests/common/run_cmd.h"
 
 static const char *hvprof_bin;
 static char dir[128];
 
-static void sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    if (system(cmd) != 0)
-        fail_msg("failed: %s", cmd);
-}
+#define sh(...)                                                                                    \
+    do {                                                                                           \
+        if (hv_shf(__VA_ARGS__) != 0)                                                              \
+            fail_msg("failed: " __VA_ARGS__);                                                      \
+    } while (0)
 
 static int run_hvprof(const char *args, char *out, size_t cap)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1", hvprof_bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    snprintf(cmd, sizeof(cmd), "'%s' %s", hvprof_bin, args);
+    int rc = hv_run_cmd(cmd, out, cap);
+    assert_true(rc >= 0);
+    return rc;
 }
 
 /* A GPT disk with the tree `root` in partition 1 (ext4), as qcow2 at `out`. */

@@ -17,6 +17,7 @@
 #include "common/files.h"
 #include "cli/domain_xml.h"
 #include "tests/common/need_kvm.h"
+#include "tests/common/run_cmd.h"
 
 static const char *hvprof_bin;
 static char tmpdir[64];
@@ -196,14 +197,10 @@ static void test_hostile(void **state)
 static int run_hvprof(const char *args, char *out, size_t cap)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1", hvprof_bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    snprintf(cmd, sizeof(cmd), "'%s' %s", hvprof_bin, args);
+    int rc = hv_run_cmd(cmd, out, cap);
+    assert_true(rc >= 0);
+    return rc;
 }
 
 static void write_node(const char *path, const char *domains)

@@ -1569,3 +1569,18 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok)
                  100 * min_ok);
     return all;
 }
+
+char *tb_beside(const struct tb_result *r, const char *file)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(r->rec, '/') - r->rec), r->rec, file);
+    FILE *f = fopen(path, "rb");
+    char *buf = calloc(1, 16384);
+    assert_non_null(buf);
+    if (f) {
+        size_t n = fread(buf, 1, 16383, f);
+        buf[n] = 0;
+        fclose(f);
+    }
+    return buf;
+}

@@ -235,6 +235,9 @@ void tb_check_boot_run(const struct tb_result *r, const struct tb_scenario *s, v
  * recorded process (processes that share a layout, a fork's parent and child, to at most as
  * many). Returns the number of kernel samples with user stacks. */
 uint64_t tb_check_recording(const struct tb_result *r);
+/* A file L1 wrote beside the run's recording (net-load.txt, killed, fsck.txt), its first 16 KiB
+ * NUL-terminated and malloc'd; "" when there is none. */
+char *tb_beside(const struct tb_result *r, const char *file);
 
 /* Kernel symbols from the guest's memory alone (no symbol file given to report): every symbol
  * the guest printed from its /proc/kallsyms resolves, at its exact address, to the same name in

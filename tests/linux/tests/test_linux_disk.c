@@ -106,29 +106,14 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
 }
 
 /* A file L1 wrote beside the run's recording ("" when absent). */
-static char *beside(const struct tb_result *r, const char *file)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(r->rec, '/') - r->rec), r->rec, file);
-    FILE *f = fopen(path, "rb");
-    char *buf = calloc(1, 16384);
-    assert_non_null(buf);
-    if (f) {
-        size_t n = fread(buf, 1, 16383, f);
-        buf[n] = 0;
-        fclose(f);
-    }
-    return buf;
-}
-
 /* e2fsck's verdict on the root image after the run (`which`: fsck or fsck-replay). */
 static void check_fsck(const struct tb_result *r, const char *which)
 {
     char file[32];
     snprintf(file, sizeof(file), "%s.status", which);
-    char *st = beside(r, file), *txt = NULL;
+    char *st = tb_beside(r, file), *txt = NULL;
     snprintf(file, sizeof(file), "%s.txt", which);
-    txt = beside(r, file);
+    txt = tb_beside(r, file);
     if (!st[0] || atoi(st) != 0)
         fail_msg("%s: e2fsck (%s) exit %s on the root image after the run:\n%s", r->name, which,
                  st[0] ? st : "(none)", txt);
@@ -281,13 +266,13 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
                                   : "HVTEST root mounted /dev/vda /newroot ext4"))
         fail_msg("%s: the guest did not mount its ext4 root:\n%s", r->name, r->console);
     if (s->env) { /* killed mid-write */
-        char *killed = beside(r, "killed");
+        char *killed = tb_beside(r, "killed");
         if (!killed[0] || r->status != 128 + 9)
             fail_msg("%s: hvprof was not killed mid-run (status %d, %s)", r->name, r->status,
                      killed[0] ? killed : "no kill");
         printf("%s: hvprof %s", r->name, killed);
         free(killed);
-        char *direct = beside(r, "fsck.status");
+        char *direct = tb_beside(r, "fsck.status");
         printf("%s: e2fsck -fn on the image as the kill left it: exit %s", r->name, direct);
         free(direct);
         check_fsck(r, "fsck-replay");
@@ -320,7 +305,7 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
             fail_msg("%s: not booted from the disk's own boot entry:\n%s", r->name, r->summary);
         printf("%s: booted from the qcow2 disk's grub.cfg\n", r->name);
         /* Read through libqcow, the guest's writes in the private overlay: the image as it was. */
-        char *same = beside(r, "qcow2.image");
+        char *same = tb_beside(r, "qcow2.image");
         if (strncmp(same, "unchanged", 9) ||
             !strstr(r->summary, "disk vda " TB_ROOT_QCOW2 " (qcow2) (image not written: "))
             fail_msg("%s: the qcow2 root (%s) or its summary line:\n%s", r->name, same, r->summary);

@@ -25,19 +25,14 @@ struct totals {
     uint64_t server_samples, net_kernel;
 };
 
-static char *beside(const struct tb_result *r, const char *file)
+/* The run's recording, symbolized as `hvprof report` does with no files. */
+static void load_profile(const struct tb_result *r, struct profile *p)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(r->rec, '/') - r->rec), r->rec, file);
-    FILE *f = fopen(path, "rb");
-    char *buf = calloc(1, 4096);
-    assert_non_null(buf);
-    if (f) {
-        size_t n = fread(buf, 1, 4095, f);
-        buf[n] = 0;
-        fclose(f);
-    }
-    return buf;
+    profile_init(p);
+    struct hv_err err = {0};
+    if (fxt_load_profile_file(r->rec, p, NULL, NULL, NULL, &err) < 0 ||
+        profile_symbolize(p, NULL, NULL, &err) < 0)
+        fail_msg("%s: %s", r->name, err.msg);
 }
 
 /* A kernel function of the network path: the virtio driver's, the socket layer's, TCP's. */
@@ -65,18 +60,14 @@ static void check_distro(const struct tb_result *r, struct totals *t)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (strstr(r->console, bad[i]))
             fail_msg("%s: '%s' on the console:\n%.6000s", r->name, bad[i], r->console);
-    char *load = beside(r, "net-load.txt");
+    char *load = tb_beside(r, "net-load.txt");
     if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
         fail_msg("%s: not every request was answered: %s", r->name,
                  load[0] ? load : "(no net-load.txt)");
     printf("%s: multi-user.target reached; through 127.0.0.1:8080: %s", r->name, load);
     free(load);
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    load_profile(r, &p);
     static const char *const procs[] = {"systemd", "systemd-journal", "busybox", "work"};
     uint64_t n[4] = {0}, named[4] = {0};
     for (size_t i = 0; i < p.samples.n; i++) {
@@ -124,7 +115,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (!strstr(r->console, "HVTEST net mac 52:54:00:12:34:56") ||
         !strstr(r->console, "HVTEST net serving") || !strstr(r->console, "HVTEST net done stopped"))
         fail_msg("%s: the guest's server did not run as planned:\n%.4000s", r->name, r->console);
-    char *load = beside(r, "net-load.txt");
+    char *load = tb_beside(r, "net-load.txt");
     if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
         fail_msg("%s: not every request through the forwarded port was answered: %s", r->name,
                  load[0] ? load : "(no net-load.txt)");
@@ -150,11 +141,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     tb_check_kernel_symbols(r, 0.95);
     /* The server by name, and the kernel's network path under its samples. */
     struct profile p;
-    profile_init(&p);
-    struct hv_err err = {0};
-    if (fxt_load_profile_file(r->rec, &p, NULL, NULL, NULL, &err) < 0 ||
-        profile_symbolize(&p, NULL, NULL, &err) < 0)
-        fail_msg("%s: %s", r->name, err.msg);
+    load_profile(r, &p);
     uint64_t server = 0, net = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *sm = &p.samples.v[i];

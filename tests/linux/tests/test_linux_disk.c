@@ -44,7 +44,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     uint64_t *total = ctx;
     tb_check_boot(r, s);
     char *ref = tb_reference(s->kernel, s->vcpus);
-    tb_check_console_clean(r, ref);
+    tb_check_console_clean(r, s, ref);
     free(ref);
     if (strstr(r->console, "HVTEST disk missing") || strstr(r->console, "insmod"))
         fail_msg("%s: the guest found no disk:\n%s", r->name, r->console);
@@ -291,7 +291,7 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
     }
     tb_check_boot(r, s);
     char *ref = tb_reference(s->kernel, s->vcpus);
-    tb_check_console_clean(r, ref);
+    tb_check_console_clean(r, s, ref);
     free(ref);
     if (!strstr(r->console, "HVTEST root clean"))
         fail_msg("%s: the guest did not leave its root clean:\n%s", r->name, r->console);

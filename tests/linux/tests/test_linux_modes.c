@@ -33,7 +33,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (r->pti != want_pti)
         fail_msg("%s: the guest runs with PTI %s", r->name, r->pti ? "on" : "off");
     char *ref = tb_reference(s->kernel, s->vcpus);
-    tb_check_console_clean(r, ref);
+    tb_check_console_clean(r, s, ref);
     free(ref);
     uint64_t c = tb_check_recording(r);
     tb_check_kernel_symbols(r, 0.95); /* with or without PTI and KASLR */

@@ -108,7 +108,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     }
     tb_check_boot(r, s);
     char *ref = tb_reference(s->kernel, s->vcpus);
-    tb_check_console_clean(r, ref);
+    tb_check_console_clean(r, s, ref);
     free(ref);
     if (!strstr(r->console, "HVTEST net lease 10.0.2.15 router 10.0.2.2"))
         fail_msg("%s: no DHCP lease from the user network:\n%.4000s", r->name, r->console);

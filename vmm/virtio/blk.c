@@ -40,16 +40,27 @@ static int overlay_file(uint64_t bytes, struct hv_err *err)
         dir = stat("/var/tmp", &st) == 0 || errno != ENOENT ? "/var/tmp" : "/tmp";
     }
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_EXCL, 0600);
-    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    /* Any failure: file systems without O_TMPFILE answer EOPNOTSUPP, EISDIR or EINVAL, and 9p
+     * (a shared host folder) ENOENT; a named file unlinked at once is the same overlay, and its
+     * own error is the one worth reporting. */
+    if (fd < 0) {
         char tmpl[PATH_MAX];
         if (snprintf(tmpl, sizeof(tmpl), "%s/hvprof-overlay-XXXXXX", dir) >= (int)sizeof(tmpl))
             return hv_errk(err, HV_ERR_LIMIT, "overlay: $TMPDIR is too long");
         fd = mkostemp(tmpl, O_CLOEXEC);
-        if (fd >= 0)
-            unlink(tmpl);
+        if (fd < 0)
+            return hv_errf_errno(err, "overlay in %s", dir);
+        /* Sized before it is unlinked: 9p truncates by name, which an unlinked file has lost. */
+        int rc = ftruncate(fd, (off_t)bytes);
+        int saved = errno;
+        unlink(tmpl);
+        if (rc < 0) {
+            close(fd);
+            errno = saved;
+            return hv_errf_errno(err, "overlay in %s", dir);
+        }
+        return fd;
     }
-    if (fd < 0)
-        return hv_errf_errno(err, "overlay in %s", dir);
     if (ftruncate(fd, (off_t)bytes) < 0) {
         hv_errf_errno(err, "overlay in %s", dir);
         close(fd);

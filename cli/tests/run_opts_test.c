@@ -114,8 +114,29 @@ static void write_tiny_elf(const char *path, const uint8_t *code, size_t code_le
     write_file(path, img, sizeof(img));
 }
 
+/* Whether process pid has a handler for signal sig (proc(5): SigCgt, a hexadecimal mask whose
+ * bit sig-1 stands for sig). */
+static bool catches_signal(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool yes = false;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long mask;
+        if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+            yes = (mask >> (sig - 1)) & 1;
+            break;
+        }
+    }
+    fclose(f);
+    return yes;
+}
+
 /* Run the hvprof binary; returns its exit status, stderr in errbuf. With sig != 0, send it
- * that signal after 300 ms. */
+ * that signal 300 ms after it has a handler for it. */
 static int run_hvprof_sig(char *const args[], char *errbuf, size_t errlen, int sig)
 {
     char errpath[128];
@@ -131,6 +152,11 @@ static int run_hvprof_sig(char *const args[], char *errbuf, size_t errlen, int s
         _exit(127);
     }
     if (sig) {
+        /* The signal is meant for hvprof, not for a process still loading it: wait until its
+         * handler is installed (SigCgt in /proc/PID/status; a slow host may take long to exec
+         * and load its libraries), then give the VM time to run. */
+        for (int i = 0; i < 3000 && !catches_signal(pid, sig); i++)
+            usleep(10 * 1000);
         usleep(300 * 1000);
         kill(pid, sig);
     }

@@ -19,8 +19,12 @@ static void test_kernel_samples_completed(void **state)
     (void)state;
     hv_need_kvm(__func__);
     struct record_result r;
+    /* user_units=100: ~4 ms back in user mode after each 2 ms call (25, ~1 ms, by default), so
+     * that ticks land there on a slow host too (nested under emulation the vCPU threads miss
+     * half their ticks): a continuation is completed only at an exit that sees its thread in
+     * user mode, and abandoned, rightly, after 10 ticks without one (docs/sampling.md). */
     assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
-                                "progs=syscall,workload procs=1 seconds=2", NULL),
+                                "progs=syscall,workload procs=1 seconds=3 user_units=100", NULL),
                      0);
     assert_int_equal(r.status, 0);
     struct rm_trace t;
@@ -50,7 +54,11 @@ static void test_kernel_samples_completed(void **state)
         abandoned, (unsigned long long)t.completions, (unsigned long long)t.abandoned_completions,
         (unsigned long long)t.orphan_completions, (unsigned long long)t.duplicate_completions);
     assert_true(kernel >= 200);
-    assert_true((double)right_chain >= 0.95 * (double)kernel);
+    /* Every completed sample has its own caller chain; and nearly all are completed: on a
+     * slow host (nested under emulation, where half the ticks are missed and one exit may take
+     * 25 ms) ~93 %, the rest abandoned and counted as such. */
+    assert_int_equal(right_chain, completed);
+    assert_true((double)completed >= 0.9 * (double)kernel);
     assert_int_equal(wrong_thread, 0);
     assert_int_equal(t.orphan_completions, 0);
     assert_int_equal(t.duplicate_completions, 0);

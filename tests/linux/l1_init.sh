@@ -11,6 +11,45 @@ mount -t devtmpfs dev /dev
 for m in $(cat /modules.order); do
   insmod "/modules/$m.ko" || echo "L1: insmod $m failed"
 done
+# nested.sh: a command of the host's, on the host's own file system (9p, tag hostroot) with
+# L1's /dev (and its /dev/kvm), /proc, /sys and a fresh /tmp; its output and exit status go to
+# the folder named on the command line, then L1 powers off. No scenarios.
+nested=$(sed -n 's/.*hvtest\.nested=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$nested" ]; then
+  echo "L1: /dev/kvm $( [ -c /dev/kvm ] && echo ready || echo MISSING ) at $(cut -d' ' -f1 /proc/uptime) s"
+  ip link set lo up 2>/dev/null
+  mkdir -p /host
+  # cache=mmap: the page cache only where a program maps a file shared and writable; every
+  # other read and write goes to the host at once, so the host sees each result as it is written.
+  if mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap hostroot /host; then
+    mkdir -p /dev/pts /dev/shm
+    # What udev would add to a devtmpfs: bash's process substitution opens /dev/fd/N.
+    ln -sf /proc/self/fd /dev/fd
+    ln -sf /proc/self/fd/0 /dev/stdin
+    ln -sf /proc/self/fd/1 /dev/stdout
+    ln -sf /proc/self/fd/2 /dev/stderr
+    mount --rbind /dev /host/dev
+    mount -t devpts devpts /host/dev/pts 2>/dev/null
+    mount -t proc proc /host/proc
+    mount -t sysfs sys /host/sys
+    mount -t tmpfs -o size=4g tmp /host/tmp
+    mount -t tmpfs shm /host/dev/shm 2>/dev/null
+    mount -t tmpfs run /host/run
+    (while sleep 60; do echo "L1: nested command still running at $(cut -d' ' -f1 /proc/uptime) s"; done) &
+    chroot /host /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root TERM=dumb LANG=C.UTF-8 /bin/bash "$nested/command" >"/host$nested/log" 2>&1
+    echo $? >"/host$nested/status"
+    kill $! 2>/dev/null
+    sync
+    umount -l /host/tmp /host/run /host/sys /host/proc 2>/dev/null
+    umount -l /host/dev 2>/dev/null
+    umount /host 2>/dev/null || umount -l /host
+  else
+    echo "L1: cannot mount the host's file system (9p)"
+  fi
+  echo "L1: nested command done at $(cut -d' ' -f1 /proc/uptime) s"
+  poweroff -f
+fi
 n=0
 while [ ! -b /dev/vdb ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 tar xf /dev/vda -C / || echo "L1: cannot unpack the inputs"

@@ -19,10 +19,17 @@
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
-# Usage: prepare.sh CACHE
+# Usage: prepare.sh [--l1-only] CACHE
+#   --l1-only: only what nested.sh needs (the generic kernel, l1.cpio.gz, the trixie root): a
+#              command run where there is a /dev/kvm, on a host that has none
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${1:?usage: prepare.sh CACHE}
+l1_only=0
+if [ "${1:-}" = --l1-only ]; then
+  l1_only=1
+  shift
+fi
+cache=${1:?usage: prepare.sh [--l1-only] CACHE}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 log() { echo "linux-testbed: $*" >&2; }
@@ -103,9 +110,11 @@ kernel() { # kernel NAME METAPACKAGE PATTERN
   log "kernel-$name: $pkg ($(cat "$out/release"))"
 }
 kernel generic linux-image-amd64 '^linux-image-[0-9].*-amd64$'
-kernel cloud linux-image-cloud-amd64 '^linux-image-[0-9].*-cloud-amd64$'
 echo "$cache/pkg/$(cat "$cache/kernel-generic/package")/lib/modules" >"$cache/kernel-generic/modules"
-echo "$cache/pkg/$(cat "$cache/kernel-cloud/package")/lib/modules" >"$cache/kernel-cloud/modules"
+if [ "$l1_only" = 0 ]; then
+  kernel cloud linux-image-cloud-amd64 '^linux-image-[0-9].*-cloud-amd64$'
+  echo "$cache/pkg/$(cat "$cache/kernel-cloud/package")/lib/modules" >"$cache/kernel-cloud/modules"
+fi
 
 # The kernel matrix (docs/linux.md, "The kernel matrix"): the generic kernel of other Debian
 # releases, from the same archive by suite, through an apt configuration of our own (this
@@ -164,6 +173,7 @@ suite_kernel() { # suite_kernel SUITE [cloud]
 # per kernel in matrix.c (docs/linux.md, "The kernel matrix").
 matrix_suites="bullseye trixie sid"
 matrix_kernels=""
+[ "$l1_only" = 0 ] || matrix_suites=""
 for suite in $matrix_suites; do
   suite_kernel "$suite"
   suite_kernel "$suite" cloud
@@ -172,8 +182,9 @@ done
 unpack busybox-static
 busybox=$cache/pkg/busybox-static/bin/busybox
 
-# L1 modules: KVM for AMD (QEMU's TCG emulates SVM) and virtio-blk for the two data disks, with
-# their dependencies in load order (from each module's own "depends=" in .modinfo).
+# L1 modules: KVM for AMD (QEMU's TCG emulates SVM), virtio-blk for the two data disks and 9p
+# for the host's file system (nested.sh), with their dependencies in load order (from each
+# module's own "depends=" in .modinfo).
 gen=$cache/pkg/$(cat "$cache/kernel-generic/package")
 moddir=$(ls -d "$gen"/lib/modules/*/kernel)
 find_mod() { find "$moddir" -name "$1.ko" -o -name "$1.ko.xz" | head -n 1; }
@@ -194,7 +205,7 @@ add_mod() {
 }
 rm -rf "$cache/l1-modules"
 mkdir -p "$cache/l1-modules"
-for m in kvm-amd virtio_pci virtio_blk; do add_mod "$m"; done
+for m in kvm-amd virtio_pci virtio_blk 9pnet_virtio 9p; do add_mod "$m"; done
 printf '%s\n' "${order[@]}" >"$cache/l1-modules/modules.order"
 
 mkcpio() { # mkcpio DIR OUT
@@ -213,6 +224,10 @@ cp "$cache"/l1-modules/*.ko "$r/modules/"
 cp "$cache/l1-modules/modules.order" "$r/modules.order"
 cp "$here/l1_init.sh" "$r/init"
 mkcpio "$r" "$cache/l1.cpio.gz"
+if [ "$l1_only" = 1 ]; then
+  log "L1 ready in $cache (--l1-only: no guests for the Linux test bed)"
+  exit 0
+fi
 
 # Workloads, built by Debian's gcc as a distribution would build them (docs/linux.md lists the
 # flags). -fno-omit-frame-pointer: frame-pointer walks see every frame of our own code.

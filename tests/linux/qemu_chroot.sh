@@ -4,10 +4,17 @@
 # root of that release (debootstrap, prepare.sh), chrooted, in a mount namespace of its own in
 # which the host directories QEMU's arguments name are bound at the same paths.
 #
-# Usage: qemu_chroot.sh ROOT DIR... -- QEMU-ARGUMENTS
+# Usage: qemu_chroot.sh [--root-at PATH] ROOT DIR... -- QEMU-ARGUMENTS
+#   --root-at PATH: the host's whole file system, bound at PATH in the root as well (nested.sh
+#                   shares it with L1)
 # The script execs (unshare, bash, chroot, QEMU: one process), so signals reach QEMU itself.
 set -euo pipefail
-root=${1:?usage: qemu_chroot.sh ROOT DIR... -- QEMU-ARGUMENTS}
+root_at=
+if [ "${1:-}" = --root-at ]; then
+  root_at=${2:?--root-at PATH}
+  shift 2
+fi
+root=${1:?usage: qemu_chroot.sh [--root-at PATH] ROOT DIR... -- QEMU-ARGUMENTS}
 shift
 dirs=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -23,8 +30,12 @@ shift
 # shellcheck disable=SC2016 # expanded by the inner shell
 exec unshare --mount --propagation private -- bash -c '
   set -e
-  root=$1 n=$2
-  shift 2
+  root=$1 root_at=$2 n=$3
+  shift 3
+  if [ -n "$root_at" ]; then
+    mkdir -p "$root$root_at"
+    mount --rbind / "$root$root_at"
+  fi
   mount --rbind /dev "$root/dev"
   mount -t proc proc "$root/proc"
   for ((i = 0; i < n; i++)); do
@@ -33,4 +44,4 @@ exec unshare --mount --propagation private -- bash -c '
     shift
   done
   exec chroot "$root" /usr/bin/qemu-system-x86_64 "$@"
-' _ "$root" "${#dirs[@]}" "${dirs[@]}" "$@"
+' _ "$root" "$root_at" "${#dirs[@]}" "${dirs[@]}" "$@"

@@ -19,6 +19,8 @@ check() { # check <expected-status> <args...>
   "${vg[@]}" "$hvprof" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
   if [ "$rc" != "$want" ] || grep -q '^==[0-9]*==' "$tmp/err"; then
     echo "FAIL (status $rc, want $want): hvprof $*"; cat "$tmp/err"; fail=1
+    # A recording's guest: the end of its console says how its programs ended.
+    for c in "$tmp"/*.con; do [ -f "$c" ] && { echo "--- $c"; tail -n 15 "$c"; }; done
   else
     echo "ok   (status $rc): hvprof $*"
   fi

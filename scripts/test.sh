@@ -5,7 +5,8 @@
 #      hvprof under nested virtualization, CI's matrix (scripts/test-linux-full.sh runs the full
 #      one), ~20 minutes; needs root and Debian's mirror. HVPROF_LINUX=0 skips it (and says so),
 #   3. the suite again under ASan + UBSan (without the Linux stage),
-#   4. every libFuzzer target for a bounded time (HVPROF_FUZZ_SECONDS, default 30),
+#   4. every libFuzzer target for a bounded time (HVPROF_FUZZ_SECONDS, default 10: the
+#      corpus replayed and a short search; scripts/fuzz.sh N for a real campaign),
 #   5. the benchmark script in --quick mode (it measures, it never fails on a number).
 # Set HVPROF_QUICK=1 to run only steps 1 and 2.
 #
@@ -68,7 +69,7 @@ if [ "${HVPROF_QUICK:-0}" != 1 ]; then
     suite build-asan "linux|slow"
 
   echo "== fuzzing"
-  bash scripts/fuzz.sh "${HVPROF_FUZZ_SECONDS:-30}"
+  bash scripts/fuzz.sh "${HVPROF_FUZZ_SECONDS:-10}"
 
   if [ "$host_kvm" = 0 ]; then
     echo "== benchmarks: not run (no /dev/kvm here; under nested emulation their times would not be this host's)"

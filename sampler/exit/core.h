@@ -105,9 +105,9 @@ struct exit_vcpu {
 /* The exit path's view of a recording: set up by the recorder, read by every vCPU thread. */
 struct exit_core {
     struct exit_config cfg;
-    const struct guestos *os;          /* what the guest's OS tells (identify, unwind) */
-    struct id_table *ids;              /* guest identities, shared with the drain thread */
-    const struct exit_cfi_maps *cfi;   /* published unwind maps; NULL: frame pointers only */
+    const struct guestos *os;        /* what the guest's OS tells (identify, unwind) */
+    struct id_table *ids;            /* guest identities, shared with the drain thread */
+    const struct exit_cfi_maps *cfi; /* published unwind maps; NULL: frame pointers only */
     struct exit_vcpu *v;
     unsigned nvcpus;
 };
@@ -117,7 +117,7 @@ struct exit_core {
 void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t ticks);
 /* exit.c: arm or disarm the vCPU's re-check timer (timer_settime, the one system call here
  * besides the snapshot's). */
-void exit_recheck_arm(struct exit_vcpu *sv, bool on);
+void exit_recheck_arm(struct exit_vcpu *sv, uint64_t after_ns); /* one-shot; 0 disarms */
 
 /* sample.c: one stop turned into records (tests drive these with saved snapshots). */
 enum exit_tick {

@@ -3,7 +3,8 @@
  * the re-check timer and the stage times. Runs
  * on the vCPU's own thread while the guest is stopped: bounded work only. System calls:
  * clock_gettime (vDSO), KVM_GET_MP_STATE at kernel-mode ticks (vcpu_snapshot), timer_settime
- * when the re-check timer toggles, and the register ioctls only without KVM_CAP_SYNC_REGS. */
+ * while a re-check is wanted (one-shot) and when it stops being wanted, and the register ioctls
+ * only without KVM_CAP_SYNC_REGS. */
 #include <time.h>
 
 #include "sampler/exit/continuation.h"
@@ -29,9 +30,19 @@ void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
     uint64_t t1 = hv_now_ns();
     uint64_t t2 = exit_take(sv, &snap, t0, tick == EXIT_TICK_DUE);
 
+    /* The re-check is one-shot, armed at the end of each exit: the guest runs at least the
+     * re-check period between two of them, and at least twice what this exit cost hvprof. A
+     * periodic timer whose period the exits outlast fires again as the vCPU re-enters, and the
+     * guest's kernel, where the thread we wait for is, gets a few instructions per exit: nested
+     * under emulation (exits of 100-300 us against 200 us) that starved it, and its
+     * clocksource watchdog saw every read-back delayed ("marking unstable"). */
     bool want_recheck = sv->npend > 0 && s->cfg.recheck_ns > 0 && !sv->recheck_paused;
-    if (want_recheck != sv->recheck_armed)
-        exit_recheck_arm(sv, want_recheck);
+    if (want_recheck) {
+        uint64_t cost = hv_now_ns() - t0;
+        exit_recheck_arm(sv, cost * 2 > s->cfg.recheck_ns ? cost * 2 : s->cfg.recheck_ns);
+    } else if (sv->recheck_armed) {
+        exit_recheck_arm(sv, 0);
+    }
 
     uint64_t t3 = hv_now_ns();
     sv->st.t_regs += t1 - t0;
@@ -66,12 +77,11 @@ static struct timespec ts_of(uint64_t ns)
                              .tv_nsec = (long)(ns % 1000000000ull)};
 }
 
-void exit_recheck_arm(struct exit_vcpu *sv, bool on)
+void exit_recheck_arm(struct exit_vcpu *sv, uint64_t after_ns)
 {
     if (!sv->recheck_ok)
         return;
-    uint64_t p = on ? sv->core->cfg.recheck_ns : 0;
-    struct itimerspec its = {.it_value = ts_of(p), .it_interval = ts_of(p)};
+    struct itimerspec its = {.it_value = ts_of(after_ns)}; /* one-shot; 0 disarms */
     if (timer_settime(sv->recheck, 0, &its, NULL) == 0)
-        sv->recheck_armed = on;
+        sv->recheck_armed = after_ns != 0;
 }

@@ -9,14 +9,13 @@ HVPROF_BUILD_DIR=$top/build bash "$top/scripts/build.sh" >/dev/null
 hv=$top/build/cli/hvprof
 mkdir -p "$out"
 record=("$hv" record --guest demo --vcpus 2 --hz 1000 --console "$out/console.log" -o "$out/demo.fxt")
-if ! { exec 3<>/dev/kvm; } 2>/dev/null; then
+if ! [ -c /dev/kvm ] || ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ]; then
   # No /dev/kvm here: the recording is made where there is one, in a VM of QEMU's software
   # emulation with emulated AMD SVM, on this file system (docs/testing.md, "Without /dev/kvm").
   echo "== no /dev/kvm on this host: recording under nested virtualization (tests/linux/nested.sh)"
   bash "$top/tests/linux/prepare.sh" --l1-only "$top/build/linux-testbed"
   record=(bash "$top/tests/linux/nested.sh" "$top/build/linux-testbed" "${record[@]}")
 fi
-exec 3>&-
 echo "== hvprof record: the demo guest, 2 vCPUs, 1 kHz  (guest console: $out/console.log)"
 "${record[@]}"
 echo "== hvprof report: every format into $out"

@@ -336,6 +336,31 @@ static void sampler_print_flight(const struct sampler *s, FILE *out)
                 s->cfg.ring_keep, f->snapshots ? f->last_path : "none");
 }
 
+/* Steal time per vCPU: its thread runnable but not running on the host (its run-queue wait,
+ * /proc/thread-self/schedstat at its start and stop): the guest's vCPU could have run and did
+ * not, which no tool inside the guest sees as more than a counter. */
+static void print_steal(const struct sampler *s, FILE *out)
+{
+    uint64_t steal = 0, wall = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->core.v[i].st;
+        if (!st->steal_known)
+            return; /* a kernel without schedstat: nothing said rather than half */
+        steal += st->steal_ns;
+        wall += st->wall_ns;
+    }
+    if (!wall)
+        return;
+    fprintf(out, "  steal: the vCPU threads waited for a host CPU %.1f ms of %.1f ms (%.1f%%):",
+            (double)steal / 1e6, (double)wall / 1e6, 100.0 * (double)steal / (double)wall);
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        const struct vcpu_stats *st = &s->core.v[i].st;
+        fprintf(out, "%s vcpu%u %.1f ms (%.1f%%)", i ? "," : "", i, (double)st->steal_ns / 1e6,
+                st->wall_ns ? 100.0 * (double)st->steal_ns / (double)st->wall_ns : 0.0);
+    }
+    fputc('\n', out);
+}
+
 void sampler_print_summary(const struct sampler *s, FILE *out)
 {
     fprintf(out, "hvprof record: %s, %" PRIu64 " Hz, %s mode, %u vCPU%s\n", s->cfg.out_path,
@@ -383,6 +408,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 100.0 * (double)hook_ns / (double)cpu_ns);
     fprintf(out, "; the guest exit and re-entry themselves are not counted (--mode exits "
                  "measures them)\n");
+    print_steal(s, out);
     if (s->flight_on)
         sampler_print_flight(s, out);
     /* Numbers that mean the profile is less than it could be, with what to do about them. */

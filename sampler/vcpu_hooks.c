@@ -4,6 +4,7 @@
  * time, so they may allocate and make system calls; the exit itself may not. */
 #include "sampler/exit/continuation.h"
 #include "sampler/sampler_priv.h"
+#include "sampler/thread_sched.h"
 
 static void vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
 {
@@ -19,6 +20,12 @@ static int vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
     struct exit_vcpu *sv = &s->core.v[v->index];
     if (sampler_vcpu_prepare(sv, err) < 0 || sampler_timers_create(sv, v->tid, err) < 0)
         return hv_err_prefix(err, "vcpu%d", v->index);
+    struct thread_sched ts;
+    if (thread_sched_self(&ts) == 0) {
+        sv->st.wait0_ns = ts.wait_ns;
+        sv->st.wall0_ns = hv_now_ns();
+        sv->st.steal_known = true;
+    }
     return 0;
 }
 
@@ -29,6 +36,13 @@ static void vcpu_stop(void *ctx, struct vcpu *v)
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         sv->st.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+    struct thread_sched ts;
+    if (sv->st.steal_known && thread_sched_self(&ts) == 0 && ts.wait_ns >= sv->st.wait0_ns) {
+        sv->st.steal_ns = ts.wait_ns - sv->st.wait0_ns;
+        sv->st.wall_ns = hv_now_ns() - sv->st.wall0_ns;
+    } else {
+        sv->st.steal_known = false;
+    }
     /* LSTAR - entry_SYSCALL_64 is a Linux guest's KASLR slide (docs/linux.md): read at the
      * end, when the guest has set it. */
     struct gw_snapshot snap;

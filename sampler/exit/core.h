@@ -73,6 +73,11 @@ struct vcpu_stats {
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
     uint64_t cpu_ns;    /* the vCPU thread's CPU time (guest time included), at its stop */
+    /* Steal time: the vCPU thread runnable but not running on the host, and the wall time it
+     * covers, from its start to its stop (sampler/thread_sched.h; 0 and false where /proc does
+     * not say). wait0_ns and wall0_ns are the values at its start. */
+    uint64_t steal_ns, wall_ns, wait0_ns, wall0_ns;
+    bool steal_known;
 };
 
 struct exit_core;

@@ -1,0 +1,56 @@
+/* /proc/thread-self/schedstat, read at a vCPU thread's start and stop (never at an exit). */
+#include "sampler/thread_sched.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+/* One decimal field and the blank after it; false if there is none or it overflows. */
+static bool field(const char **p, const char *end, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (s == end || *s < '0' || *s > '9')
+        return false;
+    for (; s < end && *s >= '0' && *s <= '9'; s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (s < end && *s != ' ' && *s != '\n')
+        return false;
+    while (s < end && (*s == ' ' || *s == '\n'))
+        s++;
+    *p = s;
+    *out = v;
+    return true;
+}
+
+int thread_sched_parse(const char *text, size_t len, struct thread_sched *out)
+{
+    const char *p = text, *end = text + len;
+    uint64_t run, wait, slices;
+    if (!field(&p, end, &run) || !field(&p, end, &wait) || !field(&p, end, &slices) || p != end)
+        return -1;
+    out->run_ns = run;
+    out->wait_ns = wait;
+    return 0;
+}
+
+int thread_sched_self(struct thread_sched *out)
+{
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[128];
+    ssize_t n;
+    do
+        n = read(fd, buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0 || (size_t)n == sizeof(buf))
+        return -1;
+    return thread_sched_parse(buf, (size_t)n, out);
+}

@@ -15,7 +15,10 @@ int hv_run_cmd(const char *cmd, char *out, size_t cap)
     size_t n = fread(out, 1, cap - 1, p);
     out[n] = 0;
     int st = pclose(p);
-    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    int rc = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (rc != 0) /* what it said, for a failure's log (ctest --output-on-failure) */
+        fprintf(stderr, "%s exited %d:\n%s\n", cmd, rc, out);
+    return rc;
 }
 
 int hv_shf(const char *fmt, ...)

@@ -6,7 +6,8 @@
 #include <stddef.h>
 
 /* `cmd` through the shell, "2>&1" added; up to cap - 1 bytes of what it printed into out
- * (NUL-terminated). Its exit status, or -1 when it could not run or did not exit. */
+ * (NUL-terminated). Its exit status, or -1 when it could not run or did not exit; when not 0,
+ * the command and what it printed also go to stderr, for a failing test's log. */
 int hv_run_cmd(const char *cmd, char *out, size_t cap);
 
 /* A shell command from a format: system()'s exit status, -1 when it did not exit. */

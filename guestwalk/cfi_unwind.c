@@ -248,7 +248,7 @@ unsigned gw_cfi_unwind(const struct gw_cfi_map *map, struct gw_walker *w, const 
          * signal interrupted have their exact PC. */
         uint64_t look = f.signal ? f.pc : f.pc - 1;
         const struct gw_cfi_module *m = gw_cfi_map_find(map, look);
-        const struct cfi_row *row = m ? cfi_find(m->t, look - m->bias) : NULL;
+        const struct cfi_row *row = m && m->t ? cfi_find(m->t, look - m->bias) : NULL;
         if (row) {
             if (!step_cfi(&c, m, row, &f))
                 return st->count;
@@ -269,6 +269,8 @@ unsigned gw_cfi_unwind(const struct gw_cfi_map *map, struct gw_walker *w, const 
         }
         if (m)
             st->cfi_gap = true;
+        else
+            st->cfi_outside = true;
         if (st->count == 1) {
             /* Frame 0 without a table: the leaf repair's cases, then the frame chain. */
             uint64_t above = gw_unwind_leaf(w, r, st);

@@ -22,14 +22,17 @@
 
 #define CFI_MAX_SWITCHES 4
 
-/* One module of an address space with its table: code in [lo, hi), link + bias = run time. */
+/* One module of an address space with its table: code in [lo, hi), link + bias = run time. t is
+ * NULL for a module known to have none (frame pointers there): its code is known, not waiting
+ * for a table (sampler/exit/stack_copy.h copies only stacks through code no table covers yet). */
 struct gw_cfi_module {
     uint64_t lo, hi;
     uint64_t bias;
     const struct cfi_table *t;
 };
 
-/* An address space's modules with tables, sorted by lo, not overlapping. Immutable. */
+/* An address space's modules with tables (or known to have none), sorted by lo, not
+ * overlapping. Immutable. */
 struct gw_cfi_map {
     size_t n;
     struct gw_cfi_module m[];

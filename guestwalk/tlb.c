@@ -19,12 +19,38 @@ void gw_tlb_flush(struct gw_tlb *t)
     }
 }
 
+/* A read while a copied stack stands in for the guest's (struct gw_tlb_pin): 1 with *out from
+ * the copy, -1 with *fault for the window's other bytes, 0 for the guest's own translation. */
+static int pinned(const struct gw_tlb_pin *p, uint64_t va, unsigned off, const uint8_t **out,
+                  size_t *avail, uint64_t *gpa, struct pt_fault *fault)
+{
+    if (va >= p->lo && va < p->hi) {
+        uint64_t left = p->hi - va;
+        *avail = left < PAGE_SIZE - off ? (size_t)left : PAGE_SIZE - off;
+        if (gpa)
+            *gpa = UINT64_MAX; /* not guest memory */
+        *out = p->bytes + (va - p->lo);
+        return 1;
+    }
+    if (va >= p->deny_lo && va < p->deny_hi) {
+        *fault = (struct pt_fault){.reason = PT_NOT_PRESENT, .va = va};
+        return -1;
+    }
+    return 0;
+}
+
 const uint8_t *gw_tlb_map(struct gw_tlb *t, const struct pt_mmu *mmu, const struct gmem *mem,
                           uint64_t va, unsigned access, size_t *avail, uint64_t *gpa,
                           struct pt_fault *fault)
 {
     uint64_t vpage = va >> 12;
     unsigned off = (unsigned)(va & (PAGE_SIZE - 1));
+    if (t->pin) {
+        const uint8_t *out = NULL;
+        int r = pinned(t->pin, va, off, &out, avail, gpa, fault);
+        if (r)
+            return r > 0 ? out : NULL;
+    }
     struct gw_tlb_entry *e = &t->e[vpage & (GW_TLB_ENTRIES - 1)];
     if (e->gen == t->gen && e->va_page == vpage && (e->user_ok || !(access & PT_ACC_USER))) {
         t->hits++;

@@ -20,10 +20,21 @@ struct gw_tlb_entry {
     uint8_t user_ok;  /* translation allowed a user-mode access */
 };
 
+/* Bytes of a stack copied at an exit, standing in for guest memory when the stack is walked
+ * later (sampler/exit/stack_copy.h): [lo, hi) reads from `bytes`; the rest of [deny_lo, deny_hi)
+ * (the stack's window around the copy, which has changed since) is not present; every other
+ * address (code, other data) is read from the guest as usual. */
+struct gw_tlb_pin {
+    uint64_t lo, hi;
+    uint64_t deny_lo, deny_hi;
+    const uint8_t *bytes;
+};
+
 struct gw_tlb {
     struct gw_tlb_entry e[GW_TLB_ENTRIES];
-    uint32_t gen;          /* never 0 after gw_tlb_init, so zeroed entries are invalid */
-    uint64_t hits, misses; /* statistics for benchmarks and tests */
+    uint32_t gen;                 /* never 0 after gw_tlb_init, so zeroed entries are invalid */
+    uint64_t hits, misses;        /* statistics for benchmarks and tests */
+    const struct gw_tlb_pin *pin; /* NULL but while walking a copied stack */
 };
 
 void gw_tlb_init(struct gw_tlb *t);

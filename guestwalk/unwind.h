@@ -58,9 +58,12 @@ struct gw_stack {
     struct gw_regs user_regs;
     uint64_t user_regs_at; /* the address of the frame that held them (Linux: its pt_regs) */
     /* DWARF CFI walks (guestwalk/cfi_unwind.h): frames whose caller the tables gave, and walks
-     * that met a PC inside a module with tables but no rule for it (frame pointers there). */
+     * that met a PC inside a module with tables but no rule for it (frame pointers there), and
+     * walks that met a PC outside every module with tables (code whose tables are not compiled
+     * yet, or never will be). */
     uint16_t cfi_frames;
     bool cfi_gap;
+    bool cfi_outside;
     /* Frames past an interrupt or exception frame (Linux ORC: pt_regs inside the kernel): bit i
      * set means pc[i] is the exact interrupted PC, not a return address (1 <= i < 32). */
     uint32_t exact;
@@ -80,6 +83,7 @@ static inline void gw_stack_reset(struct gw_stack *st)
     st->user_regs_at = 0;
     st->cfi_frames = 0;
     st->cfi_gap = false;
+    st->cfi_outside = false;
     st->exact = 0;
     st->fault = (struct pt_fault){0};
 }

@@ -186,7 +186,11 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                                        .addr = l->addr,
                                        .flags = l->flags,
                                        .n = n,
-                                       .entry_pc = n > user_from};
+                                       /* The exact user PC is here already: a kernel
+                                        * sample's at entry, or a user-mode sample's own
+                                        * (its callers walked later from a copy). */
+                                       .entry_pc =
+                                           n > user_from || (cpl != PROF_CPL_KERNEL && n > 0)};
         return hvfxt_join_partial(&l->join, s->continuation, &js, l->err);
     }
     if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)

@@ -244,11 +244,13 @@ static bool keep(struct sampler_cfi *c, struct cfi_table *t)
 }
 
 /* The table to use for m now: compiled from the guest's memory at its first look, from its file
- * (record --symbols) when that memory lacks FDEs, else from memory again at later looks. */
+ * (record --symbols) when that memory lacks FDEs, else from memory again at later looks. NULL
+ * with *final when m will never have one (frame pointers for it). */
 static const struct cfi_table *table_for(struct sampler *s, const struct guestos_as *as,
-                                         const struct discover_module *m)
+                                         const struct discover_module *m, bool *final)
 {
     struct sampler_cfi *c = s->cfi;
+    *final = true;
     if (!m->eh_frame_hdr)
         return NULL;
     if (!m->build_id_len) {
@@ -258,6 +260,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
     struct cfi_entry *e = entry_of(c, m);
     if (!e || e->complete)
         return e ? e->t : NULL;
+    *final = false;
     if (c->kept_bytes >= CFI_KEEP_MAX) {
         e->complete = true;
         c->over_budget++;
@@ -316,6 +319,7 @@ static const struct cfi_table *table_for(struct sampler *s, const struct guestos
         }
     }
     c->ns += hv_now_ns() - t0;
+    *final = e->complete;
     return e->t;
 }
 
@@ -347,8 +351,13 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
         return;
     map->n = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct cfi_table *t = table_for(s, as, &found[i]);
-        if (t && t->nrows && found[i].end > found[i].start)
+        bool final;
+        const struct cfi_table *t = table_for(s, as, &found[i], &final);
+        /* A module that will have no table is in the map too (t NULL): its code is known, and
+         * the exit path does not wait for its tables (sampler/exit/stack_copy.h). */
+        if (t && !t->nrows)
+            t = NULL;
+        if ((t || final) && found[i].end > found[i].start)
             map->m[map->n++] =
                 (struct gw_cfi_module){found[i].start, found[i].end, found[i].bias, t};
     }

@@ -163,6 +163,11 @@ int sampler_drain_once(struct sampler *s, bool final)
             goto fail;
         s->drained_records += (uint64_t)n;
     }
+    /* After the rings, so that a copy's sample is in the file before its completion: the
+     * stacks copied for code without tables yet (copied_stacks.c). */
+    stage_begin(s);
+    if (sampler_copies_poll(s, hv_now_ns(), final, &err) < 0)
+        goto fail;
     /* After the rings: a flight recorder's panic snapshot holds the samples up to it. */
     if (s->mem && sampler_kernel_watch_panic(s, hv_now_ns(), final, &err) < 0)
         goto fail;

@@ -110,6 +110,10 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         }
         s->flight_on = true;
     }
+    if (sampler_copies_init(s, err) < 0) {
+        sampler_destroy(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -440,6 +444,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_kmods_summary(s, out);
     sampler_modules_summary(s, out);
     sampler_cfi_summary(s, out);
+    sampler_copies_summary(s, out);
     sampler_module_files_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
@@ -506,6 +511,7 @@ void sampler_destroy(struct sampler *s)
         for (unsigned i = 0; i < s->cfg.nvcpus; i++)
             fxt_ring_destroy(&s->core.v[i].ring);
     }
+    sampler_copies_free(s);
     free(s->core.v);
     free(s->core.ids);
     free(s->proc_named);

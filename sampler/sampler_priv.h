@@ -94,6 +94,7 @@ struct sampler {
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     struct sampler_modules *mods;
     struct sampler_cfi *cfi;         /* user modules' DWARF CFI (cfi_tables.c) */
+    struct sampler_copies *copies;   /* stacks copied at exits, walked later (copied_stacks.c) */
     struct sampler_file_stats files; /* modules' files read (module_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
@@ -157,6 +158,13 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
 /* The maps published to the exit path (sampler/exit/cfi_maps.h). */
 const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c);
 void sampler_cfi_summary(const struct sampler *s, FILE *out);
+/* copied_stacks.c: the stacks the exit path copied for a walk later (sampler/exit/stack_copy.h):
+ * their queues (none with a flight recorder or in exits mode), each pass's walks and
+ * completions (-1 only when the file cannot be written), the summary line. */
+int sampler_copies_init(struct sampler *s, struct hv_err *err);
+void sampler_copies_free(struct sampler *s);
+int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
+void sampler_copies_summary(const struct sampler *s, FILE *out);
 /* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
 int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);

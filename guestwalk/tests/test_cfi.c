@@ -318,6 +318,20 @@ static void test_rules(void **state)
     assert_int_equal(pcs[1], 0x403005);
     assert_int_equal(st.stop, GW_STOP_UNWIND_RULE);
     assert_int_equal(st.bad_value, 0x403005);
+    assert_false(st.cfi_outside);
+    /* The same code in a module known to have no table: frame pointers there, the code known
+     * (no stack copy waits for its table, sampler/exit/stack_copy.h). */
+    m->m[0].t = NULL;
+    gw_cfi_unwind(m, &w, &regs0, &st);
+    assert_int_equal(st.cfi_frames, 0);
+    assert_true(st.cfi_gap);
+    assert_false(st.cfi_outside);
+    /* Outside every module of the map: code no table covers yet. */
+    m->m[0] = (struct gw_cfi_module){0x500000, 0x501000, 0, &t};
+    gw_cfi_unwind(m, &w, &regs0, &st);
+    assert_false(st.cfi_gap);
+    assert_true(st.cfi_outside);
+    m->m[0] = (struct gw_cfi_module){0x400000, 0x404000, 0, &t};
     /* A forged row whose CFA does not rise: stopped, never looped. */
     snap = gimg_cpu(&g, 0x401000, 0x7ff808, 0, 3);
     gw_walker_begin(&w, &snap);

@@ -46,7 +46,8 @@ static void write_abandoned(struct exit_vcpu *sv, const struct exit_pending *p, 
 }
 
 /* Abandon p if it is still open (nobody completed it elsewhere), then forget it locally. */
-static void pending_abandon(struct exit_vcpu *sv, struct exit_pending *p, uint64_t now, unsigned why)
+static void pending_abandon(struct exit_vcpu *sv, struct exit_pending *p, uint64_t now,
+                            unsigned why)
 {
     _Atomic uint64_t *slot = id_thread_cont(sv->core->ids, p->thread);
     uint64_t expected = p->id;
@@ -119,8 +120,20 @@ void exit_cont_complete(struct exit_vcpu *sv, uint64_t cont, uint64_t pid, uint6
         pending_drop(sv, p);
 }
 
-uint64_t exit_cont_open(struct exit_vcpu *sv, uint32_t proc, uint32_t thread,
-                                  uint64_t now)
+uint64_t exit_cont_fresh(struct exit_vcpu *sv)
+{
+    return ((uint64_t)sv->index << 56) | (++sv->cont_counter & ((1ull << 56) - 1));
+}
+
+void exit_cont_handed_off(struct exit_vcpu *sv, uint64_t cont)
+{
+    sv->st.completed++;
+    struct exit_pending *p = pending_find(sv, cont);
+    if (p)
+        pending_drop(sv, p);
+}
+
+uint64_t exit_cont_open(struct exit_vcpu *sv, uint32_t proc, uint32_t thread, uint64_t now)
 {
     sv->recheck_paused = false; /* a thread of ours is in the kernel here: look for its return */
     _Atomic uint64_t *slot = id_thread_cont(sv->core->ids, thread);
@@ -128,7 +141,7 @@ uint64_t exit_cont_open(struct exit_vcpu *sv, uint32_t proc, uint32_t thread,
         return 0;
     uint64_t id = atomic_load(slot);
     if (id == 0) {
-        uint64_t fresh = ((uint64_t)sv->index << 56) | (++sv->cont_counter & ((1ull << 56) - 1));
+        uint64_t fresh = exit_cont_fresh(sv);
         uint64_t expected = 0;
         id = atomic_compare_exchange_strong(slot, &expected, fresh) ? fresh : expected;
     }

@@ -22,6 +22,11 @@ uint64_t exit_cont_take(struct exit_vcpu *sv, uint32_t thread);
  * word of ustack, schema/schema.h). */
 void exit_cont_complete(struct exit_vcpu *sv, uint64_t cont, uint64_t pid, uint64_t tid,
                         uint64_t now, const struct gw_stack *ustack, uint64_t walk);
+/* A continuation id of this vCPU's, unique in the recording (the vCPU index in the top byte). */
+uint64_t exit_cont_fresh(struct exit_vcpu *sv);
+/* `cont` (taken with exit_cont_take) will be completed by the drain thread, from a copy of the
+ * stack (stack_copy.h): counted as completed, no longer this vCPU's to re-check or abandon. */
+void exit_cont_handed_off(struct exit_vcpu *sv, uint64_t cont);
 /* Forget what was completed elsewhere; abandon what stayed open too long. */
 void exit_conts_expire(struct exit_vcpu *sv, uint64_t now);
 /* The vCPU stops: abandon every continuation it still carries (none left without its

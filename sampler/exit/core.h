@@ -25,6 +25,7 @@
 #include "sampler/exit/cfi_maps.h"
 #include "sampler/exit/id_table.h"
 #include "sampler/exit/mode.h"
+#include "sampler/exit/stack_copy.h"
 #include "schema/encode.h"
 #include "vmm/vcpu.h"
 
@@ -69,6 +70,9 @@ struct vcpu_stats {
     /* User walks with frames from DWARF CFI, those frames, walks that met a module's code
      * without a rule (frame pointers there), walks stopped at a rule they cannot evaluate. */
     uint64_t cfi_walks, cfi_frames, cfi_gaps, cfi_rule_stops;
+    /* User stacks copied for a walk later (stack_copy.h); walks that wanted a copy but found
+     * the queue full. */
+    uint64_t copies, copies_full;
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
@@ -101,6 +105,7 @@ struct exit_vcpu {
     struct guestos_vcpu os; /* the OS layer's state for this vCPU (PTI pairs seen, ...) */
     struct exit_pending pend[EXIT_MAX_PENDING];
     unsigned npend;
+    struct exit_copy_queue copies; /* stacks to walk later (stack_copy.h) */
     struct vcpu_stats st;
     uint64_t frames_k[EXIT_MAX_FRAMES];
     uint64_t frames_u[EXIT_MAX_FRAMES];
@@ -134,5 +139,7 @@ enum exit_tick exit_tick(struct exit_vcpu *sv, uint64_t now);
 /* Identity, continuation completion, walks and records for `snap` at time `now` (a sample
  * only if `due`). May complete snap (kernel_cr3). Returns the time the user-side work ended. */
 uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due);
+/* sample.c: the walk word's stop code of a walk (schema/schema.h). */
+unsigned exit_stop_code(const struct gw_stack *st);
 /* emit.c: the record into the vCPU's ring (a full ring counts a drop; fxt/ring.h). */
 void exit_emit(struct exit_vcpu *sv, const struct hvfxt_sample *smp);

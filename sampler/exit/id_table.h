@@ -39,6 +39,9 @@ struct id_proc {
      * published unwind tables for (code its looks have not found yet: an executable whose code
      * ran only after the loader's long start, a library just loaded, JIT code). */
     _Atomic uint64_t unknown_code_ts;
+    /* Its user stacks copied for a walk later, when its tables are compiled (stack_copy.h);
+     * the drain thread sets it to the limit when such walks stop gaining anything. */
+    _Atomic uint32_t copies;
 };
 
 struct id_thread {
@@ -86,6 +89,24 @@ static inline void id_proc_unknown_code(struct id_table *t, uint32_t id, uint64_
 {
     if (id && id <= ID_MAX_PROCS)
         atomic_store_explicit(&t->procs[id - 1].unknown_code_ts, ts, memory_order_relaxed);
+}
+
+/* One more user stack of process `id` may be copied (fewer than `max` so far); false for id 0. */
+static inline bool id_proc_take_copy(struct id_table *t, uint32_t id, uint32_t max)
+{
+    if (!id || id > ID_MAX_PROCS)
+        return false;
+    _Atomic uint32_t *c = &t->procs[id - 1].copies;
+    if (atomic_load_explicit(c, memory_order_relaxed) >= max)
+        return false;
+    return atomic_fetch_add_explicit(c, 1, memory_order_relaxed) < max;
+}
+
+/* No more copies of process `id`'s stacks (they gain nothing: its code has no tables). */
+static inline void id_proc_stop_copies(struct id_table *t, uint32_t id, uint32_t max)
+{
+    if (id && id <= ID_MAX_PROCS)
+        atomic_store_explicit(&t->procs[id - 1].copies, max, memory_order_relaxed);
 }
 
 /* Mark thread `id` as seen in user mode / ask whether it was (false for id 0). A thread never

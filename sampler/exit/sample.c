@@ -18,7 +18,7 @@ _Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
                    (int)GW_LEAF_CFI == (int)HVFXT_CALLER_CFI,
                "caller methods out of step with enum gw_leaf");
 
-static unsigned stop_code(const struct gw_stack *st)
+unsigned exit_stop_code(const struct gw_stack *st)
 {
     switch (st->stop) {
     case GW_STOP_CHAIN_END:
@@ -59,13 +59,39 @@ static void count_cfi(struct exit_vcpu *sv, const struct gw_stack *st)
 /* The walk word of a sample or completion with this user walk. */
 static uint64_t user_walk_word(unsigned kstop, unsigned kcaller, const struct gw_stack *u)
 {
-    return hvfxt_walk_word(kstop, stop_code(u), 0, 0) | hvfxt_walk_callers(kcaller, u->leaf) |
+    return hvfxt_walk_word(kstop, exit_stop_code(u), 0, 0) | hvfxt_walk_callers(kcaller, u->leaf) |
            hvfxt_walk_user_cfi(u->cfi_frames);
 }
 
+/* Copy the user stack just walked for a walk later, when the walk met code the process's map
+ * has no tables for (stack_copy.h); the copy completes continuation `id` (0: a fresh one).
+ * Returns that id, or 0 with no copy taken. */
+static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc, uint32_t thread,
+                               uint64_t pid, uint64_t tid, const struct gw_cfi_map *map,
+                               const struct gw_regs *regs, const struct gw_stack *st, uint64_t walk,
+                               uint64_t id)
+{
+    if (!exit_copy_wanted(sv, map, st))
+        return 0;
+    struct exit_stack_copy *c = exit_copy_take(sv, proc, map, regs, st, walk);
+    if (!c)
+        return 0;
+    c->id = id ? id : exit_cont_fresh(sv);
+    c->thread = thread;
+    c->pid = pid;
+    c->tid = tid;
+    c->ts = now;
+    exit_copy_commit(sv);
+    /* Its code has no tables yet: ask the drain thread to look soon (sampler/modules.c). */
+    id_proc_unknown_code(sv->core->ids, proc, now);
+    return c->id;
+}
+
 /* A user-mode stop: complete the thread's open continuation with this user stack, and on a
- * due tick write the sample (one walk for both records). Returns the time the walk and the
- * completion were done (the stage times' walk/push split). */
+ * due tick write the sample (one walk for both records). A walk that met code without tables
+ * is done again later from a copy of the stack (stack_copy.h): then the completion and the
+ * sample's own user stack come from that walk, through one continuation. Returns the time the
+ * walk and the completion were done (the stage times' walk/push split). */
 static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t proc,
                           uint32_t thread, uint64_t pid, uint64_t tid)
 {
@@ -73,6 +99,7 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
     id_thread_mark_user(s->ids, thread);
     uint64_t cont = exit_cont_take(sv, thread);
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    uint64_t later = 0;
     if (cont || due) {
         const struct gw_cfi_map *map = exit_cfi_map(s->cfi, proc);
         sv->walker.cfi = map;
@@ -81,8 +108,13 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         /* Code no look has found yet: ask the drain thread to look soon (sampler/modules.c). */
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
+        struct gw_regs regs = gw_regs_of(&sv->walker.snap);
+        later = copy_for_later(sv, now, proc, thread, pid, tid, map, &regs, &ustack,
+                               user_walk_word(HVFXT_STOP_NONE, 0, &ustack), cont);
     }
-    if (cont)
+    if (cont && later)
+        exit_cont_handed_off(sv, cont);
+    else if (cont)
         exit_cont_complete(sv, cont, pid, tid, now, &ustack,
                            user_walk_word(HVFXT_STOP_NONE, 0, &ustack));
     if (sv->npend)
@@ -103,6 +135,13 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         .n_user = ustack.count,
         .walk = user_walk_word(HVFXT_STOP_NONE, 0, &ustack),
     };
+    if (later) {
+        /* The exact PC now, the callers from the copy's walk (docs/fxt-samples.md). */
+        smp.fields |= HVFXT_SF_CONTINUATION;
+        smp.continuation = later;
+        smp.n_user = 1;
+        smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_DEFERRED, 0, 0);
+    }
     sv->st.user++;
     exit_emit(sv, &smp);
     return walked;
@@ -138,6 +177,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
      * when the thread is); any other end would be the same later (docs/orc.md). */
     struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
     bool user_now = false;
+    uint64_t later = 0; /* the continuation a copy of the user stack completes */
     if (user_thread && entry) {
         sv->st.user_entry++;
         /* No stack pointer: only the PC is known (Linux: in the system-call entry before its
@@ -155,8 +195,12 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
             sv->st.user_at_entry += user_now;
             /* Its frames need the process's modules: as a user sample does, this asks the
              * drain thread to look at the address space (sampler/modules.c). */
-            if (user_now)
+            if (user_now) {
                 id_proc_seen_user(s->ids, proc, now);
+                later = copy_for_later(sv, now, proc, thread, pid, tid, sv->walker.cfi,
+                                       &kstack.user_regs, &ustack,
+                                       user_walk_word(HVFXT_STOP_NONE, 0, &ustack), 0);
+            }
         }
     }
     struct hvfxt_sample smp = {
@@ -174,11 +218,19 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
     /* Only a thread known to run in user mode will come back there: kernel threads (and a
      * thread's very first sample, if it is in the kernel) carry the kernel stack alone. */
     unsigned ustop = HVFXT_STOP_NONE, ucaller = 0;
-    if (user_now) {
+    if (later) {
+        /* The exact user PC at entry now, the callers from the copy's walk. */
+        smp.fields |= HVFXT_SF_CONTINUATION | HVFXT_SF_USER_STACK;
+        smp.continuation = later;
+        smp.user_stack = &kstack.user_regs.rip;
+        smp.n_user = 1;
+        ustop = HVFXT_STOP_DEFERRED;
+        user_now = false;
+    } else if (user_now) {
         smp.fields |= HVFXT_SF_USER_STACK;
         smp.user_stack = ustack.pc;
         smp.n_user = ustack.count;
-        ustop = stop_code(&ustack);
+        ustop = exit_stop_code(&ustack);
         ucaller = ustack.leaf;
     } else if (user_thread) {
         smp.continuation = exit_cont_open(sv, proc, thread, now);
@@ -194,7 +246,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
             }
         }
     }
-    smp.walk = hvfxt_walk_word(stop_code(&kstack), ustop, 0, 0) |
+    smp.walk = hvfxt_walk_word(exit_stop_code(&kstack), ustop, 0, 0) |
                hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
     if (halted)

@@ -90,14 +90,25 @@ static int setup_with(void **state, uint64_t buffer_bytes)
     return 0;
 }
 
+/* Without stack copies (sampler/exit/stack_copy.h): this guest has no unwind tables, so every
+ * user walk would be copied and its stack written later. Those tests below use setup_copies. */
 static int setup(void **state)
+{
+    int rc = setup_with(state, 1u << 20);
+    sampler_copies_free(((struct fx *)*state)->s);
+    return rc;
+}
+
+static int setup_copies(void **state)
 {
     return setup_with(state, 1u << 20);
 }
 
 static int setup_small_ring(void **state)
 {
-    return setup_with(state, 4096 * 8); /* the smallest ring: 4096 words */
+    int rc = setup_with(state, 4096 * 8); /* the smallest ring: 4096 words */
+    sampler_copies_free(((struct fx *)*state)->s);
+    return rc;
 }
 
 static int teardown(void **state)
@@ -463,8 +474,8 @@ static void test_continuation_abandoned_full(void **state)
     /* The 9th thread's tick abandons the 1st thread's continuation, then samples. */
     assert_completion(&f->rec[n - 2], CONT(0, 1), thread_of(f, FS_BASE0), 0,
                       HVFXT_STOP_ABANDONED_FULL);
-    assert_kernel_sample(&f->rec[n - 1], thread_of(f, FS_BASE0 + 0x1000 * EXIT_MAX_PENDING),
-                         f->now, CONT(0, EXIT_MAX_PENDING + 1));
+    assert_kernel_sample(&f->rec[n - 1], thread_of(f, FS_BASE0 + 0x1000 * EXIT_MAX_PENDING), f->now,
+                         CONT(0, EXIT_MAX_PENDING + 1));
     assert_int_equal(f->s->core.v[0].st.abandoned_full, 1);
     assert_int_equal(f->s->core.v[0].npend, EXIT_MAX_PENDING);
 }
@@ -840,6 +851,103 @@ static void test_kernel_modules(void **state)
     f->s->os.ops = &guestos_generic_ops;
 }
 
+/* The recording as `report` reads it (the writer closed): its samples, joined. */
+static void load_recording(struct fx *f, struct profile *p)
+{
+    struct hv_err err;
+    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
+    f->s->writer_open = false;
+    profile_init(p);
+    if (fxt_load_profile_file(f->path, p, NULL, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+}
+
+/* Sample i's frames, leaf first. */
+static void assert_profile_stack(const struct profile *p, size_t i, const uint64_t *want,
+                                 unsigned n)
+{
+    assert_true(i < p->samples.n);
+    const struct prof_sample *ps = &p->samples.v[i];
+    assert_int_equal(ps->nframes, n);
+    for (unsigned k = 0; k < n; k++)
+        assert_int_equal(p->frames.v[ps->first + k].addr, want[k]);
+}
+
+/* A user walk that met code without tables (here: no map at all) is copied: the sample has its
+ * exact PC and a continuation; the drain thread walks the copy and completes it. The guest's
+ * stack is wiped before that walk, so the frames can only come from the copy. */
+static void test_copied_user_stack(void **state)
+{
+    struct fx *f = *state;
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(f->s->core.v[0].st.copies, 1);
+    struct exit_stack_copy *c = &f->s->core.v[0].copies.slot[0];
+    assert_int_equal(c->regs.rsp, USTACK + 0x80);
+    assert_int_equal(c->len, 0x4000 - 0x80); /* to the end of the mapped stack */
+    assert_int_equal(c->id, CONT(0, 1));
+    static const uint8_t zero[0x4000];
+    assert_int_equal(gimg_write(&f->g, USTACK, zero, sizeof(zero)), 0);
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    assert_int_equal(f->s->core.v[0].copies.head, 1);
+
+    struct profile p;
+    load_recording(f, &p);
+    assert_int_equal(p.samples.n, 1);
+    const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
+    assert_profile_stack(&p, 0, want, NFRAMES);
+    assert_int_equal(p.samples.v[0].cpl, PROF_CPL_USER);
+    profile_free(&p);
+}
+
+/* A kernel sample whose user stack was walked at entry but met code without tables: the entry
+ * PC now, the callers from the copy. */
+static void test_copied_entry_stack(void **state)
+{
+    struct fx *f = *state;
+    f->s->os.kernel_unwinder = &entry_unwinder;
+    entry_regs = (struct gw_regs){
+        .rip = UCODE + 8, .rsp = USTACK + 0x80, .rbp = USTACK + 0x100, .user = true};
+    tick(f, 0, kernel_at(f, FS_BASE0));
+    assert_int_equal(f->s->core.v[0].st.copies, 1);
+    assert_int_equal(f->s->core.v[0].st.user_at_entry, 1);
+    static const uint8_t zero[0x4000];
+    assert_int_equal(gimg_write(&f->g, USTACK, zero, sizeof(zero)), 0);
+    assert_int_equal(sampler_drain_once(f->s, true), 0);
+    struct profile p;
+    load_recording(f, &p);
+    assert_int_equal(p.samples.n, 1);
+    const uint64_t want[2 * NFRAMES] = {KCODE + 8, kret[0], kret[1], kret[2],
+                                        UCODE + 8, uret[0], uret[1], uret[2]};
+    assert_profile_stack(&p, 0, want, 2 * NFRAMES);
+    profile_free(&p);
+}
+
+/* Copies that gain nothing over the walk at the exit (no tables ever come) stop after 16 in a
+ * row: the process's next samples are written whole at the exit. */
+static void test_copies_stop_when_fruitless(void **state)
+{
+    struct fx *f = *state;
+    for (unsigned i = 0; i < 20; i++) {
+        tick(f, 0, user_at(f, FS_BASE0));
+        assert_int_equal(sampler_drain_once(f->s, false), 0);
+    }
+    assert_int_equal(f->s->core.v[0].st.copies, 16);
+    char summary[1024] = "";
+    FILE *mem = fmemopen(summary, sizeof(summary), "w");
+    sampler_copies_summary(f->s, mem);
+    fclose(mem);
+    assert_non_null(strstr(summary, "stacks copied at the exit for code without unwind tables "
+                                    "yet: 16, walked later 16 (0 with more frames"));
+    assert_non_null(strstr(summary, "1 processes no longer copied"));
+    struct profile p;
+    load_recording(f, &p);
+    assert_int_equal(p.samples.n, 20);
+    const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
+    for (size_t i = 0; i < p.samples.n; i++)
+        assert_profile_stack(&p, i, want, NFRAMES);
+    profile_free(&p);
+}
+
 /* A flood of forged modules, each with 2^16 symbols of 255-byte names (~19 MB of symbol
  * records apiece): with a 1 MiB metadata budget, the recording's metadata stays within it, the
  * first module's table is cut, the rest are recorded without symbols, every cut is counted, and
@@ -923,6 +1031,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copied_user_stack, setup_copies, teardown),
+        cmocka_unit_test_setup_teardown(test_copied_entry_stack, setup_copies, teardown),
+        cmocka_unit_test_setup_teardown(test_copies_stop_when_fruitless, setup_copies, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

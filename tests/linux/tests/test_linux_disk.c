@@ -335,6 +335,10 @@ static void check_root(const struct tb_result *r, const struct tb_scenario *s, v
         if (!strstr(r->console, "HVTEST debian programs running"))
             fail_msg("%s: Debian's programs did not start:\n%s", r->name, r->console);
         t->debian += check_debian_chains(r);
+        /* How many stacks waited for tables compiled after their sample (docs/cfi.md). */
+        const char *cp = strstr(r->summary, "stacks copied at the exit");
+        if (cp)
+            printf("%s: %.*s\n", r->name, (int)strcspn(cp, "\n"), cp);
     }
     const char *ds =
         strstr(r->summary, qcow2 ? "disk vda " TB_ROOT_QCOW2 " (qcow2)" : "disk vda " ROOT ": ");

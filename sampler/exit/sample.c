@@ -77,6 +77,10 @@ static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc
     if (!c)
         return 0;
     c->id = id ? id : exit_cont_fresh(sv);
+    /* A continuation of its own: completed (by the drain thread), and counted so, as a handed
+     * off thread continuation is (exit_cont_handed_off). */
+    if (!id)
+        sv->st.completed++;
     c->thread = thread;
     c->pid = pid;
     c->tid = tid;

@@ -881,6 +881,7 @@ static void test_copied_user_stack(void **state)
     struct fx *f = *state;
     tick(f, 0, user_at(f, FS_BASE0));
     assert_int_equal(f->s->core.v[0].st.copies, 1);
+    assert_int_equal(f->s->core.v[0].st.completed, 1); /* its completion: one record */
     struct exit_stack_copy *c = &f->s->core.v[0].copies.slot[0];
     assert_int_equal(c->regs.rsp, USTACK + 0x80);
     assert_int_equal(c->len, 0x4000 - 0x80); /* to the end of the mapped stack */
@@ -932,6 +933,7 @@ static void test_copies_stop_when_fruitless(void **state)
         assert_int_equal(sampler_drain_once(f->s, false), 0);
     }
     assert_int_equal(f->s->core.v[0].st.copies, 16);
+    assert_int_equal(f->s->core.v[0].st.completed, 16);
     char summary[1024] = "";
     FILE *mem = fmemopen(summary, sizeof(summary), "w");
     sampler_copies_summary(f->s, mem);

@@ -143,15 +143,15 @@ int vm_devices_init(struct vm_devices *d, struct vm *vm, int console_fd, uint64_
     rtc_init(&d->rtc);
     acpi_pm_init(&d->pm, acpi_poweroff, vm);
     struct iobus *b = &d->bus;
-    if (iobus_register(b, HVPROF_PORT_UART, 8, uart_port, d, err) < 0 ||
-        iobus_register(b, I8042_DATA_PORT, 1, kbd_port, d, err) < 0 ||
-        iobus_register(b, I8042_CMD_PORT, 1, kbd_port, d, err) < 0 ||
-        iobus_register(b, HVPROF_PORT_DEBUG_EXIT, 1, debug_exit_port, vm, err) < 0 ||
-        iobus_register(b, RTC_INDEX_PORT, 2, rtc_port, d, err) < 0 ||
-        iobus_register(b, 0x80, 1, fixed_port, d, err) < 0 ||
-        iobus_register(b, 0x92, 1, fixed_port, d, err) < 0 ||
-        iobus_register(b, ACPI_PM1A_EVT_PORT, ACPI_PM_PORTS, acpi_pm_port, d, err) < 0 ||
-        iobus_register(b, 0xcf8, 8, pci_port, d, err) < 0)
+    if (iobus_register(b, HVPROF_PORT_UART, 8, "serial", uart_port, d, err) < 0 ||
+        iobus_register(b, I8042_DATA_PORT, 1, "i8042", kbd_port, d, err) < 0 ||
+        iobus_register(b, I8042_CMD_PORT, 1, "i8042", kbd_port, d, err) < 0 ||
+        iobus_register(b, HVPROF_PORT_DEBUG_EXIT, 1, "debug-exit", debug_exit_port, vm, err) < 0 ||
+        iobus_register(b, RTC_INDEX_PORT, 2, "rtc", rtc_port, d, err) < 0 ||
+        iobus_register(b, 0x80, 1, "post", fixed_port, d, err) < 0 ||
+        iobus_register(b, 0x92, 1, "port92", fixed_port, d, err) < 0 ||
+        iobus_register(b, ACPI_PM1A_EVT_PORT, ACPI_PM_PORTS, "acpi-pm", acpi_pm_port, d, err) < 0 ||
+        iobus_register(b, 0xcf8, 8, "pci-config", pci_port, d, err) < 0)
         return hv_err_prefix(err, "devices");
     return 0;
 }

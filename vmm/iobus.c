@@ -7,8 +7,8 @@ void iobus_init(struct iobus *bus)
     memset(bus, 0, sizeof(*bus));
 }
 
-int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, iobus_fn fn, void *ctx,
-                   struct hv_err *err)
+int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, const char *name, iobus_fn fn,
+                   void *ctx, struct hv_err *err)
 {
     if (len == 0 || !fn)
         return hv_errf(err, "iobus: empty range or no handler at port 0x%x", base);
@@ -21,7 +21,8 @@ int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, iobus_fn fn, 
         if (base < (uint32_t)r->base + r->len && r->base < (uint32_t)base + len)
             return hv_errf(err, "iobus: ports 0x%x+%u overlap 0x%x+%u", base, len, r->base, r->len);
     }
-    bus->range[bus->n++] = (struct iobus_range){.base = base, .len = len, .fn = fn, .ctx = ctx};
+    bus->range[bus->n++] = (struct iobus_range){
+        .base = base, .len = len, .name = name ? name : "port", .fn = fn, .ctx = ctx};
     return 0;
 }
 
@@ -38,4 +39,12 @@ bool iobus_dispatch(const struct iobus *bus, uint16_t port, bool is_write, uint8
     if (!is_write)
         memset(data, 0xff, size);
     return false;
+}
+
+int iobus_find(const struct iobus *bus, uint16_t port)
+{
+    for (unsigned i = 0; i < bus->n; i++)
+        if (port >= bus->range[i].base && port - bus->range[i].base < bus->range[i].len)
+            return (int)i;
+    return -1;
 }

@@ -15,6 +15,7 @@ typedef void (*iobus_fn)(void *ctx, uint16_t port, bool is_write, uint8_t *data,
 struct iobus_range {
     uint16_t base;
     uint16_t len;
+    const char *name; /* the device, as exit profiles name it (docs/exits.md) */
     iobus_fn fn;
     void *ctx;
 };
@@ -27,8 +28,10 @@ struct iobus {
 void iobus_init(struct iobus *bus);
 
 /* Claim [base, base+len). Fails on overlap, wrap past 0xffff or a full table. */
-int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, iobus_fn fn, void *ctx,
-                   struct hv_err *err);
+int iobus_register(struct iobus *bus, uint16_t base, uint16_t len, const char *name, iobus_fn fn,
+                   void *ctx, struct hv_err *err);
+/* The range holding `port`, or -1. */
+int iobus_find(const struct iobus *bus, uint16_t port);
 
 /* Route one access. An IN from an unclaimed port reads all-ones (a floating ISA bus), never
  * stale kvm_run bytes; an OUT to one is dropped. Returns true if a handler claimed the port. */

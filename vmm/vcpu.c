@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "vmm/cpu_setup.h"
+#include "vmm/exit_sites.h"
 #include "vmm/signals.h"
 #include "vmm/watchdog.h"
 
@@ -96,16 +97,36 @@ static void stop_with_dump(struct vcpu *v, enum vm_stop_reason why, const char *
 
 /* Keep this exit's registers for reports (with SYNC_REGS they are already in kvm_run: two
  * copies of ~450 bytes, no ioctl). Not for a shutdown: those registers are the reset state. */
-static void save_last_exit(struct vcpu *v, uint32_t reason)
+static uint64_t save_last_exit(struct vcpu *v, uint32_t reason)
 {
+    uint64_t now = mono_ns();
     if (reason == KVM_EXIT_SHUTDOWN)
-        return;
+        return now;
     if (v->use_sync_regs) {
         v->last_regs = v->run->s.regs.regs;
         v->last_sregs = v->run->s.regs.sregs;
     }
     v->last_exit_reason = reason;
-    atomic_store_explicit(&v->last_exit_ns, mono_ns(), memory_order_release);
+    atomic_store_explicit(&v->last_exit_ns, now, memory_order_release);
+    return now;
+}
+
+_Static_assert(VM_EXIT_KINDS <= sizeof(((struct vcpu *)0)->exit_counts) / sizeof(uint64_t),
+               "exit_counts too small");
+
+/* The kind of an exit the run loop handled and continues from (vmm/exit_sites.h). */
+static enum vm_exit_kind exit_kind(const struct kvm_run *run)
+{
+    switch (run->exit_reason) {
+    case KVM_EXIT_IO:
+        return run->io.direction == KVM_EXIT_IO_OUT ? VM_EXIT_PIO_OUT : VM_EXIT_PIO_IN;
+    case KVM_EXIT_MMIO:
+        return run->mmio.is_write ? VM_EXIT_MMIO_WRITE : VM_EXIT_MMIO_READ;
+    case KVM_EXIT_HLT:
+        return VM_EXIT_HLT;
+    default:
+        return VM_EXIT_OTHER;
+    }
 }
 
 static void handle_io(struct vcpu *v)
@@ -210,7 +231,7 @@ static void run_loop(struct vcpu *v)
         int r = ioctl(v->fd, KVM_RUN, 0);
         int e = errno;
         atomic_store_explicit(&v->run_enter_ns, 0, memory_order_release);
-        save_last_exit(v, r < 0 ? KVM_EXIT_INTR : run->exit_reason);
+        uint64_t exit_ns = save_last_exit(v, r < 0 ? KVM_EXIT_INTR : run->exit_reason);
         if (r < 0) {
             /* After -1, exit_reason is stale (api.rst, KVM_EXIT_MEMORY_FAULT note). */
             if (e == EINTR) {
@@ -232,6 +253,12 @@ static void run_loop(struct vcpu *v)
         }
         if (!handle_exit(v))
             return;
+        /* KVM_EXIT_INTR here is a signal that came with no tick: nothing the guest did. */
+        if (run->exit_reason == KVM_EXIT_INTR)
+            continue;
+        v->exit_counts[exit_kind(run)]++;
+        if (h->vcpu_exited)
+            h->vcpu_exited(h->ctx, v, vm_exit_site_of(vm, run), exit_ns, mono_ns());
     }
 }
 

@@ -64,6 +64,11 @@ struct vm_hooks {
     void (*vcpu_interrupted)(void *ctx, struct vcpu *v, uint64_t ticks);
     /* Leaving the run loop (the VM is stopping); the vCPU fd is still open. */
     void (*vcpu_stop)(void *ctx, struct vcpu *v);
+    /* After an exit the VMM handled in user space and that the guest continues from (port I/O,
+     * MMIO, HLT): its site (vmm/exit_sites.h), when KVM_RUN returned and when the handling
+     * ended (CLOCK_MONOTONIC ns). Guest state: vcpu_snapshot(). Must not block. NULL: none. */
+    void (*vcpu_exited)(void *ctx, struct vcpu *v, uint32_t site, uint64_t exit_ns,
+                        uint64_t done_ns);
 };
 
 /* Why a VM stopped. The status is what `hvprof run` exits with. */
@@ -130,7 +135,10 @@ struct vcpu {
     _Atomic uint64_t last_exit_ns; /* when the registers below were saved, 0 = never */
     struct kvm_regs last_regs;     /* at the last exit (with SYNC_REGS; else zero) */
     struct kvm_sregs last_sregs;
-    uint32_t last_exit_reason;      /* KVM_EXIT_*, KVM_EXIT_INTR for -EINTR */
+    uint32_t last_exit_reason; /* KVM_EXIT_*, KVM_EXIT_INTR for -EINTR */
+    /* Exits handled in user space, by kind (vmm/exit_sites.h; the vCPU thread's, read once it
+     * stopped): the VMM's own account that exit profiles are checked against. */
+    uint64_t exit_counts[8];
     uint64_t kicked_for, kicked_at; /* the watchdog's own state (vm_run's thread only) */
 };
 

@@ -197,12 +197,12 @@ static void test_iobus(void **state)
     struct hv_err err = {0};
     struct bus_log a = {0}, b = {0};
     iobus_init(&bus);
-    assert_int_equal(iobus_register(&bus, 0x3f8, 8, bus_handler, &a, &err), 0);
-    assert_int_equal(iobus_register(&bus, 0x60, 1, bus_handler, &b, &err), 0);
-    assert_int_equal(iobus_register(&bus, 0x3fc, 2, bus_handler, &b, &err), -1);
+    assert_int_equal(iobus_register(&bus, 0x3f8, 8, "t", bus_handler, &a, &err), 0);
+    assert_int_equal(iobus_register(&bus, 0x60, 1, "t", bus_handler, &b, &err), 0);
+    assert_int_equal(iobus_register(&bus, 0x3fc, 2, "t", bus_handler, &b, &err), -1);
     assert_non_null(strstr(err.msg, "overlap"));
-    assert_int_equal(iobus_register(&bus, 0xfffe, 4, bus_handler, &b, &err), -1);
-    assert_int_equal(iobus_register(&bus, 0x10, 0, bus_handler, &b, &err), -1);
+    assert_int_equal(iobus_register(&bus, 0xfffe, 4, "t", bus_handler, &b, &err), -1);
+    assert_int_equal(iobus_register(&bus, 0x10, 0, "t", bus_handler, &b, &err), -1);
 
     uint8_t d[4] = {1, 2, 3, 4};
     assert_true(iobus_dispatch(&bus, 0x3ff, true, d, 1));
@@ -228,8 +228,8 @@ static void test_iobus_full(void **state)
     struct bus_log a = {0};
     iobus_init(&bus);
     for (unsigned i = 0; i < IOBUS_MAX_RANGES; i++)
-        assert_int_equal(iobus_register(&bus, (uint16_t)(i * 4), 4, bus_handler, &a, &err), 0);
-    assert_int_equal(iobus_register(&bus, 0x1000, 1, bus_handler, &a, &err), -1);
+        assert_int_equal(iobus_register(&bus, (uint16_t)(i * 4), 4, "t", bus_handler, &a, &err), 0);
+    assert_int_equal(iobus_register(&bus, 0x1000, 1, "t", bus_handler, &a, &err), -1);
     assert_non_null(strstr(err.msg, "too many"));
 }
 

@@ -36,6 +36,8 @@ enum {
     OPT_MAX_METADATA,
     OPT_RING,
     OPT_RING_KEEP,
+    OPT_EVENTS,
+    OPT_EXIT_EVERY,
 };
 
 #define RING_KEEP_DEFAULT 10u
@@ -59,6 +61,8 @@ static const struct option record_longopts[] = {
     {"max-metadata", required_argument, NULL, OPT_MAX_METADATA},
     {"ring", required_argument, NULL, OPT_RING},
     {"ring-keep", required_argument, NULL, OPT_RING_KEEP},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"exit-stacks-every", required_argument, NULL, OPT_EXIT_EVERY},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -126,6 +130,12 @@ static void usage(FILE *out)
         "                         kernel panic or a guest reset or triple fault writes a\n"
         "                         snapshot beside FILE (rec.fxt: rec.<UTC time>Z.fxt)\n"
         "  --ring-keep N          snapshots kept, the newest (default %u)\n"
+        "  --events exits         also record every VM exit hvprof handles (port I/O, MMIO,\n"
+        "                         HLT) with its device, register, host time and the guest's\n"
+        "                         stacks that caused it; 'hvprof report --exits' shows them\n"
+        "                         (docs/exits.md)\n"
+        "  --exit-stacks-every N  with --events exits: the stacks of every Nth exit of a vCPU\n"
+        "                         only (default 1: all); every exit is still counted and timed\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
@@ -236,6 +246,16 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         return 1;
     case OPT_RING:
         return parse_ring(arg, c, err);
+    case OPT_EVENTS:
+        if (strcmp(arg, "exits"))
+            return hv_errf(err, "--events: '%s' is not one of: exits", arg);
+        c->exit_events = true;
+        return 1;
+    case OPT_EXIT_EVERY:
+        if (parse_uint(arg, "--exit-stacks-every", 1, 1000000, &v, err) < 0)
+            return -1;
+        c->exit_every = (unsigned)v;
+        return 1;
     case OPT_RING_KEEP:
         if (parse_uint(arg, "--ring-keep", 1, 100000, &v, err) < 0)
             return -1;

@@ -74,7 +74,14 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         .max_depth = cfg->max_depth,
         .recheck_ns = cfg->recheck_ns,
         .defer_user_stacks = cfg->defer_user_stacks,
+        .exit_events = cfg->exit_events,
+        .exit_every = cfg->exit_every ? cfg->exit_every : 1,
     };
+    if (cfg->exit_events && cfg->mode == SAMPLER_MODE_EXITS) {
+        hv_errf(err, "--events exits records the guest's stacks: not with --mode exits");
+        sampler_destroy(s);
+        return NULL;
+    }
     s->core.nvcpus = cfg->nvcpus;
     s->core.cfi = sampler_cfi_maps(s->cfi);
     if (guestos_open(&s->os, cfg->guest_os ? cfg->guest_os : "generic", err) < 0) {
@@ -176,6 +183,9 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
      * they wait at the reset vector, which then says so (docs/report.md). */
     if (kernel && s->cfg.mode == SAMPLER_MODE_WALL && s->cfg.nvcpus > 1 &&
         sampler_modules_reset_vector(s, err) < 0)
+        return -1;
+    /* Exit events: the sites' names, once (exit_events.c). */
+    if (s->cfg.exit_events && vm && sampler_exit_sites_record(s, err) < 0)
         return -1;
     return sampler_drain_start(s, err);
 }
@@ -445,6 +455,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_modules_summary(s, out);
     sampler_cfi_summary(s, out);
     sampler_copies_summary(s, out);
+    sampler_exit_events_summary(s, out);
     sampler_module_files_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "

@@ -67,6 +67,11 @@ struct sampler_config {
     uint64_t ring_bytes;
     uint64_t ring_window_ns;
     unsigned ring_keep;
+    /* Exit events (`record --events exits`, docs/exits.md): a record of each exit the VMM
+     * handles (its site and host time), with the guest's stacks at every exit_every-th of a
+     * vCPU's (0 is taken as 1). */
+    bool exit_events;
+    unsigned exit_every;
 };
 
 struct sampler;

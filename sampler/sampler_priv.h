@@ -165,6 +165,10 @@ int sampler_copies_init(struct sampler *s, struct hv_err *err);
 void sampler_copies_free(struct sampler *s);
 int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
 void sampler_copies_summary(const struct sampler *s, FILE *out);
+/* exit_events.c: the names of the VM's exit sites (vmm/exit_sites.h) as the symbols of
+ * HVFXT_EXIT_MODULE, and the summary's account of exit events (docs/exits.md). */
+int sampler_exit_sites_record(struct sampler *s, struct hv_err *err);
+void sampler_exit_events_summary(const struct sampler *s, FILE *out);
 /* kernel.c: the guest kernel's description of itself into the recording, on the drain thread
  * (rate-limited; `final` forces a last look). -1 only when the file cannot be written. */
 int sampler_kernel_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);

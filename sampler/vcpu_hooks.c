@@ -12,6 +12,13 @@ static void vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
     exit_vcpu_interrupted(&s->core, v, ticks);
 }
 
+static void vcpu_exited(void *ctx, struct vcpu *v, uint32_t site, uint64_t exit_ns,
+                        uint64_t done_ns)
+{
+    struct sampler *s = ctx;
+    exit_vcpu_exited(&s->core, v, site, exit_ns, done_ns);
+}
+
 static int vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
 {
     struct sampler *s = ctx;
@@ -64,6 +71,7 @@ void sampler_hooks(struct sampler *s, struct vm_hooks *out)
         .vcpu_start = vcpu_start,
         .vcpu_interrupted = vcpu_interrupted,
         .vcpu_stop = vcpu_stop,
+        .vcpu_exited = s->cfg.exit_events ? vcpu_exited : NULL,
     };
 }
 

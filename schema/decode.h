@@ -22,7 +22,7 @@
 /* A sample record: which fields were present (HVFXT_SF_*) and their values (0 if absent). */
 struct hvfxt_sample_view {
     uint64_t fields;
-    uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk;
+    uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk, exit_site, exit_ns;
     struct fxtr_words user_stack, kernel_stack;
 };
 struct hvfxt_module_view {

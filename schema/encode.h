@@ -29,6 +29,9 @@ struct hvfxt_sample {
     const uint64_t *kernel_stack;
     uint32_t n_kernel;
     uint64_t walk; /* hvfxt_walk_word() */
+    /* An exit event (`record --events exits`, docs/exits.md): the exit's site
+     * (vmm/exit_sites.h) and the host time from the exit to the end of its handling. */
+    uint64_t exit_site, exit_ns;
 };
 /* Most frames a sample can hold in total (both stacks together). */
 #define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - HVFXT_SF_COUNT)

@@ -5,7 +5,7 @@
  * hvfxt_sample_view (schema/decode.h), and whatever its meaning needs where it is used.
  *
  * RFC-0274 fields first (bits 0..5), then hvprof's extensions in the RFC's reserved bits
- * (6..10). Present fields follow the flags word in bit order: a WORD is one u64, a STACK a
+ * (6..12). Present fields follow the flags word in bit order: a WORD is one u64, a STACK a
  * count word and that many return addresses, the WALK word one u64 that the encoder may set
  * itself (a stack cut to fit the record says so there).
  *
@@ -24,7 +24,9 @@
     X(CPL, 7, cpl, _, WORD, "cpl", "cpl", DEC)                                                     \
     X(PC, 8, pc, _, WORD, "pc", "pc", HEX)                                                         \
     X(KERNEL_STACK, 9, kernel_stack, n_kernel, STACK, "kernel_call_stack", "kstack", FRAMES)       \
-    X(WALK, 10, walk, _, WALK, "walk", "walk", WALKFMT)
+    X(WALK, 10, walk, _, WALK, "walk", "walk", WALKFMT)                                            \
+    X(EXIT, 11, exit_site, _, WORD, "exit", "exit", HEX)                                           \
+    X(EXIT_NS, 12, exit_ns, _, WORD, "exit_ns", "exit_ns", DEC)
 
 /* fields_bitflags: HVFXT_SF_<NAME> = 1 << bit. */
 #define HVFXT_SF_ENUM_(NAME, bit, member, count, shape, wire, label, fmt)                          \

@@ -178,14 +178,14 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
  * the same shape, args overwritten:uint64 (records of this vCPU's stream the ring let go, older
  * than what the file holds), vcpu, first_ts, last_ts (of the first and the last of them); at the
  * start of the vCPU's kept records (docs/fxt-samples.md, section 3). */
-#define HVFXT_OVERWRITE_NAME        "records_overwritten"
-#define HVFXT_OVERWRITE_ARG_COUNT   "overwritten"
+#define HVFXT_OVERWRITE_NAME      "records_overwritten"
+#define HVFXT_OVERWRITE_ARG_COUNT "overwritten"
 /* session_stop of a flight recording: why this file was written ("stop", "signal", "panic", or
  * the guest's own stop: "reset", "triple-fault", "internal-error"),
  * the ring's size and time window (0: none) and the records it held. */
-#define HVFXT_ARG_SNAPSHOT        "snapshot"
-#define HVFXT_ARG_RING_BYTES      "ring_bytes"
-#define HVFXT_ARG_RING_WINDOW_NS  "ring_window_ns"
+#define HVFXT_ARG_SNAPSHOT       "snapshot"
+#define HVFXT_ARG_RING_BYTES     "ring_bytes"
+#define HVFXT_ARG_RING_WINDOW_NS "ring_window_ns"
 
 /* Session marker arguments that `report` reads (docs/fxt-samples.md, section 5). */
 #define HVFXT_ARG_HZ         "hz"
@@ -228,3 +228,17 @@ const char *hvfxt_stop_name(unsigned stop);
  * A report replaces it with its symbol file's name once the build-id finds one. */
 #define HVFXT_MODULE_PLACEHOLDER_FMT "[elf@0x%" PRIx64 "]"
 bool hvfxt_module_name_is_placeholder(const char *name);
+
+/* Exit events (`record --events exits`, docs/exits.md). A report roots an exit's stacks at one
+ * frame per exit site (vmm/exit_sites.h): an address in the top 2 MiB of the address space,
+ * which x86-64 Linux leaves unused ("unused hole", Documentation/arch/x86/x86_64/mm.rst), in
+ * the module HVFXT_EXIT_MODULE whose symbols name the sites. */
+#define HVFXT_EXIT_MODULE     "[vm exits]"
+#define HVFXT_EXIT_FRAME_BASE 0xffffffffffe00000ull
+#define HVFXT_EXIT_FRAME_SIZE 0x100000ull /* 4 bytes a site: kind (3 bits), device, register (7)   \
+                                           */
+static inline uint64_t hvfxt_exit_frame(uint64_t site)
+{
+    uint64_t kind = (site >> 24) & 7, dev = (site >> 16) & 0xff, reg = site & 0x7f;
+    return HVFXT_EXIT_FRAME_BASE + ((kind << 15 | dev << 7 | reg) << 2);
+}

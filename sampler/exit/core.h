@@ -38,6 +38,17 @@ struct exit_config {
     unsigned max_depth;     /* frames per stack, 1..EXIT_MAX_FRAMES */
     uint64_t recheck_ns;    /* re-check period while a continuation is open; 0 = none */
     bool defer_user_stacks; /* user stacks of kernel samples only through a continuation */
+    /* Exit events (`record --events exits`, docs/exits.md): a record for each exit the VMM
+     * handles, with the guest's stacks at every exit_every-th of a vCPU's. */
+    bool exit_events;
+    unsigned exit_every;
+};
+
+/* The exit event a stop is taken for (exit_vcpu_exited), or none (a timer's stop). */
+struct exit_event {
+    bool on;
+    uint32_t site;
+    uint64_t host_ns;
 };
 
 /* An RFC-0274 continuation this vCPU's samples carried: kernel-mode samples of one guest thread
@@ -73,6 +84,8 @@ struct vcpu_stats {
     /* User stacks copied for a walk later (stack_copy.h); walks that wanted a copy but found
      * the queue full. */
     uint64_t copies, copies_full;
+    /* Exit events recorded, those with the guest's stacks, and hvprof's time on them (ns). */
+    uint64_t exit_events, exit_stacks, t_exit_events;
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */
@@ -106,6 +119,8 @@ struct exit_vcpu {
     struct exit_pending pend[EXIT_MAX_PENDING];
     unsigned npend;
     struct exit_copy_queue copies; /* stacks to walk later (stack_copy.h) */
+    struct exit_event event;       /* set while an exit event's stop is taken */
+    uint64_t exit_seq;             /* exit events of this vCPU so far */
     struct vcpu_stats st;
     uint64_t frames_k[EXIT_MAX_FRAMES];
     uint64_t frames_u[EXIT_MAX_FRAMES];
@@ -125,6 +140,10 @@ struct exit_core {
 /* exit.c: the VMM's vcpu_interrupted hook (vmm/vm.h) with the core as its context: the tick,
  * the snapshot, the sample, the re-check timer and the stage times. */
 void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t ticks);
+/* exit.c: the VMM's vcpu_exited hook (vmm/vm.h): an exit event's record, with the guest's
+ * stacks at every exit_every-th (docs/exits.md). */
+void exit_vcpu_exited(struct exit_core *core, struct vcpu *v, uint32_t site, uint64_t exit_ns,
+                      uint64_t done_ns);
 /* exit.c: arm or disarm the vCPU's re-check timer (timer_settime, the one system call here
  * besides the snapshot's). */
 void exit_recheck_arm(struct exit_vcpu *sv, uint64_t after_ns); /* one-shot; 0 disarms */

@@ -54,6 +54,36 @@ void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
     sv->st.t_samples++;
 }
 
+void exit_vcpu_exited(struct exit_core *s, struct vcpu *v, uint32_t site, uint64_t exit_ns,
+                      uint64_t done_ns)
+{
+    struct exit_vcpu *sv = &s->v[v->index];
+    if (!s->cfg.exit_events || atomic_load_explicit(&sv->stopped, memory_order_relaxed))
+        return;
+    uint64_t t0 = hv_now_ns();
+    sv->st.exit_events++;
+    uint64_t host_ns = done_ns > exit_ns ? done_ns - exit_ns : 0;
+    /* The stacks of every exit_every-th: the guest stopped at the instruction that exited, its
+     * registers already in kvm_run (KVM_CAP_SYNC_REGS), walked as a sample is. */
+    struct gw_snapshot snap;
+    if (++sv->exit_seq % s->cfg.exit_every == 0 && vcpu_snapshot(v, &snap, 0) == 0) {
+        sv->event = (struct exit_event){.on = true, .site = site, .host_ns = host_ns};
+        exit_take(sv, &snap, exit_ns, true);
+        sv->event.on = false;
+        sv->st.exit_stacks++;
+    } else {
+        struct hvfxt_sample smp = {
+            .fields = HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_EXIT | HVFXT_SF_EXIT_NS,
+            .ts = exit_ns,
+            .vcpu = sv->index,
+            .exit_site = site,
+            .exit_ns = host_ns,
+        };
+        exit_emit(sv, &smp);
+    }
+    sv->st.t_exit_events += hv_now_ns() - t0;
+}
+
 /* Regular tick or re-check? The sampling timer expires at next_due + k * period exactly
  * (absolute CLOCK_MONOTONIC), so time alone tells, whichever timer's signal woke us. */
 enum exit_tick exit_tick(struct exit_vcpu *sv, uint64_t now)

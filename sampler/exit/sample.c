@@ -63,6 +63,14 @@ static uint64_t user_walk_word(unsigned kstop, unsigned kcaller, const struct gw
            hvfxt_walk_user_cfi(u->cfi_frames);
 }
 
+/* A stop taken for an exit event: the record says which exit and its host time. */
+static void mark_event(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
+{
+    smp->fields |= HVFXT_SF_EXIT | HVFXT_SF_EXIT_NS;
+    smp->exit_site = sv->event.site;
+    smp->exit_ns = sv->event.host_ns;
+}
+
 /* Copy the user stack just walked for a walk later, when the walk met code the process's map
  * has no tables for (stack_copy.h); the copy completes continuation `id` (0: a fresh one).
  * Returns that id, or 0 with no copy taken. */
@@ -113,8 +121,9 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
         struct gw_regs regs = gw_regs_of(&sv->walker.snap);
-        later = copy_for_later(sv, now, proc, thread, pid, tid, map, &regs, &ustack,
-                               user_walk_word(HVFXT_STOP_NONE, 0, &ustack), cont);
+        if (!sv->event.on) /* an exit event's stacks are whole in its record (docs/exits.md) */
+            later = copy_for_later(sv, now, proc, thread, pid, tid, map, &regs, &ustack,
+                                   user_walk_word(HVFXT_STOP_NONE, 0, &ustack), cont);
     }
     if (cont && later)
         exit_cont_handed_off(sv, cont);
@@ -146,7 +155,10 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         smp.n_user = 1;
         smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_DEFERRED, 0, 0);
     }
-    sv->st.user++;
+    if (sv->event.on)
+        mark_event(sv, &smp);
+    else
+        sv->st.user++;
     exit_emit(sv, &smp);
     return walked;
 }
@@ -201,9 +213,10 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
              * drain thread to look at the address space (sampler/modules.c). */
             if (user_now) {
                 id_proc_seen_user(s->ids, proc, now);
-                later = copy_for_later(sv, now, proc, thread, pid, tid, sv->walker.cfi,
-                                       &kstack.user_regs, &ustack,
-                                       user_walk_word(HVFXT_STOP_NONE, 0, &ustack), 0);
+                if (!sv->event.on)
+                    later = copy_for_later(sv, now, proc, thread, pid, tid, sv->walker.cfi,
+                                           &kstack.user_regs, &ustack,
+                                           user_walk_word(HVFXT_STOP_NONE, 0, &ustack), 0);
             }
         }
     }
@@ -236,7 +249,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
         smp.n_user = ustack.count;
         ustop = exit_stop_code(&ustack);
         ucaller = ustack.leaf;
-    } else if (user_thread) {
+    } else if (user_thread && !sv->event.on) {
         smp.continuation = exit_cont_open(sv, proc, thread, now);
         if (smp.continuation) {
             smp.fields |= HVFXT_SF_CONTINUATION;
@@ -253,7 +266,9 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
     smp.walk = hvfxt_walk_word(exit_stop_code(&kstack), ustop, 0, 0) |
                hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
-    if (halted)
+    if (sv->event.on)
+        mark_event(sv, &smp);
+    else if (halted)
         sv->st.idle++;
     else
         sv->st.kernel++;

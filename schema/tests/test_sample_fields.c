@@ -17,10 +17,12 @@
 static void test_generated(void **state)
 {
     (void)state;
-    assert_int_equal(HVFXT_SF_COUNT, 11);
-    assert_int_equal(HVFXT_SF_KNOWN, 0x7ff);
+    assert_int_equal(HVFXT_SF_COUNT, 13);
+    assert_int_equal(HVFXT_SF_KNOWN, 0x1fff);
     assert_int_equal(HVFXT_SF_CONTINUATION, 1);
     assert_int_equal(HVFXT_SF_WALK, 0x400);
+    assert_int_equal(HVFXT_SF_EXIT, 0x800);
+    assert_int_equal(HVFXT_SF_EXIT_NS, 0x1000);
     uint32_t all = 0;
     for (int i = 0; i < HVFXT_SF_COUNT; i++) {
         const struct hvfxt_sample_field_info *f = &hvfxt_sample_fields[i];

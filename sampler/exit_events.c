@@ -1,0 +1,107 @@
+/* Exit events (docs/exits.md): the VM's exit sites named once in the recording, as the symbols
+ * of the module HVFXT_EXIT_MODULE over the frames a report roots the exits' stacks at
+ * (hvfxt_exit_frame); and the summary's account of what was recorded against the VMM's own
+ * count of the exits it handled. The records themselves are the exit core's
+ * (exit_vcpu_exited). */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/sampler_priv.h"
+#include "vmm/exit_sites.h"
+
+#define SITES_MAX 4096
+
+static int by_addr(const void *a, const void *b)
+{
+    const struct hvfxt_symbol *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int sampler_exit_sites_record(struct sampler *s, struct hv_err *err)
+{
+    uint32_t *sites = calloc(SITES_MAX, sizeof(*sites));
+    struct hvfxt_symbol *syms = calloc(SITES_MAX + 1, sizeof(*syms));
+    char *names = calloc(SITES_MAX, 64);
+    int rc = -1;
+    if (!sites || !syms || !names) {
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    size_t n = vm_exit_sites(s->vm, sites, SITES_MAX);
+    if (n > SITES_MAX)
+        n = SITES_MAX;
+    for (size_t i = 0; i < n; i++) {
+        char *name = names + i * 64, what[56];
+        vm_exit_site_name(s->vm, sites[i], what, sizeof(what));
+        int len = snprintf(name, 64, "[exit:%s]", what);
+        syms[i] = (struct hvfxt_symbol){.addr = hvfxt_exit_frame(sites[i]),
+                                        .type = 'T',
+                                        .name = name,
+                                        .name_len = (uint16_t)(len < 63 ? len : 63)};
+    }
+    qsort(syms, n, sizeof(*syms), by_addr);
+    uint64_t end = HVFXT_EXIT_FRAME_BASE + HVFXT_EXIT_FRAME_SIZE;
+    struct discover_module m = {
+        .header_va = HVFXT_EXIT_FRAME_BASE,
+        .start = HVFXT_EXIT_FRAME_BASE,
+        .end = end,
+        .e_type = ET_EXEC,
+        .nseg = 1,
+        .seg = {{.start = HVFXT_EXIT_FRAME_BASE, .size = HVFXT_EXIT_FRAME_SIZE, .flags = PF_R}},
+    };
+    snprintf(m.name, sizeof(m.name), "%s", HVFXT_EXIT_MODULE);
+    int64_t id = sampler_modules_record_kernel(s, &m, s->start_ns, err);
+    if (id == -1)
+        goto out;
+    rc = 0;
+    if (id < 0)
+        goto out; /* no room in the metadata budget: counted there */
+    /* Each name spans its 4 bytes only: an end marker after it unless the next site follows. */
+    struct hvfxt_symbol *all = calloc(2 * n + 1, sizeof(*all));
+    if (!all) {
+        rc = hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        all[k++] = syms[i];
+        if (i + 1 == n || syms[i + 1].addr != syms[i].addr + 4)
+            all[k++] = (struct hvfxt_symbol){.addr = syms[i].addr + 4, .name = ""};
+    }
+    rc = hvfxt_write_symbols(&s->w, (uint64_t)id, all, k, err);
+    free(all);
+out:
+    free(sites);
+    free(syms);
+    free(names);
+    return rc;
+}
+
+void sampler_exit_events_summary(const struct sampler *s, FILE *out)
+{
+    if (!s->cfg.exit_events)
+        return;
+    uint64_t events = 0, stacks = 0, ns = 0;
+    uint64_t vmm[VM_EXIT_KINDS] = {0};
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+        events += s->core.v[i].st.exit_events;
+        stacks += s->core.v[i].st.exit_stacks;
+        ns += s->core.v[i].st.t_exit_events;
+        for (unsigned k = 0; s->vm && k < VM_EXIT_KINDS; k++)
+            vmm[k] += s->vm->vcpus[i].exit_counts[k];
+    }
+    char every[48] = "each exit";
+    if (s->core.cfg.exit_every > 1)
+        snprintf(every, sizeof(every), "every %uth of a vCPU's exits", s->core.cfg.exit_every);
+    fprintf(out,
+            "  exit events: %" PRIu64 " recorded, %" PRIu64 " with the guest's stacks (%s), "
+            "%.2f us of hvprof's time each; the VMM handled %" PRIu64 " pio in, %" PRIu64
+            " pio out, %" PRIu64 " mmio read, %" PRIu64 " mmio write, %" PRIu64
+            " hlt (report --exits)\n",
+            events, stacks, every, events ? (double)ns / (double)events / 1000.0 : 0.0,
+            vmm[VM_EXIT_PIO_IN], vmm[VM_EXIT_PIO_OUT], vmm[VM_EXIT_MMIO_READ],
+            vmm[VM_EXIT_MMIO_WRITE], vmm[VM_EXIT_HLT]);
+}

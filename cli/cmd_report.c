@@ -49,6 +49,9 @@ static void report_usage(FILE *out)
         "  --time FROM,TO    samples in [FROM, TO) seconds from the recording's start, e.g.\n"
         "                    2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
         "                    perf-script and the timeline print it (@2651.86,@2652.2)\n"
+        "  --exits           the exit events (record --events exits) instead of the samples:\n"
+        "                    a table of exits by site with their host time, then their\n"
+        "                    stacks rooted at [exit:...] in any format (docs/exits.md)\n"
         "  -q, --quiet       no progress or warnings on stderr\n"
         "  -h, --help        this text\n");
 }
@@ -142,7 +145,7 @@ static int parse_time_window(const char *arg, struct prof_filter *f)
 
 int cmd_report(int argc, char **argv)
 {
-    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME };
+    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},
         {"output", required_argument, 0, 'o'},
@@ -152,6 +155,7 @@ int cmd_report(int argc, char **argv)
         {"pid", required_argument, 0, O_PID},
         {"tid", required_argument, 0, O_TID},
         {"time", required_argument, 0, O_TIME},
+        {"exits", no_argument, 0, O_EXITS},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -206,6 +210,10 @@ int cmd_report(int argc, char **argv)
         case O_TIME:
             if (parse_time_window(optarg, &filter) < 0)
                 goto out;
+            break;
+        case O_EXITS:
+            p.exits = true;
+            ro.event_name = "vm-exit";
             break;
         case 'q':
             quiet = true;

@@ -128,7 +128,12 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 " older records were overwritten\n",
                 cmd, file, ls.overwritten);
     if (!quiet && ls.samples == 0)
-        fprintf(stderr, "%s: %s holds no samples\n", cmd, file);
+        fprintf(stderr, "%s: %s holds no %s\n", cmd, file,
+                p->exits ? "exit events (record with --events exits)" : "samples");
+    if (!quiet && ls.exit_events_skipped)
+        fprintf(stderr,
+                "%s: %s also holds %" PRIu64 " exit events: --exits reports them (docs/exits.md)\n",
+                cmd, file, ls.exit_events_skipped);
     if (!quiet && !ls.session_stop)
         fprintf(stderr,
                 "%s: %s ends without its session_stop marker: the recording was cut short (the "

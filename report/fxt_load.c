@@ -114,6 +114,16 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                      const struct hvfxt_sample_view *s)
 {
     uint32_t n = 0;
+    /* An exit event belongs to an exit profile, a timer's sample to a timer profile. Completions
+     * go with the timer's samples (exit events carry their stacks whole). */
+    bool exit_event = (s->fields & HVFXT_SF_EXIT) != 0;
+    if (exit_event != l->p->exits) {
+        if (exit_event)
+            l->st->exit_events_skipped++;
+        else if (!(s->fields & HVFXT_SF_CONTINUATION_COMPLETION))
+            l->st->samples_skipped++;
+        return 0;
+    }
     uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
     /* Stacks cut at the root end: the walk reached --max-depth, or frames were dropped to fit
      * the record (docs/fxt-samples.md, walk word). The report says how many. */
@@ -130,7 +140,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             hvfxt_walk_user_stop(s->walk) != HVFXT_STOP_DEFERRED) /* not the entry PC alone */
             l->p->callers[1][hvfxt_walk_user_caller(s->walk)]++;
     }
-    if (reserve(l, 2 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
+    if (reserve(l, 3 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
         return -1;
     if (s->fields & HVFXT_SF_PC) {
         l->addr[n] = s->pc;
@@ -193,8 +203,16 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                                            n > user_from || (cpl != PROF_CPL_KERNEL && n > 0)};
         return hvfxt_join_partial(&l->join, s->continuation, &js, l->err);
     }
-    if (profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err) < 0)
+    if (exit_event) {
+        /* Rooted at its site's frame, named by the recording's HVFXT_EXIT_MODULE. */
+        l->addr[n] = hvfxt_exit_frame(s->exit_site);
+        l->flags[n++] = PROF_FRAME_KERNEL;
+    }
+    int si = profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
+    if (si < 0)
         return -1;
+    if (exit_event)
+        l->p->samples.v[si].exit_ns = (s->fields & HVFXT_SF_EXIT_NS) ? s->exit_ns : 0;
     l->st->samples++;
     return 0;
 }

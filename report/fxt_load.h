@@ -13,15 +13,18 @@
 struct fxt_load_stats {
     uint64_t records, samples, completions, partial_without_completion;
     uint64_t modules, mappings, loss_records, dropped;
-    bool panic;           /* a guest_panic marker: the guest kernel panicked */
+    bool panic; /* a guest_panic marker: the guest kernel panicked */
     uint32_t panic_cpu;
     uint64_t panic_ts;
     uint64_t overwritten; /* records a flight recording let go before its window (record --ring) */
-    uint64_t symbols; /* symbols carried in the recording (a guest kernel's) */
+    uint64_t symbols;     /* symbols carried in the recording (a guest kernel's) */
     /* Partial records whose completed user stack was left off: the completions would have
      * expanded the profile beyond 4 frames per 8-byte word of the file (fxt_load.c). */
     uint64_t completions_cut;
     bool session_stop; /* the recording ends with its session_stop marker */
+    /* Exit events left out of a timer profile, or timer samples left out of an exit profile
+     * (profile.exits; docs/exits.md). */
+    uint64_t exit_events_skipped, samples_skipped;
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

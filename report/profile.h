@@ -43,6 +43,7 @@ struct prof_sample {
     uint8_t cpl;    /* 0 kernel, 3 user */
     uint32_t first; /* index of the leaf frame in profile.frames */
     uint32_t nframes;
+    uint64_t exit_ns; /* an exit event's host time (profile.exits), else 0 */
 };
 
 struct prof_module {
@@ -112,6 +113,9 @@ struct profile {
     /* profile_symbolize also looks up source lines in the symbol files' DWARF (for pprof's
      * -list; costs a DWARF scope lookup per distinct address). */
     bool want_lines;
+    /* Load exit events instead of the timer's samples (`report --exits`, docs/exits.md): each
+     * with its stacks under a root frame naming its exit site (hvfxt_exit_frame). */
+    bool exits;
 };
 
 void profile_init(struct profile *p);

@@ -41,6 +41,9 @@ int report_write(enum report_format f, const struct profile *p, const struct rep
 
 int report_write_top(const struct profile *p, const struct report_opts *o, FILE *out,
                      struct hv_err *err);
+/* An exit profile's table by exit site (profile.exits; report_exits.c): the top format prints
+ * it before the functions. */
+int report_write_exit_table(const struct profile *p, FILE *out, struct hv_err *err);
 int report_write_folded(const struct profile *p, const struct report_opts *o, FILE *out,
                         struct hv_err *err);
 int report_write_pprof(const struct profile *p, const struct report_opts *o, FILE *out,

@@ -32,6 +32,8 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
                      struct hv_err *err)
 {
     unsigned limit = o->top_limit ? o->top_limit : 50;
+    if (p->exits && report_write_exit_table(p, out, err) < 0)
+        return -1;
     uint64_t total = profile_total_weight(p);
     size_t nf = p->funcs.n;
     struct row *rows = calloc(nf ? nf : 1, sizeof(*rows));

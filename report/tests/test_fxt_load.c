@@ -316,12 +316,82 @@ static void test_not_a_recording(void **state)
     profile_free(&p);
 }
 
+/* Exit events (docs/exits.md) beside a timer sample: a timer profile leaves them out and counts
+ * them; an exit profile holds them alone, each rooted at its site's frame with its host time,
+ * the one without stacks as that frame alone. */
+static void test_exit_events(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    header(&b, "hvprof");
+    put(&b, fxt_enc_provider_section(b.w + b.n, CAP(&b), 1));
+    put(&b, fxt_enc_init(b.w + b.n, CAP(&b), 1000000000ull));
+    uint64_t ks[] = {0xffffffff80100010ull, 0xffffffff80100020ull};
+    struct hvfxt_sample timer = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                           HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_PC,
+                                 .pid = 0x10000001,
+                                 .tid = 0x40000001,
+                                 .ts = 100,
+                                 .cpl = 3,
+                                 .pc = 0x401000};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &timer));
+    uint32_t site = 2u << 24 | 1u << 16; /* pio out, port range 1, offset 0 */
+    struct hvfxt_sample ex = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                        HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_PC |
+                                        HVFXT_SF_KERNEL_STACK | HVFXT_SF_EXIT | HVFXT_SF_EXIT_NS,
+                              .pid = 0x10000001,
+                              .tid = 0x40000001,
+                              .ts = 200,
+                              .cpl = 0,
+                              .pc = 0xffffffff80100008ull,
+                              .kernel_stack = ks,
+                              .n_kernel = 2,
+                              .exit_site = site,
+                              .exit_ns = 1234};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &ex));
+    struct hvfxt_sample bare = {.fields = HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_EXIT |
+                                          HVFXT_SF_EXIT_NS,
+                                .ts = 300,
+                                .exit_site = site,
+                                .exit_ns = 99};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &bare));
+
+    struct profile p;
+    struct fxt_load_stats st;
+    struct hv_err err;
+    profile_init(&p);
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.samples.n, 1);
+    assert_int_equal(st.exit_events_skipped, 2);
+    assert_int_equal(p.samples.v[0].exit_ns, 0);
+    profile_free(&p);
+
+    profile_init(&p);
+    p.exits = true;
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.samples.n, 2);
+    assert_int_equal(st.samples_skipped, 1);
+    const struct prof_sample *e = &p.samples.v[0];
+    assert_int_equal(e->exit_ns, 1234);
+    assert_int_equal(e->nframes, 4); /* pc, 2 kernel frames, the site */
+    assert_int_equal(p.frames.v[e->first].addr, 0xffffffff80100008ull);
+    assert_int_equal(p.frames.v[e->first + 3].addr, hvfxt_exit_frame(site));
+    assert_int_equal(hvfxt_exit_frame(site), HVFXT_EXIT_FRAME_BASE + ((2u << 15 | 1u << 7) << 2));
+    e = &p.samples.v[1];
+    assert_int_equal(e->exit_ns, 99);
+    assert_int_equal(e->nframes, 1);
+    assert_int_equal(p.frames.v[e->first].addr, hvfxt_exit_frame(site));
+    profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_kernel_exact_frames),
         cmocka_unit_test(test_not_a_recording),
+        cmocka_unit_test(test_exit_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,10 @@ int sampler_exit_sites_record(struct sampler *s, struct hv_err *err)
     for (size_t i = 0; i < n; i++) {
         char *name = names + i * 64, what[56];
         vm_exit_site_name(s->vm, sites[i], what, sizeof(what));
+        /* A symbol has no spaces (schema/encode.c): "[exit:pio-out:post:0x80]". */
+        for (char *c = what; *c; c++)
+            if (*c == ' ')
+                *c = ':';
         int len = snprintf(name, 64, "[exit:%s]", what);
         syms[i] = (struct hvfxt_symbol){.addr = hvfxt_exit_frame(sites[i]),
                                         .type = 'T',

@@ -138,11 +138,11 @@ void vm_exit_site_name(const struct vm *vm, uint32_t site, char *buf, size_t len
     case VM_EXIT_PIO_OUT: {
         const char *dir = vm_exit_site_kind(site) == VM_EXIT_PIO_IN ? "in" : "out";
         if (dev >= vm->dev.bus.n) {
-            snprintf(buf, len, "pio %s unclaimed", dir);
+            snprintf(buf, len, "pio-%s unclaimed", dir);
             return;
         }
         const struct iobus_range *r = &vm->dev.bus.range[dev];
-        snprintf(buf, len, "pio %s %s 0x%x", dir, r->name, r->base + reg);
+        snprintf(buf, len, "pio-%s %s 0x%x", dir, r->name, r->base + reg);
         return;
     }
     case VM_EXIT_MMIO_READ:
@@ -151,18 +151,18 @@ void vm_exit_site_name(const struct vm *vm, uint32_t site, char *buf, size_t len
         dev_name(vm, dev, d, sizeof(d));
         const char *rn = reg == VM_EXIT_REG_CONFIG ? "config" : mmio_reg_name(reg);
         if (dev == VM_EXIT_DEV_UNKNOWN)
-            snprintf(buf, len, "mmio %s unclaimed", dir);
+            snprintf(buf, len, "mmio-%s unclaimed", dir);
         else if (rn)
-            snprintf(buf, len, "mmio %s %s %s", dir, d, rn);
+            snprintf(buf, len, "mmio-%s %s %s", dir, d, rn);
         else
-            snprintf(buf, len, "mmio %s %s 0x%03x", dir, d, reg * 4);
+            snprintf(buf, len, "mmio-%s %s 0x%03x", dir, d, reg * 4);
         return;
     }
     case VM_EXIT_HLT:
         snprintf(buf, len, "hlt");
         return;
     case VM_EXIT_OTHER:
-        snprintf(buf, len, "other (KVM exit reason %u)", reg);
+        snprintf(buf, len, "other reason-%u", reg);
         return;
     default:
         snprintf(buf, len, "unknown site 0x%08x", site);

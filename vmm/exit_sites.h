@@ -42,7 +42,7 @@ static inline enum vm_exit_kind vm_exit_site_kind(uint32_t site)
 
 /* The site of the exit in `run` (its exit_reason and payload, as the run loop got them). */
 uint32_t vm_exit_site_of(const struct vm *vm, const struct kvm_run *run);
-/* Its name: "pio out serial 0x3f8", "mmio write virtio-blk0 QueueNotify", "hlt". */
+/* Its name: "pio-out serial 0x3f8", "mmio-write virtio-blk0 QueueNotify", "hlt". */
 void vm_exit_site_name(const struct vm *vm, uint32_t site, char *buf, size_t len);
 /* Every site this VM's devices can give, into out[0..cap); returns how many there are. */
 size_t vm_exit_sites(const struct vm *vm, uint32_t *out, size_t cap);

@@ -2,7 +2,7 @@
  * batches of 1000 and prints how many writes it made. `record --events exits` records each exit
  * the VMM handles; the summary's count of recorded events equals the VMM's own count of the
  * exits it handled, `report --exits` has exactly the guest's own number of writes at the site
- * "[exit:pio out post 0x80]" (nothing dropped), with the host time of each, and their stacks
+ * "[exit:pio-out:post:0x80]" (nothing dropped), with the host time of each, and their stacks
  * rooted there reach the guest kernel's system call that made them. */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 #include "tests/common/need_kvm.h"
 #include "tests/common/run_cmd.h"
 
-#define SITE "[exit:pio out post 0x80]"
+#define SITE "[exit:pio-out:post:0x80]"
 
 static void test_exit_events(void **state)
 {

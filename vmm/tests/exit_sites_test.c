@@ -48,30 +48,30 @@ static void test_names(void **state)
     struct kvm_run run = {.exit_reason = KVM_EXIT_IO};
     run.io.port = 0x3fd;
     run.io.direction = KVM_EXIT_IO_IN;
-    assert_string_equal(name_of(vm, &run), "pio in serial 0x3fd");
+    assert_string_equal(name_of(vm, &run), "pio-in serial 0x3fd");
     assert_int_equal(vm_exit_site_of(vm, &run), vm_exit_site_make(VM_EXIT_PIO_IN, 0, 5));
     run.io.port = 0x80;
     run.io.direction = KVM_EXIT_IO_OUT;
-    assert_string_equal(name_of(vm, &run), "pio out post 0x80");
+    assert_string_equal(name_of(vm, &run), "pio-out post 0x80");
     run.io.port = 0x1234;
-    assert_string_equal(name_of(vm, &run), "pio out unclaimed");
+    assert_string_equal(name_of(vm, &run), "pio-out unclaimed");
 
     run = (struct kvm_run){.exit_reason = KVM_EXIT_MMIO};
     run.mmio.phys_addr = vm_disk_base(1) + 0x50;
     run.mmio.is_write = 1;
-    assert_string_equal(name_of(vm, &run), "mmio write virtio-blk1 QueueNotify");
+    assert_string_equal(name_of(vm, &run), "mmio-write virtio-blk1 QueueNotify");
     run.mmio.phys_addr = vm_disk_base(0) + 0x60;
     run.mmio.is_write = 0;
-    assert_string_equal(name_of(vm, &run), "mmio read virtio-blk0 InterruptStatus");
+    assert_string_equal(name_of(vm, &run), "mmio-read virtio-blk0 InterruptStatus");
     run.mmio.phys_addr = vm_disk_base(0) + 0x108;
-    assert_string_equal(name_of(vm, &run), "mmio read virtio-blk0 config");
+    assert_string_equal(name_of(vm, &run), "mmio-read virtio-blk0 config");
     run.mmio.phys_addr = vm_disk_base(0) + 0x0e0; /* reserved in VIRTIO 1.2 §4.2.2 */
-    assert_string_equal(name_of(vm, &run), "mmio read virtio-blk0 0x0e0");
+    assert_string_equal(name_of(vm, &run), "mmio-read virtio-blk0 0x0e0");
     run.mmio.phys_addr = VM_NET_MMIO_BASE + 0x64;
     run.mmio.is_write = 1;
-    assert_string_equal(name_of(vm, &run), "mmio write virtio-net InterruptACK");
+    assert_string_equal(name_of(vm, &run), "mmio-write virtio-net InterruptACK");
     run.mmio.phys_addr = 0xfee00000; /* the LAPIC's page: the kernel's, never a VMM's */
-    assert_string_equal(name_of(vm, &run), "mmio write unclaimed");
+    assert_string_equal(name_of(vm, &run), "mmio-write unclaimed");
     run = (struct kvm_run){.exit_reason = KVM_EXIT_HLT};
     assert_string_equal(name_of(vm, &run), "hlt");
     free(vm);

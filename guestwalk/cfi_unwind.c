@@ -243,6 +243,10 @@ unsigned gw_cfi_unwind(const struct gw_cfi_map *map, struct gw_walker *w, const 
     struct frame f = {r->rip, r->rsp, r->rbp, true, true};
     st->pc[st->count++] = r->rip;
     unsigned switches = 0;
+    /* f.pc is exact or a return address the tables gave (not one read by frame pointers
+     * through code that may not keep them): only such a PC outside every module is code that
+     * waits for its tables (cfi_outside). */
+    bool trusted = true;
     while (st->count < cap) {
         /* A return address is after its call: look up the call (pc - 1). Frame 0 and the frame a
          * signal interrupted have their exact PC. */
@@ -265,12 +269,14 @@ unsigned gw_cfi_unwind(const struct gw_cfi_map *map, struct gw_walker *w, const 
                 st->leaf = GW_LEAF_CFI;
             st->cfi_frames++;
             st->pc[st->count++] = f.pc;
+            trusted = true;
             continue;
         }
         if (m)
             st->cfi_gap = true;
-        else
+        else if (trusted)
             st->cfi_outside = true;
+        trusted = false;
         if (st->count == 1) {
             /* Frame 0 without a table: the leaf repair's cases, then the frame chain. */
             uint64_t above = gw_unwind_leaf(w, r, st);

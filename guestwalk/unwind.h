@@ -59,8 +59,9 @@ struct gw_stack {
     uint64_t user_regs_at; /* the address of the frame that held them (Linux: its pt_regs) */
     /* DWARF CFI walks (guestwalk/cfi_unwind.h): frames whose caller the tables gave, and walks
      * that met a PC inside a module with tables but no rule for it (frame pointers there), and
-     * walks that met a PC outside every module with tables (code whose tables are not compiled
-     * yet, or never will be). */
+     * walks that met a PC outside every module of the map (code whose tables are not compiled
+     * yet): the exact PC, or a return address the tables gave; one read by frame pointers
+     * through code without tables may be any value on the stack, and does not count. */
     uint16_t cfi_frames;
     bool cfi_gap;
     bool cfi_outside;

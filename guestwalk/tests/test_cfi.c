@@ -326,6 +326,18 @@ static void test_rules(void **state)
     assert_int_equal(st.cfi_frames, 0);
     assert_true(st.cfi_gap);
     assert_false(st.cfi_outside);
+    /* Frame pointers through that module, to a return address outside every module: any value
+     * on the stack could be one, so it is not code waiting for its tables. */
+    assert_int_equal(gimg_write_u64(&g, 0x7ff808, 0x500010), 0);
+    struct gw_snapshot fp_snap = gimg_cpu(&g, 0x401002, 0x7ff7f0, 0x7ff800, 3);
+    gw_walker_begin(&w, &fp_snap);
+    struct gw_regs fp_regs = gw_regs_of(&fp_snap);
+    gw_cfi_unwind(m, &w, &fp_regs, &st);
+    assert_true(st.count >= 2);
+    assert_int_equal(pcs[1], 0x500010);
+    assert_false(st.cfi_outside);
+    assert_int_equal(gimg_write_u64(&g, 0x7ff808, 0x403005), 0);
+    gw_walker_begin(&w, &snap);
     /* Outside every module of the map: code no table covers yet. */
     m->m[0] = (struct gw_cfi_module){0x500000, 0x501000, 0, &t};
     gw_cfi_unwind(m, &w, &regs0, &st);

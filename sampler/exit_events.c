@@ -94,8 +94,8 @@ void sampler_exit_events_summary(const struct sampler *s, FILE *out)
         events += s->core.v[i].st.exit_events;
         stacks += s->core.v[i].st.exit_stacks;
         ns += s->core.v[i].st.t_exit_events;
-        for (unsigned k = 0; s->vm && k < VM_EXIT_KINDS; k++)
-            vmm[k] += s->vm->vcpus[i].exit_counts[k];
+        for (unsigned k = 0; k < VM_EXIT_KINDS; k++)
+            vmm[k] += s->core.v[i].st.vmm_exits[k];
     }
     char every[48] = "each exit";
     if (s->core.cfg.exit_every > 1)

@@ -2,6 +2,8 @@
  * each forced exit (the exit core's, sampler/exit/), its stop (counters, timers, the
  * continuations it still carries). The start and stop run on the vCPU thread outside the guest's
  * time, so they may allocate and make system calls; the exit itself may not. */
+#include <string.h>
+
 #include "sampler/exit/continuation.h"
 #include "sampler/sampler_priv.h"
 #include "sampler/thread_sched.h"
@@ -55,6 +57,8 @@ static void vcpu_stop(void *ctx, struct vcpu *v)
     struct gw_snapshot snap;
     if (v->index == 0 && vcpu_snapshot(v, &snap, GW_SNAP_MSRS) == 0 && (snap.have & GW_SNAP_MSRS))
         atomic_store(&s->lstar, snap.lstar);
+    _Static_assert(sizeof(sv->st.vmm_exits) == sizeof(v->exit_counts), "exit kinds");
+    memcpy(sv->st.vmm_exits, v->exit_counts, sizeof(sv->st.vmm_exits));
     atomic_store(&sv->stopped, true);
     sampler_timers_delete(sv);
     exit_conts_end(sv, hv_now_ns());

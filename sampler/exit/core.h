@@ -86,6 +86,9 @@ struct vcpu_stats {
     uint64_t copies, copies_full;
     /* Exit events recorded, those with the guest's stacks, and hvprof's time on them (ns). */
     uint64_t exit_events, exit_stacks, t_exit_events;
+    /* The VMM's own count of the exits it handled, by kind (vmm/exit_sites.h), copied at the
+     * vCPU's stop (the VM is gone when the summary is printed). */
+    uint64_t vmm_exits[8];
     /* time spent in the exit hook, and its parts (ns) */
     uint64_t t_total, t_max, t_regs, t_walk, t_push;
     uint64_t t_samples; /* exits the totals above cover */

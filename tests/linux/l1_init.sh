@@ -32,7 +32,18 @@ if [ -n "$nested" ]; then
     mount -t devpts devpts /host/dev/pts 2>/dev/null
     mount -t proc proc /host/proc
     mount -t sysfs sys /host/sys
+    mkdir -p /hosttmp
+    mount --bind /host/tmp /hosttmp
     mount -t tmpfs -o size=4g tmp /host/tmp
+    # A command whose files live in the host's /tmp (a clone made in `mktemp -d`): that folder
+    # stays the host's, the rest of /tmp is L1's own.
+    case "$nested" in /tmp/?*)
+      top=${nested#/tmp/}
+      top=${top%%/*}
+      mkdir -p "/host/tmp/$top"
+      mount --bind "/hosttmp/$top" "/host/tmp/$top"
+      ;;
+    esac
     mount -t tmpfs shm /host/dev/shm 2>/dev/null
     mount -t tmpfs run /host/run
     (while sleep 60; do echo "L1: nested command still running at $(cut -d' ' -f1 /proc/uptime) s"; done) &
@@ -41,7 +52,7 @@ if [ -n "$nested" ]; then
     echo $? >"/host$nested/status"
     kill $! 2>/dev/null
     sync
-    umount -l /host/tmp /host/run /host/sys /host/proc 2>/dev/null
+    umount -l /host/tmp /host/run /host/sys /host/proc /hosttmp 2>/dev/null
     umount -l /host/dev 2>/dev/null
     umount /host 2>/dev/null || umount -l /host
   else

@@ -3,8 +3,9 @@
  * the continuation its sample carried (docs/cfi.md, "Code the tables do not cover yet").
  *
  * A copy is walked again at each new map the process gets until the walk meets no code outside
- * its tables; then, or when the wait is over (or at the end of the recording), the better of
- * that walk and the one done at the exit is written. A process whose copies keep gaining
+ * its tables; then, or once a look at its process began after the copy (that look found all the
+ * code the copy can meet), or when the wait is over (or at the end of the recording), the
+ * better of that walk and the one done at the exit is written. A process whose copies keep gaining
  * nothing (its code has no tables at all: JIT code, binaries without a build-id) gets no more
  * copies after COPY_FRUITLESS of them in a row. */
 #include <inttypes.h>
@@ -22,7 +23,7 @@ struct sampler_copies {
     bool w_ok, w_failed;
     uint64_t frames[EXIT_MAX_FRAMES];
     uint8_t fruitless[ID_MAX_PROCS];
-    uint64_t walked, gained, waited, stopped_procs, ns;
+    uint64_t walked, gained, waited, looked, stopped_procs, ns;
 };
 
 int sampler_copies_init(struct sampler *s, struct hv_err *err)
@@ -136,7 +137,11 @@ int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
             if (c->done)
                 continue;
             const struct gw_cfi_map *map = exit_cfi_current(maps, c->proc);
-            bool waited = final || now - c->ts >= COPY_WAIT_NS;
+            /* A look that began after the copy found every module mapped at its exit and
+             * compiled their tables: what this walk lacks now, a later one would too (but for
+             * pages of a table not present yet, which is not worth the queue's slot). */
+            bool looked = sampler_modules_looked(s, c->proc) > c->ts;
+            bool waited = final || looked || now - c->ts >= COPY_WAIT_NS;
             if (map == c->map && !waited)
                 continue; /* no look has published anything new for it yet */
             struct gw_stack st = GW_STACK_INIT(k->frames, s->cfg.max_depth);
@@ -147,7 +152,8 @@ int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
                 c->map = map; /* again at its next map */
                 continue;
             }
-            k->waited += !whole;
+            k->waited += !whole && !looked && !final;
+            k->looked += !whole && looked;
             if (complete(s, c, &st, err) < 0)
                 return -1;
             c->done = true;
@@ -172,9 +178,10 @@ void sampler_copies_summary(const struct sampler *s, FILE *out)
         return;
     fprintf(out,
             "  stacks copied at the exit for code without unwind tables yet: %" PRIu64
-            ", walked later %" PRIu64 " (%" PRIu64 " with more frames than at the exit, %" PRIu64
-            " after the %.0f s wait), %.1f ms on the drain thread",
-            copied, k->walked, k->gained, k->waited, COPY_WAIT_NS / 1e9, k->ns / 1e6);
+            ", walked later %" PRIu64 " (%" PRIu64 " with more frames than at the exit; %" PRIu64
+            " still short after a look at their process, %" PRIu64 " after the %.0f s wait), "
+            "%.1f ms on the drain thread",
+            copied, k->walked, k->gained, k->looked, k->waited, COPY_WAIT_NS / 1e9, k->ns / 1e6);
     if (full)
         fprintf(out, "; %" PRIu64 " not copied (%u copies per vCPU waiting)", full,
                 s->core.v[0].copies.nslots);

@@ -33,7 +33,8 @@
 #define MOD_UNKNOWN_LOOKS 8
 
 struct proc_look {
-    uint64_t at;        /* time of the last look (0: none yet) */
+    uint64_t at;        /* time the last look ended (0: none yet) */
+    uint64_t began;     /* time it began */
     uint64_t wait;      /* until the next */
     unsigned fruitless; /* early looks for unknown code in a row that found nothing */
 };
@@ -43,6 +44,7 @@ struct sampler_modules {
     struct discover_registry reg;
     struct proc_look look[ID_MAX_PROCS];
     uint32_t cursor; /* where the last pass of re-looks stopped */
+    uint64_t began;  /* when the look under way (or the last one) began */
     uint64_t looks, relooks_found, symbols, symbol_modules, ns;
 };
 
@@ -210,6 +212,7 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
     if (!found)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     uint64_t t0 = hv_now_ns();
+    s->mods->began = t0;
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(&s->os, s->mem, &as, found, MOD_MAX_PER_PROC);
     int written =
@@ -230,8 +233,13 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
 {
     if (look(s, proc, p, p->info.first_ts, err) < 0)
         return -1;
-    s->mods->look[proc - 1] = (struct proc_look){hv_now_ns(), MOD_LOOK_MIN_NS, 0};
+    s->mods->look[proc - 1] = (struct proc_look){hv_now_ns(), s->mods->began, MOD_LOOK_MIN_NS, 0};
     return 0;
+}
+
+uint64_t sampler_modules_looked(const struct sampler *s, uint32_t proc)
+{
+    return proc && proc <= ID_MAX_PROCS && s->mods ? s->mods->look[proc - 1].began : 0;
 }
 
 int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
@@ -262,6 +270,7 @@ int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err)
         if (written > 0)
             mods->relooks_found++;
         l->at = hv_now_ns();
+        l->began = mods->began;
         l->wait = written > 0 ? MOD_LOOK_MIN_NS
                               : (l->wait * 2 > MOD_LOOK_MAX_NS ? MOD_LOOK_MAX_NS : l->wait * 2);
         l->fruitless = written > 0 ? 0 : l->fruitless + 1;

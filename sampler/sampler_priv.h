@@ -148,6 +148,9 @@ int sampler_modules_discover(struct sampler *s, uint32_t proc, const struct id_p
 /* modules.c: look again at processes that keep running user code (a drain pass). -1 only when
  * the file cannot be written. */
 int sampler_modules_poll(struct sampler *s, uint64_t now, struct hv_err *err);
+/* When the last look at process `proc`'s address space began (hv_now_ns), 0 before its first:
+ * what it published (its modules' tables: sampler_cfi_update) is in place by its return. */
+uint64_t sampler_modules_looked(const struct sampler *s, uint32_t proc);
 void sampler_modules_summary(const struct sampler *s, FILE *out);
 /* cfi_tables.c: user modules' DWARF CFI, compiled on the drain thread after each look at an
  * address space, published per process to the exit path (docs/cfi.md). */

@@ -950,6 +950,48 @@ static void test_copies_stop_when_fruitless(void **state)
     profile_free(&p);
 }
 
+/* A copy's wait ends at the first look at its process that began after it (that look found
+ * all the code the copy can meet), not 2 s later; a copy taken after that look waits for the
+ * next. The clock here is the drain thread's own (hv_now_ns), as in a recording. */
+static void test_copy_done_at_next_look(void **state)
+{
+    struct fx *f = *state;
+    struct exit_vcpu *sv = &f->s->core.v[0];
+    sv->next_due_ns = hv_now_ns();
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(sv->st.copies, 1);
+    uint32_t proc = sv->copies.slot[0].proc;
+    /* The drain's first pass looks at the new process (after the copy): the copy is done. */
+    assert_int_equal(sampler_drain_once(f->s, false), 0);
+    assert_true(sampler_modules_looked(f->s, proc) > f->now);
+    assert_int_equal(sv->copies.head, 1);
+
+    sv->next_due_ns = hv_now_ns();
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(sv->st.copies, 2);
+    /* No look since (the next comes 0.1 s after the first at the earliest): it waits. */
+    assert_int_equal(sampler_drain_once(f->s, false), 0);
+    assert_true(sampler_modules_looked(f->s, proc) < f->now);
+    assert_int_equal(sv->copies.head, 1);
+    assert_int_equal(sampler_drain_once(f->s, true), 0); /* the end: written as it is */
+    assert_int_equal(sv->copies.head, 2);
+
+    char summary[1024] = "";
+    FILE *mem = fmemopen(summary, sizeof(summary), "w");
+    sampler_copies_summary(f->s, mem);
+    fclose(mem);
+    assert_non_null(strstr(summary, "yet: 2, walked later 2 (0 with more frames than at the exit; "
+                                    "1 still short after a look at their process, 0 after the 2 "
+                                    "s wait)"));
+    struct profile p;
+    load_recording(f, &p);
+    assert_int_equal(p.samples.n, 2);
+    const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
+    for (size_t i = 0; i < p.samples.n; i++)
+        assert_profile_stack(&p, i, want, NFRAMES);
+    profile_free(&p);
+}
+
 /* A flood of forged modules, each with 2^16 symbols of 255-byte names (~19 MB of symbol
  * records apiece): with a 1 MiB metadata budget, the recording's metadata stays within it, the
  * first module's table is cut, the rest are recorded without symbols, every cut is counted, and
@@ -1034,6 +1076,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copied_user_stack, setup_copies, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_done_at_next_look, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copied_entry_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copies_stop_when_fruitless, setup_copies, teardown),
     };

@@ -207,7 +207,8 @@ static const char *fn_of(const struct profile *p, const struct prof_frame *f)
 /* Debian's own python3, xz and sqlite3 (hvtest.debian=1), stripped and built without frame
  * pointers, profiled with no files: at least 90 % of each one's samples with a user stack walk
  * it to its root: the program's entry (_start, which a stripped executable does not name: the
- * frame below __libc_start_main, in the executable) or a thread's (clone3). glibc's internals
+ * frame below __libc_start_main, in the executable), the loader's (_start, or _dl_start_user
+ * running the constructors) or a thread's (clone3). glibc's internals
  * are told by its debug file on this host (tb_load_judged); everything else by the recording.
  * Returns the samples judged. */
 static uint64_t check_debian_chains(const struct tb_result *r)
@@ -232,8 +233,11 @@ static uint64_t check_debian_chains(const struct tb_result *r)
             n++;
             const char *root = fn_of(&p, &f[sm->nframes - 1]);
             const char *below = sm->nframes - u >= 2 ? fn_of(&p, &f[sm->nframes - 2]) : "";
+            /* _dl_start_user: the loader's entry code, after _start's call of _dl_start
+             * returned (glibc's RTLD_START), calling the libraries' constructors (_dl_init). */
             bool ok = !strcmp(root, "clone3") || !strcmp(root, "__clone3") ||
-                      !strcmp(root, "_start") || !strncmp(below, "__libc_start_main", 17);
+                      !strcmp(root, "_start") || !strcmp(root, "_dl_start_user") ||
+                      !strncmp(below, "__libc_start_main", 17);
             whole += ok;
             if (!ok && shown++ < 3) {
                 printf("%s: %s stack not to its root:", r->name, progs[k]);

@@ -334,6 +334,24 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
                 l->st->panic_cpu = (uint32_t)rec->u.event.args[i].v.u;
         return;
     }
+    if (fxtr_str_is(rec->u.event.name, HVFXT_VCPU_STEAL)) {
+        struct prof_steal st = {.ts = rec->u.event.ts, .vcpu = UINT32_MAX};
+        bool have_ns = false;
+        for (unsigned i = 0; i < rec->u.event.nargs; i++) {
+            const struct fxtr_arg *a = &rec->u.event.args[i];
+            if (fxtr_str_is(a->name, HVFXT_ARG_VCPU) && a->type == FXTR_ARG_U32)
+                st.vcpu = (uint32_t)a->v.u;
+            else if (fxtr_str_is(a->name, HVFXT_ARG_STEAL_NS) && a->type == FXTR_ARG_U64) {
+                st.steal_ns = a->v.u;
+                have_ns = true;
+            }
+        }
+        /* One without both is not hvprof's: left out, as an unknown record would be. Out of
+         * memory, the timeline lacks its steal counters and nothing else. */
+        if (st.vcpu < HVFXT_MAX_VCPUS && have_ns)
+            (void)vec_append(&l->p->steal, st);
+        return;
+    }
     if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) && !l->p->start_ts)
         l->p->start_ts = rec->u.event.ts;
     if (!fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START) &&

@@ -46,6 +46,14 @@ struct prof_sample {
     uint64_t exit_ns; /* an exit event's host time (profile.exits), else 0 */
 };
 
+/* A vCPU thread's steal time so far (the recording's vcpu_steal markers, docs/sampling.md
+ * "Steal time"): the difference of two of one vCPU is the steal between them. */
+struct prof_steal {
+    uint64_t ts;       /* ticks */
+    uint64_t steal_ns; /* since the vCPU thread started */
+    uint32_t vcpu;
+};
+
 struct prof_module {
     char *name; /* as recorded (path or soname), never NULL */
     uint8_t build_id[ELF_BUILD_ID_MAX];
@@ -97,11 +105,12 @@ struct profile {
     VECTOR(struct prof_name) names; /* processes and threads */
     VECTOR(struct prof_loc) locs;
     VECTOR(struct prof_func) funcs;
-    uint64_t ticks_per_sec; /* 1e9 if unknown */
-    uint64_t period_ns;     /* sampling period; 0 if unknown */
-    uint64_t start_ts;      /* the session_start marker's time (ticks); 0 if unknown */
-    uint64_t kernel_lstar;  /* guest MSR_LSTAR at record time, 0 if unknown */
-    uint64_t stacks_cut;    /* stack walks cut at --max-depth or the record size (root end lost) */
+    VECTOR(struct prof_steal) steal; /* in the recording's order */
+    uint64_t ticks_per_sec;          /* 1e9 if unknown */
+    uint64_t period_ns;              /* sampling period; 0 if unknown */
+    uint64_t start_ts;               /* the session_start marker's time (ticks); 0 if unknown */
+    uint64_t kernel_lstar;           /* guest MSR_LSTAR at record time, 0 if unknown */
+    uint64_t stacks_cut; /* stack walks cut at --max-depth or the record size (root end lost) */
     /* How walks found the interrupted function's caller, [0] kernel [1] user walks, by
      * enum hvfxt_caller (the walk word; docs/fxt-samples.md). */
     uint64_t callers[2][16];

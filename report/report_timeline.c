@@ -5,8 +5,10 @@
  * (named with the guest's name and tid when the recording has them). A frame that
  * stays on the stack from one sample to the next extends its slice; a slice ends when the
  * next sample's stack diverges at or below it, or half-way into a gap of more than two sampling
- * periods (the vCPU was not sampled: halted, or preempted on the host). Guest processes and
- * threads are named with kernel object records (Perfetto's FXT importer, docs/sources.md §5). */
+ * periods (the vCPU was not sampled: halted, or preempted on the host). Exit events (`report
+ * --exits`) are slices of their host time each, never merged. Each vCPU's steal time is a
+ * counter. Guest processes and threads are named with kernel object records (Perfetto's FXT
+ * importer, docs/sources.md §5). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,13 @@ static int close_slices(struct tl *t, struct track tr, struct open_slice *st, un
     return 0;
 }
 
+static uint64_t exit_ticks(const struct profile *p, const struct prof_sample *s)
+{
+    uint64_t tps = p->ticks_per_sec ? p->ticks_per_sec : 1000000000ull;
+    uint64_t d = (uint64_t)((double)s->exit_ns * (double)tps / 1e9);
+    return d ? d : 1;
+}
+
 static struct track track_of(const struct prof_sample *s, bool by_thread)
 {
     if (by_thread)
@@ -140,10 +149,82 @@ static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order,
             if (slice_event(t, tr, &st[depth], true, depth == 0 && tr.vcpu, s->ts) < 0)
                 return -1;
         }
+        /* An exit event lasts its host time, from the exit to the re-entry (at least a tick,
+         * to be seen), and is never merged with the next: the guest ran between them. */
+        if (p->exits) {
+            uint64_t end = s->ts + exit_ticks(p, s);
+            const struct prof_sample *next = i + 1 < n ? &p->samples.v[order[i + 1]] : NULL;
+            struct track nt = next ? track_of(next, by_thread) : (struct track){0};
+            if (next && nt.pid == tr.pid && nt.tid == tr.tid && next->ts < end)
+                end = next->ts; /* never past the next on its track (clocks read apart) */
+            if (close_slices(t, tr, st, 0, &depth, end) < 0)
+                return -1;
+        }
     }
     if (n && close_slices(t, tr, st, 0, &depth, p->samples.v[order[n - 1]].ts + period / 2) < 0)
         return -1;
     return 0;
+}
+
+/* Steal time as a counter per vCPU (the recording's vcpu_steal markers): the share of each
+ * interval between two markers that the vCPU's host thread waited for a CPU, in percent, from
+ * the first of them; 0 from the last. Perfetto's importer makes a counter track of the VM
+ * process per event name and argument ("vcpu 0 steal:percent"). */
+static int cmp_steal(const void *a, const void *b, void *ctx)
+{
+    const struct profile *p = ctx;
+    const struct prof_steal *x = &p->steal.v[*(const uint32_t *)a];
+    const struct prof_steal *y = &p->steal.v[*(const uint32_t *)b];
+    if (x->vcpu != y->vcpu)
+        return x->vcpu < y->vcpu ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int steal_counters(struct tl *t, const struct profile *p, uint64_t tps)
+{
+    if (!p->steal.n)
+        return 0;
+    uint32_t *o = malloc(p->steal.n * sizeof(*o));
+    if (!o)
+        return hv_errk(t->err, HV_ERR_NO_MEMORY, "timeline: out of memory");
+    for (size_t i = 0; i < p->steal.n; i++)
+        o[i] = (uint32_t)i;
+    qsort_r(o, p->steal.n, sizeof(*o), cmp_steal, (void *)p);
+    int rc = 0;
+    for (size_t i = 0; i < p->steal.n && rc == 0; i++) {
+        const struct prof_steal *a = &p->steal.v[o[i]];
+        const struct prof_steal *b = i + 1 < p->steal.n ? &p->steal.v[o[i + 1]] : NULL;
+        if (b && b->vcpu != a->vcpu)
+            b = NULL; /* a's vCPU's last: 0 from there */
+        if (b && (b->ts == a->ts || b->steal_ns < a->steal_ns))
+            continue; /* no interval to tell (a hostile or clock-stepped recording) */
+        double pct = 0;
+        if (b) {
+            double ns = (double)(b->ts - a->ts) * 1e9 / (double)tps;
+            pct = 100.0 * (double)(b->steal_ns - a->steal_ns) / ns;
+            pct = pct > 100.0 ? 100.0 : pct; /* two clocks read apart: a little over at most */
+        }
+        char name[40];
+        snprintf(name, sizeof(name), "vcpu %u steal", a->vcpu);
+        struct fxt_arg arg = {.type = FXT_ARG_DOUBLE, .v.f64 = pct};
+        struct fxt_event ev = {
+            .type = FXT_EV_COUNTER,
+            .ts = a->ts,
+            .thread = {.index = 0, .pid = HVFXT_KOID_VM, .tid = hvfxt_koid_vcpu(a->vcpu)},
+            .category = t->category,
+            .extra = a->vcpu,
+            .args = &arg,
+            .nargs = 1};
+        ev.name = str(t, name, &rc);
+        arg.name = str(t, "percent", &rc);
+        if (rc == 0 &&
+            emit(t, t->buf, fxt_enc_event(t->buf, FXT_MAX_RECORD_WORDS, &ev), "steal counter") < 0)
+            rc = -1;
+    }
+    free(o);
+    return rc;
 }
 
 static int cmp_by_vcpu_ts(const void *a, const void *b, void *ctx)
@@ -298,7 +379,7 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
             period = tps / 1000 ? tps / 1000 : 1;
     }
 
-    if (lay_out(t, p, order, p->samples.n, period, false, st) < 0)
+    if (lay_out(t, p, order, p->samples.n, period, false, st) < 0 || steal_counters(t, p, tps) < 0)
         goto fail;
     /* Then one track per guest thread (samples of threads the recording could not tell apart,
      * tid 0, stay on the vCPU tracks only). */

@@ -168,6 +168,8 @@ int sampler_drain_once(struct sampler *s, bool final)
     stage_begin(s);
     if (sampler_copies_poll(s, hv_now_ns(), final, &err) < 0)
         goto fail;
+    if (sampler_steal_poll(s, hv_now_ns(), &err) < 0)
+        goto fail;
     /* After the rings: a flight recorder's panic snapshot holds the samples up to it. */
     if (s->mem && sampler_kernel_watch_panic(s, hv_now_ns(), final, &err) < 0)
         goto fail;

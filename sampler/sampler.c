@@ -117,7 +117,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         }
         s->flight_on = true;
     }
-    if (sampler_copies_init(s, err) < 0) {
+    if (sampler_copies_init(s, err) < 0 || sampler_steal_init(s, err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
@@ -523,6 +523,7 @@ void sampler_destroy(struct sampler *s)
             fxt_ring_destroy(&s->core.v[i].ring);
     }
     sampler_copies_free(s);
+    sampler_steal_free(s);
     free(s->core.v);
     free(s->core.ids);
     free(s->proc_named);

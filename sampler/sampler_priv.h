@@ -95,6 +95,7 @@ struct sampler {
     struct sampler_modules *mods;
     struct sampler_cfi *cfi;         /* user modules' DWARF CFI (cfi_tables.c) */
     struct sampler_copies *copies;   /* stacks copied at exits, walked later (copied_stacks.c) */
+    struct sampler_steal *steal;     /* steal markers as the vCPUs run (steal_timeline.c) */
     struct sampler_file_stats files; /* modules' files read (module_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
@@ -168,6 +169,11 @@ int sampler_copies_init(struct sampler *s, struct hv_err *err);
 void sampler_copies_free(struct sampler *s);
 int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
 void sampler_copies_summary(const struct sampler *s, FILE *out);
+/* steal_timeline.c: each vCPU thread's steal time as markers every 0.1 s and at its stop (none
+ * with a flight recorder); -1 only when the file cannot be written. */
+int sampler_steal_init(struct sampler *s, struct hv_err *err);
+void sampler_steal_free(struct sampler *s);
+int sampler_steal_poll(struct sampler *s, uint64_t now, struct hv_err *err);
 /* exit_events.c: the names of the VM's exit sites (vmm/exit_sites.h) as the symbols of
  * HVFXT_EXIT_MODULE, and the summary's account of exit events (docs/exits.md). */
 int sampler_exit_sites_record(struct sampler *s, struct hv_err *err);

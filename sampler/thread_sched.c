@@ -1,9 +1,11 @@
-/* /proc/thread-self/schedstat, read at a vCPU thread's start and stop (never at an exit). */
+/* /proc/.../schedstat: a vCPU thread's own at its start and stop, and the drain thread's reads of
+ * it as it runs (sampler/steal_timeline.c); never at an exit. */
 #include "sampler/thread_sched.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 /* One decimal field and the blank after it; false if there is none or it overflows. */
@@ -39,9 +41,9 @@ int thread_sched_parse(const char *text, size_t len, struct thread_sched *out)
     return 0;
 }
 
-int thread_sched_self(struct thread_sched *out)
+static int read_path(const char *path, struct thread_sched *out)
 {
-    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[128];
@@ -53,4 +55,16 @@ int thread_sched_self(struct thread_sched *out)
     if (n <= 0 || (size_t)n == sizeof(buf))
         return -1;
     return thread_sched_parse(buf, (size_t)n, out);
+}
+
+int thread_sched_self(struct thread_sched *out)
+{
+    return read_path("/proc/thread-self/schedstat", out);
+}
+
+int thread_sched_of(pid_t tid, struct thread_sched *out)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+    return read_path(path, out);
 }

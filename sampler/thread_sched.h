@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct thread_sched {
     uint64_t run_ns;  /* on a CPU */
@@ -19,5 +20,7 @@ int thread_sched_parse(const char *text, size_t len, struct thread_sched *out);
 /* The calling thread's (/proc/thread-self/schedstat). 0, or -1 (no such file: a kernel without
  * CONFIG_SCHED_INFO, no /proc). */
 int thread_sched_self(struct thread_sched *out);
+/* Thread `tid` of this process (/proc/self/task/TID/schedstat): the same. */
+int thread_sched_of(pid_t tid, struct thread_sched *out);
 
 #endif

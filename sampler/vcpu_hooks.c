@@ -34,6 +34,7 @@ static int vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
         sv->st.wait0_ns = ts.wait_ns;
         sv->st.wall0_ns = hv_now_ns();
         sv->st.steal_known = true;
+        atomic_store_explicit(&sv->st.host_tid, v->tid, memory_order_release);
     }
     return 0;
 }

@@ -211,6 +211,15 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_GUEST_PANIC "guest_panic"
 #define HVFXT_ARG_CPU     "cpu"
 
+/* Steal time over the recording: an instant event "vcpu_steal" on the control thread, written
+ * by the drain thread every 100 ms while a vCPU runs and once at its stop, with the vCPU
+ * (uint32) and the time its host thread has waited, runnable, for a host CPU since it started
+ * (uint64 ns, cumulative: the difference of two gives the steal between them; docs/fxt-samples.md,
+ * section 6). */
+#define HVFXT_VCPU_STEAL   "vcpu_steal"
+#define HVFXT_ARG_VCPU     "vcpu"
+#define HVFXT_ARG_STEAL_NS "steal_ns"
+
 /* The guest kernel as its own memory describes it (guestos/linux/): an instant event on the
  * control thread when it is found, with its release, build-id (hex), KASLR offset, and how many
  * symbols its symbol records hold (docs/fxt-samples.md, section 6). */
@@ -235,8 +244,8 @@ bool hvfxt_module_name_is_placeholder(const char *name);
  * the module HVFXT_EXIT_MODULE whose symbols name the sites. */
 #define HVFXT_EXIT_MODULE     "[vm exits]"
 #define HVFXT_EXIT_FRAME_BASE 0xffffffffffe00000ull
-#define HVFXT_EXIT_FRAME_SIZE 0x100000ull /* 4 bytes a site: kind (3 bits), device, register (7)   \
-                                           */
+/* 4 bytes a site: kind (3 bits), device, register (7) */
+#define HVFXT_EXIT_FRAME_SIZE 0x100000ull
 static inline uint64_t hvfxt_exit_frame(uint64_t site)
 {
     uint64_t kind = (site >> 24) & 7, dev = (site >> 16) & 0xff, reg = site & 0x7f;

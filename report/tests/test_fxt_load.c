@@ -385,6 +385,41 @@ static void test_exit_events(void **state)
     profile_free(&p);
 }
 
+/* Steal markers (schema.h HVFXT_VCPU_STEAL): each with its vCPU and cumulative steal, in the
+ * recording's order; one lacking either argument, or of a vCPU out of range, is left out. */
+static void test_steal_markers(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    header(&b, "hvprof");
+    const struct {
+        uint64_t ts;
+        uint32_t vcpu;
+        uint64_t ns;
+        unsigned nargs;
+    } m[] = {{100, 0, 0, 2}, {150, 1, 7, 2}, {200, 0, 40, 2}, {250, 0, 41, 1}, {300, 0xffff, 1, 2}};
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+        struct fxt_arg a[2] = {
+            {.type = FXT_ARG_U32, .name = fxt_str_inline(HVFXT_ARG_VCPU), .v.u32 = m[i].vcpu},
+            {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_STEAL_NS), .v.u64 = m[i].ns}};
+        put(&b, hvfxt_enc_marker(b.w + b.n, CAP(&b), HVFXT_VCPU_STEAL, m[i].ts, a, m[i].nargs));
+    }
+    struct profile p;
+    struct fxt_load_stats st;
+    struct hv_err err;
+    profile_init(&p);
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.steal.n, 3);
+    assert_int_equal(p.steal.v[0].ts, 100);
+    assert_int_equal(p.steal.v[1].vcpu, 1);
+    assert_int_equal(p.steal.v[1].steal_ns, 7);
+    assert_int_equal(p.steal.v[2].ts, 200);
+    assert_int_equal(p.steal.v[2].steal_ns, 40);
+    assert_int_equal(p.samples.n, 0);
+    profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_kernel_exact_frames),
         cmocka_unit_test(test_not_a_recording),
         cmocka_unit_test(test_exit_events),
+        cmocka_unit_test(test_steal_markers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

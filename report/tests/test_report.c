@@ -274,12 +274,12 @@ static void test_top_process_rows(void **state)
                  {0x1000000b, "work", 900, 1}};
     uint64_t ts = 0;
     for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
-        assert_int_equal(profile_set_name(&p, procs[i].koid, 0, procs[i].name, procs[i].guest, NULL),
-                         0);
+        assert_int_equal(
+            profile_set_name(&p, procs[i].koid, 0, procs[i].name, procs[i].guest, NULL), 0);
         uint64_t a[] = {0xffffffff81000000ull + i};
         for (unsigned k = 0; k < procs[i].samples; k++)
-            assert_true(profile_add_sample(&p, ts++, 0, procs[i].koid, procs[i].koid + 1, 0, a, NULL,
-                                           1, 1, NULL) >= 0);
+            assert_true(profile_add_sample(&p, ts++, 0, procs[i].koid, procs[i].koid + 1, 0, a,
+                                           NULL, 1, 1, NULL) >= 0);
     }
     p.guest_ids = true;
     assert_int_equal(profile_link_processes(&p, NULL), 0);
@@ -403,6 +403,89 @@ static void test_timeline(void **state)
     fxtr_unmap_file(buf, len);
 }
 
+/* Exit events on the timeline last their host time and are never merged; steal markers become
+ * a counter per vCPU, the share of each interval stolen, as Perfetto's importer reads counters
+ * (a process counter track per event name and argument). */
+static void test_timeline_exits_and_steal(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct hv_err err;
+    profile_init(&p);
+    p.ticks_per_sec = 1000000000ull;
+    p.exits = true;
+    const uint64_t pc[2] = {0xffffffff81000010ull, 0xffffffffffe00000ull};
+    assert_int_equal(
+        profile_add_sample(&p, 1000000, 0, 0x10000001, 0x40000001, 0, pc, NULL, 2, 1, &err), 0);
+    assert_int_equal(
+        profile_add_sample(&p, 1001000, 0, 0x10000001, 0x40000001, 0, pc, NULL, 2, 1, &err), 1);
+    p.samples.v[0].exit_ns = 1500; /* past the next exit's time: cut there */
+    p.samples.v[1].exit_ns = 10;
+    const struct prof_steal steal[] = {{0, 0, 0},
+                                       {50000000, 0, 1},
+                                       {100000000, 25000000, 0},
+                                       {150000000, 50000000, 1},
+                                       {200000000, 25000000, 0}};
+    for (size_t i = 0; i < sizeof(steal) / sizeof(steal[0]); i++)
+        assert_true(vec_append(&p.steal, steal[i]));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    struct report_opts o = {.title = "exits"};
+    assert_int_equal(report_write(REPORT_TIMELINE, &p, &o, out, &err), 0);
+    assert_int_equal(fclose(out), 0);
+
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct fxtr_record rec;
+    const struct {
+        const char *name;
+        uint64_t ts;
+        double pct;
+    } want[] = {{"vcpu 0 steal", 0, 25.0},
+                {"vcpu 0 steal", 100000000, 0.0},
+                {"vcpu 0 steal", 200000000, 0.0},
+                {"vcpu 1 steal", 50000000, 50.0},
+                {"vcpu 1 steal", 150000000, 0.0}};
+    unsigned counters = 0, begins = 0;
+    uint64_t ends[8];
+    unsigned nends = 0;
+    int rc;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
+        if (rec.type != FXTR_EVENT)
+            continue;
+        if (rec.u.event.etype == 1) {
+            assert_true(counters < 5);
+            assert_true(fxtr_str_is(rec.u.event.name, want[counters].name));
+            assert_int_equal(rec.u.event.ts, want[counters].ts);
+            assert_int_equal(rec.u.event.pid, HVFXT_KOID_VM);
+            assert_int_equal(rec.u.event.nargs, 1);
+            assert_true(fxtr_str_is(rec.u.event.args[0].name, "percent"));
+            assert_int_equal(rec.u.event.args[0].type, FXTR_ARG_DOUBLE);
+            assert_true(rec.u.event.args[0].v.d > want[counters].pct - 1e-9 &&
+                        rec.u.event.args[0].v.d < want[counters].pct + 1e-9);
+            counters++;
+        } else if (rec.u.event.etype == 2) {
+            begins++;
+        } else if (rec.u.event.etype == 3 && rec.u.event.pid == HVFXT_KOID_VM) {
+            assert_true(nends < 8);
+            ends[nends++] = rec.u.event.ts;
+        }
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(counters, 5);
+    /* On vCPU 0's track: process + 2 frames for each event, each closed at its own end. */
+    assert_int_equal(nends, 6);
+    for (unsigned i = 0; i < 3; i++) {
+        assert_int_equal(ends[i], 1001000);
+        assert_int_equal(ends[3 + i], 1001010);
+    }
+    assert_int_equal(begins, 6 + 4); /* and the thread's track: the 2 frames of each */
+    fxtr_free(&r);
+    free(buf);
+    profile_free(&p);
+}
+
 /* Names from a hostile recording carry terminal escapes: no format passes a control character
  * through (issue "reliability" item 14); an empty profile writes every format without undefined
  * behaviour (qsort of a NULL array, item 9; UBSan in the sanitizer build). */
@@ -470,11 +553,17 @@ static void test_svg_minwidth(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folded),       cmocka_unit_test(test_pprof),
-        cmocka_unit_test(test_svg),          cmocka_unit_test(test_perf_script),
-        cmocka_unit_test(test_top),          cmocka_unit_test(test_timeline),
-        cmocka_unit_test(test_formats),      cmocka_unit_test(test_hostile_names_and_empty),
-        cmocka_unit_test(test_svg_minwidth), cmocka_unit_test(test_top_process_rows),
+        cmocka_unit_test(test_folded),
+        cmocka_unit_test(test_pprof),
+        cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_perf_script),
+        cmocka_unit_test(test_top),
+        cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_timeline_exits_and_steal),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_hostile_names_and_empty),
+        cmocka_unit_test(test_svg_minwidth),
+        cmocka_unit_test(test_top_process_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -135,7 +135,8 @@ static void usage(FILE *out)
         "                         stacks that caused it; 'hvprof report --exits' shows them\n"
         "                         (docs/exits.md)\n"
         "  --exit-stacks-every N  with --events exits: the stacks of every Nth exit of a vCPU\n"
-        "                         only (default 1: all); every exit is still counted and timed\n"
+        "                         only (1: all); by default as many as cost at most 5%% of\n"
+        "                         the vCPU's time; every exit is still counted and timed\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",

@@ -97,9 +97,13 @@ void sampler_exit_events_summary(const struct sampler *s, FILE *out)
         for (unsigned k = 0; k < VM_EXIT_KINDS; k++)
             vmm[k] += s->core.v[i].st.vmm_exits[k];
     }
-    char every[48] = "each exit";
+    char every[96] = "each exit";
     if (s->core.cfg.exit_every > 1)
         snprintf(every, sizeof(every), "every %uth of a vCPU's exits", s->core.cfg.exit_every);
+    else if (!s->core.cfg.exit_every && stacks < events)
+        snprintf(every, sizeof(every),
+                 "while their walks took at most 5%% of the vCPU's time; "
+                 "--exit-stacks-every 1 for all");
     fprintf(out,
             "  exit events: %" PRIu64 " recorded, %" PRIu64 " with the guest's stacks (%s), "
             "%.2f us of hvprof's time each; the VMM handled %" PRIu64 " pio in, %" PRIu64

@@ -75,7 +75,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         .recheck_ns = cfg->recheck_ns,
         .defer_user_stacks = cfg->defer_user_stacks,
         .exit_events = cfg->exit_events,
-        .exit_every = cfg->exit_every ? cfg->exit_every : 1,
+        .exit_every = cfg->exit_every,
     };
     if (cfg->exit_events && cfg->mode == SAMPLER_MODE_EXITS) {
         hv_errf(err, "--events exits records the guest's stacks: not with --mode exits");
@@ -159,9 +159,14 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
         {.type = FXT_ARG_STRING,
          .name = fxt_str_inline(HVFXT_ARG_SYMBOL_DIR),
          .v.str = fxt_str_inline(s->cfg.symbol_dir ? s->cfg.symbol_dir : "")},
+        /* Exit events: the stacks of every Nth exit of a vCPU, 0 for the budget's choice (the
+         * summary says how many had them); absent without --events exits. */
+        {.type = FXT_ARG_U32,
+         .name = fxt_str_inline("exit_stacks_every"),
+         .v.u32 = s->cfg.exit_every},
     };
-    if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args,
-                           sizeof(args) / sizeof(args[0]), err) < 0)
+    unsigned nargs = sizeof(args) / sizeof(args[0]) - !s->cfg.exit_events;
+    if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args, nargs, err) < 0)
         return -1;
     /* From here on, what is not moved from a vCPU ring is metadata (meta_budget.h). */
     s->meta = (struct meta_budget){

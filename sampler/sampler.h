@@ -69,7 +69,8 @@ struct sampler_config {
     unsigned ring_keep;
     /* Exit events (`record --events exits`, docs/exits.md): a record of each exit the VMM
      * handles (its site and host time), with the guest's stacks at every exit_every-th of a
-     * vCPU's (0 is taken as 1). */
+     * vCPU's; 0: as long as their walks take at most a twentieth of the vCPU's time
+     * (sampler/exit/exit.c). */
     bool exit_events;
     unsigned exit_every;
 };

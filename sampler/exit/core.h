@@ -39,7 +39,8 @@ struct exit_config {
     uint64_t recheck_ns;    /* re-check period while a continuation is open; 0 = none */
     bool defer_user_stacks; /* user stacks of kernel samples only through a continuation */
     /* Exit events (`record --events exits`, docs/exits.md): a record for each exit the VMM
-     * handles, with the guest's stacks at every exit_every-th of a vCPU's. */
+     * handles, with the guest's stacks at every exit_every-th of a vCPU's; 0: while their walks
+     * stay within EXIT_STACKS_SHARE of the vCPU's time (exit.c). */
     bool exit_events;
     unsigned exit_every;
 };
@@ -127,6 +128,8 @@ struct exit_vcpu {
     struct exit_copy_queue copies; /* stacks to walk later (stack_copy.h) */
     struct exit_event event;       /* set while an exit event's stop is taken */
     uint64_t exit_seq;             /* exit events of this vCPU so far */
+    int64_t exit_budget_ns;        /* exit_every 0: walk time left to spend (exit.c) */
+    uint64_t exit_budget_ts;       /* when it was last topped up (0: never) */
     struct vcpu_stats st;
     uint64_t frames_k[EXIT_MAX_FRAMES];
     uint64_t frames_u[EXIT_MAX_FRAMES];
@@ -150,6 +153,9 @@ void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t tick
  * stacks at every exit_every-th (docs/exits.md). */
 void exit_vcpu_exited(struct exit_core *core, struct vcpu *v, uint32_t site, uint64_t exit_ns,
                       uint64_t done_ns);
+/* Whether the exit at `now` of vCPU sv gets its stacks walked (cfg.exit_every; 0: the walk-time
+ * budget, which the caller charges for the walk: sv->exit_budget_ns -= its time). */
+bool exit_stacks_due(const struct exit_core *core, struct exit_vcpu *sv, uint64_t now);
 /* exit.c: arm or disarm the vCPU's re-check timer (timer_settime, the one system call here
  * besides the snapshot's). */
 void exit_recheck_arm(struct exit_vcpu *sv, uint64_t after_ns); /* one-shot; 0 disarms */

@@ -54,6 +54,32 @@ void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
     sv->st.t_samples++;
 }
 
+/* exit_every 0: an exit's stacks are walked while the walks have taken at most a twentieth of
+ * the vCPU thread's time. The budget grows by that share of the time between exits, up to
+ * EXIT_STACKS_BURST_NS (a burst after a quiet spell), and each walk spends what it took. Where
+ * exits are rare every one has its stacks; where they are frequent (a guest polling a port)
+ * one in N, N as the walks' cost requires, and the guest is never slowed by more than that. */
+#define EXIT_STACKS_SHARE    20         /* 1/20: 5 % */
+#define EXIT_STACKS_BURST_NS 10000000ll /* 10 ms of walks */
+
+bool exit_stacks_due(const struct exit_core *s, struct exit_vcpu *sv, uint64_t now)
+{
+    sv->exit_seq++;
+    if (s->cfg.exit_every)
+        return sv->exit_seq % s->cfg.exit_every == 0;
+    if (!sv->exit_budget_ts)
+        sv->exit_budget_ns = EXIT_STACKS_BURST_NS;
+    else if (now > sv->exit_budget_ts) {
+        uint64_t gain = (now - sv->exit_budget_ts) / EXIT_STACKS_SHARE;
+        sv->exit_budget_ns = gain >= (uint64_t)EXIT_STACKS_BURST_NS ||
+                                     sv->exit_budget_ns + (int64_t)gain > EXIT_STACKS_BURST_NS
+                                 ? EXIT_STACKS_BURST_NS
+                                 : sv->exit_budget_ns + (int64_t)gain;
+    }
+    sv->exit_budget_ts = now;
+    return sv->exit_budget_ns > 0;
+}
+
 void exit_vcpu_exited(struct exit_core *s, struct vcpu *v, uint32_t site, uint64_t exit_ns,
                       uint64_t done_ns)
 {
@@ -66,11 +92,12 @@ void exit_vcpu_exited(struct exit_core *s, struct vcpu *v, uint32_t site, uint64
     /* The stacks of every exit_every-th: the guest stopped at the instruction that exited, its
      * registers already in kvm_run (KVM_CAP_SYNC_REGS), walked as a sample is. */
     struct gw_snapshot snap;
-    if (++sv->exit_seq % s->cfg.exit_every == 0 && vcpu_snapshot(v, &snap, 0) == 0) {
+    if (exit_stacks_due(s, sv, t0) && vcpu_snapshot(v, &snap, 0) == 0) {
         sv->event = (struct exit_event){.on = true, .site = site, .host_ns = host_ns};
         exit_take(sv, &snap, exit_ns, true);
         sv->event.on = false;
         sv->st.exit_stacks++;
+        sv->exit_budget_ns -= (int64_t)(hv_now_ns() - t0);
     } else {
         struct hvfxt_sample smp = {
             .fields = HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_EXIT | HVFXT_SF_EXIT_NS,

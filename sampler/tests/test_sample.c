@@ -992,6 +992,41 @@ static void test_copy_done_at_next_look(void **state)
     profile_free(&p);
 }
 
+/* Exit events' stacks (exit_stacks_due): every Nth with --exit-stacks-every N; by default
+ * while the walks took at most a twentieth of the time: 10 ms of walks at first, then the
+ * twentieth of the time between exits. Exits 100 us apart whose walks take 20 us each: the
+ * first 10 ms pay for ~500 walks (each earns 5 us of the 20 it costs), then one in four. */
+static void test_exit_stacks_budget(void **state)
+{
+    struct fx *f = *state;
+    struct exit_core *core = &f->s->core;
+    struct exit_vcpu *sv = &core->v[0];
+    core->cfg.exit_every = 3;
+    unsigned walked = 0;
+    for (unsigned i = 1; i <= 30; i++)
+        walked += exit_stacks_due(core, sv, 1000 + i);
+    assert_int_equal(walked, 10);
+
+    core->cfg.exit_every = 0;
+    sv->exit_seq = 0;
+    uint64_t now = 1000000000ull;
+    unsigned first = 0, later = 0;
+    for (unsigned i = 0; i < 4000; i++, now += 100000) {
+        if (!exit_stacks_due(core, sv, now))
+            continue;
+        sv->exit_budget_ns -= 20000;
+        first += i < 2000;
+        later += i >= 2000;
+    }
+    /* 10 ms / (20 - 5) us = 666.7: walks 0..666 (the last one overdraws), then the debt paid. */
+    assert_int_equal(first, 667 + (2000 - 667) / 4);
+    assert_int_equal(later, 2000 / 4);
+    /* A quiet spell refills at most the 10 ms, not the twentieth of all of it. */
+    now += 3600ull * 1000000000ull;
+    assert_true(exit_stacks_due(core, sv, now));
+    assert_int_equal(sv->exit_budget_ns, 10000000);
+}
+
 /* A flood of forged modules, each with 2^16 symbols of 255-byte names (~19 MB of symbol
  * records apiece): with a 1 MiB metadata budget, the recording's metadata stays within it, the
  * first module's table is cut, the rest are recorded without symbols, every cut is counted, and
@@ -1077,6 +1112,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metadata_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copied_user_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copy_done_at_next_look, setup_copies, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_stacks_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copied_entry_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copies_stop_when_fruitless, setup_copies, teardown),
     };

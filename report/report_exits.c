@@ -26,7 +26,7 @@ int report_write_exit_table(const struct profile *p, FILE *out, struct hv_err *e
     struct site_row *rows = calloc(nf ? nf : 1, sizeof(*rows));
     if (!rows)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
-    uint64_t exits = 0, ns = 0, unnamed = 0;
+    uint64_t exits = 0, ns = 0, unnamed = 0, walked = 0;
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         if (!s->nframes)
@@ -44,6 +44,7 @@ int report_write_exit_table(const struct profile *p, FILE *out, struct hv_err *e
             r->max_ns = s->exit_ns;
         exits += s->weight;
         ns += s->exit_ns;
+        walked += s->nframes > 1 ? s->weight : 0; /* the guest's frames under the site */
     }
     if (nf > 1)
         qsort(rows, nf, sizeof(*rows), by_exits);
@@ -63,7 +64,13 @@ int report_write_exit_table(const struct profile *p, FILE *out, struct hv_err *e
     }
     if (unnamed)
         fprintf(out, "# %" PRIu64 " exits at sites the recording does not name\n", unnamed);
-    fprintf(out, "#\n# Their stacks: the guest code that made each exit, rooted at its site\n");
+    fprintf(out, "#\n# Their stacks: the guest code that made each exit, rooted at its site");
+    if (walked < exits)
+        fprintf(out,
+                "; walked for %" PRIu64 " of the %" PRIu64 " exits (record's budget of walk "
+                "time, or --exit-stacks-every), the rest at their site alone",
+                walked, exits);
+    fputc('\n', out);
     free(rows);
     return 0;
 }

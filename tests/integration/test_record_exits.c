@@ -86,6 +86,11 @@ static void check_exit_events(const char *every)
                   host_ms, mean_us, max_us);
     assert_int_equal(n, outs);
     assert_true(mean_us > 0 && max_us >= mean_us);
+    /* The table says how many exits have stacks when not all do: the summary's numbers. */
+    char walked_line[128];
+    snprintf(walked_line, sizeof(walked_line), "; walked for %" PRIu64 " of the %" PRIu64 " exits",
+             stacks, events);
+    assert_true((strstr(out, walked_line) != NULL) == (stacks < events));
 
     /* The stacks: rooted at the site, through the guest kernel's system call. */
     snprintf(cmd, sizeof(cmd), "%s report --exits --format folded -q %s",

@@ -4,7 +4,8 @@
  * replay every end closes the slice it names, every slice is closed at the end, each vCPU
  * track's top row holds guest processes (slices with the guest pid argument), and every stack
  * lies in its callers: hot_leaf inside alpha inside main inside _start inside its process, as
- * the demo's workload calls it. usage: test_consumer_timeline REPORT_DIR */
+ * the demo's workload calls it. Each vCPU has its steal counter, a share in percent.
+ * usage: test_consumer_timeline REPORT_DIR */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,9 +53,26 @@ static void test_perfetto_nesting(void **state)
     size_t n = 0, cap = 1 << 16;
     struct ev *ev = malloc(cap * sizeof(*ev));
     int rc;
+    unsigned steal[2] = {0, 0};
     while (ev && (rc = fxtr_next(&r, &rec, &err)) == 1) {
         if (rec.type != FXTR_EVENT)
             continue;
+        if (rec.u.event.etype == 1) {
+            /* A vCPU's steal counter: Perfetto's importer makes "vcpu N steal:percent" of it. */
+            unsigned v;
+            char name[32];
+            snprintf(name, sizeof(name), "%.*s", (int)rec.u.event.name.len, rec.u.event.name.ptr);
+            if (sscanf(name, "vcpu %u steal", &v) != 1 || v > 1)
+                fail_msg("a counter \"%s\" that is no vCPU's steal", name);
+            assert_int_equal(rec.u.event.pid, HVFXT_KOID_VM);
+            assert_int_equal(rec.u.event.tid, hvfxt_koid_vcpu(v));
+            assert_int_equal(rec.u.event.nargs, 1);
+            assert_true(fxtr_str_is(rec.u.event.args[0].name, "percent"));
+            assert_int_equal(rec.u.event.args[0].type, FXTR_ARG_DOUBLE);
+            assert_true(rec.u.event.args[0].v.d >= 0 && rec.u.event.args[0].v.d <= 100);
+            steal[v]++;
+            continue;
+        }
         assert_true(rec.u.event.etype == 2 || rec.u.event.etype == 3); /* begin, end */
         if (n == cap) {
             struct ev *g = realloc(ev, (cap *= 2) * sizeof(*ev));
@@ -134,6 +152,9 @@ static void test_perfetto_nesting(void **state)
            n, tracks, vcpu_tracks, (unsigned long long)top_rows, (unsigned long long)hot_on_vcpus);
     assert_int_equal(vcpu_tracks, 2);
     assert_true(hot_on_vcpus > 0 && top_rows > 0);
+    /* Each vCPU's steal over the recording: one counter every 0.1 s it ran (seconds here). */
+    printf("steal counters: vcpu0 %u, vcpu1 %u\n", steal[0], steal[1]);
+    assert_true(steal[0] >= 10 && steal[1] >= 10);
     free(ev);
     fxtr_unmap_file(buf, len);
 }

@@ -100,7 +100,7 @@ static void test_steal_under_load(void **state)
             n++;
         }
         print_message("vcpu%u: %u steal markers, the last %.1f ms\n", v, n, (double)last / 1e6);
-        assert_true(n >= 20); /* 3 s and the boot, every 0.1 s */
+        assert_true(n >= 10); /* 3 s and the boot, every 0.1 s at most (31 in a nested run) */
         assert_true((double)last / 1e6 >= per[v] - 0.1 && (double)last / 1e6 <= per[v] + 0.1);
     }
     profile_free(&prof);

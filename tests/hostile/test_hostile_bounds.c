@@ -141,8 +141,11 @@ static void run_case(const struct hcase *c, int sig)
     if (fc.dropped_events)
         fail_msg("%s: %" PRIu64 " records_dropped events", c->name, fc.dropped_events);
     const char *expect = sig && c->expect_sig ? c->expect_sig : c->expect;
-    if (expect && !strstr(text, expect))
-        fail_msg("%s: no \"%s\" in the summary:\n%s", c->name, expect, text);
+    if (expect && !strstr(text, expect)) {
+        /* The whole summary on stdout first: cmocka cuts a long message short. */
+        printf("%s: the summary:\n%s\n", c->name, text);
+        fail_msg("%s: no \"%s\" in the summary (above)", c->name, expect);
+    }
     if (c->expect2 && !strstr(text, c->expect2))
         fail_msg("%s: no \"%s\" in the summary:\n%s", c->name, c->expect2, text);
     free(text);
@@ -151,10 +154,11 @@ static void run_case(const struct hcase *c, int sig)
 static const struct hcase cases[] = {
     {"btf-bomb", true, false, "guest kernel: Linux 6.1.0-hostile",
      "BTF: no task_struct.pid of 4 bytes", NULL, 0},
-    /* Stopped midway, it has read some of them: how many depends on the host's speed. 6 s:
-     * nested under emulation the reads of all 1024 take 3-4 s. */
+    /* Stopped midway, it has read some of them: how many depends on the host's speed. 10 s:
+     * nested under emulation the kernel is found and the reads of all 1024 done in 3-4 s, but
+     * a slow run fell short of them in 6 s (CI, once in three). */
     {"kmod-flood", true, false, "guest kernel modules: 1024 recorded",
-     "symbol tables cut short or not read", "guest kernel modules: ", 6},
+     "symbol tables cut short or not read", "guest kernel modules: ", 10},
     {"kallsyms-bomb", true, false, "names expand to more than 32 MiB", NULL, NULL, 0},
     {"user-modules", false, false, "user modules: 33 recorded", /* and the kernel's ELF */
      "symbol tables cut short or not read", NULL, 0},

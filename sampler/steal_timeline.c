@@ -12,12 +12,14 @@
 
 #define STEAL_EVERY_NS 100000000ull /* 0.1 s: a timeline's resolution, 10 reads a second */
 
+struct sampler_steal_vcpu {
+    uint64_t next_ns;
+    bool ended; /* its stop's marker written */
+};
+
 struct sampler_steal {
-    uint64_t markers;
-    struct {
-        uint64_t next_ns;
-        bool ended; /* its stop's marker written */
-    } v[];
+    unsigned n;
+    struct sampler_steal_vcpu v[];
 };
 
 int sampler_steal_init(struct sampler *s, struct hv_err *err)
@@ -29,6 +31,7 @@ int sampler_steal_init(struct sampler *s, struct hv_err *err)
     s->steal = calloc(1, sizeof(*s->steal) + s->cfg.nvcpus * sizeof(s->steal->v[0]));
     if (!s->steal)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    s->steal->n = s->cfg.nvcpus;
     return 0;
 }
 
@@ -45,7 +48,6 @@ static int marker(struct sampler *s, unsigned vcpu, uint64_t ts, uint64_t steal_
         {.type = FXT_ARG_U32, .name = fxt_str_inline(HVFXT_ARG_VCPU), .v.u32 = vcpu},
         {.type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_STEAL_NS), .v.u64 = steal_ns},
     };
-    s->steal->markers++;
     return hvfxt_write_marker(&s->w, HVFXT_VCPU_STEAL, ts, args, 2, err);
 }
 
@@ -54,7 +56,7 @@ int sampler_steal_poll(struct sampler *s, uint64_t now, struct hv_err *err)
     struct sampler_steal *k = s->steal;
     if (!k)
         return 0;
-    for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
+    for (unsigned i = 0; i < k->n; i++) {
         struct exit_vcpu *sv = &s->core.v[i];
         if (k->v[i].ended)
             continue;

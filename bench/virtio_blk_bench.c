@@ -7,7 +7,8 @@
  *     and returns it): reads, writes, and reads and writes through a private overlay (its first
  *     writes fill a new file: beside writes into a new sparse file, not a warm one).
  *   - the same image as qcow2 (qemu-img convert), plain and with compressed clusters, read
- *     through the device (libqcow, vmm/qcow/qcow_image.h) beside the raw image's device reads.
+ *     through the device (vmm/qcow/qcow_image.h: QEMU's map and pread(), libqcow for
+ *     compressed clusters) beside the raw image's device reads, in turns, medians of 5.
  * The guest's side (its driver, its exits) is not in it: the Linux test bed's numbers are in
  * docs/virtio.md.
  * Usage: bench_virtio_blk [MiB per measurement]   One line per measurement. */
@@ -35,6 +36,20 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return v[n / 2];
 }
 
 struct rig {
@@ -191,14 +206,20 @@ int main(int argc, char **argv)
         for (unsigned s = 0; s < 3; s++) {
             uint32_t len = sizes[s];
             unsigned n = (unsigned)(((uint64_t)mib << 20) / len);
-            open_queue(&g, path, VIRTIO_BLK_RO);
-            device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1); /* warm alike */
-            double raw = device_run(&g, VIRTIO_BLK_T_IN, len, n);
-            virtio_blk_close(&g.b);
-            open_queue(&g, q2, VIRTIO_BLK_RO);
-            device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1);
-            double q = device_run(&g, VIRTIO_BLK_T_IN, len, n);
-            virtio_blk_close(&g.b);
+            /* Raw and qcow2 in turns, ROUNDS times, each side's median: one pair alone
+             * swings by a quarter at 512 KiB on this shared host (memory bandwidth). */
+            double raws[ROUNDS], qs[ROUNDS];
+            for (unsigned r = 0; r < ROUNDS; r++) {
+                open_queue(&g, path, VIRTIO_BLK_RO);
+                device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1); /* warm alike */
+                raws[r] = device_run(&g, VIRTIO_BLK_T_IN, len, n);
+                virtio_blk_close(&g.b);
+                open_queue(&g, q2, VIRTIO_BLK_RO);
+                device_run(&g, VIRTIO_BLK_T_IN, len, n / 4 + 1);
+                qs[r] = device_run(&g, VIRTIO_BLK_T_IN, len, n);
+                virtio_blk_close(&g.b);
+            }
+            double raw = median(raws, ROUNDS), q = median(qs, ROUNDS);
             double mb = (double)len * n / (1 << 20);
             printf("%-8s read %4u KiB requests: raw device %8.0f MiB/s %6.2f us/req | %s device "
                    "%8.0f MiB/s %6.2f us/req | %s/raw time %.2fx\n",

@@ -587,11 +587,22 @@ void run_disks_summary(const struct vm *vm, const struct run_opts *o, char *buf,
         uint64_t hits = 0, misses = 0;
         if (b->qcow)
             qcow_image_cache_stats(b->qcow, &hits, &misses);
-        char kept[96] = "";
+        char kept[192] = "";
+        int k = 0;
         if (hits + misses)
-            snprintf(kept, sizeof(kept),
-                     "; %" PRIu64 " of %" PRIu64 " cluster reads from decompressed clusters kept",
-                     hits, hits + misses);
+            k = snprintf(kept, sizeof(kept),
+                         "; %" PRIu64 " of %" PRIu64
+                         " cluster reads from decompressed clusters kept",
+                         hits, hits + misses);
+        /* Where QEMU's map placed the bytes read (vmm/qcow/qemu_map.h). */
+        uint64_t mapped = 0, libqcow = 0;
+        if (b->qcow)
+            qcow_image_map_stats(b->qcow, &mapped, &libqcow);
+        if (mapped + libqcow && k >= 0 && k < (int)sizeof(kept))
+            snprintf(kept + k, sizeof(kept) - (size_t)k,
+                     "; %.1f%% of the bytes read where QEMU's map placed them, the rest "
+                     "through libqcow",
+                     100.0 * (double)mapped / (double)(mapped + libqcow));
         int n =
             snprintf(buf + used, len - used,
                      "  disk vd%c %s%s: %" PRIu64 " reads (%.1f MiB), %" PRIu64

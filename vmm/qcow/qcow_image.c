@@ -16,6 +16,7 @@
 
 #include "vmm/qcow/cluster_cache.h"
 #include "vmm/qcow/qemu_check.h"
+#include "vmm/qcow/qemu_map.h"
 
 /* Decompressed clusters kept for an image with compressed clusters (cluster_cache.h). */
 #define QCOW_CACHE_BYTES (16u << 20)
@@ -28,6 +29,12 @@ struct qcow_image {
     pthread_mutex_t lock;        /* libqcow's file and the cache: one reader at a time */
     struct cluster_cache *cache; /* NULL: no image of the chain has compressed clusters */
     uint32_t chunk;              /* the cache's unit: the chain's largest cluster */
+    /* QEMU's map of the chain (qemu_map.h): its extents are read from the chain's files
+     * (fds, in chain order) with pread() or as zeros; the rest through libqcow. Empty when
+     * QEMU could not map it (all through libqcow). Set at open, read-only after. */
+    struct qcow_map map;
+    int fds[QCOW_MAX_CHAIN];
+    _Atomic uint64_t mapped_bytes, libqcow_bytes;
 };
 
 bool qcow_image_magic(const uint8_t head[4])
@@ -129,8 +136,11 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
     if (!q)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     pthread_mutex_init(&q->lock, NULL);
+    for (unsigned i = 0; i < QCOW_MAX_CHAIN; i++)
+        q->fds[i] = -1;
     uint64_t compressed = 0;
     struct stat seen[QCOW_MAX_CHAIN];
+    uint64_t file_sizes[QCOW_MAX_CHAIN];
     char cur[PATH_MAX], next[PATH_MAX];
     snprintf(cur, sizeof(cur), "%s", path);
     int at = snprintf(q->what, sizeof(q->what), "qcow2");
@@ -166,6 +176,15 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
         uint64_t c = 0;
         if (open_one(&q->chain[q->n], cur, &c, err) < 0)
             goto fail;
+        /* The file QEMU's map points into at this depth: the one just checked, kept open. */
+        struct stat fst;
+        q->fds[q->n] = open(cur, O_RDONLY | O_CLOEXEC);
+        if (q->fds[q->n] < 0 || fstat(q->fds[q->n], &fst) < 0) {
+            hv_errf_errno(err, "%s: backing file %s", path, cur);
+            q->n++;
+            goto fail;
+        }
+        file_sizes[q->n] = (uint64_t)fst.st_size;
         compressed += c;
         uint32_t cs = cluster_size(cur);
         if (cs > q->chunk)
@@ -195,6 +214,12 @@ int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *er
         goto fail;
     }
     q->size = size;
+    /* Where the data lies, by QEMU (qemu_map.h); without it, every read goes through libqcow,
+     * as it did before, and the description says why. */
+    struct hv_err map_err = {0};
+    if (qcow_map_of(&q->map, path, q->size, file_sizes, q->n, &map_err) < 0 &&
+        at < (int)sizeof(q->what))
+        snprintf(q->what + at, sizeof(q->what) - (size_t)at, "; no map (%.96s)", map_err.msg);
     /* Compressed clusters: keep them decompressed (cluster_cache.h), 16 MiB of them. */
     if (compressed && q->chunk) {
         unsigned slots = QCOW_CACHE_BYTES / q->chunk;
@@ -267,23 +292,105 @@ static bool read_cached(struct qcow_image *q, uint8_t *buf, size_t len, uint64_t
     return true;
 }
 
+/* [off, off + len) of the chain's file at `depth`, as it is stored (QEMU mapped it). */
+static bool read_mapped(struct qcow_image *q, const struct qcow_extent *x, uint8_t *buf, size_t len,
+                        uint64_t off, struct hv_err *err)
+{
+    uint64_t at = x->offset + (off - x->start);
+    while (len) {
+        ssize_t got = pread(q->fds[x->depth], buf, len, (off_t)at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got < 0)
+                hv_errf_errno(err, "qcow image: a read of its file %u", x->depth);
+            else
+                hv_errk(err, HV_ERR_CORRUPT, "qcow image: its file %u is shorter than it was",
+                        x->depth);
+            return false;
+        }
+        buf += got;
+        at += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return true;
+}
+
+/* What QEMU did not map, through libqcow (one reader at a time). */
+static bool read_libqcow(struct qcow_image *q, uint8_t *buf, size_t len, uint64_t off,
+                         struct hv_err *err)
+{
+    pthread_mutex_lock(&q->lock);
+    bool ok = q->cache ? read_cached(q, buf, len, off, err) : read_at(q, buf, len, off, err);
+    pthread_mutex_unlock(&q->lock);
+    q->libqcow_bytes += len;
+    return ok;
+}
+
+static bool read_range(struct qcow_image *q, uint8_t *buf, size_t len, uint64_t off,
+                       struct hv_err *err)
+{
+    while (len) {
+        const struct qcow_extent *x = qcow_map_find(&q->map, off);
+        size_t piece = len;
+        bool ok;
+        if (x && x->start <= off) {
+            if (x->start + x->length - off < piece)
+                piece = (size_t)(x->start + x->length - off);
+            if (x->kind == QCOW_EXTENT_ZERO) {
+                memset(buf, 0, piece);
+                ok = true;
+            } else {
+                ok = read_mapped(q, x, buf, piece, off, err);
+            }
+            q->mapped_bytes += piece;
+        } else {
+            if (x && x->start - off < piece)
+                piece = (size_t)(x->start - off);
+            ok = read_libqcow(q, buf, piece, off, err);
+        }
+        if (!ok)
+            return false;
+        buf += piece;
+        off += piece;
+        len -= piece;
+    }
+    return true;
+}
+
 bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint64_t off,
                       struct hv_err *err)
 {
-    bool ok = true;
-    pthread_mutex_lock(&q->lock);
-    for (int i = 0; i < n && ok; i++) {
+    /* The common case, a request within one extent stored as is: one preadv(), as a raw
+     * image's request is read (a short one is read again piece by piece below). */
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    const struct qcow_extent *x = qcow_map_find(&q->map, off);
+    if (x && x->kind == QCOW_EXTENT_DATA && x->start <= off && total &&
+        total <= x->start + x->length - off) {
+        ssize_t got = preadv(q->fds[x->depth], iov, n, (off_t)(x->offset + (off - x->start)));
+        if (got >= 0 && (uint64_t)got == total) {
+            q->mapped_bytes += total;
+            return true;
+        }
+    }
+    for (int i = 0; i < n; i++) {
         if (off > q->size || iov[i].iov_len > q->size - off) {
             hv_errk(err, HV_ERR_LIMIT, "a read past the image's end");
-            ok = false;
-            break;
+            return false;
         }
-        ok = q->cache ? read_cached(q, iov[i].iov_base, iov[i].iov_len, off, err)
-                      : read_at(q, iov[i].iov_base, iov[i].iov_len, off, err);
+        if (!read_range(q, iov[i].iov_base, iov[i].iov_len, off, err))
+            return false;
         off += iov[i].iov_len;
     }
-    pthread_mutex_unlock(&q->lock);
-    return ok;
+    return true;
+}
+
+void qcow_image_map_stats(const struct qcow_image *q, uint64_t *mapped, uint64_t *libqcow)
+{
+    *mapped = q->mapped_bytes;
+    *libqcow = q->libqcow_bytes;
 }
 
 void qcow_image_cache_stats(const struct qcow_image *q, uint64_t *hits, uint64_t *misses)
@@ -296,6 +403,10 @@ void qcow_image_close(struct qcow_image *q)
     if (!q)
         return;
     cluster_cache_free(q->cache);
+    qcow_map_free(&q->map);
+    for (unsigned i = 0; i < QCOW_MAX_CHAIN; i++)
+        if (q->fds[i] >= 0)
+            close(q->fds[i]);
     pthread_mutex_destroy(&q->lock);
     for (unsigned i = 0; i < q->n; i++) {
         libqcow_file_close(q->chain[i], NULL);

@@ -3,8 +3,10 @@
  * it), and that file's, at most QCOW_MAX_CHAIN deep, each a qcow image and none twice (a loop
  * is refused). Read-only: the block device keeps the guest's writes in its private overlay
  * (docs/virtio.md). An image whose chain has compressed clusters keeps 16 MiB of them
- * decompressed (cluster_cache.h). Thread-safe: one read at a time. Encrypted images and raw backing
- * files are refused with a message. The header, tables and clusters are untrusted
+ * decompressed (cluster_cache.h). What QEMU's map of the chain places (qemu_map.h: data stored
+ * as is, zeros) is read from the files directly, as a raw image is; the rest through libqcow.
+ * Thread-safe: reads of mapped data in parallel, libqcow's one at a time. Encrypted images and raw
+ * backing files are refused with a message. The header, tables and clusters are untrusted
  * (fuzz_qcow_image). */
 #pragma once
 
@@ -38,5 +40,9 @@ bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint
 /* Reads served from decompressed clusters kept (hits) and clusters read (misses); both 0 for
  * an image without compressed clusters, which keeps none (cluster_cache.h). */
 void qcow_image_cache_stats(const struct qcow_image *q, uint64_t *hits, uint64_t *misses);
+
+/* Bytes read from where QEMU's map says they lie (pread() of the chain's files, or zeros;
+ * qemu_map.h) and through libqcow (what the map does not hold: compressed clusters). */
+void qcow_image_map_stats(const struct qcow_image *q, uint64_t *mapped, uint64_t *libqcow);
 
 void qcow_image_close(struct qcow_image *q);

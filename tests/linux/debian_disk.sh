@@ -3,24 +3,37 @@
 # root of SUITE with Debian's own kernel (cloud), initramfs-tools and systemd, on an ext4
 # partition of a GPT disk, with a grub.cfg entry as grub-mkconfig writes it, as a compressed
 # qcow2: booted by `hvprof record --disk IMAGE` alone. In it: DHCP on eth0 (ifupdown), a web
-# server (busybox httpd, a systemd unit) on port 80 with a page and a CGI program that computes,
-# a CGI that powers the system off, and a unit that says on the console when multi-user.target
-# is reached ("HVTEST systemd multi-user").
-# Usage: debian_disk.sh SUITE MIRROR WORKDIR OUT.qcow2
+# server on port 80 with a page and a CGI program that computes, a CGI that powers the system
+# off, and a unit that says on the console when multi-user.target is reached ("HVTEST systemd
+# multi-user ADDRESS web=SERVER").
+# The web server (WEB): busybox (busybox httpd on port 80, a systemd unit), or nginx (Debian's
+# nginx and its own unit on port 80, serving the pages and passing /cgi-bin/ to busybox httpd on
+# 127.0.0.1:8081, as a reverse proxy in front of an application server does).
+# Usage: debian_disk.sh SUITE MIRROR WORKDIR OUT.qcow2 [WEB]
 set -euo pipefail
 suite=${1:?}
 mirror=${2:?}
 work=${3:?}
 out=${4:?}
+web=${5:-busybox}
 root=$work/root
 uuid=6b1e2c3d-4f50-4a61-8b72-9c8d0e1f2a3b
-if [ ! -e "$root/.done" ]; then
+case $web in
+  busybox) extra="" ;;
+  nginx) extra=",nginx" ;;
+  *) echo "debian_disk.sh: web server '$web': busybox or nginx" >&2; exit 2 ;;
+esac
+# The root is kept between runs (.done names its web server; an empty one is busybox's).
+made=$(cat "$root/.done" 2>/dev/null || echo none)
+[ -n "$made" ] || made=busybox
+if [ "$made" != "$web" ]; then
   rm -rf "$root"
   debootstrap --variant=minbase \
-    --include=systemd-sysv,udev,linux-image-cloud-amd64,initramfs-tools,kmod,iproute2,busybox,ifupdown,isc-dhcp-client \
+    --include=systemd-sysv,udev,linux-image-cloud-amd64,initramfs-tools,kmod,iproute2,busybox,ifupdown,isc-dhcp-client$extra \
     "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
-  touch "$root/.done"
+  rm -f "$root"/var/cache/apt/archives/*.deb
+  echo "$web" >"$root/.done"
 fi
 release=$(basename "$(ls "$root"/boot/vmlinuz-* | head -n 1)" | sed 's/^vmlinuz-//')
 # The initramfs Debian's kernel package made finds the virtio-MMIO disk: virtio_mmio and
@@ -42,22 +55,36 @@ printf 'Content-Type: text/plain\r\n\r\nstopping\n'
 systemctl --no-block poweroff
 CGI
 chmod +x "$root/srv/www/cgi-bin/work" "$root/srv/www/cgi-bin/stop"
-cat >"$root/etc/systemd/system/hvtest-web.service" <<'UNIT'
+listen=80
+if [ "$web" = nginx ]; then
+  listen=127.0.0.1:8081
+  cat >"$root/etc/nginx/sites-available/default" <<'NGINX'
+server {
+	listen 80 default_server;
+	root /srv/www;
+	index index.html;
+	location /cgi-bin/ {
+		proxy_pass http://127.0.0.1:8081;
+	}
+}
+NGINX
+fi
+cat >"$root/etc/systemd/system/hvtest-web.service" <<UNIT
 [Unit]
 Description=hvprof test bed web server
 After=network-online.target
 [Service]
-ExecStart=/bin/busybox httpd -f -p 80 -h /srv/www
+ExecStart=/bin/busybox httpd -f -p $listen -h /srv/www
 [Install]
 WantedBy=multi-user.target
 UNIT
-cat >"$root/etc/systemd/system/hvtest-up.service" <<'UNIT'
+cat >"$root/etc/systemd/system/hvtest-up.service" <<UNIT
 [Unit]
 Description=hvprof test bed: multi-user.target reached
-After=multi-user.target hvtest-web.service
+After=multi-user.target hvtest-web.service$([ "$web" = nginx ] && echo " nginx.service")
 [Service]
 Type=oneshot
-ExecStart=/bin/sh -c 'echo "HVTEST systemd multi-user $(ip -4 -o addr show eth0 | tr -s " " | cut -d" " -f4)" >/dev/console'
+ExecStart=/bin/sh -c 'echo "HVTEST systemd multi-user \$(ip -4 -o addr show eth0 | tr -s " " | cut -d" " -f4) web=$web" >/dev/console'
 [Install]
 WantedBy=multi-user.target
 UNIT

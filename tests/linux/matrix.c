@@ -122,6 +122,12 @@ static const struct tb_scenario net[] = {
      "--hz 1000 --timeout 420 --disk /guest/debian12.qcow2,readonly "
      "--net user,hostfwd=tcp:127.0.0.1:8080-:80",
      "HVTEST_NET_LOAD=8080", TB_CI_ONE_VCPU},
+    /* Debian 13 the same way (its 6.12 kernel, systemd 257), its pages served by nginx, which
+     * passes the CGI requests to busybox httpd behind it. */
+    {"debian13-systemd", "record-disk", "debian13", 2, "1G", "",
+     "--hz 1000 --timeout 420 --disk /guest/debian13.qcow2,readonly "
+     "--net user,hostfwd=tcp:127.0.0.1:8080-:80",
+     "HVTEST_NET_LOAD=8080", TB_CI_ONE_VCPU},
 };
 
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its

@@ -16,6 +16,7 @@
 #                                    that boots its own grub.cfg (docs/disk-boot.md)
 #   debian12/, debian12.qcow2        a Debian 12 system (debootstrap, systemd) and its disk
 #                                    (debian_disk.sh; docs/net.md)
+#   debian13/, debian13.qcow2        the same of Debian 13, serving through nginx
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #
@@ -402,6 +403,11 @@ gzip -f -1 "$cache/root.ext4" # mostly zeros: L1 unpacks it for each run
 mkdir -p "$cache/debian12"
 log "debian12.qcow2: a Debian 12 system (debootstrap from $mirror, kept in $cache/debian12)"
 bash "$here/debian_disk.sh" bookworm "$mirror" "$cache/debian12" "$cache/debian12.qcow2"
+# And a Debian 13 system the same way (its 6.12 kernel, systemd 257), its web server Debian's
+# nginx in front of the CGI programs (~2 min of debootstrap once).
+mkdir -p "$cache/debian13"
+log "debian13.qcow2: a Debian 13 system with nginx (debootstrap from $mirror, kept in $cache/debian13)"
+bash "$here/debian_disk.sh" trixie "$mirror" "$cache/debian13" "$cache/debian13.qcow2" nginx
 rm -rf "$cache/rootfs"
 # The same with 32 MiB of incompressible padding: a large initramfs, as distributions ship.
 head -c 32M /dev/urandom >"$r/padding"

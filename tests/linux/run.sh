@@ -91,10 +91,13 @@ done
 # Every kernel prepare.sh fetched, by its name (generic, cloud, and the kernel matrix's suites).
 for k in "$cache"/kernel-*/vmlinuz; do cp "$k" "$in/guest/vmlinuz-$(basename "$(dirname "$k")" | sed 's/^kernel-//')"; done
 cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$cache/root.qcow2" "$in/guest/"
-# The Debian system disk (debian_disk.sh, ~200 MiB): only for the scenarios that boot it.
-if grep -q '/guest/debian12.qcow2' "$scenarios" && [ -f "$cache/debian12.qcow2" ]; then
-  cp "$cache/debian12.qcow2" "$in/guest/"
-fi
+# The Debian system disks (debian_disk.sh, ~150-200 MiB each): only for the scenarios that
+# boot them.
+for sys in debian12 debian13; do
+  if grep -q "/guest/$sys.qcow2" "$scenarios" && [ -f "$cache/$sys.qcow2" ]; then
+    cp "$cache/$sys.qcow2" "$in/guest/"
+  fi
+done
 # e2fsck for the disk scenarios' images after their runs (docs/virtio.md), qemu-img for their
 # qcow2 image; hvtest_kick, built
 # beside hvprof, for the reference VMM under hvprof's load (kick.c).

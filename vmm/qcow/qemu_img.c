@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -109,7 +111,12 @@ int qemu_img_run(char *const argv[], const char *path, int seconds, size_t out_c
     char *ebuf = NULL;
     size_t elen = 0, ealloc = 0, oalloc = 0;
     bool late = false, over = false, o_open = true, e_open = true;
-    for (int waited_ms = 0; (o_open || e_open) && !over;) {
+    /* A deadline on the clock, not a count of quiet polls: output that trickles forever must
+     * not keep it alive. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t deadline_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + seconds * 1000ll;
+    while ((o_open || e_open) && !over) {
         struct pollfd p[2] = {{.fd = o_open ? outp[0] : -1, .events = POLLIN},
                               {.fd = e_open ? errp[0] : -1, .events = POLLIN}};
         int n = poll(p, 2, 100);
@@ -122,7 +129,9 @@ int qemu_img_run(char *const argv[], const char *path, int seconds, size_t out_c
             if (p[1].revents &&
                 !drain(errp[0], &ebuf, &elen, &ealloc, sizeof(r->errtext), true, &over))
                 e_open = false;
-        } else if ((waited_ms += 100) >= seconds * 1000) {
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline_ms) {
             late = true;
             break;
         }

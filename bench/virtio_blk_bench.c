@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "vmm/tests/virtq_driver.h"
 #include "vmm/virtio/blk.h"
 
@@ -39,12 +40,6 @@ static double now_s(void)
 }
 
 #define ROUNDS 5
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *v, unsigned n)
 {

@@ -271,6 +271,10 @@ MODULE_BENCHES = [
     ("virtio-blk", "vmm/bench_virtio_blk", ["1024"], ["64"],
      "the virtio block device beside the raw file it serves, request by request "
      "(bench/virtio_blk_bench.c)", "virtio-blk"),
+    ("qcow2 reads", "vmm/bench_qcow_read", ["64"], ["16"],
+     "qcow2 read paths: hvprof's reader (QEMU's map, pread, libqcow for compressed clusters) "
+     "beside raw pread and QEMU's block layer over NBD (qemu-storage-daemon, libnbd) "
+     "(bench/qcow_read_bench.c)", "qcow"),
     ("guestwalk", "guestwalk/bench_guestwalk", ["1001"], ["51"],
      "translation and frame-pointer walks on a synthetic guest image (bench/guestwalk_bench.c)",
      "guestwalk"),

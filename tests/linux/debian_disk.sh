@@ -10,6 +10,7 @@
 # nginx and its own unit on port 80, serving the pages and passing /cgi-bin/ to busybox httpd on
 # 127.0.0.1:8081, as a reverse proxy in front of an application server does).
 # Usage: debian_disk.sh SUITE MIRROR WORKDIR OUT.qcow2 [WEB]
+#   (also writes OUT's entry beside it: NAME.cmdline, NAME.vmlinuz, NAME.initrd)
 set -euo pipefail
 suite=${1:?}
 mirror=${2:?}
@@ -91,6 +92,13 @@ UNIT
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/hvtest-web.service "$root/etc/systemd/system/multi-user.target.wants/"
 ln -sf /etc/systemd/system/hvtest-up.service "$root/etc/systemd/system/multi-user.target.wants/"
+# The command line of its boot entry, and the kernel and initrd it names, also beside the image
+# (OUT's name with .cmdline, .vmlinuz, .initrd): QEMU/KVM boots the same system with them, the
+# reference the recorded boots are compared with (docs/disk-boot.md).
+args="root=UUID=$uuid ro console=ttyS0 net.ifnames=0 reboot=k panic=-1"
+echo "$args" >"${out%.qcow2}.cmdline"
+cp "$root/boot/vmlinuz-$release" "${out%.qcow2}.vmlinuz"
+cp "$root/boot/initrd.img-$release" "${out%.qcow2}.initrd"
 mkdir -p "$root/boot/grub"
 cat >"$root/boot/grub/grub.cfg" <<GRUB
 if [ "\${next_entry}" ] ; then
@@ -102,7 +110,7 @@ menuentry 'Debian GNU/Linux' --class debian --class gnu-linux --class os \$menue
 	insmod part_gpt
 	insmod ext2
 	search --no-floppy --fs-uuid --set=root $uuid
-	linux	/boot/vmlinuz-$release root=UUID=$uuid ro console=ttyS0 net.ifnames=0 reboot=k panic=-1
+	linux	/boot/vmlinuz-$release $args
 	initrd	/boot/initrd.img-$release
 }
 GRUB

@@ -169,6 +169,24 @@ run_scenario() {
       fi
       [ -z "$net_load" ] || net_load_run "$net_load" $pid
       wait $pid ;;
+    qemu-disk)
+      # QEMU/KVM booting the same Debian system disk, the reference for record-disk: the kernel,
+      # initrd and command line of its boot entry (debian_disk.sh writes them beside the disk),
+      # the disk on virtio-blk (snapshot=on: never written), user networking with the same
+      # forwarded port, driven by the same requests. QEMU keeps the snapshot's writes in a
+      # temporary file in /var/tmp (block.c, create_tmp_file: always there), which L1 lacks.
+      mkdir -p /var/tmp
+      timeout 420 qemu-system-x86_64 -accel kvm -cpu host -machine pc -smp "$vcpus" -m "$mem" \
+        -name hvtest,debug-threads=on -nodefaults -display none -no-reboot -L /qemu/share \
+        -serial "file:$d/console.log" \
+        -kernel "/guest/$kernel.vmlinuz" -initrd "/guest/$kernel.initrd" \
+        -append "$(cat "/guest/$kernel.cmdline")" \
+        -drive "file=/guest/$kernel.qcow2,if=virtio,format=qcow2,snapshot=on" \
+        -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:${net_load:-8080}-:80" \
+        -device virtio-net-pci,netdev=n0,romfile= $opts >"$d/summary.txt" 2>&1 &
+      pid=$!
+      [ -z "$net_load" ] || net_load_run "$net_load" $pid
+      wait $pid ;;
     record-disk)
       # The disk boots its own default entry (docs/disk-boot.md): no kernel, initrd or command
       # line given; the scenario's command line is the one its grub.cfg holds (prepare.sh).

@@ -128,6 +128,13 @@ static const struct tb_scenario net[] = {
      "--hz 1000 --timeout 420 --disk /guest/debian13.qcow2,readonly "
      "--net user,hostfwd=tcp:127.0.0.1:8080-:80",
      "HVTEST_NET_LOAD=8080", TB_CI_ONE_VCPU},
+    /* The references: QEMU/KVM in the same L1 boots each system from the same disk with its
+     * boot entry's kernel, initrd and command line (debian_disk.sh writes them beside the
+     * disk), under the same requests (docs/disk-boot.md). */
+    {"debian12-systemd-ref", "qemu-disk", "debian12", 2, "1G", "", NULL, "HVTEST_NET_LOAD=8080",
+     TB_FULL_ONLY},
+    {"debian13-systemd-ref", "qemu-disk", "debian13", 2, "1G", "", NULL, "HVTEST_NET_LOAD=8080",
+     TB_FULL_ONLY},
 };
 
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its

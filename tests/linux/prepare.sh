@@ -17,6 +17,7 @@
 #   debian12/, debian12.qcow2        a Debian 12 system (debootstrap, systemd) and its disk
 #                                    (debian_disk.sh; docs/net.md)
 #   debian13/, debian13.qcow2        the same of Debian 13, serving through nginx
+#   debian1N.{vmlinuz,initrd,cmdline}  each disk's boot entry, for QEMU/KVM's reference boot
 # Downloads are kept; the two initramfs images are rebuilt every time (a few seconds), so a
 # change to the workloads or the init scripts is always picked up. Needs root (apt-get, mknod).
 #

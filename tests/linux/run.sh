@@ -94,8 +94,12 @@ cp "$cache/l2.cpio.gz" "$cache/l2-big.cpio.gz" "$cache/root.ext4.gz" "$cache/roo
 # The Debian system disks (debian_disk.sh, ~150-200 MiB each): only for the scenarios that
 # boot them.
 for sys in debian12 debian13; do
-  if grep -q "/guest/$sys.qcow2" "$scenarios" && [ -f "$cache/$sys.qcow2" ]; then
+  if grep -q -e "/guest/$sys.qcow2" -e "|qemu-disk|$sys|" "$scenarios" && [ -f "$cache/$sys.qcow2" ]; then
     cp "$cache/$sys.qcow2" "$in/guest/"
+  fi
+  # Its boot entry's kernel, initrd and command line, for QEMU/KVM's boot of it (qemu-disk).
+  if grep -q "|qemu-disk|$sys|" "$scenarios" && [ -f "$cache/$sys.vmlinuz" ]; then
+    cp "$cache/$sys.vmlinuz" "$cache/$sys.initrd" "$cache/$sys.cmdline" "$in/guest/"
   fi
 done
 # e2fsck for the disk scenarios' images after their runs (docs/virtio.md), qemu-img for their

@@ -105,11 +105,31 @@ static void check_distro(const struct tb_result *r, struct totals *t)
     t->net_kernel++;
 }
 
+/* QEMU/KVM's boot of a Debian system's disk, the reference for check_distro: the same console
+ * lines and the same requests answered, powered off by one. */
+static void check_distro_reference(const struct tb_result *r)
+{
+    if (r->status != 0)
+        fail_msg("%s: QEMU exit status %d:\n%s", r->name, r->status, r->summary);
+    if (!strstr(r->console, "HVTEST systemd multi-user 10.0.2.15/24"))
+        fail_msg("%s: multi-user.target not reached online:\n%.6000s", r->name, r->console);
+    char *load = tb_beside(r, "net-load.txt");
+    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
+        fail_msg("%s: not every request was answered: %s", r->name,
+                 load[0] ? load : "(no net-load.txt)");
+    printf("%s: QEMU/KVM: multi-user.target reached; %s", r->name, load);
+    free(load);
+}
+
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
     struct totals *t = ctx;
     if (!strcmp(s->cmd, "record-disk")) {
         check_distro(r, t);
+        return;
+    }
+    if (!strcmp(s->cmd, "qemu-disk")) {
+        check_distro_reference(r);
         return;
     }
     tb_check_boot(r, s);

@@ -1,8 +1,8 @@
 /* QEMU's map of a qcow2 chain (qemu_map.h). Its JSON form (qemu-img.c, dump_map_entry; the
  * fields of qapi/block-core.json's MapEntry) is an array of objects, one per line, in order of
  * "start" and covering the disk: {"start", "length", "depth", "present", "zero", "data",
- * "offset" when the data lies at a known offset of the file at "depth", and from QEMU 8.2
- * "compressed"}. Read an object at a time with json-c's tokener, so memory stays one object's;
+ * "offset" when the data lies at a known offset of the file at "depth", and in newer QEMU
+ * "compressed"; QEMU 7.2 gives a compressed cluster no "offset"}. Read an object at a time with json-c's tokener, so memory stays one object's;
  * every number is checked against the disk and the chain's files before it is used. */
 #include "vmm/qcow/qemu_map.h"
 

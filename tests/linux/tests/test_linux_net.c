@@ -45,6 +45,18 @@ static bool network_fn(const char *fn)
            !strncmp(fn, "ip_", 3) || !strncmp(fn, "skb_", 4);
 }
 
+/* The load l1_init.sh sent through the forwarded port while the guest ran: 20 pages and 20
+ * CGI requests, every one answered. */
+static void check_answered(const struct tb_result *r, const char *what)
+{
+    char *load = tb_beside(r, "net-load.txt");
+    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
+        fail_msg("%s: not every request was answered: %s", r->name,
+                 load[0] ? load : "(no net-load.txt)");
+    printf("%s: %s: %s", r->name, what, load);
+    free(load);
+}
+
 /* The Debian system (debian_disk.sh): booted by --disk alone to multi-user.target, online by
  * DHCP, its web server answering every request, powered off by one; its own processes by name
  * with named user frames (no files given: its disk and page cache give them). */
@@ -61,12 +73,7 @@ static void check_distro(const struct tb_result *r, struct totals *t)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (strstr(r->console, bad[i]))
             fail_msg("%s: '%s' on the console:\n%.6000s", r->name, bad[i], r->console);
-    char *load = tb_beside(r, "net-load.txt");
-    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
-        fail_msg("%s: not every request was answered: %s", r->name,
-                 load[0] ? load : "(no net-load.txt)");
-    printf("%s: multi-user.target reached; through 127.0.0.1:8080: %s", r->name, load);
-    free(load);
+    check_answered(r, "multi-user.target reached; through 127.0.0.1:8080");
     struct profile p;
     load_profile(r, &p);
     /* The web server in front: busybox httpd alone, or nginx passing the CGI requests to it
@@ -113,12 +120,7 @@ static void check_distro_reference(const struct tb_result *r)
         fail_msg("%s: QEMU exit status %d:\n%s", r->name, r->status, r->summary);
     if (!strstr(r->console, "HVTEST systemd multi-user 10.0.2.15/24"))
         fail_msg("%s: multi-user.target not reached online:\n%.6000s", r->name, r->console);
-    char *load = tb_beside(r, "net-load.txt");
-    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
-        fail_msg("%s: not every request was answered: %s", r->name,
-                 load[0] ? load : "(no net-load.txt)");
-    printf("%s: QEMU/KVM: multi-user.target reached; %s", r->name, load);
-    free(load);
+    check_answered(r, "QEMU/KVM: multi-user.target reached");
 }
 
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
@@ -141,12 +143,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (!strstr(r->console, "HVTEST net mac 52:54:00:12:34:56") ||
         !strstr(r->console, "HVTEST net serving") || !strstr(r->console, "HVTEST net done stopped"))
         fail_msg("%s: the guest's server did not run as planned:\n%.4000s", r->name, r->console);
-    char *load = tb_beside(r, "net-load.txt");
-    if (strncmp(load, "pages 20 answered 20 cgi 20 answered 20", 39))
-        fail_msg("%s: not every request through the forwarded port was answered: %s", r->name,
-                 load[0] ? load : "(no net-load.txt)");
-    printf("%s: through 127.0.0.1:8080 -> 10.0.2.15:80: %s", r->name, load);
-    free(load);
+    check_answered(r, "through 127.0.0.1:8080 -> 10.0.2.15:80");
     const char *line = strstr(r->summary, "  net: user-mode networking (libslirp); forwarded: "
                                           "tcp 127.0.0.1:8080 -> 10.0.2.15:80; ");
     unsigned long long from = 0, to = 0;

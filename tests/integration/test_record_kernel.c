@@ -22,8 +22,13 @@ static void test_kernel_samples_completed(void **state)
     /* user_units=100: ~4 ms back in user mode after each 2 ms call (25, ~1 ms, by default), so
      * that ticks land there on a slow host too (nested under emulation the vCPU threads miss
      * half their ticks): a continuation is completed only at an exit that sees its thread in
-     * user mode, and abandoned, rightly, after 10 ticks without one (docs/sampling.md). */
-    assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "1000", "--cmdline",
+     * user mode. --abandon-periods 1000: this test is about completion, not about the 10-tick
+     * default bound (test_sample.c pins that). Under ASan in the nested test bed one exit may
+     * take 50 ms and the guest's own scheduler may keep the thread off its vCPU for more than
+     * 10 ticks, and CI once saw 18 continuations time out (84.5 % completed): a property of
+     * the host's speed, not of the design. */
+    assert_int_equal(record_run(&r, 0, 0, 0, "--vcpus", "2", "--hz", "1000", "--abandon-periods",
+                                "1000", "--cmdline",
                                 "progs=syscall,workload procs=1 seconds=3 user_units=100", NULL),
                      0);
     assert_int_equal(r.status, 0);
@@ -56,8 +61,8 @@ static void test_kernel_samples_completed(void **state)
     assert_true(kernel >= 200);
     /* Completed samples carry the caller chain (the user stack at the first exit after the
      * return: now and then the program has already left do_kernel_work); and nearly all are
-     * completed: on a slow host (nested under emulation, where a third of the ticks are missed
-     * and one exit may take 25 ms) 92-95 %, the rest abandoned and counted as such. */
+     * completed: with the bound at 1000 ticks only those still open when the session ends
+     * are abandoned, and counted as such. */
     assert_true((double)right_chain >= 0.95 * (double)completed);
     assert_true((double)completed >= 0.9 * (double)kernel);
     assert_int_equal(wrong_thread, 0);

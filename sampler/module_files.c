@@ -15,10 +15,40 @@
 /* Modules accounted for in the summary at most, and printed there at most. */
 #define NOTES_MAX       4096
 #define NOTES_PRINT_MAX 48
+/* Pages of an image looked at for its file when its header page is not mapped. */
+#define IMAGE_PROBES 64
 
 static const char *volume_name(const struct sampler_module_file *f)
 {
     return f->v ? f->v->where : "the page cache";
+}
+
+/* The file of m's image from a page of it that the process maps (sampler_module_file). */
+static bool image_file(struct sampler *s, const struct guestos_as *as,
+                       const struct discover_module *m, struct guestos_file *gf, uint64_t *va,
+                       uint64_t *index)
+{
+    *va = m->header_va;
+    *index = 0;
+    if (guestos_user_page_file(&s->os, s->mem, as, m->header_va, gf))
+        return gf->index == 0 || gf->index == UINT64_MAX;
+    if (!m->file_offsets || (m->header_va & 4095))
+        return false;
+    unsigned probes = 0;
+    for (unsigned i = 0; i < m->nseg && i < DISCOVER_MAX_SEGS; i++) {
+        const struct discover_seg *g = &m->seg[i];
+        for (uint64_t off = 0; off < g->size && probes < IMAGE_PROBES; off += 4096, probes++) {
+            if (!guestos_user_page_file(&s->os, s->mem, as, g->start + off, gf))
+                continue; /* not mapped (yet), or the process's own copy of a data page */
+            if (gf->index != (g->file_offset + off) / 4096)
+                return false; /* another file's page, or another part of it */
+            *va = g->start + off;
+            *index = gf->index;
+            gf->index = 0;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool sampler_module_file(struct sampler *s, const struct guestos_as *as,
@@ -26,14 +56,15 @@ bool sampler_module_file(struct sampler *s, const struct guestos_as *as,
 {
     struct sampler_file_stats *st = &s->files;
     struct guestos_file gf;
+    uint64_t probe_va, probe_index;
     if (!s->os.ops->user_page_file)
         return false; /* nothing to count: this OS layer cannot tell */
-    if (!guestos_user_page_file(&s->os, s->mem, as, m->header_va, &gf) ||
-        (gf.index != 0 && gf.index != UINT64_MAX)) {
+    if (!image_file(s, as, m, &gf, &probe_va, &probe_index)) {
         st->not_file += count;
         return false;
     }
-    *f = (struct sampler_module_file){.s = s, .gf = gf, .size = gf.size};
+    *f = (struct sampler_module_file){
+        .s = s, .gf = gf, .size = gf.size, .probe_va = probe_va, .probe_index = probe_index};
     f->v = s->cfg.disks ? diskfs_find_uuid(s->cfg.disks, gf.fs_uuid) : NULL;
     if (!f->v) {
         st->elsewhere += count && s->cfg.disks;
@@ -81,11 +112,12 @@ bool sampler_module_file_same(struct sampler_module_file *f, const struct guesto
                               const struct discover_module *m)
 {
     static uint8_t mem[4096], file[4096]; /* the drain thread's only */
-    if ((m->header_va & 4095) ||
-        !guestos_read_user(&f->s->os, f->s->mem, as, m->header_va, mem, sizeof(mem)))
+    (void)m;                              /* the page sampler_module_file found the file by */
+    if ((f->probe_va & 4095) ||
+        !guestos_read_user(&f->s->os, f->s->mem, as, f->probe_va, mem, sizeof(mem)))
         return false;
     for (int tries = 0; tries < 2; tries++) {
-        if (sampler_module_page(f, 0, file) && !memcmp(mem, file, sizeof(mem)))
+        if (sampler_module_page(f, f->probe_index, file) && !memcmp(mem, file, sizeof(mem)))
             return true;
         if (!f->v || !f->s->os.ops->file_page)
             return false;

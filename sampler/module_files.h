@@ -60,17 +60,23 @@ struct sampler_module_file {
     struct diskfs_volume *v; /* its disk, or NULL: the page cache */
     uint64_t size;
     uint64_t holes;                    /* pages not cached, met by reads */
+    uint64_t probe_va, probe_index;    /* a page of the image the process maps, and its index */
     char name[DISCOVER_NAME_MAX + 64]; /* "libc.so.6 (inode 1234 of disk 0)" */
 };
 
 /* m's file, or false; with `count`, why not is counted in the stats (once per module: the
- * symbols' look, which every module gets once, counts). */
+ * symbols' look, which every module gets once, counts). The guest kernel tells it from the
+ * page of m's ELF header, else, where the process does not map that page (a forked child's
+ * file mappings fault in page by page), from the first of its segments' pages it maps: the
+ * page index must be the one m's own program headers give that page. */
 bool sampler_module_file(struct sampler *s, const struct guestos_as *as,
                          const struct discover_module *m, bool count,
                          struct sampler_module_file *f);
 
-/* Whether its first page is the module's ELF header page in guest memory (m's headers and,
- * as linkers place it, its build-id note): else a disk's copy of the file is another version
+/* Whether the file holds what the process maps: its first page the module's ELF header page
+ * in guest memory (m's headers and, as linkers place it, its build-id note), or where the
+ * header is not mapped (a forked child that never touched it), the page of the image that told
+ * the file. Else a disk's copy of the file is another version
  * (replaced since, or the guest's writes in flight), and f falls back to the page cache when
  * the OS layer reads it. False: use none of its bytes. */
 bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as,

@@ -20,7 +20,8 @@ void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
 
 /* The user half of an address space: a PTI process's kernel PGD (the canonical root) marks
  * every user entry NX, so it is read through the user PGD, 4 KiB above. false: not long mode. */
-static bool user_mmu(const struct gmem *mem, const struct guestos_as *as, struct pt_mmu *mmu)
+bool guestos_generic_user_mmu(const struct gmem *mem, const struct guestos_as *as,
+                              struct pt_mmu *mmu)
 {
     uint64_t root = as->root;
     if (pti_is_user_root(mem, root | PTI_USER_BIT, GUESTOS_CR3_ADDR_MASK))
@@ -34,7 +35,7 @@ size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *m
 {
     (void)os;
     struct pt_mmu mmu;
-    if (!user_mmu(mem, as, &mmu))
+    if (!guestos_generic_user_mmu(mem, as, &mmu))
         return 0; /* not long mode: nothing to discover */
     return discover_guest_modules(mem, &mmu, out, max, NULL);
 }
@@ -43,7 +44,7 @@ bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *
                                void *dst, size_t len)
 {
     struct pt_mmu mmu;
-    return user_mmu(mem, as, &mmu) && discover_guest_read(mem, &mmu, va, dst, len);
+    return guestos_generic_user_mmu(mem, as, &mmu) && discover_guest_read(mem, &mmu, va, dst, len);
 }
 
 bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
@@ -51,7 +52,8 @@ bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *a
 {
     struct pt_mmu mmu;
     struct pt_xlate x;
-    if (!user_mmu(mem, as, &mmu) || pt_translate(&mmu, mem, va, PT_ACC_USER, &x, NULL) != 0)
+    if (!guestos_generic_user_mmu(mem, as, &mmu) ||
+        pt_translate(&mmu, mem, va, PT_ACC_USER, &x, NULL) != 0)
         return false;
     *gpa = x.gpa;
     return true;
@@ -62,7 +64,7 @@ bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as
 {
     struct pt_mmu ma, mb;
     struct pt_xlate xa, xb;
-    return user_mmu(mem, a, &ma) && user_mmu(mem, b, &mb) &&
+    return guestos_generic_user_mmu(mem, a, &ma) && guestos_generic_user_mmu(mem, b, &mb) &&
            pt_translate(&ma, mem, va, PT_ACC_USER, &xa, NULL) == 0 &&
            pt_translate(&mb, mem, va, PT_ACC_USER, &xb, NULL) == 0 && xa.gpa == xb.gpa;
 }
@@ -73,7 +75,7 @@ long guestos_generic_module_symbols(const struct guestos *os, const struct gmem 
 {
     (void)os;
     struct pt_mmu mmu;
-    if (!user_mmu(mem, as, &mmu))
+    if (!guestos_generic_user_mmu(mem, as, &mmu))
         return -1;
     return discover_guest_symbols(mem, &mmu, m, fn, ctx);
 }

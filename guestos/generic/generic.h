@@ -5,6 +5,7 @@
 #pragma once
 
 #include "guestos/guestos.h"
+#include "guestwalk/paging.h"
 
 extern const struct guestos_ops guestos_generic_ops;
 
@@ -15,17 +16,21 @@ void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
 size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *mem,
                                         const struct guestos_as *as, struct discover_module *out,
                                         size_t max);
-/* Copy len bytes of the address space's user memory at va (user-mode access); false if any
- * byte is not mapped. */
-/* Do two address spaces map user page va to the same guest-physical page (a file's page a forked
- * child shares with its parent)? */
+/* The translation of the address space's user half (a PTI process's user PGD); false: not
+ * long mode. */
+bool guestos_generic_user_mmu(const struct gmem *mem, const struct guestos_as *as,
+                              struct pt_mmu *mmu);
 /* The guest-physical address user address va maps to in the address space; false if not
  * mapped for user access. */
 bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
                               uint64_t *gpa);
+/* Do two address spaces map user page va to the same guest-physical page (a file's page a forked
+ * child shares with its parent)? */
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
                                  const struct guestos_as *b, uint64_t va);
 
+/* Copy len bytes of the address space's user memory at va (user-mode access); false if any
+ * byte is not mapped. */
 bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,
                                void *dst, size_t len);
 long guestos_generic_module_symbols(const struct guestos *os, const struct gmem *mem,

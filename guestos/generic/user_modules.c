@@ -61,23 +61,34 @@ static bool read_virt(void *ctx, uint64_t va, void *dst, size_t len)
     return discover_guest_read(r->mem, r->mmu, va, dst, len);
 }
 
+size_t discover_guest_ranges(const struct gmem *mem, const struct pt_mmu *mmu,
+                             struct discover_range *out, int *iter_result)
+{
+    struct collect c = {out, 0};
+    uint64_t last = mmu->va_bits == 57 ? 0x00ffffffffffffffull : 0x00007fffffffffffull;
+    int res =
+        (int)pt_for_each_mapping(mmu, mem, 0, last, DISCOVER_GUEST_MAX_ENTRIES, on_mapping, &c);
+    if (iter_result)
+        *iter_result = res;
+    return c.n;
+}
+
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
                               struct discover_module *out, size_t max,
                               struct discover_guest_stats *st)
 {
-    struct collect c = {malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*c.r)), 0};
-    if (!c.r)
+    struct discover_range *r = malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*r));
+    if (!r)
         return 0;
-    uint64_t last = mmu->va_bits == 57 ? 0x00ffffffffffffffull : 0x00007fffffffffffull;
-    int res =
-        (int)pt_for_each_mapping(mmu, mem, 0, last, DISCOVER_GUEST_MAX_ENTRIES, on_mapping, &c);
-    struct reader r = {mem, mmu};
-    size_t n = discover_modules(read_virt, &r, c.r, c.n, out, max);
+    int res;
+    size_t nr = discover_guest_ranges(mem, mmu, r, &res);
+    struct reader rd = {mem, mmu};
+    size_t n = discover_modules(read_virt, &rd, r, nr, out, max);
     if (st) {
-        st->ranges = c.n;
+        st->ranges = nr;
         st->iter_result = res;
     }
-    free(c.r);
+    free(r);
     return n;
 }
 

@@ -19,6 +19,12 @@ struct discover_guest_stats {
     int iter_result; /* enum pt_iter_result */
 };
 
+/* The executable user ranges of the address space `mmu` describes (its lower half), adjacent
+ * pages merged, in address order: at most DISCOVER_GUEST_MAX_RANGES into out. iter_result (if
+ * not NULL): the page-table walk's enum pt_iter_result. */
+size_t discover_guest_ranges(const struct gmem *mem, const struct pt_mmu *mmu,
+                             struct discover_range *out, int *iter_result);
+
 /* Modules of the address space `mmu` describes (its lower half). Returns how many were written
  * to `out` (<= max). */
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,

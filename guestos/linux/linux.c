@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guestos/generic/file_modules.h"
 #include "guestos/generic/generic.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
@@ -485,8 +486,9 @@ static size_t inherit_modules(struct lx_layer *l, const struct gmem *mem,
     return n;
 }
 
-/* The generic discovery, images inherited from the parent, and the executable named by the path
- * it was started from. */
+/* The generic discovery, images inherited from the parent, images found through the files
+ * their code pages cache (guestos/generic/file_modules.h: a child of a child, or of a parent
+ * gone), and the executable named by the path it was started from. */
 static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
                                      const struct guestos_as *as, struct discover_module *out,
                                      size_t max)
@@ -500,6 +502,7 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
     if (c->tgid != as->pid || c->root != as->root)
         *c = (struct lx_exe_name){.tgid = as->pid, .root = as->root};
     n = inherit_modules(l, mem, as, c, out, n, max);
+    n = guestos_file_modules(os, mem, as, out, n, max);
     bool unnamed = false;
     for (size_t i = 0; i < n; i++)
         unnamed |= !out[i].name[0];

@@ -57,6 +57,52 @@ static void check_answered(const struct tb_result *r, const char *what)
     free(load);
 }
 
+/* nginx's master and its workers: each one's user frames in a module of its own address space.
+ * The workers are forked by a master that a daemonizing fork started and that then exited, so
+ * they map the pages of nginx and its libraries they touched and no ELF header: their images are
+ * found through the files those pages cache (guestos/generic/file_modules.h). */
+static void check_nginx_modules(const struct tb_result *r, const struct profile *p)
+{
+    struct proc {
+        uint64_t pid, frames, in_module;
+    } procs[64];
+    size_t np = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *sm = &p->samples.v[i];
+        if (strcmp(profile_process_name(p, sm->pid), "nginx"))
+            continue;
+        size_t k = 0;
+        while (k < np && procs[k].pid != sm->pid)
+            k++;
+        if (k == np) {
+            if (np == sizeof(procs) / sizeof(procs[0]))
+                continue;
+            procs[np++] = (struct proc){.pid = sm->pid};
+        }
+        for (uint32_t j = 0; j < sm->nframes; j++) {
+            const struct prof_frame *f = &p->frames.v[sm->first + j];
+            if ((f->flags & PROF_FRAME_KERNEL) || f->loc == PROF_NONE)
+                continue;
+            procs[k].frames++;
+            procs[k].in_module += p->locs.v[f->loc].mapping != PROF_NONE;
+        }
+    }
+    size_t judged = 0;
+    for (size_t k = 0; k < np; k++) {
+        printf("%s: nginx pid %" PRIu64 ": %" PRIu64 " of %" PRIu64 " user frames in a module\n",
+               r->name, procs[k].pid, procs[k].in_module, procs[k].frames);
+        if (procs[k].frames < 50)
+            continue; /* too few to judge */
+        judged++;
+        if ((double)procs[k].in_module < 0.9 * (double)procs[k].frames)
+            fail_msg("%s: nginx pid %" PRIu64 ": only %" PRIu64 " of %" PRIu64
+                     " user frames in a known module",
+                     r->name, procs[k].pid, procs[k].in_module, procs[k].frames);
+    }
+    if (!judged)
+        fail_msg("%s: no nginx process with 50 user frames", r->name);
+}
+
 /* The Debian system (debian_disk.sh): booted by --disk alone to multi-user.target, online by
  * DHCP, its web server answering every request, powered off by one; its own processes by name
  * with named user frames (no files given: its disk and page cache give them). */
@@ -99,6 +145,8 @@ static void check_distro(const struct tb_result *r, struct totals *t)
             }
         }
     }
+    if (nginx)
+        check_nginx_modules(r, &p);
     profile_free(&p);
     for (size_t k = 0; k < nprocs; k++)
         printf("%s: %s: %" PRIu64 " samples, %" PRIu64 " with a named user frame\n", r->name,

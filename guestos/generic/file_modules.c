@@ -170,34 +170,32 @@ static bool covered(const struct discover_module *out, size_t n, uint64_t va)
 }
 
 size_t guestos_file_modules(struct guestos *os, const struct gmem *mem, const struct guestos_as *as,
+                            const struct discover_range *ranges, size_t nranges,
                             struct discover_module *out, size_t n, size_t max)
 {
     if (n >= max || !os || !os->ops->user_page_file || !os->ops->file_page)
         return n;
-    struct file_image *im = malloc(sizeof(*im));
-    struct discover_range *r = malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*r));
-    if (!im || !r || !guestos_generic_user_mmu(mem, as, &im->mmu)) {
-        free(im);
-        free(r);
-        return n;
-    }
-    im->os = os;
-    im->mem = mem;
-    size_t nr = discover_guest_ranges(mem, &im->mmu, r, NULL);
     unsigned looked = 0;
-    for (size_t i = 0; i < nr && n < max && looked < FILE_MODULES_MAX_RANGES; i++) {
-        if (covered(out, n, r[i].start))
+    struct file_image *im = NULL;
+    for (size_t i = 0; i < nranges && n < max && looked < FILE_MODULES_MAX_RANGES; i++) {
+        if (covered(out, n, ranges[i].start))
             continue;
+        if (!im) {
+            im = malloc(sizeof(*im));
+            if (!im || !guestos_generic_user_mmu(mem, as, &im->mmu))
+                break;
+            im->os = os;
+            im->mem = mem;
+        }
         looked++;
         struct discover_module *m = &out[n];
         bool dup = false;
-        if (image_of(im, as, &r[i], m) < 0)
+        if (image_of(im, as, &ranges[i], m) < 0)
             continue;
         for (size_t j = 0; j < n && !dup; j++)
             dup = out[j].header_va == m->header_va;
         n += !dup;
     }
-    free(r);
     free(im);
     return n;
 }

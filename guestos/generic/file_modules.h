@@ -23,7 +23,9 @@
 #define FILE_MODULES_MAX_RANGES 64 /* uncovered executable ranges examined per look */
 #define FILE_MODULES_MAX_PAGES  16 /* page cache pages read per image */
 
-/* Add to out[0..n) the images of the executable ranges of `as` that none of them covers, found
- * through their files. Returns the new count (<= max). */
+/* Add to out[0..n) the images of those executable ranges of `as` (guestos_generic_discover_in
+ * gives them) that none of them covers, found through their files. Returns the new count
+ * (<= max). */
 size_t guestos_file_modules(struct guestos *os, const struct gmem *mem, const struct guestos_as *as,
+                            const struct discover_range *ranges, size_t nranges,
                             struct discover_module *out, size_t n, size_t max);

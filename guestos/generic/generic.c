@@ -3,6 +3,8 @@
 #include "guestos/generic/user_modules.h"
 #include "guestwalk/paging.h"
 
+#include <stdlib.h>
+
 /* One address space per process, whichever half of a PTI pair CR3 holds now; the kernel half
  * of a pair is then what kernel-stack reads go through. */
 void guestos_generic_identify(const struct guestos *os, struct guestos_vcpu *vc,
@@ -34,10 +36,22 @@ size_t guestos_generic_discover_modules(struct guestos *os, const struct gmem *m
                                         size_t max)
 {
     (void)os;
+    struct discover_range *r = malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*r));
+    size_t nr, n = r ? guestos_generic_discover_in(mem, as, r, &nr, out, max) : 0;
+    free(r);
+    return n;
+}
+
+size_t guestos_generic_discover_in(const struct gmem *mem, const struct guestos_as *as,
+                                   struct discover_range *ranges, size_t *nranges,
+                                   struct discover_module *out, size_t max)
+{
     struct pt_mmu mmu;
+    *nranges = 0;
     if (!guestos_generic_user_mmu(mem, as, &mmu))
         return 0; /* not long mode: nothing to discover */
-    return discover_guest_modules(mem, &mmu, out, max, NULL);
+    *nranges = discover_guest_ranges(mem, &mmu, ranges, NULL);
+    return discover_guest_modules_in(mem, &mmu, ranges, *nranges, out, max);
 }
 
 bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,

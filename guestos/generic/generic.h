@@ -29,6 +29,11 @@ bool guestos_generic_user_gpa(const struct gmem *mem, const struct guestos_as *a
 bool guestos_generic_shared_page(const struct gmem *mem, const struct guestos_as *a,
                                  const struct guestos_as *b, uint64_t va);
 
+/* The same, with the executable user ranges it looked at (at most DISCOVER_GUEST_MAX_RANGES
+ * into ranges, *nranges of them) for callers that look further (file_modules.h). */
+size_t guestos_generic_discover_in(const struct gmem *mem, const struct guestos_as *as,
+                                   struct discover_range *ranges, size_t *nranges,
+                                   struct discover_module *out, size_t max);
 /* Copy len bytes of the address space's user memory at va (user-mode access); false if any
  * byte is not mapped. */
 bool guestos_generic_read_user(const struct gmem *mem, const struct guestos_as *as, uint64_t va,

@@ -73,6 +73,14 @@ size_t discover_guest_ranges(const struct gmem *mem, const struct pt_mmu *mmu,
     return c.n;
 }
 
+size_t discover_guest_modules_in(const struct gmem *mem, const struct pt_mmu *mmu,
+                                 const struct discover_range *ranges, size_t nranges,
+                                 struct discover_module *out, size_t max)
+{
+    struct reader rd = {mem, mmu};
+    return discover_modules(read_virt, &rd, ranges, nranges, out, max);
+}
+
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
                               struct discover_module *out, size_t max,
                               struct discover_guest_stats *st)
@@ -82,8 +90,7 @@ size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,
         return 0;
     int res;
     size_t nr = discover_guest_ranges(mem, mmu, r, &res);
-    struct reader rd = {mem, mmu};
-    size_t n = discover_modules(read_virt, &rd, r, nr, out, max);
+    size_t n = discover_guest_modules_in(mem, mmu, r, nr, out, max);
     if (st) {
         st->ranges = nr;
         st->iter_result = res;

@@ -25,6 +25,11 @@ struct discover_guest_stats {
 size_t discover_guest_ranges(const struct gmem *mem, const struct pt_mmu *mmu,
                              struct discover_range *out, int *iter_result);
 
+/* Modules of those ranges of the address space `mmu` describes. */
+size_t discover_guest_modules_in(const struct gmem *mem, const struct pt_mmu *mmu,
+                                 const struct discover_range *ranges, size_t nranges,
+                                 struct discover_module *out, size_t max);
+
 /* Modules of the address space `mmu` describes (its lower half). Returns how many were written
  * to `out` (<= max). */
 size_t discover_guest_modules(const struct gmem *mem, const struct pt_mmu *mmu,

@@ -8,6 +8,7 @@
 
 #include "guestos/generic/file_modules.h"
 #include "guestos/generic/generic.h"
+#include "guestos/generic/user_modules.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
 #include "guestos/linux/orc_load.h"
@@ -494,15 +495,21 @@ static size_t linux_discover_modules(struct guestos *os, const struct gmem *mem,
                                      size_t max)
 {
     struct lx_layer *l = os->priv;
-    size_t n = guestos_generic_discover_modules(os, mem, as, out, max);
-    if (l->state != LX_FOUND || !l->procs.known || as->pid <= 0)
+    struct discover_range *ranges = malloc(DISCOVER_GUEST_MAX_RANGES * sizeof(*ranges));
+    if (!ranges)
+        return 0;
+    size_t nranges, n = guestos_generic_discover_in(mem, as, ranges, &nranges, out, max);
+    if (l->state != LX_FOUND || !l->procs.known || as->pid <= 0) {
+        free(ranges);
         return n;
+    }
     struct lx_exe_name *c =
         &l->exe_cache[((uint32_t)as->pid ^ (uint32_t)(as->root >> 12)) % LX_EXE_CACHE];
     if (c->tgid != as->pid || c->root != as->root)
         *c = (struct lx_exe_name){.tgid = as->pid, .root = as->root};
     n = inherit_modules(l, mem, as, c, out, n, max);
-    n = guestos_file_modules(os, mem, as, out, n, max);
+    n = guestos_file_modules(os, mem, as, ranges, nranges, out, n, max);
+    free(ranges);
     bool unnamed = false;
     for (size_t i = 0; i < n; i++)
         unnamed |= !out[i].name[0];

@@ -17,6 +17,7 @@
 
 #include "common/files.h"
 #include "guestos/generic/file_modules.h"
+#include "guestos/generic/generic.h"
 #include "guestos/generic/user_modules.h"
 #include "guestwalk/tests/guest_image.h"
 
@@ -125,6 +126,17 @@ static void child_init(struct child *c)
         .cr0 = cpu.cr0, .root = cpu.cr3, .cr4 = cpu.cr4, .efer = cpu.efer | PT_EFER_NXE, .pid = 2};
 }
 
+/* guestos_file_modules over the child's executable ranges, as the Linux layer calls it. */
+static size_t file_modules(struct child *c, struct discover_module *mods, size_t n, size_t max)
+{
+    struct discover_range r[DISCOVER_GUEST_MAX_RANGES];
+    struct discover_module none[1];
+    size_t nr;
+    assert_int_equal(guestos_generic_discover_in(&c->g.mem, &c->as, r, &nr, none, 1), 0);
+    assert_int_equal(nr, 1); /* the one code page */
+    return guestos_file_modules(&c->os, &c->g.mem, &c->as, r, nr, mods, n, max);
+}
+
 static void child_free(struct child *c)
 {
     gimg_free(&c->g);
@@ -161,7 +173,7 @@ static void test_found_through_its_file(void **state)
     assert_int_equal(pt_mmu_init(&mmu, c.as.cr0, c.as.root, c.as.cr4, c.as.efer, 0, 0), PT_OK);
     assert_int_equal(discover_guest_modules(&c.g.mem, &mmu, mods, 4, NULL), 0);
 
-    size_t n = guestos_file_modules(&c.os, &c.g.mem, &c.as, mods, 0, 4);
+    size_t n = file_modules(&c, mods, 0, 4);
     assert_int_equal(n, 1);
     assert_int_equal(mods[0].header_va, LIBC_BIAS);
     assert_int_equal(mods[0].bias, LIBC_BIAS);
@@ -179,7 +191,7 @@ static void test_found_through_its_file(void **state)
 
     /* A range a module covers already is not looked at. */
     c.f.tells = c.f.pages = 0;
-    assert_int_equal(guestos_file_modules(&c.os, &c.g.mem, &c.as, mods, 1, 4), 1);
+    assert_int_equal(file_modules(&c, mods, 1, 4), 1);
     assert_int_equal(c.f.tells, 0);
     assert_int_equal(c.f.pages, 0);
     child_free(&c);
@@ -196,7 +208,7 @@ static void test_wrong_index_places_nothing(void **state)
         child_init(&c);
         c.f.index_shift = shifts[i];
         struct discover_module mods[4];
-        assert_int_equal(guestos_file_modules(&c.os, &c.g.mem, &c.as, mods, 0, 4), 0);
+        assert_int_equal(file_modules(&c, mods, 0, 4), 0);
         assert_true(c.f.pages <= FILE_MODULES_MAX_PAGES);
         child_free(&c);
     }
@@ -210,7 +222,7 @@ static void test_header_not_cached(void **state)
     child_init(&c);
     c.f.page0_evicted = true;
     struct discover_module mods[4];
-    assert_int_equal(guestos_file_modules(&c.os, &c.g.mem, &c.as, mods, 0, 4), 0);
+    assert_int_equal(file_modules(&c, mods, 0, 4), 0);
     assert_int_equal(c.f.pages, 1);
     child_free(&c);
 }
@@ -224,7 +236,7 @@ static void test_no_file_layer(void **state)
     static const struct guestos_ops none = {.name = "none"};
     c.os.ops = &none;
     struct discover_module mods[4];
-    assert_int_equal(guestos_file_modules(&c.os, &c.g.mem, &c.as, mods, 0, 4), 0);
+    assert_int_equal(file_modules(&c, mods, 0, 4), 0);
     child_free(&c);
 }
 

@@ -88,6 +88,42 @@ static void test_virt_install_domain(void **state)
                             "memballoon, rng");
 }
 
+/* A domain exactly as a live libvirtd (9.0, qemu:///system) keeps it after virt-install 4.1
+ * (`--import --boot uefi --osinfo debian11 --disk ...qcow2 --network user`) defined it: q35,
+ * UEFI firmware, a qcow2 disk, 14 PCIe root ports and the rest libvirt adds. Nothing refused:
+ * the disk's own boot entry is booted, its interface is hvprof's card with its MAC, and all
+ * that does not change what the guest runs is left out in one line. */
+static void test_live_libvirtd_uefi_domain(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/cli/tests/fixtures/domain-virt-install-uefi.xml",
+             getenv("HVPROF_SOURCE_DIR"));
+    size_t len;
+    char *xml = slurp(path, &len);
+    static struct domain_config c;
+    struct hv_err err = {0};
+    assert_int_equal(domain_xml_parse(xml, len, &c, &err), 0);
+    free(xml);
+    assert_string_equal(c.name, "debian13");
+    assert_true(c.mem_bytes == 1ull << 30);
+    assert_int_equal(c.vcpus, 1);
+    assert_false(domain_bootable(&c)); /* no kernel: the disk's boot entry (docs/disk-boot.md) */
+    assert_int_equal(c.ndisks, 1);
+    assert_string_equal(c.disks[0].target, "vda");
+    assert_string_equal(c.disks[0].path, "/var/lib/libvirt/images/debian13.qcow2");
+    assert_int_equal(c.disks_refused, 0);
+    assert_int_equal(c.nunsupported, 0);
+    assert_true(c.net && c.net_has_mac);
+    static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x78, 0x5c, 0xfc};
+    assert_memory_equal(c.net_mac, mac, 6);
+    assert_string_equal(c.net_was, "interface type='user' (mac 52:54:00:78:5c:fc)");
+    char lo[DOMAIN_LINE_MAX];
+    domain_left_out_line(&c, lo, sizeof(lo));
+    print_message("left out: %s\n", lo);
+    assert_string_equal(lo, "firmware, 18 controllers, channel, 2 inputs, audio, memballoon, rng");
+}
+
 static void test_minimal_and_units(void **state)
 {
     (void)state;
@@ -361,6 +397,7 @@ int main(int argc, char **argv)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_virt_install_domain),
+        cmocka_unit_test(test_live_libvirtd_uefi_domain),
         cmocka_unit_test(test_minimal_and_units),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_record_libvirt_domain),

@@ -268,6 +268,9 @@ MODULE_BENCHES = [
     ("test guest", "tests/integration/bench_guest", [], ["--quick"],
      "boot time and workload throughput under `hvprof run`'s VMM (bench/guest_bench.c)",
      "test-guest"),
+    ("exit events", "tests/integration/bench_exit_events", ["7", "2"], ["1", "1"],
+     "what `record --events exits` costs per exit, beside the same recording without "
+     "(bench/exit_events_bench.c)", "exit-events"),
     ("virtio-blk", "vmm/bench_virtio_blk", ["1024"], ["64"],
      "the virtio block device beside the raw file it serves, request by request "
      "(bench/virtio_blk_bench.c)", "virtio-blk"),

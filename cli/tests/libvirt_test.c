@@ -36,19 +36,24 @@ static int parse(const char *xml, struct domain_config *c, struct hv_err *err)
     return domain_xml_parse(xml, strlen(xml), c, err);
 }
 
+/* cli/tests/fixtures/NAME, parsed without an error. */
+static void parse_fixture(const char *name, struct domain_config *c)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/cli/tests/fixtures/%s", getenv("HVPROF_SOURCE_DIR"), name);
+    size_t len;
+    char *xml = slurp(path, &len);
+    struct hv_err err = {0};
+    assert_int_equal(domain_xml_parse(xml, len, c, &err), 0);
+    free(xml);
+}
+
 /* Everything the fixture asks for, taken or listed, exactly. */
 static void test_virt_install_domain(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof(path), "%s/cli/tests/fixtures/domain-cloud.xml",
-             getenv("HVPROF_SOURCE_DIR"));
-    size_t len;
-    char *xml = slurp(path, &len);
     static struct domain_config c;
-    struct hv_err err = {0};
-    assert_int_equal(domain_xml_parse(xml, len, &c, &err), 0);
-    free(xml);
+    parse_fixture("domain-cloud.xml", &c);
     assert_string_equal(c.name, "debian12-cloud");
     assert_true(c.mem_bytes == 2ull << 30); /* <memory unit='KiB'>2097152 */
     assert_int_equal(c.vcpus, 2);           /* current='2' of 4 */
@@ -96,15 +101,8 @@ static void test_virt_install_domain(void **state)
 static void test_live_libvirtd_uefi_domain(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof(path), "%s/cli/tests/fixtures/domain-virt-install-uefi.xml",
-             getenv("HVPROF_SOURCE_DIR"));
-    size_t len;
-    char *xml = slurp(path, &len);
     static struct domain_config c;
-    struct hv_err err = {0};
-    assert_int_equal(domain_xml_parse(xml, len, &c, &err), 0);
-    free(xml);
+    parse_fixture("domain-virt-install-uefi.xml", &c);
     assert_string_equal(c.name, "debian13");
     assert_true(c.mem_bytes == 1ull << 30);
     assert_int_equal(c.vcpus, 1);

@@ -8,15 +8,19 @@
  * Per kind: the guest's writes per second (its own count over its own clock), hvprof's own time
  * per recorded event (the summary's, timed at the exit), and the cost per exit as the guest
  * sees it, 1/rate(kind) - 1/rate(plain) (the guest counts its writes in batches of 1000 until its
- * clock reaches S). Numbers only, never a failure on a number.
- * Usage: bench_exit_events [rounds] [seconds]   (default 5 rounds of 2 s) */
+ * clock reaches S). Then, where perf can count KVM's tracepoints, one more run under `perf stat`:
+ * the kernel's count of the exits it handed to the VMM beside hvprof's own. Numbers only, never a
+ * failure on a number. Usage: bench_exit_events [rounds] [seconds]   (default 5 rounds of 2 s) */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/bench_util.h"
+#include "tests/common/run_cmd.h"
+#include "tests/integration/guest_run.h"
 #include "tests/integration/record_run.h"
 
 #define MAX_ROUNDS 32
@@ -82,6 +86,64 @@ static bool run(enum kind k, const char *cmdline, int seconds, struct point *p)
     return ok;
 }
 
+/* The value of `event` in perf stat's CSV output (-x,: "count,unit,event,..."), or -1. */
+static long long perf_count(const char *csv, const char *event)
+{
+    for (const char *l = csv; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        long long v;
+        char name[64];
+        if (sscanf(l, "%lld,,%63[^,]", &v, name) == 2 && !strcmp(name, event))
+            return v;
+    }
+    return -1;
+}
+
+/* hvprof's own exit accounting beside the kernel's, in one run: `perf stat` counts KVM's
+ * tracepoints for the VMM's process while it records with exit events. kvm:kvm_pio fires for
+ * each port access KVM hands to the VMM; kvm:kvm_userspace_exit for each return of KVM_RUN to
+ * it (the port exits and the timer's kicks). `perf kvm stat` reads kvm:kvm_exit for its exit
+ * reasons, which this host's KVM (PVM) does not emit: hence the tracepoints themselves. */
+static void perf_check(const char *cmdline)
+{
+    static char out[1 << 16], csv[4096];
+    char path[] = "/tmp/hvprof-bench-perf-XXXXXX", cmd[2048];
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return;
+    close(fd);
+    snprintf(cmd, sizeof(cmd),
+             "perf stat -x, -o %s -e kvm:kvm_pio,kvm:kvm_userspace_exit -- %s record -o %s.fxt "
+             "--guest demo --vcpus 1 --hz 250 --buffer 16M --events exits --cmdline '%s'",
+             path, guest_build_path("cli/hvprof"), path, cmdline);
+    int rc = hv_run_cmd(cmd, out, sizeof(out));
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(csv, 1, sizeof(csv) - 1, f) : 0;
+    csv[n] = 0;
+    if (f)
+        fclose(f);
+    remove(path);
+    strncat(path, ".fxt", sizeof(path) - strlen(path) - 1);
+    remove(path);
+    long long pio = perf_count(csv, "kvm:kvm_pio"), ue = perf_count(csv, "kvm:kvm_userspace_exit");
+    const char *h = strstr(out, "the VMM handled ");
+    const char *t = strstr(out, " timer exits, ");
+    uint64_t in, outs, timer = 0;
+    const char *bol = t;
+    while (bol && bol > out && bol[-1] != '\n')
+        bol--;
+    if (rc != 0 || pio < 0 || ue < 0 || !h || !t ||
+        sscanf(h, "the VMM handled %" SCNu64 " pio in, %" SCNu64, &in, &outs) != 2 ||
+        sscanf(bol, " %" SCNu64, &timer) != 1) {
+        printf("  perf: no comparison (perf stat could not count KVM's tracepoints here)\n");
+        return;
+    }
+    printf("  perf stat, the same run: kvm:kvm_pio %lld, hvprof's port exits %" PRIu64
+           " (%+.3f%%); kvm:kvm_userspace_exit %lld, hvprof's port exits + timer exits %" PRIu64
+           " (%+.3f%%)\n",
+           pio, in + outs, 100.0 * ((double)(in + outs) - (double)pio) / (double)pio, ue,
+           in + outs + timer, 100.0 * ((double)(in + outs + timer) - (double)ue) / (double)ue);
+}
+
 static double median_of(struct point *v, size_t n, size_t field)
 {
     double x[MAX_ROUNDS];
@@ -128,5 +190,6 @@ int main(int argc, char **argv)
                    1e6 / rate - 1e6 / base, us, st);
         printf("\n");
     }
+    perf_check(cmdline);
     return 0;
 }

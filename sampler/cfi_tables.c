@@ -156,7 +156,7 @@ static struct cfi_table *compile(struct sampler *s, const struct guestos_as *as,
             continue;
         if (have_file < 0)
             have_file =
-                sampler_module_file(s, as, m, false, &f) && sampler_module_file_same(&f, as, m);
+                sampler_module_file(s, as, m, false, &f) && sampler_module_file_same(&f, as);
         if (!have_file)
             continue;
         uint64_t index = (seg->file_offset + (lo + p * 4096 - seg->start)) / 4096;

@@ -108,11 +108,9 @@ bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *ds
     return false;
 }
 
-bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as,
-                              const struct discover_module *m)
+bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as)
 {
     static uint8_t mem[4096], file[4096]; /* the drain thread's only */
-    (void)m;                              /* the page sampler_module_file found the file by */
     if ((f->probe_va & 4095) ||
         !guestos_read_user(&f->s->os, f->s->mem, as, f->probe_va, mem, sizeof(mem)))
         return false;

@@ -79,8 +79,7 @@ bool sampler_module_file(struct sampler *s, const struct guestos_as *as,
  * the file. Else a disk's copy of the file is another version
  * (replaced since, or the guest's writes in flight), and f falls back to the page cache when
  * the OS layer reads it. False: use none of its bytes. */
-bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as,
-                              const struct discover_module *m);
+bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as);
 
 /* A cfi_file_reader over it (a read meeting a page not cached fails). */
 struct cfi_file_reader sampler_module_reader(struct sampler_module_file *f);

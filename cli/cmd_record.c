@@ -38,7 +38,12 @@ enum {
     OPT_RING_KEEP,
     OPT_EVENTS,
     OPT_EXIT_EVERY,
+    OPT_OFF_CPU,
+    OPT_OFF_CPU_HZ,
 };
+
+#define OFF_CPU_HZ_DEFAULT 50u  /* visits a second: a sleep's stack within 20 ms */
+#define OFF_CPU_HZ_MAX     100u /* the drain thread's pass is every 10 ms */
 
 #define RING_KEEP_DEFAULT 10u
 #define RING_SIZE_DEFAULT (64ull << 20) /* with --ring TIME */
@@ -63,6 +68,8 @@ static const struct option record_longopts[] = {
     {"ring-keep", required_argument, NULL, OPT_RING_KEEP},
     {"events", required_argument, NULL, OPT_EVENTS},
     {"exit-stacks-every", required_argument, NULL, OPT_EXIT_EVERY},
+    {"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+    {"off-cpu-hz", required_argument, NULL, OPT_OFF_CPU_HZ},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
 };
@@ -137,10 +144,18 @@ static void usage(FILE *out)
         "  --exit-stacks-every N  with --events exits: the stacks of every Nth exit of a vCPU\n"
         "                         only (1: all); by default as many as cost at most 5%% of\n"
         "                         the vCPU's time; every exit is still counted and timed\n"
+        "  --off-cpu              also record the time every guest thread spends off its CPU\n"
+        "                         (sleeping, waiting for I/O, runnable), with its kernel and\n"
+        "                         user stacks, read from the guest kernel's memory (Linux);\n"
+        "                         'hvprof report --off-cpu' or '--wall' shows it\n"
+        "                         (docs/off-cpu.md)\n"
+        "  --off-cpu-hz N         with --off-cpu: visits of the threads a second (default %u,\n"
+        "                         at most %u)\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
-        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON, RING_KEEP_DEFAULT);
+        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON, RING_KEEP_DEFAULT, OFF_CPU_HZ_DEFAULT,
+        OFF_CPU_HZ_MAX);
     run_opts_usage(out);
     fprintf(out, "  -h, --help         this text\n");
 }
@@ -148,6 +163,8 @@ static void usage(FILE *out)
 struct record_extra {
     uint64_t duration_ns;
     bool buffer_given;
+    bool off_cpu;        /* --off-cpu */
+    uint64_t off_cpu_hz; /* --off-cpu-hz, 0: not given */
     bool stage_times;
     const char *guest_os;       /* NULL = auto */
     struct symbol_path symbols; /* --symbols */
@@ -256,6 +273,14 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_uint(arg, "--exit-stacks-every", 1, 1000000, &v, err) < 0)
             return -1;
         c->exit_every = (unsigned)v;
+        return 1;
+    case OPT_OFF_CPU:
+        x->off_cpu = true;
+        return 1;
+    case OPT_OFF_CPU_HZ:
+        if (parse_uint(arg, "--off-cpu-hz", 1, OFF_CPU_HZ_MAX, &v, err) < 0)
+            return -1;
+        x->off_cpu_hz = v;
         return 1;
     case OPT_RING_KEEP:
         if (parse_uint(arg, "--ring-keep", 1, 100000, &v, err) < 0)
@@ -398,6 +423,17 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     }
     if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, c.out_path, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
+        return 2;
+    }
+    if (x.off_cpu_hz && !x.off_cpu) {
+        fprintf(stderr, "hvprof record: --off-cpu-hz needs --off-cpu\n");
+        return 2;
+    }
+    if (x.off_cpu)
+        c.off_cpu_hz = x.off_cpu_hz ? x.off_cpu_hz : OFF_CPU_HZ_DEFAULT;
+    if (c.off_cpu_hz && c.ring_bytes) {
+        fprintf(stderr, "hvprof record: --off-cpu cannot be used with --ring (a flight recording "
+                        "keeps samples only)\n");
         return 2;
     }
     /* The flight recorder bounds its memory: the vCPU rings only bridge one drain pass. */

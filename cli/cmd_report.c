@@ -52,6 +52,12 @@ static void report_usage(FILE *out)
         "  --exits           the exit events (record --events exits) instead of the samples:\n"
         "                    a table of exits by site with their host time, then their\n"
         "                    stacks rooted at [exit:...] in any format (docs/exits.md)\n"
+        "  --off-cpu         the time guest threads spent off their CPU (record --off-cpu)\n"
+        "                    instead of the samples, in microseconds, each stack under a\n"
+        "                    leaf [off-cpu:S|D|R|...] naming the thread's state\n"
+        "                    (docs/off-cpu.md)\n"
+        "  --wall            both: on-CPU samples weighted by the period and off-CPU time,\n"
+        "                    in microseconds (a hot/cold view of where time went)\n"
         "  -q, --quiet       no progress or warnings on stderr\n"
         "  -h, --help        this text\n");
 }
@@ -145,7 +151,7 @@ static int parse_time_window(const char *arg, struct prof_filter *f)
 
 int cmd_report(int argc, char **argv)
 {
-    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS };
+    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS, O_OFF_CPU, O_WALL };
     static const struct option opts[] = {
         {"format", required_argument, 0, O_FORMAT},
         {"output", required_argument, 0, 'o'},
@@ -156,6 +162,8 @@ int cmd_report(int argc, char **argv)
         {"tid", required_argument, 0, O_TID},
         {"time", required_argument, 0, O_TIME},
         {"exits", no_argument, 0, O_EXITS},
+        {"off-cpu", no_argument, 0, O_OFF_CPU},
+        {"wall", no_argument, 0, O_WALL},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -215,6 +223,14 @@ int cmd_report(int argc, char **argv)
             p.exits = true;
             ro.event_name = "vm-exit";
             break;
+        case O_OFF_CPU:
+            p.off_cpu = true;
+            ro.event_name = "offcpu-time"; /* perf record --off-cpu's event */
+            break;
+        case O_WALL:
+            p.wall = true;
+            ro.event_name = "wall-clock";
+            break;
         case 'q':
             quiet = true;
             break;
@@ -239,6 +255,10 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, optind >= argc ? "hvprof report: no recording given\n"
                                        : "hvprof report: one recording at a time\n");
         report_usage(stderr);
+        goto out;
+    }
+    if ((int)p.exits + (int)p.off_cpu + (int)p.wall > 1) {
+        fprintf(stderr, "hvprof report: --exits, --off-cpu and --wall exclude each other\n");
         goto out;
     }
     if (filter.user_only && filter.kernel_only) {

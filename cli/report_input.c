@@ -129,7 +129,14 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 cmd, file, ls.overwritten);
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "%s: %s holds no %s\n", cmd, file,
-                p->exits ? "exit events (record with --events exits)" : "samples");
+                p->exits     ? "exit events (record with --events exits)"
+                : p->off_cpu ? "off-CPU records (record with --off-cpu)"
+                             : "samples");
+    if (!quiet && ls.off_cpu_skipped)
+        fprintf(stderr,
+                "%s: %s also holds %" PRIu64 " off-CPU records: --off-cpu or --wall reports them "
+                "(docs/off-cpu.md)\n",
+                cmd, file, ls.off_cpu_skipped);
     if (!quiet && ls.exit_events_skipped)
         fprintf(stderr,
                 "%s: %s also holds %" PRIu64 " exit events: --exits reports them (docs/exits.md)\n",

@@ -148,6 +148,35 @@ struct guestos_file {
     uint64_t handle; /* the OS layer's own (Linux: the address_space's kernel address) */
 };
 
+/* A guest thread as a visit of the guest's threads finds it (the threads op, drain thread):
+ * who it is (the same identity identify_task gives when it runs), whether it runs, its state
+ * and its counters. Its registers come apart (thread_regs), only when its stacks are walked. */
+enum guestos_thread_state { /* fs/proc/array.c's letters, in its order (schema.h mirrors it) */
+                            GUESTOS_THREAD_RUNNABLE,
+                            GUESTOS_THREAD_SLEEPING,
+                            GUESTOS_THREAD_DISK_SLEEP,
+                            GUESTOS_THREAD_STOPPED,
+                            GUESTOS_THREAD_TRACED,
+                            GUESTOS_THREAD_DEAD,
+                            GUESTOS_THREAD_ZOMBIE,
+                            GUESTOS_THREAD_PARKED,
+                            GUESTOS_THREAD_IDLE,
+};
+struct guestos_thread {
+    uint64_t handle;          /* the OS layer's own (Linux: the task_struct's address) */
+    struct guestos_task task; /* pid, tid, names, kernel stack */
+    uint64_t proc_key, thread_key;
+    struct guestos_as as; /* its user address space (root 0: none); the paging mode */
+    uint64_t kernel_root; /* a root that maps the kernel (for a thread without one) */
+    enum guestos_thread_state state;
+    bool on_cpu;        /* running on a CPU now (its stacks are the samples') */
+    uint32_t cpu;       /* the guest CPU it last ran on (UINT32_MAX: unknown) */
+    uint64_t cpu_ns;    /* CPU time so far, as the guest's scheduler counts it */
+    uint64_t switches;  /* context switches so far (a change: it ran since) */
+    uint64_t resume_sp; /* where its kernel stack was switched out (0: unknown) */
+};
+typedef int (*guestos_thread_fn)(void *ctx, const struct guestos_thread *t);
+
 struct guestos_ops {
     const char *name;
     /* Exit path. The address space (as_root, thread_key); may complete the snapshot for the
@@ -209,6 +238,20 @@ struct guestos_ops {
      * does not hold together. */
     int (*file_page)(struct guestos *os, const struct gmem *mem, const struct guestos_file *f,
                      uint64_t index, void *dst);
+    /* Drain thread, optional, after discover_kernel() returned 1: call fn for each thread of
+     * the guest (at most `max`; fn returns nonzero to stop). Returns how many were given, or
+     * -1 with err when the guest's threads cannot be listed (at all, or this time). */
+    long (*threads)(struct guestos *os, const struct gmem *mem, guestos_thread_fn fn, void *ctx,
+                    size_t max, struct hv_err *err);
+    /* Drain thread, with threads: the kernel-mode registers the thread resumes with, and its
+     * user registers at its entry into the kernel (user false: none, a kernel thread, or not
+     * readable). False when the kernel ones cannot be read. */
+    bool (*thread_regs)(struct guestos *os, const struct gmem *mem, const struct guestos_thread *t,
+                        struct gw_regs *kernel, struct gw_regs *user);
+    /* Drain thread, with threads: whether the thread has not run since `t` was read (the same
+     * switch count and resume point, not on a CPU): what was read of its stacks since holds. */
+    bool (*thread_unchanged)(struct guestos *os, const struct gmem *mem,
+                             const struct guestos_thread *t);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -242,6 +285,15 @@ static inline int guestos_file_page(struct guestos *os, const struct gmem *mem,
                                     const struct guestos_file *f, uint64_t index, void *dst)
 {
     return os->ops->file_page ? os->ops->file_page(os, mem, f, index, dst) : -1;
+}
+
+static inline long guestos_threads(struct guestos *os, const struct gmem *mem, guestos_thread_fn fn,
+                                   void *ctx, size_t max, struct hv_err *err)
+{
+    if (!os->ops->threads)
+        return hv_errk(err, HV_ERR_UNSUPPORTED, "the %s OS layer cannot list the guest's threads",
+                       os->ops->name);
+    return os->ops->threads(os, mem, fn, ctx, max, err);
 }
 
 static inline int guestos_panicked(struct guestos *os, const struct gmem *mem)

@@ -114,16 +114,27 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                      const struct hvfxt_sample_view *s)
 {
     uint32_t n = 0;
-    /* An exit event belongs to an exit profile, a timer's sample to a timer profile. Completions
-     * go with the timer's samples (exit events carry their stacks whole). */
+    /* An exit event belongs to an exit profile, an off-CPU record to an off-CPU or wall-clock
+     * one, a timer's sample to a timer or wall-clock profile. Completions go with the timer's
+     * samples (exit events and off-CPU records carry their stacks whole). */
     bool exit_event = (s->fields & HVFXT_SF_EXIT) != 0;
-    if (exit_event != l->p->exits) {
+    bool off_event = !exit_event && (s->fields & HVFXT_SF_OFF_CPU_NS) != 0;
+    const struct profile *p = l->p;
+    bool want = exit_event  ? p->exits
+                : off_event ? p->off_cpu || p->wall
+                            : !p->exits && !p->off_cpu;
+    if (!want) {
         if (exit_event)
             l->st->exit_events_skipped++;
+        else if (off_event)
+            l->st->off_cpu_skipped++;
         else if (!(s->fields & HVFXT_SF_CONTINUATION_COMPLETION))
             l->st->samples_skipped++;
         return 0;
     }
+    /* An off-CPU record's time, in whole microseconds (what its weight is): below one, none. */
+    if (off_event && s->off_cpu_ns < 500)
+        return 0;
     uint8_t cpl = (s->fields & HVFXT_SF_CPL) ? (uint8_t)s->cpl : PROF_CPL_USER;
     /* Stacks cut at the root end: the walk reached --max-depth, or frames were dropped to fit
      * the record (docs/fxt-samples.md, walk word). The report says how many. */
@@ -142,6 +153,12 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
     }
     if (reserve(l, 3 + (size_t)s->kernel_stack.n + s->user_stack.n) < 0)
         return -1;
+    if (off_event) {
+        /* The leaf: the thread's state, named by the recording's HVFXT_OFF_CPU_MODULE. */
+        l->addr[n] = hvfxt_off_cpu_frame((s->fields & HVFXT_SF_TASK_STATE) ? s->task_state
+                                                                           : HVFXT_TASK_STATES);
+        l->flags[n++] = PROF_FRAME_KERNEL;
+    }
     if (s->fields & HVFXT_SF_PC) {
         l->addr[n] = s->pc;
         l->flags[n++] = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
@@ -208,9 +225,13 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         l->addr[n] = hvfxt_exit_frame(s->exit_site);
         l->flags[n++] = PROF_FRAME_KERNEL;
     }
-    int si = profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, 1, l->err);
+    uint64_t weight = off_event ? (s->off_cpu_ns + 500) / 1000 : 1;
+    int si =
+        profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, weight, l->err);
     if (si < 0)
         return -1;
+    if (off_event)
+        l->p->samples.v[si].off_cpu_ns = s->off_cpu_ns;
     if (exit_event)
         l->p->samples.v[si].exit_ns = (s->fields & HVFXT_SF_EXIT_NS) ? s->exit_ns : 0;
     l->st->samples++;
@@ -497,6 +518,15 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     if (hvfxt_join_flush(&l.join, err) < 0)
         goto done;
     st->partial_without_completion = l.join.unjoined;
+    /* A wall-clock profile weighs each sample taken on the CPU by the sampling period, in
+     * microseconds as its off-CPU records are. */
+    p->weight_us = p->off_cpu || p->wall;
+    if (p->wall) {
+        uint64_t us = p->period_ns ? (p->period_ns + 500) / 1000 : 1;
+        for (size_t i = 0; i < p->samples.n; i++)
+            if (!p->samples.v[i].off_cpu_ns)
+                p->samples.v[i].weight *= us ? us : 1;
+    }
     if (fix_file_offsets(p, err) < 0)
         goto done;
     /* Address space 0 is the guest kernel's (docs/fxt-samples.md section 4). */

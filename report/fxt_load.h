@@ -25,6 +25,7 @@ struct fxt_load_stats {
     /* Exit events left out of a timer profile, or timer samples left out of an exit profile
      * (profile.exits; docs/exits.md). */
     uint64_t exit_events_skipped, samples_skipped;
+    uint64_t off_cpu_skipped; /* off-CPU records left out of a profile of samples */
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

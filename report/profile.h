@@ -44,6 +44,9 @@ struct prof_sample {
     uint32_t first; /* index of the leaf frame in profile.frames */
     uint32_t nframes;
     uint64_t exit_ns; /* an exit event's host time (profile.exits), else 0 */
+    /* An off-CPU record (profile.off_cpu or .wall): the nanoseconds it accounts for; 0 for a
+     * sample taken on the CPU. */
+    uint64_t off_cpu_ns;
 };
 
 /* A vCPU thread's steal time so far (the recording's vcpu_steal markers, docs/sampling.md
@@ -125,6 +128,12 @@ struct profile {
     /* Load exit events instead of the timer's samples (`report --exits`, docs/exits.md): each
      * with its stacks under a root frame naming its exit site (hvfxt_exit_frame). */
     bool exits;
+    /* Load the off-CPU records instead (`report --off-cpu`, docs/off-cpu.md), or both them and
+     * the timer's samples (`report --wall`): weights are then microseconds (weight_us), an
+     * off-CPU record's its time off the CPU, a sample's the sampling period. Each off-CPU stack
+     * has a leaf frame naming the thread's state (hvfxt_off_cpu_frame). */
+    bool off_cpu, wall;
+    bool weight_us;
 };
 
 void profile_init(struct profile *p);

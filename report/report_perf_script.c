@@ -68,7 +68,10 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         comm_of(p, s, comm, sizeof(comm));
         uint64_t sec = s->ts / tps;
         uint64_t usec = (uint64_t)((double)(s->ts % tps) * 1e6 / (double)tps);
-        uint64_t period = p->period_ns ? p->period_ns * s->weight : s->weight;
+        /* perf's period: nanoseconds (an off-CPU record's time, as perf's offcpu-time). */
+        uint64_t period = p->weight_us   ? s->weight * 1000
+                          : p->period_ns ? p->period_ns * s->weight
+                                         : s->weight;
         fprintf(out,
                 "%s %5" PRIu64 "/%-5" PRIu64 " [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
                 " %s: \n",

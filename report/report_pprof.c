@@ -206,9 +206,10 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         goto oom;
     str_id(&st, ""); /* string_table[0] must be "" */
 
-    bool timed = p->period_ns != 0;
-    vt[0].type = str_id(&st, "samples");
-    vt[0].unit = str_id(&st, "count");
+    /* Off-CPU and wall-clock profiles: one value, the time in microseconds. */
+    bool timed = p->period_ns != 0 && !p->weight_us;
+    vt[0].type = str_id(&st, p->weight_us ? (p->off_cpu ? "off_cpu" : "wall") : "samples");
+    vt[0].unit = str_id(&st, p->weight_us ? "microseconds" : "count");
     vt[1].type = str_id(&st, "cpu");
     vt[1].unit = str_id(&st, "nanoseconds");
     period_type = vt[1];

@@ -114,7 +114,7 @@ static struct track track_of(const struct prof_sample *s, bool by_thread)
 
 /* Samples in `order` (sorted by track, then time) as nested slices on their tracks. */
 static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order, size_t n,
-                   uint64_t period, bool by_thread, struct open_slice *st)
+                   uint64_t period, uint64_t tps, bool by_thread, struct open_slice *st)
 {
     unsigned depth = 0;
     struct track tr = {0};
@@ -122,8 +122,21 @@ static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order,
         const struct prof_sample *s = &p->samples.v[order[i]];
         const struct prof_sample *prev = i ? &p->samples.v[order[i - 1]] : NULL;
         struct track cur = track_of(s, by_thread);
-        if (prev && (cur.pid != tr.pid || cur.tid != tr.tid || s->ts - prev->ts > 2 * period)) {
-            if (close_slices(t, tr, st, 0, &depth, prev->ts + period / 2) < 0)
+        bool same_track = prev && cur.pid == tr.pid && cur.tid == tr.tid;
+        /* An off-CPU record (`report --off-cpu`, `--wall`) stands for the time before it: its
+         * slices span it, from no earlier than the track's last sample. */
+        uint64_t at = s->ts;
+        if (s->off_cpu_ns) {
+            uint64_t d = (uint64_t)((double)s->off_cpu_ns * (double)tps / 1e9);
+            at = s->ts > d ? s->ts - d : 0;
+            if (same_track && at < prev->ts)
+                at = prev->ts;
+        }
+        if (prev && (!same_track || at - prev->ts > 2 * period)) {
+            uint64_t end = prev->ts + period / 2;
+            if (same_track && end > at)
+                end = at;
+            if (close_slices(t, tr, st, 0, &depth, end) < 0)
                 return -1;
         }
         tr = cur;
@@ -132,22 +145,28 @@ static int lay_out(struct tl *t, const struct profile *p, const uint32_t *order,
         struct open_slice want[TL_MAX_DEPTH];
         uint64_t shown = profile_shown_pid(p, s->pid); /* the guest's pid when recorded */
         if (!by_thread)
-            want[nw++] = (struct open_slice){profile_process_row(p, s->pid), s->ts,
+            want[nw++] = (struct open_slice){profile_process_row(p, s->pid), at,
                                              profile_process_name(p, s->pid), shown};
         for (uint32_t f = s->nframes; f-- > 0 && nw < TL_MAX_DEPTH;) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
             want[nw++] =
-                (struct open_slice){fn, s->ts, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, shown};
+                (struct open_slice){fn, at, fn == PROF_NONE ? "?" : p->funcs.v[fn].name, shown};
         }
         while (keep < depth && keep < nw && st[keep].key == want[keep].key)
             keep++;
-        if (close_slices(t, tr, st, keep, &depth, s->ts) < 0)
+        if (close_slices(t, tr, st, keep, &depth, at) < 0)
             return -1;
         for (; depth < nw; depth++) {
             st[depth] = want[depth];
-            if (slice_event(t, tr, &st[depth], true, depth == 0 && tr.vcpu, s->ts) < 0)
+            if (slice_event(t, tr, &st[depth], true, depth == 0 && tr.vcpu, at) < 0)
                 return -1;
+        }
+        /* Off the CPU until the record's time, never merged with what comes next. */
+        if (s->off_cpu_ns) {
+            if (close_slices(t, tr, st, 0, &depth, s->ts > at ? s->ts : at + 1) < 0)
+                return -1;
+            continue;
         }
         /* An exit event lasts its host time, from the exit to the re-entry (at least a tick,
          * to be seen), and is never merged with the next: the guest ran between them. */
@@ -365,12 +384,15 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
 
     /* Sampling period in ticks: from the recording, else the smallest gap seen, else 1 ms. */
     uint64_t period = p->period_ns ? (uint64_t)((double)p->period_ns * (double)tps / 1e9) : 0;
+    /* On the vCPUs, what ran there: off-CPU records go on their threads' tracks only. */
+    size_t nv = 0;
     for (size_t i = 0; i < p->samples.n; i++)
-        order[i] = (uint32_t)i;
-    if (p->samples.n > 1)
-        qsort_r(order, p->samples.n, sizeof(*order), cmp_by_vcpu_ts, (void *)p);
+        if (!p->samples.v[i].off_cpu_ns)
+            order[nv++] = (uint32_t)i;
+    if (nv > 1)
+        qsort_r(order, nv, sizeof(*order), cmp_by_vcpu_ts, (void *)p);
     if (!period) {
-        for (size_t i = 1; i < p->samples.n; i++) {
+        for (size_t i = 1; i < nv; i++) {
             const struct prof_sample *a = &p->samples.v[order[i - 1]], *b = &p->samples.v[order[i]];
             if (a->vcpu == b->vcpu && b->ts > a->ts && (!period || b->ts - a->ts < period))
                 period = b->ts - a->ts;
@@ -379,7 +401,7 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
             period = tps / 1000 ? tps / 1000 : 1;
     }
 
-    if (lay_out(t, p, order, p->samples.n, period, false, st) < 0 || steal_counters(t, p, tps) < 0)
+    if (lay_out(t, p, order, nv, period, tps, false, st) < 0 || steal_counters(t, p, tps) < 0)
         goto fail;
     /* Then one track per guest thread (samples of threads the recording could not tell apart,
      * tid 0, stay on the vCPU tracks only). */
@@ -389,7 +411,7 @@ int report_write_timeline(const struct profile *p, const struct report_opts *o, 
             order[nt++] = (uint32_t)i;
     if (nt > 1)
         qsort_r(order, nt, sizeof(*order), cmp_by_thread_ts, (void *)p);
-    if (lay_out(t, p, order, nt, period, true, st) < 0)
+    if (lay_out(t, p, order, nt, period, tps, true, st) < 0)
         goto fail;
     rc = 0;
     goto destroy;

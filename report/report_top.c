@@ -53,8 +53,16 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
     if (nf > 1)
         qsort(rows, nf, sizeof(*rows), cmp_row);
 
-    fprintf(out, "# hvprof report: %" PRIu64 " samples, %zu processes, %zu vCPUs", total, nprocs,
-            nvcpus);
+    /* Off-CPU and wall-clock profiles weigh in microseconds (profile.weight_us). */
+    const char *unit = p->weight_us ? "Time(us)" : "Samples";
+    if (p->weight_us)
+        fprintf(out, "# hvprof report: %.6f s %s, %zu processes, %zu vCPUs", (double)total / 1e6,
+                p->off_cpu ? "off-CPU (the threads' time off their CPUs)"
+                           : "of wall-clock time (on-CPU samples and off-CPU time)",
+                nprocs, nvcpus);
+    else
+        fprintf(out, "# hvprof report: %" PRIu64 " samples, %zu processes, %zu vCPUs", total,
+                nprocs, nvcpus);
     if (p->period_ns)
         fprintf(out, ", period %" PRIu64 " ns", p->period_ns);
     if (p->stacks_cut)
@@ -86,7 +94,7 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
                     half ? "user" : "kernel", c[HVFXT_CALLER_CHAIN], patterns,
                     c[HVFXT_CALLER_FRAMELESS]);
     }
-    fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", "Samples", "Shared Object",
+    fprintf(out, "\n#\n# %8s %8s %10s  %-24s %s\n", "Children", "Self", unit, "Shared Object",
             "Symbol");
     for (size_t i = 0; i < nf && i < limit; i++) {
         const struct row *r = &rows[i];
@@ -98,13 +106,15 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
         fprintf(out, "  %7.2f%% %7.2f%% %10" PRIu64 "  %-24s [%c] %s\n", pct(r->total, total),
                 pct(r->self, total), r->self, dso, r->kernel ? 'k' : '.', fn->name);
     }
-    fprintf(out, "\n# Per process\n# %8s %10s %8s  %-12s %s\n", "Percent", "Samples", "Kernel",
-            "PID", "Command");
+    fprintf(out, "\n# Per process\n# %8s %10s %8s  %-12s %s\n", "Percent", unit, "Kernel", "PID",
+            "Command");
     for (size_t i = 0; i < nprocs; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-12" PRIu64 " %s\n",
                 pct(procs[i].weight, total), procs[i].weight, pct(procs[i].kernel, procs[i].weight),
                 profile_shown_pid(p, procs[i].key), profile_process_name(p, procs[i].key));
-    fprintf(out, "\n# Per vCPU\n# %8s %10s %8s  %s\n", "Percent", "Samples", "Kernel", "vCPU");
+    fprintf(out, "\n# Per vCPU%s\n# %8s %10s %8s  %s\n",
+            p->weight_us ? " (off-CPU time: the CPU a thread last ran on)" : "", "Percent", unit,
+            "Kernel", "vCPU");
     for (size_t i = 0; i < nvcpus; i++)
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %" PRIu64 "\n", pct(vcpus[i].weight, total),
                 vcpus[i].weight, pct(vcpus[i].kernel, vcpus[i].weight), vcpus[i].key);

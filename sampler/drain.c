@@ -141,8 +141,13 @@ int sampler_drain_once(struct sampler *s, bool final)
     if (atomic_load(&s->write_failed))
         return -1;
     s->final_pass = final;
+    /* A visit of the guest's threads for their off-CPU time: it may meet threads no exit
+     * showed yet, so its records wait for the names below. */
+    stage_begin(s);
+    if (sampler_off_cpu_poll(s, hv_now_ns(), final, &err) < 0)
+        goto fail;
     /* Names first, so that every record below refers to an identity already named. */
-    if (name_new_identities(s, &err) < 0)
+    if (name_new_identities(s, &err) < 0 || sampler_off_cpu_emit(s, &err) < 0)
         goto fail;
     /* The kernel's description: one bounded unit, a few looks a second at most. */
     stage_begin(s);

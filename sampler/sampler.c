@@ -117,7 +117,8 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         }
         s->flight_on = true;
     }
-    if (sampler_copies_init(s, err) < 0 || sampler_steal_init(s, err) < 0) {
+    if (sampler_copies_init(s, err) < 0 || sampler_steal_init(s, err) < 0 ||
+        sampler_off_cpu_init(s, err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
@@ -164,8 +165,14 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
         {.type = FXT_ARG_U32,
          .name = fxt_str_inline("exit_stacks_every"),
          .v.u32 = s->cfg.exit_every},
+        /* Off-CPU visits a second; absent without --off-cpu. */
+        {.type = FXT_ARG_U64, .name = fxt_str_inline("off_cpu_hz"), .v.u64 = s->cfg.off_cpu_hz},
     };
-    unsigned nargs = sizeof(args) / sizeof(args[0]) - !s->cfg.exit_events;
+    unsigned nargs = sizeof(args) / sizeof(args[0]) - 2;
+    if (s->cfg.exit_events)
+        args[nargs++] = args[sizeof(args) / sizeof(args[0]) - 2];
+    if (s->cfg.off_cpu_hz)
+        args[nargs++] = args[sizeof(args) / sizeof(args[0]) - 1];
     if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args, nargs, err) < 0)
         return -1;
     /* From here on, what is not moved from a vCPU ring is metadata (meta_budget.h). */
@@ -461,6 +468,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_cfi_summary(s, out);
     sampler_copies_summary(s, out);
     sampler_exit_events_summary(s, out);
+    sampler_off_cpu_summary(s, out);
     sampler_module_files_summary(s, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
@@ -529,6 +537,7 @@ void sampler_destroy(struct sampler *s)
     }
     sampler_copies_free(s);
     sampler_steal_free(s);
+    sampler_off_cpu_free(s);
     free(s->core.v);
     free(s->core.ids);
     free(s->proc_named);

@@ -73,6 +73,9 @@ struct sampler_config {
      * (sampler/exit/exit.c). */
     bool exit_events;
     unsigned exit_every;
+    /* Off-CPU time of every guest thread (`record --off-cpu`, docs/off-cpu.md): visits of the
+     * guest's threads this many times a second on the drain thread; 0: none. */
+    uint64_t off_cpu_hz;
 };
 
 struct sampler;

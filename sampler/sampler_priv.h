@@ -96,6 +96,7 @@ struct sampler {
     struct sampler_cfi *cfi;         /* user modules' DWARF CFI (cfi_tables.c) */
     struct sampler_copies *copies;   /* stacks copied at exits, walked later (copied_stacks.c) */
     struct sampler_steal *steal;     /* steal markers as the vCPUs run (steal_timeline.c) */
+    struct sampler_off_cpu *off_cpu; /* off-CPU visits of the guest's threads (off_cpu.c) */
     struct sampler_file_stats files; /* modules' files read (module_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
@@ -174,6 +175,15 @@ void sampler_copies_summary(const struct sampler *s, FILE *out);
 int sampler_steal_init(struct sampler *s, struct hv_err *err);
 void sampler_steal_free(struct sampler *s);
 int sampler_steal_poll(struct sampler *s, uint64_t now, struct hv_err *err);
+/* off_cpu.c: off-CPU time of every guest thread (`record --off-cpu`): a visit of the guest's
+ * threads when due (records queued until their threads are named; `final` writes what every
+ * thread has pending), the queued records into the file, the summary line. -1 only when the
+ * file cannot be written or memory runs out. */
+int sampler_off_cpu_init(struct sampler *s, struct hv_err *err);
+void sampler_off_cpu_free(struct sampler *s);
+int sampler_off_cpu_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err);
+int sampler_off_cpu_emit(struct sampler *s, struct hv_err *err);
+void sampler_off_cpu_summary(const struct sampler *s, FILE *out);
 /* exit_events.c: the names of the VM's exit sites (vmm/exit_sites.h) as the symbols of
  * HVFXT_EXIT_MODULE, and the summary's account of exit events (docs/exits.md). */
 int sampler_exit_sites_record(struct sampler *s, struct hv_err *err);

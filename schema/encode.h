@@ -32,6 +32,10 @@ struct hvfxt_sample {
     /* An exit event (`record --events exits`, docs/exits.md): the exit's site
      * (vmm/exit_sites.h) and the host time from the exit to the end of its handling. */
     uint64_t exit_site, exit_ns;
+    /* An off-CPU record (`record --off-cpu`, docs/off-cpu.md): a guest thread that was not
+     * running, the nanoseconds it spent off its CPU that this record accounts for, and its
+     * state (enum hvfxt_task_state). */
+    uint64_t off_cpu_ns, task_state;
 };
 /* Most frames a sample can hold in total (both stacks together). */
 #define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - HVFXT_SF_COUNT)

@@ -34,3 +34,19 @@ bool hvfxt_module_name_is_placeholder(const char *name)
 const struct hvfxt_sample_field_info hvfxt_sample_fields[HVFXT_SF_COUNT] = {
     HVFXT_SAMPLE_FIELDS(FIELD_INFO)};
 #undef FIELD_INFO
+
+const char *hvfxt_task_state_letter(uint64_t state)
+{
+    static const char *const letters[HVFXT_TASK_STATES] = {"R", "S", "D", "T", "t",
+                                                           "X", "Z", "P", "I"};
+    return state < HVFXT_TASK_STATES ? letters[state] : "?";
+}
+
+const char *hvfxt_task_state_name(uint64_t state)
+{
+    /* fs/proc/array.c, task_state_array */
+    static const char *const names[HVFXT_TASK_STATES] = {"running", "sleeping",     "disk sleep",
+                                                         "stopped", "tracing stop", "dead",
+                                                         "zombie",  "parked",       "idle"};
+    return state < HVFXT_TASK_STATES ? names[state] : "?";
+}

@@ -251,3 +251,35 @@ static inline uint64_t hvfxt_exit_frame(uint64_t site)
     uint64_t kind = (site >> 24) & 7, dev = (site >> 16) & 0xff, reg = site & 0x7f;
     return HVFXT_EXIT_FRAME_BASE + ((kind << 15 | dev << 7 | reg) << 2);
 }
+
+/* Off-CPU records (`record --off-cpu`, docs/off-cpu.md): the thread's state as the guest
+ * kernel reports it in /proc/PID/stat, in the order of its task_state_array (fs/proc/array.c):
+ * running or runnable, sleeping, disk sleep (uninterruptible), stopped, tracing stop, dead,
+ * zombie, parked, idle (a kernel thread's uninterruptible sleep that counts for no load). */
+enum hvfxt_task_state {
+    HVFXT_TASK_RUNNABLE,
+    HVFXT_TASK_SLEEPING,
+    HVFXT_TASK_DISK_SLEEP,
+    HVFXT_TASK_STOPPED,
+    HVFXT_TASK_TRACED,
+    HVFXT_TASK_DEAD,
+    HVFXT_TASK_ZOMBIE,
+    HVFXT_TASK_PARKED,
+    HVFXT_TASK_IDLE,
+    HVFXT_TASK_STATES
+};
+/* "R", "S", "D", "T", "t", "X", "Z", "P", "I" (ps(1)'s letters); "?" outside the enum. */
+const char *hvfxt_task_state_letter(uint64_t state);
+/* "running", "sleeping", "disk sleep", ... as fs/proc/array.c names them; "?" outside. */
+const char *hvfxt_task_state_name(uint64_t state);
+/* A report puts one frame per state at the leaf of an off-CPU stack, in the module
+ * HVFXT_OFF_CPU_MODULE whose symbols ("[off-cpu:S]") name them: addresses in the same unused
+ * top of the address space, above the exit sites'. */
+#define HVFXT_OFF_CPU_MODULE     "[off-cpu]"
+#define HVFXT_OFF_CPU_FRAME_BASE (HVFXT_EXIT_FRAME_BASE + HVFXT_EXIT_FRAME_SIZE)
+#define HVFXT_OFF_CPU_FRAME_SIZE 0x1000ull
+static inline uint64_t hvfxt_off_cpu_frame(uint64_t state)
+{
+    return HVFXT_OFF_CPU_FRAME_BASE +
+           4 * (state < HVFXT_TASK_STATES ? state : (uint64_t)HVFXT_TASK_STATES);
+}

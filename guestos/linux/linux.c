@@ -16,6 +16,7 @@
 #include "guestos/linux/pagefile.h"
 #include "guestos/linux/process.h"
 #include "guestos/linux/task.h"
+#include "guestos/linux/threads.h"
 
 enum lx_state { LX_SEARCHING, LX_FOUND, LX_FAILED };
 
@@ -93,6 +94,12 @@ struct lx_layer {
     size_t nsets;
     size_t modtab_entries;  /* ORC entries in modtabs, within LX_ORC_MODULES_MAX_ENTRIES */
     char orc_mods_why[160]; /* the last module whose tables could not be read, and why */
+    /* Every thread, for off-CPU profiles (drain thread, threads.h): its own reader, and the
+     * layouts; or why not. */
+    struct lx_kread threads_kr;
+    struct lx_switch_layout switched;
+    struct lx_threads threads;
+    char threads_why[160];
 };
 
 static unsigned linux_kernel_unwind(const struct gw_unwinder *u, struct gw_walker *w,
@@ -194,6 +201,20 @@ static int describe(struct lx_layer *l, struct hv_err *err)
                  l->files.page_size, l->vmemmap, 1u << l->cache.chunk_shift,
                  l->cache.uptodate_bit >= 0 ? ", PG_uptodate from BTF" : "");
     lx_kread_forget(&l->procs_kr);
+    l->threads =
+        (struct lx_threads){.k = k, .kr = &l->threads_kr, .pl = &l->procs, .sl = &l->switched};
+    if (!kr)
+        snprintf(l->threads_why, sizeof(l->threads_why), "%s", why);
+    else if (!l->procs.known)
+        snprintf(l->threads_why, sizeof(l->threads_why), "no task list: %.140s", why);
+    else if (lx_kread_init_kernel(&l->threads_kr, k, k->img.mem, l->threads_why,
+                                  sizeof(l->threads_why)) == 0 &&
+             lx_thread_layout_of(k, &l->threads.tl, l->threads_why, sizeof(l->threads_why))) {
+        /* Without the switch frame's layout the threads are listed, their stacks not read. */
+        (void)lx_switch_layout_of(k, &l->switched, why, sizeof(why));
+        l->threads.la57 = l->threads_kr.mmu.va_bits == 57;
+        l->threads.kernel_root = l->threads_kr.mmu.root_kernel;
+    }
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
@@ -595,6 +616,42 @@ static int linux_panicked(struct guestos *os, const struct gmem *mem)
     return cpu < LX_MAX_CPUS ? (int)cpu : -2;
 }
 
+static long linux_threads(struct guestos *os, const struct gmem *mem, guestos_thread_fn fn,
+                          void *ctx, size_t max, struct hv_err *err)
+{
+    (void)mem; /* the reader reads the memory the kernel was found in */
+    struct lx_layer *l = os->priv;
+    if (l->state != LX_FOUND)
+        return hv_errk(err, HV_ERR_GUEST, "the guest kernel is not described yet");
+    if (!l->threads.tl.known)
+        return hv_errk(err, HV_ERR_UNSUPPORTED, "linux: the guest's threads cannot be listed: %s",
+                       l->threads_why);
+    char why[160];
+    lx_kread_forget(&l->threads_kr);
+    long n = lx_threads_each(&l->threads, fn, ctx, max, why, sizeof(why));
+    if (n < 0)
+        return hv_errk(err, HV_ERR_GUEST, "linux: %s", why);
+    return n;
+}
+
+static bool linux_thread_regs(struct guestos *os, const struct gmem *mem,
+                              const struct guestos_thread *t, struct gw_regs *kernel,
+                              struct gw_regs *user)
+{
+    (void)mem;
+    struct lx_layer *l = os->priv;
+    return l->state == LX_FOUND && l->threads.tl.known &&
+           lx_thread_regs(&l->threads, t, kernel, user);
+}
+
+static bool linux_thread_unchanged(struct guestos *os, const struct gmem *mem,
+                                   const struct guestos_thread *t)
+{
+    (void)mem;
+    struct lx_layer *l = os->priv;
+    return l->state == LX_FOUND && l->threads.tl.known && lx_thread_unchanged(&l->threads, t);
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
@@ -609,5 +666,8 @@ const struct guestos_ops guestos_linux_ops = {
     .panicked = linux_panicked,
     .user_page_file = linux_user_page_file,
     .file_page = linux_file_page,
+    .threads = linux_threads,
+    .thread_regs = linux_thread_regs,
+    .thread_unchanged = linux_thread_unchanged,
     .close = linux_close,
 };

@@ -97,9 +97,8 @@ static void exe_path(struct lx_kread *kr, const struct lx_proc_layout *pl, uint6
     }
 }
 
-/* The address space of a task's mm (the guest-physical root, as recorded; its mm in *mm), or 0. */
-static uint64_t root_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
-                        uint64_t *mm)
+uint64_t lx_task_root(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
+                      uint64_t *mm)
 {
     uint64_t pgd;
     struct pt_xlate x;
@@ -115,7 +114,7 @@ static uint64_t mm_of(struct lx_kread *kr, const struct lx_task_layout *tl, uint
                       uint64_t root)
 {
     uint64_t mm;
-    return root_of(kr, tl, task, &mm) == root ? mm : 0;
+    return lx_task_root(kr, tl, task, &mm) == root ? mm : 0;
 }
 
 int lx_tasks_each(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t init_task,
@@ -181,7 +180,7 @@ int lx_proc_parent(struct lx_kread *kr, const struct lx_task_layout *tl,
         !lx_kread(kr, parent + tl->tgid, ppid, 4) || *ppid <= 0)
         return -1;
     uint64_t mm;
-    *proot = root_of(kr, tl, parent, &mm);
+    *proot = lx_task_root(kr, tl, parent, &mm);
     return *proot ? 0 : -1;
 }
 

@@ -54,6 +54,11 @@ struct lx_exe {
 int lx_tasks_each(struct lx_kread *kr, const struct lx_proc_layout *pl, uint64_t init_task,
                   int (*fn)(void *ctx, uint64_t task), void *ctx);
 
+/* The address space of a task's mm: the guest-physical root as the recording's address spaces
+ * are (its mm in *mm), or 0 (no mm, or one that cannot be read). */
+uint64_t lx_task_root(struct lx_kread *kr, const struct lx_task_layout *tl, uint64_t task,
+                      uint64_t *mm);
+
 /* The task_struct of the thread-group leader `tgid`, or 0. */
 uint64_t lx_task_of_pid(struct lx_kread *kr, const struct lx_task_layout *tl,
                         const struct lx_proc_layout *pl, uint64_t init_task, int32_t tgid);

@@ -132,7 +132,7 @@ static bool kernel_pointer(uint64_t p)
 
 /* comm as the guest wrote it, made safe to print: cut at the first NUL (the kernel always
  * writes one within TASK_COMM_LEN, a hostile guest may not), control and non-ASCII bytes as '?'. */
-static void clean_comm(char comm[GUESTOS_COMM_LEN])
+void lx_comm_clean(char comm[GUESTOS_COMM_LEN])
 {
     bool end = false;
     for (unsigned i = 0; i < GUESTOS_COMM_LEN; i++) {
@@ -152,7 +152,7 @@ static bool read_comm(struct gw_walker *w, const struct lx_task_layout *l, uint6
         return false;
     if (l->comm_size < GUESTOS_COMM_LEN) /* BTF allows 8..64: never read the next member */
         memset(comm + l->comm_size, 0, GUESTOS_COMM_LEN - l->comm_size);
-    clean_comm(comm);
+    lx_comm_clean(comm);
     return true;
 }
 

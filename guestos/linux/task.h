@@ -56,6 +56,10 @@ struct lx_task_reader {
  * `why` says what was found. */
 struct lx_task_reader *lx_task_reader_build(const struct lx_kernel *k, char *why, size_t len);
 
+/* comm as the guest wrote it (comm_size bytes of it, the rest zero), made safe to print: cut at
+ * the first NUL, control and non-ASCII bytes as '?'. */
+void lx_comm_clean(char comm[GUESTOS_COMM_LEN]);
+
 /* The guest CPU whose per-CPU area starts at `base`; false if no CPU's does. */
 bool lx_task_cpu_of(const struct lx_task_reader *r, uint64_t base, uint32_t *cpu);
 

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|net|panic,
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|net|offcpu|panic,
 # hvtest.ms=N;
 # hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
@@ -163,6 +163,25 @@ while time.monotonic() < end: fib(18)" &
         sed 's/^/HVTEST disk devices /'
       echo
     fi ;;
+  offcpu)
+    # Off-CPU time (docs/off-cpu.md): hv_offcpu's writer blocked in fsync on the virtio disk
+    # beside its CPU-bound thread, for $ms ms, among 200 sleeping processes (a guest of a few
+    # hundred tasks, whose every thread hvprof visits).
+    for m in virtio_ring virtio virtio_mmio virtio_blk; do
+      insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST offcpu insmod $m failed"
+    done
+    for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; busybox usleep 100000; done
+    sleepers=
+    for i in $(seq 1 200); do
+      busybox sleep 3600 &
+      sleepers="$sleepers $!"
+    done
+    echo "HVTEST offcpu tasks $(ls -d /proc/[0-9]* | wc -l)"
+    /bin/hv_offcpu "$ms" /dev/vda
+    # shellcheck disable=SC2086 # a list of pids
+    kill $sleepers
+    wait 2>/dev/null
+    echo "HVTEST offcpu done" ;;
   net)
     # The network card hvprof gives with --net (docs/net.md), found through the ACPI tables by
     # Debian's own driver: an address from slirp's DHCP (busybox udhcpc), then a web server

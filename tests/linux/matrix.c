@@ -137,6 +137,14 @@ static const struct tb_scenario net[] = {
      TB_FULL_ONLY},
 };
 
+/* Off-CPU time of every thread (`record --off-cpu`, docs/off-cpu.md): a writer blocked in fsync
+ * on the virtio disk beside a CPU-bound thread, among 200 sleeping processes; the writer's
+ * off-CPU time against the guest's own account of it (/proc/thread-self/schedstat). */
+static const struct tb_scenario offcpu[] = {
+    {"generic-offcpu", "record", "generic", 2, "512M", "hvtest.plan=offcpu hvtest.ms=6000",
+     "--hz 1000 --timeout 240 --off-cpu --disk " TB_DISK, NULL, TB_CI_ONE_VCPU},
+};
+
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its
  * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
  * samples are the panic's path. */
@@ -190,6 +198,7 @@ static const struct {
     GROUP("smp64", smp64),         GROUP("disk", disk),
     GROUP("disk-root", disk_root), GROUP("kernels", kernels),
     GROUP("flight", flight),       GROUP("net", net),
+    GROUP("offcpu", offcpu),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -205,4 +214,5 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot", "modes", "disk", "disk-root", "flight", "net", NULL};
+const char *const tb_ci_shared[] = {"boot",   "modes", "disk",   "disk-root",
+                                    "flight", "net",   "offcpu", NULL};

@@ -243,6 +243,7 @@ cc() { gcc -O1 -g -fno-omit-frame-pointer -I"$src" "$@"; }
 # lines) tells their samples apart.
 cc -static -no-pie -Wl,-Ttext-segment=0x20000000 -o "$w/hv_busy" "$src/busy.c"
 cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
+cc -pie -fPIE -pthread -o "$w/hv_offcpu" "$src/offcpu.c"
 cc -no-pie -Wl,-Ttext-segment=0x10000000 -o "$w/hv_libcall" "$src/libcall.c"
 cc -static-pie -fPIE -o "$w/hv_syscalls" "$src/syscalls.c"
 # At -O2, a library loaded with dlopen() while the program runs, and the program loading it.

@@ -1,0 +1,486 @@
+/* Off-CPU time of every guest thread (`record --off-cpu`, docs/off-cpu.md), on the drain thread:
+ * at cfg.off_cpu_hz it visits the guest's threads (guestos threads op) and accounts, per thread,
+ * the time since its last visit that it did not spend on a CPU: the visit's interval less the
+ * CPU time the guest's own scheduler counted for it meanwhile. So a thread's total is exactly
+ * what the guest says it spent off its CPU between two visits, whatever the visit rate; the rate
+ * only decides which stack gets the time when a thread ran and slept again between visits (the
+ * one it sleeps in now, or the last one when it runs now).
+ *
+ * A thread's stacks are walked once per sleep: at the first visit that finds it switched out at
+ * another point (its switch count or resume point changed), its kernel stack from its switch
+ * frame and its user stack from the registers it entered the kernel with, checked after the
+ * walk against the thread still not having run. The time a sleep accumulates is written as one
+ * record when the thread runs again, when it goes (exits), at most every OFF_CPU_FLUSH_NS, and
+ * at the recording's end. Records are kept in a buffer until the drain pass named the threads
+ * they refer to (sampler_off_cpu_emit). Never at an exit: the vCPUs do not wait for it. */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/sampler_priv.h"
+
+#define OFF_CPU_MAX_THREADS 8192          /* threads a visit follows (a power of two: the table) */
+#define OFF_CPU_FLUSH_NS    1000000000ull /* a long sleep is written at least every second */
+
+struct off_thread {
+    uint64_t handle; /* 0: empty slot */
+    int32_t tid;
+    uint32_t proc, thread, vcpu;
+    uint64_t cpu_ns, switches, resume_sp;
+    bool off;    /* off its CPU at the last visit */
+    bool walked; /* frames hold the stacks of the sleep it is in */
+    uint8_t state;
+    uint64_t seen_ns; /* the last visit that saw it */
+    uint64_t pending_ns, pending_since;
+    uint64_t walk;
+    uint32_t nk, nu;
+    uint64_t *frames; /* nk kernel frames, then nu user frames */
+};
+
+struct sampler_off_cpu {
+    uint64_t period_ns, next_ns;
+    struct off_thread *cur, *next; /* tables of OFF_CPU_MAX_THREADS * 2 slots */
+    size_t cap;
+    struct gw_walker w;
+    bool w_ok, w_failed;
+    uint64_t *kframes, *uframes;
+    VECTOR(uint64_t) buf; /* records waiting for their names: [provider << 32 | words], words */
+    struct hv_err last_err;
+    /* for the summary */
+    uint64_t visits, failed, threads, walks, races, unread, records, off_ns, ns, max_ns, cut;
+    bool names_recorded;
+};
+
+static size_t slot_of(const struct sampler_off_cpu *o, uint64_t handle, int32_t tid)
+{
+    uint64_t h = (handle ^ ((uint64_t)(uint32_t)tid << 17)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 40) & (o->cap - 1);
+}
+
+static struct off_thread *find(struct off_thread *t, const struct sampler_off_cpu *o,
+                               uint64_t handle, int32_t tid, bool empty_ok)
+{
+    for (size_t i = slot_of(o, handle, tid), n = 0; n < o->cap; i = (i + 1) & (o->cap - 1), n++) {
+        if (t[i].handle == handle && t[i].tid == tid)
+            return &t[i];
+        if (!t[i].handle)
+            return empty_ok ? &t[i] : NULL;
+    }
+    return NULL;
+}
+
+int sampler_off_cpu_init(struct sampler *s, struct hv_err *err)
+{
+    if (!s->cfg.off_cpu_hz)
+        return 0;
+    struct sampler_off_cpu *o = calloc(1, sizeof(*o));
+    if (!o)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    s->off_cpu = o;
+    o->period_ns = 1000000000ull / s->cfg.off_cpu_hz;
+    o->cap = 2 * OFF_CPU_MAX_THREADS;
+    o->cur = calloc(o->cap, sizeof(*o->cur));
+    o->next = calloc(o->cap, sizeof(*o->next));
+    o->kframes = calloc(s->cfg.max_depth, sizeof(uint64_t));
+    o->uframes = calloc(s->cfg.max_depth, sizeof(uint64_t));
+    if (!o->cur || !o->next || !o->kframes || !o->uframes)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+void sampler_off_cpu_free(struct sampler *s)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (!o)
+        return;
+    for (size_t i = 0; o->cur && i < o->cap; i++)
+        free(o->cur[i].frames);
+    if (o->w_ok)
+        gw_walker_fini(&o->w);
+    free(o->cur);
+    free(o->next);
+    free(o->kframes);
+    free(o->uframes);
+    vec_free(&o->buf);
+    free(o);
+    s->off_cpu = NULL;
+}
+
+/* The states' names, as the symbols of HVFXT_OFF_CPU_MODULE (the frame a report puts at the
+ * leaf of an off-CPU stack), once the file is open. */
+static int record_names(struct sampler *s, struct hv_err *err)
+{
+    struct hvfxt_symbol syms[2 * HVFXT_TASK_STATES];
+    char names[HVFXT_TASK_STATES][32];
+    size_t k = 0;
+    for (unsigned i = 0; i < HVFXT_TASK_STATES; i++) {
+        int len = snprintf(names[i], sizeof(names[i]), "[off-cpu:%s]", hvfxt_task_state_letter(i));
+        syms[k++] = (struct hvfxt_symbol){.addr = hvfxt_off_cpu_frame(i),
+                                          .type = 'T',
+                                          .name = names[i],
+                                          .name_len = (uint16_t)len};
+    }
+    /* Each name spans its 4 bytes (schema.h), then an end marker. */
+    syms[k++] = (struct hvfxt_symbol){.addr = hvfxt_off_cpu_frame(HVFXT_TASK_STATES), .name = ""};
+    struct discover_module m = {
+        .header_va = HVFXT_OFF_CPU_FRAME_BASE,
+        .start = HVFXT_OFF_CPU_FRAME_BASE,
+        .end = HVFXT_OFF_CPU_FRAME_BASE + HVFXT_OFF_CPU_FRAME_SIZE,
+        .e_type = ET_EXEC,
+        .nseg = 1,
+        .seg = {{.start = HVFXT_OFF_CPU_FRAME_BASE,
+                 .size = HVFXT_OFF_CPU_FRAME_SIZE,
+                 .flags = PF_R}},
+    };
+    snprintf(m.name, sizeof(m.name), "%s", HVFXT_OFF_CPU_MODULE);
+    int64_t id = sampler_modules_record_kernel(s, &m, s->start_ns, err);
+    if (id == -1)
+        return -1;
+    if (id < 0)
+        return 0; /* no room in the metadata budget: counted there */
+    return hvfxt_write_symbols(&s->w, (uint64_t)id, syms, k, err);
+}
+
+/* The drain thread's walker (capstone, for the user walk's leaf repair), at the first walk. */
+static bool walker_ready(struct sampler *s)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (o->w_ok || o->w_failed)
+        return o->w_ok;
+    struct gw_config gc = {.max_depth = s->cfg.max_depth, .no_leaf_repair = s->cfg.no_leaf_repair};
+    struct hv_err e = {0};
+    o->w_ok = s->mem && gw_walker_init(&o->w, s->mem, &gc, &e) == 0;
+    o->w_failed = !o->w_ok;
+    return o->w_ok;
+}
+
+/* Queue the record of the time thread e spent off its CPU since pending_since. */
+static int flush(struct sampler *s, struct off_thread *e, uint64_t now)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (!e->pending_ns) {
+        e->pending_since = now;
+        return 0;
+    }
+    struct hvfxt_sample smp = {
+        .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
+                  HVFXT_SF_OFF_CPU_NS | HVFXT_SF_TASK_STATE,
+        .pid = hvfxt_koid_guest_process(e->proc),
+        .tid = hvfxt_koid_guest_thread(e->thread),
+        .ts = now,
+        .vcpu = e->vcpu,
+        .cpl = 0,
+        .off_cpu_ns = e->pending_ns,
+        .task_state = e->state,
+    };
+    if (e->walked) {
+        smp.fields |= HVFXT_SF_WALK;
+        smp.walk = e->walk;
+        if (e->nk) {
+            smp.fields |= HVFXT_SF_KERNEL_STACK;
+            smp.kernel_stack = e->frames;
+            smp.n_kernel = e->nk;
+        }
+        if (e->nu) {
+            smp.fields |= HVFXT_SF_USER_STACK;
+            smp.user_stack = e->frames + e->nk;
+            smp.n_user = e->nu;
+        }
+    }
+    size_t n = hvfxt_sample_words(&smp);
+    if (n > FXT_MAX_RECORD_WORDS)
+        n = FXT_MAX_RECORD_WORDS;
+    if (!vec_reserve(&o->buf, n + 1))
+        return hv_errk(&o->last_err, HV_ERR_NO_MEMORY, "out of memory");
+    size_t words = hvfxt_enc_sample(o->buf.v + o->buf.n + 1, n, &smp);
+    if (!words) {
+        o->cut++;
+    } else {
+        o->buf.v[o->buf.n] = (uint64_t)hvfxt_vcpu_provider(e->vcpu) << 32 | words;
+        o->buf.n += words + 1;
+        o->records++;
+        o->off_ns += e->pending_ns;
+    }
+    e->pending_ns = 0;
+    e->pending_since = now;
+    return 0;
+}
+
+/* Walk the stacks of the sleep thread t is in now into e (e->walked false when the thread ran
+ * meanwhile, or they cannot be read). */
+static void walk(struct sampler *s, struct off_thread *e, const struct guestos_thread *t)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    e->walked = false;
+    e->nk = e->nu = 0;
+    struct gw_regs kr, ur;
+    if (!s->os.ops->thread_regs || !walker_ready(s))
+        return;
+    if (!s->os.ops->thread_regs(&s->os, s->mem, t, &kr, &ur)) {
+        o->unread++;
+        return;
+    }
+    o->walks++;
+    struct gw_snapshot snap = {
+        .cr0 = t->as.cr0,
+        .cr3 = t->as.root ? t->as.root : t->kernel_root,
+        .cr4 = t->as.cr4,
+        .efer = t->as.efer,
+        .rip = kr.rip,
+        .rsp = kr.rsp,
+        .rbp = kr.rbp,
+        .cpl = 0,
+    };
+    gw_walker_begin(&o->w, &snap);
+    o->w.cfi = NULL;
+    struct gw_stack ks = GW_STACK_INIT(o->kframes, s->cfg.max_depth);
+    gw_unwinder_run(s->os.kernel_unwinder, &o->w, &kr, &ks);
+    struct gw_stack us = GW_STACK_INIT(o->uframes, s->cfg.max_depth);
+    if (!ur.user && ks.user_entry && t->as.root)
+        ur = ks.user_regs;
+    bool user = ur.user && t->as.root && !t->task.kthread;
+    if (user) {
+        snap.cr3 = t->as.root;
+        snap.cpl = 3;
+        snap.rip = ur.rip;
+        snap.rsp = ur.rsp;
+        snap.rbp = ur.rbp;
+        gw_walker_begin(&o->w, &snap);
+        const struct exit_cfi_maps *maps = sampler_cfi_maps(s->cfi);
+        o->w.cfi = maps && e->proc ? exit_cfi_current(maps, e->proc) : NULL;
+        gw_unwinder_run(s->os.user_unwinder, &o->w, &ur, &us);
+        o->w.cfi = NULL;
+    }
+    /* The thread may have run (and its stack changed) while it was read. */
+    if (s->os.ops->thread_unchanged && !s->os.ops->thread_unchanged(&s->os, s->mem, t)) {
+        o->races++;
+        return;
+    }
+    uint64_t *f = realloc(e->frames, ((size_t)ks.count + us.count + 1) * sizeof(*f));
+    if (!f)
+        return;
+    e->frames = f;
+    memcpy(f, ks.pc, ks.count * sizeof(*f));
+    memcpy(f + ks.count, us.pc, us.count * sizeof(*f));
+    e->nk = ks.count;
+    e->nu = us.count;
+    e->walk =
+        hvfxt_walk_word(exit_stop_code(&ks), user ? exit_stop_code(&us) : HVFXT_STOP_NONE, 0, 0) |
+        hvfxt_walk_callers(ks.leaf, user ? us.leaf : 0) | hvfxt_walk_kernel_exact(ks.exact) |
+        (user ? hvfxt_walk_user_cfi(us.cfi_frames) : 0);
+    e->walked = true;
+}
+
+/* The thread's ids in the recording (as the exit path would give them) and its labels. */
+static void identify(struct sampler *s, struct off_thread *e, const struct guestos_thread *t,
+                     uint64_t now)
+{
+    struct id_proc_info info = {t->as.cr0, t->as.root, t->as.cr4, t->as.efer, now};
+    e->proc = id_proc_get(s->core.ids, t->proc_key, &info);
+    e->thread = e->proc ? id_thread_get(s->core.ids, e->proc, t->thread_key, now) : 0;
+    struct id_label *pl = id_proc_label(s->core.ids, e->proc),
+                    *tl = id_thread_label(s->core.ids, e->thread);
+    if (tl)
+        id_label_set(tl, t->task.tid, t->task.kthread, t->task.comm);
+    if (pl)
+        id_label_set(pl, t->task.pid, t->task.kthread, t->task.process);
+    if (e->thread && !t->task.kthread && t->as.root)
+        id_thread_mark_user(s->core.ids, e->thread);
+}
+
+struct visit {
+    struct sampler *s;
+    uint64_t now;
+    int rc;
+};
+
+static int visit_thread(void *ctx, const struct guestos_thread *t)
+{
+    struct visit *v = ctx;
+    struct sampler *s = v->s;
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (t->state == GUESTOS_THREAD_DEAD || t->state == GUESTOS_THREAD_ZOMBIE)
+        return 0; /* no stack to tell, and no CPU to come back to */
+    struct off_thread *e = find(o->next, o, t->handle, t->task.tid, true);
+    if (!e || e->handle)
+        return 0; /* the same task twice in one visit (a list changing under us) */
+    struct off_thread *old = find(o->cur, o, t->handle, t->task.tid, false);
+    o->threads++;
+    bool is_new = !old;
+    if (old) {
+        *e = *old;
+        old->handle = 0; /* moved: what is left in cur afterwards is gone */
+        old->frames = NULL;
+    } else {
+        *e = (struct off_thread){.handle = t->handle, .tid = t->task.tid, .pending_since = v->now};
+    }
+    /* Ids every visit: a process that exec'd has a new address space, hence new ids. */
+    uint32_t proc = e->proc, thread = e->thread;
+    identify(s, e, t, v->now);
+    if (!is_new && (proc != e->proc || thread != e->thread)) {
+        /* The time so far is its old identity's. */
+        uint32_t np = e->proc, nt = e->thread;
+        e->proc = proc;
+        e->thread = thread;
+        if (flush(s, e, v->now) < 0)
+            return v->rc = -1;
+        e->proc = np;
+        e->thread = nt;
+        e->walked = false;
+    }
+    e->vcpu = t->cpu < s->cfg.nvcpus ? t->cpu : 0;
+    uint64_t ran = t->cpu_ns >= e->cpu_ns ? t->cpu_ns - e->cpu_ns : 0;
+    uint64_t elapsed = v->now > e->seen_ns ? v->now - e->seen_ns : 0;
+    uint64_t off = is_new ? 0 : elapsed > ran ? elapsed - ran : 0;
+    bool same_sleep = !is_new && e->off && !t->on_cpu && t->switches == e->switches &&
+                      t->resume_sp == e->resume_sp;
+    /* A walk the thread's running spoiled (or one that could not be read) is tried again while
+     * it has not run since: the time of its sleep then has its stacks. */
+    if (same_sleep && !e->walked)
+        walk(s, e, t);
+    if (same_sleep && t->state != e->state) {
+        /* Woken (R, waiting for a CPU) or otherwise changed: the time so far was the old
+         * state's, the interval's goes to the new one. */
+        if (flush(s, e, v->now) < 0)
+            return v->rc = -1;
+        e->pending_ns = off;
+        e->state = (uint8_t)t->state;
+    } else if (same_sleep) {
+        e->pending_ns += off;
+    } else if (t->on_cpu) {
+        /* It woke and runs: the time off its CPU was the sleep it was in. */
+        e->pending_ns += off;
+        if (flush(s, e, v->now) < 0)
+            return v->rc = -1;
+        e->off = false;
+    } else {
+        /* Another sleep than the last visit's (or the first seen): it gets the time. */
+        if (flush(s, e, v->now) < 0)
+            return v->rc = -1;
+        walk(s, e, t);
+        e->pending_ns = off;
+        e->off = true;
+        e->state = (uint8_t)t->state;
+    }
+    e->seen_ns = v->now;
+    e->cpu_ns = t->cpu_ns;
+    e->switches = t->switches;
+    e->resume_sp = t->resume_sp;
+    if (e->pending_ns && v->now - e->pending_since >= OFF_CPU_FLUSH_NS && flush(s, e, v->now) < 0)
+        return v->rc = -1;
+    return 0;
+}
+
+/* Write what every thread of `t` has pending, and forget them. */
+static int flush_all(struct sampler *s, struct off_thread *t, uint64_t now)
+{
+    for (size_t i = 0; i < s->off_cpu->cap; i++) {
+        if (!t[i].handle)
+            continue;
+        if (flush(s, &t[i], now) < 0)
+            return -1;
+        free(t[i].frames);
+        t[i] = (struct off_thread){0};
+    }
+    return 0;
+}
+
+int sampler_off_cpu_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (!o || !s->mem || s->kernel.state != SAMPLER_KERNEL_FOUND)
+        return 0;
+    if (!o->names_recorded) {
+        o->names_recorded = true;
+        if (record_names(s, err) < 0)
+            return -1;
+    }
+    if (!final && now < o->next_ns)
+        return 0;
+    o->next_ns = now + o->period_ns;
+    uint64_t t0 = hv_now_ns();
+    struct visit v = {.s = s, .now = now};
+    struct hv_err e = {0};
+    long n = guestos_threads(&s->os, s->mem, visit_thread, &v, OFF_CPU_MAX_THREADS, &e);
+    if (v.rc < 0) {
+        *err = o->last_err;
+        return -1;
+    }
+    if (n < 0) {
+        /* The list changed under the visit, or cannot be read: the threads visited are
+         * accounted up to now, the others from their last visit at the next. */
+        o->failed++;
+        o->last_err = e;
+        for (size_t i = 0; i < o->cap; i++)
+            if (o->next[i].handle) {
+                struct off_thread *d = find(o->cur, o, o->next[i].handle, o->next[i].tid, true);
+                if (d && !d->handle) {
+                    *d = o->next[i];
+                } else {
+                    free(o->next[i].frames);
+                }
+                o->next[i] = (struct off_thread){0};
+            }
+    } else {
+        o->visits++;
+        /* Threads not seen this time have exited: their time is written now. */
+        if (flush_all(s, o->cur, now) < 0) {
+            *err = o->last_err;
+            return -1;
+        }
+        struct off_thread *t = o->cur;
+        o->cur = o->next;
+        o->next = t;
+    }
+    if (final && flush_all(s, o->cur, now) < 0) {
+        *err = o->last_err;
+        return -1;
+    }
+    uint64_t took = hv_now_ns() - t0;
+    o->ns += took;
+    if (took > o->max_ns)
+        o->max_ns = took;
+    return 0;
+}
+
+int sampler_off_cpu_emit(struct sampler *s, struct hv_err *err)
+{
+    struct sampler_off_cpu *o = s->off_cpu;
+    if (!o)
+        return 0;
+    for (size_t i = 0; i < o->buf.n;) {
+        uint32_t provider = (uint32_t)(o->buf.v[i] >> 32);
+        size_t words = (size_t)(uint32_t)o->buf.v[i];
+        s->meta.not_meta += words * 8;
+        if (fxt_writer_emit(&s->w, provider, o->buf.v + i + 1, words, err) < 0)
+            return -1;
+        i += words + 1;
+    }
+    o->buf.n = 0;
+    return 0;
+}
+
+void sampler_off_cpu_summary(const struct sampler *s, FILE *out)
+{
+    const struct sampler_off_cpu *o = s->off_cpu;
+    if (!o)
+        return;
+    double wall = (double)(hv_now_ns() - s->start_ns);
+    fprintf(out,
+            "  off-CPU: %" PRIu64 " visits of the guest's threads at %" PRIu64 " Hz (%.0f threads "
+            "each), %" PRIu64 " records of %.3f s off-CPU, %" PRIu64 " stacks walked (%" PRIu64
+            " threads ran while read, %" PRIu64
+            " switch frames unreadable), %.2f ms a visit (max %.2f) on the drain thread: %.2f%% "
+            "of the recording's time (report --off-cpu)",
+            o->visits, s->cfg.off_cpu_hz, o->visits ? (double)o->threads / (double)o->visits : 0.0,
+            o->records, (double)o->off_ns / 1e9, o->walks, o->races, o->unread,
+            o->visits ? (double)o->ns / (double)o->visits / 1e6 : 0.0, (double)o->max_ns / 1e6,
+            wall > 0 ? 100.0 * (double)o->ns / wall : 0.0);
+    if (o->failed)
+        fprintf(out, "; %" PRIu64 " visits failed (last: %s)", o->failed, o->last_err.msg);
+    if (!o->visits && s->kernel.state != SAMPLER_KERNEL_FOUND)
+        fprintf(out, "; none: the guest kernel was not described");
+    fputc('\n', out);
+}

@@ -142,6 +142,7 @@ struct each {
     guestos_thread_fn fn;
     void *ctx;
     size_t max, given;
+    unsigned steps;
     int stop;
 };
 
@@ -151,6 +152,8 @@ static int group(void *ctx, uint64_t leader)
     struct each *e = ctx;
     struct lx_threads *t = e->t;
     const struct lx_thread_layout *tl = &t->tl;
+    if (++e->steps > LX_MAX_VISIT_STEPS)
+        return 1;
     char comm[GUESTOS_COMM_LEN];
     uint64_t sig, at;
     if (!rd(t, leader + t->k->task.comm, comm, sizeof(comm)) ||
@@ -167,7 +170,7 @@ static int group(void *ctx, uint64_t leader)
     for (unsigned n = 0; at != head && n < LX_MAX_THREADS_PER_GROUP; n++) {
         if (!kernel_pointer(at) || at < tl->thread_node)
             return 0; /* a list changing under us, or not a list: the next visit */
-        if (e->given >= e->max)
+        if (e->given >= e->max || ++e->steps > LX_MAX_VISIT_STEPS)
             return 1;
         struct guestos_thread th;
         uint64_t task = at - tl->thread_node;

@@ -30,6 +30,9 @@
 #define LX_USER_DS 0x2bu
 
 #define LX_MAX_THREADS_PER_GROUP 65536 /* a group's thread list followed at most */
+/* List steps a visit takes at most, leaders and threads together: a hostile guest's lists (a
+ * cycle that misses its head, 65536 leaders of 65536 threads each) cost no more than this. */
+#define LX_MAX_VISIT_STEPS (1u << 18)
 
 struct lx_thread_layout {
     bool known;

@@ -385,6 +385,103 @@ static void test_exit_events(void **state)
     profile_free(&p);
 }
 
+/* Off-CPU records (docs/off-cpu.md) beside a timer sample: a profile of samples leaves them out
+ * and counts them; an off-CPU profile holds them alone, weighed in microseconds, each under a
+ * leaf frame naming its state (kernel frames return addresses, the user entry PC exact); a
+ * wall-clock profile holds both, the sample weighed by the sampling period. A record below half
+ * a microsecond is none. */
+static void test_off_cpu_records(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    header(&b, "hvprof");
+    struct fxt_arg period = {
+        .type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_PERIOD_NS), .v.u64 = 250000};
+    put(&b, hvfxt_enc_marker(b.w + b.n, CAP(&b), HVFXT_SESSION_START, 1, &period, 1));
+    put(&b, fxt_enc_provider_section(b.w + b.n, CAP(&b), 1));
+    put(&b, fxt_enc_init(b.w + b.n, CAP(&b), 1000000000ull));
+    struct hvfxt_sample timer = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                           HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_PC,
+                                 .pid = 0x10000001,
+                                 .tid = 0x40000001,
+                                 .ts = 100,
+                                 .cpl = 3,
+                                 .pc = 0x401000};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &timer));
+    uint64_t ks[] = {0xffffffff80100010ull, 0xffffffff80100020ull}, us[] = {0x401234, 0x401500};
+    struct hvfxt_sample off = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
+                                         HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_KERNEL_STACK |
+                                         HVFXT_SF_USER_STACK | HVFXT_SF_OFF_CPU_NS |
+                                         HVFXT_SF_TASK_STATE,
+                               .pid = 0x10000001,
+                               .tid = 0x40000002,
+                               .ts = 5000000,
+                               .cpl = 0,
+                               .kernel_stack = ks,
+                               .n_kernel = 2,
+                               .user_stack = us,
+                               .n_user = 2,
+                               .off_cpu_ns = 4500400,
+                               .task_state = HVFXT_TASK_DISK_SLEEP};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &off));
+    struct hvfxt_sample bare = {.fields =
+                                    HVFXT_SF_BOOT_TS | HVFXT_SF_OFF_CPU_NS | HVFXT_SF_TASK_STATE,
+                                .ts = 6000000,
+                                .off_cpu_ns = 1600,
+                                .task_state = HVFXT_TASK_RUNNABLE};
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &bare));
+    struct hvfxt_sample tiny = bare;
+    tiny.off_cpu_ns = 499;
+    put(&b, hvfxt_enc_sample(b.w + b.n, CAP(&b), &tiny));
+
+    struct profile p;
+    struct fxt_load_stats st;
+    struct hv_err err;
+    profile_init(&p);
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.samples.n, 1);
+    assert_int_equal(st.off_cpu_skipped, 3);
+    assert_false(p.weight_us);
+    assert_int_equal(p.samples.v[0].weight, 1);
+    profile_free(&p);
+
+    profile_init(&p);
+    p.off_cpu = true;
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.samples.n, 2);
+    assert_int_equal(st.samples_skipped, 1);
+    assert_true(p.weight_us);
+    const struct prof_sample *o = &p.samples.v[0];
+    assert_int_equal(o->weight, 4500); /* microseconds, rounded */
+    assert_int_equal(o->off_cpu_ns, 4500400);
+    assert_int_equal(o->nframes, 5); /* the state, 2 kernel, 2 user frames */
+    const struct prof_frame *f = &p.frames.v[o->first];
+    assert_int_equal(f[0].addr, hvfxt_off_cpu_frame(HVFXT_TASK_DISK_SLEEP));
+    assert_int_equal(f[0].addr, HVFXT_OFF_CPU_FRAME_BASE + 8);
+    assert_true(f[0].flags & PROF_FRAME_KERNEL);
+    assert_false(f[0].flags & PROF_FRAME_RA);
+    assert_int_equal(f[1].addr, ks[0]);
+    assert_true((f[1].flags & PROF_FRAME_RA) && (f[1].flags & PROF_FRAME_KERNEL));
+    assert_int_equal(f[3].addr, us[0]);
+    assert_false(f[3].flags & (PROF_FRAME_RA | PROF_FRAME_KERNEL)); /* the entry PC */
+    assert_true(f[4].flags & PROF_FRAME_RA);
+    o = &p.samples.v[1];
+    assert_int_equal(o->weight, 2);
+    assert_int_equal(o->nframes, 1);
+    assert_int_equal(p.frames.v[o->first].addr, hvfxt_off_cpu_frame(HVFXT_TASK_RUNNABLE));
+    assert_int_equal(profile_total_weight(&p), 4502);
+    profile_free(&p);
+
+    profile_init(&p);
+    p.wall = true;
+    assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
+    assert_int_equal(p.samples.n, 3);
+    assert_int_equal(p.samples.v[0].weight, 250); /* the period, 250 us */
+    assert_int_equal(profile_total_weight(&p), 250 + 4502);
+    profile_free(&p);
+}
+
 /* Steal markers (schema.h HVFXT_VCPU_STEAL): each with its vCPU and cumulative steal, in the
  * recording's order; one lacking either argument, or of a vCPU out of range, is left out. */
 static void test_steal_markers(void **state)
@@ -427,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_kernel_exact_frames),
         cmocka_unit_test(test_not_a_recording),
         cmocka_unit_test(test_exit_events),
+        cmocka_unit_test(test_off_cpu_records),
         cmocka_unit_test(test_steal_markers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

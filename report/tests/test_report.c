@@ -486,6 +486,73 @@ static void test_timeline_exits_and_steal(void **state)
     profile_free(&p);
 }
 
+/* Off-CPU records on the timeline (`report --wall`): on their thread's track only, each spanning
+ * the time it stands for before its timestamp (from no earlier than the track's last sample),
+ * never merged with what follows; the vCPU's track shows only what ran there. */
+static void test_timeline_off_cpu(void **state)
+{
+    (void)state;
+    struct profile p;
+    struct hv_err err;
+    profile_init(&p);
+    p.ticks_per_sec = 1000000000ull;
+    p.period_ns = 1000000;
+    p.wall = p.weight_us = true;
+    const uint64_t on[1] = {0x401000}, off[2] = {HVFXT_OFF_CPU_FRAME_BASE + 4, 0xffffffff81000010};
+    /* A sample at 10 ms, then 30 ms off the CPU ending at 50 ms, then 5 ms ending at 52 ms
+     * (it began before the last record's end: cut there). */
+    assert_int_equal(
+        profile_add_sample(&p, 10000000, 0, 0x10000001, 0x40000001, 3, on, NULL, 1, 1000, &err), 0);
+    assert_int_equal(
+        profile_add_sample(&p, 50000000, 0, 0x10000001, 0x40000001, 0, off, NULL, 2, 30000, &err),
+        1);
+    assert_int_equal(
+        profile_add_sample(&p, 52000000, 0, 0x10000001, 0x40000001, 0, off, NULL, 2, 5000, &err),
+        2);
+    p.samples.v[1].off_cpu_ns = 30000000;
+    p.samples.v[2].off_cpu_ns = 5000000;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    struct report_opts o = {.title = "off-cpu"};
+    assert_int_equal(report_write(REPORT_TIMELINE, &p, &o, out, &err), 0);
+    assert_int_equal(fclose(out), 0);
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct fxtr_record rec;
+    uint64_t vcpu_begins = 0, thread_begin[16], thread_end[16];
+    unsigned nb = 0, ne = 0;
+    int rc;
+    while ((rc = fxtr_next(&r, &rec, &err)) == 1) {
+        if (rec.type != FXTR_EVENT || (rec.u.event.etype != 2 && rec.u.event.etype != 3))
+            continue;
+        if (rec.u.event.pid == HVFXT_KOID_VM) {
+            vcpu_begins += rec.u.event.etype == 2;
+            continue;
+        }
+        if (rec.u.event.etype == 2 && nb < 16)
+            thread_begin[nb++] = rec.u.event.ts;
+        else if (rec.u.event.etype == 3 && ne < 16)
+            thread_end[ne++] = rec.u.event.ts;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(vcpu_begins, 2); /* the sample's process and frame */
+    /* The thread: 1 slice for the sample, 2 for each off-CPU record. */
+    assert_int_equal(nb, 5);
+    assert_int_equal(ne, 5);
+    assert_int_equal(thread_begin[0], 10000000);
+    assert_int_equal(thread_end[0], 10500000); /* half a period into the gap */
+    assert_int_equal(thread_begin[1], 20000000);
+    assert_int_equal(thread_begin[2], 20000000);
+    assert_int_equal(thread_end[1], 50000000);
+    assert_int_equal(thread_end[2], 50000000);
+    assert_int_equal(thread_begin[3], 50000000); /* not before the last record */
+    assert_int_equal(thread_end[3], 52000000);
+    fxtr_free(&r);
+    free(buf);
+    profile_free(&p);
+}
+
 /* Names from a hostile recording carry terminal escapes: no format passes a control character
  * through (issue "reliability" item 14); an empty profile writes every format without undefined
  * behaviour (qsort of a NULL array, item 9; UBSan in the sanitizer build). */
@@ -560,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_top),
         cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_timeline_exits_and_steal),
+        cmocka_unit_test(test_timeline_off_cpu),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_hostile_names_and_empty),
         cmocka_unit_test(test_svg_minwidth),

@@ -284,6 +284,10 @@ MODULE_BENCHES = [
     ("guestos", "guestos/bench_guestos", ["1001"], ["51"],
      "reading a Linux guest's current task at an exit, beside the exit's user walk "
      "(bench/guestos_bench.c)", "guestos"),
+    ("off-CPU visits", "guestos/bench_off_cpu", ["101"], ["5"],
+     "`record --off-cpu`'s visits of a guest's threads on memory captured from Debian 5.10, "
+     "6.1 and 7.2 guests: listing, and a thread's registers and ORC kernel stack "
+     "(bench/off_cpu_bench.c)", "off-cpu"),
     ("fxt", "schema/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
     ("symbolize", "report/bench_symbolize", [], [],

@@ -201,20 +201,14 @@ static int describe(struct lx_layer *l, struct hv_err *err)
                  l->files.page_size, l->vmemmap, 1u << l->cache.chunk_shift,
                  l->cache.uptodate_bit >= 0 ? ", PG_uptodate from BTF" : "");
     lx_kread_forget(&l->procs_kr);
-    l->threads =
-        (struct lx_threads){.k = k, .kr = &l->threads_kr, .pl = &l->procs, .sl = &l->switched};
     if (!kr)
         snprintf(l->threads_why, sizeof(l->threads_why), "%s", why);
     else if (!l->procs.known)
         snprintf(l->threads_why, sizeof(l->threads_why), "no task list: %.140s", why);
     else if (lx_kread_init_kernel(&l->threads_kr, k, k->img.mem, l->threads_why,
-                                  sizeof(l->threads_why)) == 0 &&
-             lx_thread_layout_of(k, &l->threads.tl, l->threads_why, sizeof(l->threads_why))) {
-        /* Without the switch frame's layout the threads are listed, their stacks not read. */
-        (void)lx_switch_layout_of(k, &l->switched, why, sizeof(why));
-        l->threads.la57 = l->threads_kr.mmu.va_bits == 57;
-        l->threads.kernel_root = l->threads_kr.mmu.root_kernel;
-    }
+                                  sizeof(l->threads_why)) == 0)
+        (void)lx_threads_init(&l->threads, k, &l->threads_kr, &l->procs, &l->switched,
+                              l->threads_why, sizeof(l->threads_why));
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);

@@ -54,6 +54,25 @@ bool lx_thread_layout_of(const struct lx_kernel *k, struct lx_thread_layout *out
     return true;
 }
 
+bool lx_threads_init(struct lx_threads *t, const struct lx_kernel *k, struct lx_kread *kr,
+                     const struct lx_proc_layout *pl, struct lx_switch_layout *sl, char *why,
+                     size_t why_len)
+{
+    *t = (struct lx_threads){.k = k, .kr = kr, .pl = pl, .sl = sl};
+    if (!pl->known) {
+        snprintf(why, why_len, "no task list");
+        return false;
+    }
+    if (!lx_thread_layout_of(k, &t->tl, why, why_len))
+        return false;
+    char ignored[160];
+    if (!lx_switch_layout_of(k, sl, ignored, sizeof(ignored)))
+        sl->known = false;
+    t->la57 = kr->mmu.va_bits == 57;
+    t->kernel_root = kr->mmu.root_kernel;
+    return true;
+}
+
 enum guestos_thread_state lx_thread_state(uint32_t state, uint32_t exit_state)
 {
     uint32_t report = (state | exit_state) & LX_TASK_REPORT;

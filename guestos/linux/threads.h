@@ -59,6 +59,13 @@ struct lx_threads {
     uint64_t kernel_root; /* init_top_pgt's guest-physical address */
 };
 
+/* The lister of a described kernel, reading through kr (lx_kread_init_kernel): the layouts from
+ * BTF (the switch frame's optional: without it the threads are listed, their stacks not read),
+ * the paging mode and kernel root from kr. False (with why) when the threads cannot be listed. */
+bool lx_threads_init(struct lx_threads *t, const struct lx_kernel *k, struct lx_kread *kr,
+                     const struct lx_proc_layout *pl, struct lx_switch_layout *sl, char *why,
+                     size_t why_len);
+
 /* Each thread (at most max), as the guestos threads op gives them. Returns how many, or -1
  * (why) when the task list cannot be read. */
 long lx_threads_each(struct lx_threads *t, guestos_thread_fn fn, void *ctx, size_t max, char *why,

@@ -26,6 +26,7 @@
 #include "guestos/linux/process.h"
 #include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
+#include "guestos/linux/threads.h"
 #include "tests/tools/capture/exe_files.h"
 
 #define MAX_SYMS 64
@@ -47,6 +48,8 @@ struct expected {
             char name[64];
             uint64_t off;
         } f[32];
+        char state;           /* /proc/PID/stat's letter */
+        uint64_t user_sp, pc; /* /proc/PID/syscall's last two fields (0 for a kernel thread) */
     } stack[4];
     unsigned nstack;
     /* The executable as the guest saw it: stat's inode and size, busybox crc32's sum. */
@@ -87,6 +90,21 @@ static void load_expected(const char *path, struct expected *e)
                 s->n < 32) {
                 snprintf(s->f[s->n].name, sizeof(s->f[0].name), "%s", fn);
                 s->f[s->n++].off = off;
+            }
+        } else if (!strncmp(line, "HVTEST kstate ", 14) && e->nstack > 0) {
+            int pid;
+            char st;
+            if (sscanf(line + 14, "%d %c", &pid, &st) == 2 && pid == e->stack[e->nstack - 1].pid)
+                e->stack[e->nstack - 1].state = st;
+        } else if (!strncmp(line, "HVTEST ksyscall ", 16) && e->nstack > 0) {
+            /* "PID NR ARG1..ARG6 SP PC" */
+            int pid;
+            unsigned long long v[9];
+            if (sscanf(line + 16, "%d %llx %llx %llx %llx %llx %llx %llx %llx %llx", &pid, &v[0],
+                       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 10 &&
+                pid == e->stack[e->nstack - 1].pid) {
+                e->stack[e->nstack - 1].user_sp = v[7];
+                e->stack[e->nstack - 1].pc = v[8];
             }
         } else if (sscanf(line, "HVTEST file %*s ino=%llu size=%llu crc32=%x", &e->file_ino,
                           &e->file_size, &e->file_crc) == 3) {
@@ -210,6 +228,73 @@ static void check_stacks(const char *capture, const struct lx_kernel *k, const s
     lx_orc_free(orc);
 }
 
+/* Every thread as an off-CPU visit lists it (threads.h): the sleeping tasks the guest listed
+ * are there with the state its /proc/PID/stat gave, and a user task's registers at kernel entry
+ * (the pt_regs at the top of its stack) are the user stack pointer and PC its /proc/PID/syscall
+ * gave. */
+struct found_threads {
+    struct guestos_thread t[512];
+    unsigned n;
+};
+
+static int keep_thread(void *ctx, const struct guestos_thread *t)
+{
+    struct found_threads *f = ctx;
+    if (f->n < 512)
+        f->t[f->n++] = *t;
+    return 0;
+}
+
+static void check_threads(const char *capture, const struct lx_kernel *k, const struct gmem *mem,
+                          const struct expected *e)
+{
+    static const char letters[] = "RSDTtXZPI";
+    char why[192];
+    struct lx_proc_layout pl;
+    struct lx_switch_layout sl;
+    struct lx_kread kr;
+    struct lx_threads t;
+    if (!lx_proc_layout_of(k, &pl, why, sizeof(why)) ||
+        lx_kread_init_kernel(&kr, k, mem, why, sizeof(why)) < 0 ||
+        !lx_threads_init(&t, k, &kr, &pl, &sl, why, sizeof(why)))
+        fail_msg("%s: threads: %s", capture, why);
+    assert_true(sl.known);
+    static struct found_threads f;
+    f.n = 0;
+    long n = lx_threads_each(&t, keep_thread, &f, 512, why, sizeof(why));
+    if (n < 20)
+        fail_msg("%s: %ld threads listed (%s)", capture, n, n < 0 ? why : "too few");
+    for (unsigned i = 0; i < e->nstack; i++) {
+        const __typeof__(e->stack[0]) *want = &e->stack[i];
+        const struct guestos_thread *th = NULL;
+        for (unsigned j = 0; j < f.n && !th; j++)
+            if (f.t[j].task.tid == want->pid)
+                th = &f.t[j];
+        if (!th)
+            fail_msg("%s: task %d %s is not among the %ld threads", capture, want->pid, want->comm,
+                     n);
+        if (!want->state || letters[th->state] != want->state)
+            fail_msg("%s: task %d: state %c, the guest says %c", capture, want->pid,
+                     letters[th->state], want->state ? want->state : '?');
+        assert_string_equal(th->task.comm, want->comm);
+        assert_false(th->on_cpu);
+        struct gw_regs kregs, uregs;
+        assert_true(lx_thread_regs(&t, th, &kregs, &uregs));
+        if (!want->pc) {
+            assert_false(uregs.user); /* a kernel thread */
+            continue;
+        }
+        if (!uregs.user || uregs.rip != want->pc || uregs.rsp != want->user_sp)
+            fail_msg("%s: task %d: user pc 0x%" PRIx64 " sp 0x%" PRIx64
+                     ", the guest says pc 0x%" PRIx64 " sp 0x%" PRIx64,
+                     capture, want->pid, uregs.rip, uregs.rsp, want->pc, want->user_sp);
+        print_message("%s: thread %d %s: state %c, user pc 0x%" PRIx64 " sp 0x%" PRIx64
+                      " as /proc/%d/syscall says; %ld threads\n",
+                      capture, want->pid, want->comm, want->state, uregs.rip, uregs.rsp,
+                      want->pid, n);
+    }
+}
+
 static void check_one(const char *capture, const char *expected_path)
 {
     struct expected e;
@@ -269,6 +354,7 @@ static void check_one(const char *capture, const char *expected_path)
     assert_string_equal(id.task.comm, "reboot");
     assert_int_equal(vc.cpu, 0);
     check_stacks(capture, k, &c.mem, &w, &e);
+    check_threads(capture, k, &c.mem, &e);
     gw_walker_fini(&w);
     free(r);
 

@@ -37,7 +37,7 @@ for k in "${kernels[@]}"; do
   {
     echo "# The guest's own account (HVTEST lines of its console) and what the capture read."
     echo "# Captured by tests/linux/capture.sh from $(cat "$cache/kernel-$k/package")."
-    grep -a -o 'HVTEST \(userspace\|ksym\|kmod\|kmodsym\|kstack\|kframe\|file\) .*' "$d/console.log" | tr -d '\r'
+    grep -a -o 'HVTEST \(userspace\|ksym\|kmod\|kmodsym\|kstack\|kframe\|kstate\|ksyscall\|file\) .*' "$d/console.log" | tr -d '\r'
     grep '^capture:' "$d/summary.txt"
   } >"$data/$rel.expected"
   echo "$rel: $(du -h "$data/$rel.capture.gz" | cut -f1) capture, $(grep -c 'HVTEST' "$data/$rel.expected") guest lines"

@@ -239,6 +239,11 @@ if [ "$stacks" = 1 ]; then
   for p in $sleepy $reader 2; do
     echo "HVTEST kstack $p $(cat /proc/$p/comm)"
     while read -r _ frame; do echo "HVTEST kframe $p $frame"; done </proc/$p/stack
+    # Its state as ps shows it (stat's third field), and the system call it sleeps in with the
+    # user stack pointer and PC the kernel saved at its entry (/proc/PID/syscall: "nr args...
+    # sp pc"), for the off-CPU visit's threads (docs/off-cpu.md).
+    echo "HVTEST kstate $p $(cut -d')' -f2 /proc/$p/stat | cut -d' ' -f2)"
+    echo "HVTEST ksyscall $p $(cat /proc/$p/syscall)"
   done
   # The file those tasks run, as the guest sees it: the capture reads it from the page cache.
   echo "HVTEST file /bin/busybox ino=$(stat -c %i /bin/busybox) size=$(stat -c %s /bin/busybox) crc32=$(crc32 /bin/busybox | cut -d' ' -f1)"

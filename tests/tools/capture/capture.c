@@ -13,6 +13,7 @@
 #include "guestos/linux/process.h"
 #include "guestos/linux/switched.h"
 #include "guestos/linux/task.h"
+#include "guestos/linux/threads.h"
 #include "tests/tools/capture/exe_files.h"
 
 #define PAGE 4096ull
@@ -144,6 +145,51 @@ static void read_stacks(struct lx_kernel *k, const struct gmem *copy, FILE *log)
     lx_orc_free(orc);
 }
 
+/* Every thread as an off-CPU visit lists it, with the registers it resumes with and those it
+ * entered the kernel with, so a capture holds the task lists, the switch frames and the pt_regs
+ * (test_captured.c compares them with the guest's /proc/PID/stat and /proc/PID/syscall). */
+struct threads_log {
+    struct lx_threads *t;
+    FILE *log;
+};
+
+static int log_thread(void *ctx, const struct guestos_thread *th)
+{
+    struct threads_log *l = ctx;
+    struct gw_regs k, u;
+    bool regs = lx_thread_regs(l->t, th, &k, &u);
+    fprintf(l->log,
+            "capture: thread %d of %d \"%s\": state %d, cpu %u, %" PRIu64 " ns, %" PRIu64
+            " switches%s",
+            th->task.tid, th->task.pid, th->task.comm, (int)th->state, th->cpu, th->cpu_ns,
+            th->switches, regs ? "" : ", no switch frame");
+    if (regs && u.user)
+        fprintf(l->log, ", user pc 0x%" PRIx64 " sp 0x%" PRIx64, u.rip, u.rsp);
+    fputc('\n', l->log);
+    return 0;
+}
+
+static void read_threads(struct lx_kernel *k, const struct gmem *copy, FILE *log)
+{
+    char why[192];
+    struct lx_proc_layout pl;
+    struct lx_switch_layout sl;
+    struct lx_kread kr;
+    struct lx_threads t;
+    if (!lx_proc_layout_of(k, &pl, why, sizeof(why)) ||
+        lx_kread_init_kernel(&kr, k, copy, why, sizeof(why)) < 0 ||
+        !lx_threads_init(&t, k, &kr, &pl, &sl, why, sizeof(why))) {
+        fprintf(log, "capture: threads: %s\n", why);
+        return;
+    }
+    struct threads_log l = {&t, log};
+    long n = lx_threads_each(&t, log_thread, &l, LX_MAX_VISIT_STEPS, why, sizeof(why));
+    if (n < 0)
+        fprintf(log, "capture: threads: %s\n", why);
+    else
+        fprintf(log, "capture: %ld threads\n", n);
+}
+
 /* Everything the Linux layer reads of a described kernel: its self-description, each CPU's
  * current task, the module list with every module's symbols, the kernel's ORC tables, every
  * sleeping task's kernel stack, and the user processes' executables from the page cache. */
@@ -181,6 +227,7 @@ static void read_all(struct lx_kernel *k, const struct gmem *copy, FILE *log)
     }
     free(r);
     read_stacks(k, copy, log);
+    read_threads(k, copy, log);
     struct exe_file ef[EXE_FILES_MAX];
     int nf = exe_files_read(k, copy, ef, why, sizeof(why));
     if (nf < 0)

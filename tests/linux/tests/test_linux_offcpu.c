@@ -7,6 +7,7 @@
  * time within 5 %; every sleeper has its time in its nanosleep stack; each off-CPU stack ends in
  * a frame naming the thread's state. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -42,6 +44,44 @@ static bool has_fn(const struct profile *p, const struct prof_sample *s, const c
             return true;
     }
     return false;
+}
+
+/* Google's pprof on `report --off-cpu --format pprof`: its sample type, and the writer's time
+ * under __x64_sys_fsync in ms as pprof adds it up (the consumers_pprof fixture builds pprof). */
+static double pprof_fsync_ms(const struct tb_result *r, long tid)
+{
+    const char *bin = getenv("HVPROF_BINARY_DIR");
+    if (!bin)
+        fail_msg("HVPROF_BINARY_DIR is not set (run the test through ctest)");
+    char pprof[PATH_MAX], prof[PATH_MAX + 16], cmd[8 * PATH_MAX];
+    snprintf(pprof, sizeof(pprof), "%s/consumers/pprof-bin/pprof", bin);
+    if (access(pprof, X_OK) != 0)
+        fail_msg("%s missing: the consumers_pprof fixture builds it (tests/consumers)", pprof);
+    snprintf(prof, sizeof(prof), "%s.off.pb.gz", r->rec);
+    snprintf(cmd, sizeof(cmd),
+             "'%s/cli/hvprof' report --off-cpu '%s' --format pprof -o '%s' -q && "
+             "HOME=/nonexistent '%s' -top -cum -unit=ms -focus='^__x64_sys_fsync$' "
+             "-tagfocus=tid=%ld -nodecount=1000 '%s' 2>/dev/null",
+             bin, r->rec, prof, pprof, tid, prof);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        fail_msg("%s: cannot run pprof", r->name);
+    char line[1024];
+    bool typed = false;
+    double ms = -1;
+    while (fgets(line, sizeof(line), p)) {
+        typed |= !strncmp(line, "Type: off_cpu", 13);
+        double cum;
+        char name[256];
+        if (sscanf(line, " %*s %*s %*s %lfms %*s %255s", &cum, name) == 2 &&
+            !strcmp(name, "__x64_sys_fsync"))
+            ms = cum;
+    }
+    int st = pclose(p);
+    if (st != 0 || !typed || ms < 0)
+        fail_msg("%s: pprof (exit %d) %s", r->name, st,
+                 typed ? "shows no __x64_sys_fsync" : "does not read an off_cpu profile");
+    return ms;
 }
 
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
@@ -129,6 +169,12 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (fabs((double)in_fsync - guest) > 0.05 * guest)
         fail_msg("%s: the writer's off-CPU time in fsync is %.3f s, the guest says %.3f s", r->name,
                  (double)in_fsync / 1e9, guest / 1e9);
+    /* pprof adds up the same time (µs in the file, ms asked for). */
+    double ms = pprof_fsync_ms(r, tid);
+    printf("%s: pprof: %.2f ms under __x64_sys_fsync for tid %ld\n", r->name, ms, tid);
+    if (fabs(ms * 1e6 - (double)in_fsync) > 0.01 * (double)in_fsync + 2e6)
+        fail_msg("%s: pprof shows %.2f ms in fsync, the recording %.3f ms", r->name, ms,
+                 (double)in_fsync / 1e6);
     if (nsleepers < 190)
         fail_msg("%s: %zu of the 200 sleepers have time in their nanosleep stack", r->name,
                  nsleepers);

@@ -248,6 +248,10 @@ struct guestos_ops {
      * readable). False when the kernel ones cannot be read. */
     bool (*thread_regs)(struct guestos *os, const struct gmem *mem, const struct guestos_thread *t,
                         struct gw_regs *kernel, struct gw_regs *user);
+    /* Drain thread, with threads, optional: the thread `t` is now (the same task read again:
+     * its state, counters and resume point). False when it is gone or cannot be read. */
+    bool (*thread_reread)(struct guestos *os, const struct gmem *mem,
+                          const struct guestos_thread *t, struct guestos_thread *now);
     /* Drain thread, with threads: whether the thread has not run since `t` was read (the same
      * switch count and resume point, not on a CPU): what was read of its stacks since holds. */
     bool (*thread_unchanged)(struct guestos *os, const struct gmem *mem,

@@ -23,9 +23,20 @@
 
 #define OFF_CPU_MAX_THREADS 8192          /* threads a visit follows (a power of two: the table) */
 #define OFF_CPU_FLUSH_NS    1000000000ull /* a long sleep is written at least every second */
+/* Stacks walked per visit at most: a guest whose every thread sleeps somewhere new at every
+ * visit costs the drain thread no more than this (the others keep their time, and are walked
+ * at a later visit if they still sleep there). */
+#define OFF_CPU_WALKS_PER_VISIT 512
+#define OFF_CPU_REREADS         2 /* looks again at a thread that ran while it was read */
+/* The user stack copied from its entry's RSP (perf's --call-graph dwarf copies 8 KiB), its
+ * frames above read from the guest, where they change last: the smaller the copy, the shorter
+ * the window in which the thread's running spoils it. */
+#define OFF_CPU_USER_COPY  (16u << 10)
+#define OFF_CPU_DENY_BELOW (64u << 10) /* below a copy the stack is the guest's of now */
 
 struct off_thread {
     uint64_t handle; /* 0: empty slot */
+    bool moved;      /* moved to the next visit's table: a tombstone that keeps probes going */
     int32_t tid;
     uint32_t proc, thread, vcpu;
     uint64_t cpu_ns, switches, resume_sp;
@@ -46,10 +57,14 @@ struct sampler_off_cpu {
     struct gw_walker w;
     bool w_ok, w_failed;
     uint64_t *kframes, *uframes;
+    uint8_t kcopy[32u << 10]; /* the kernel stack of the thread walked (THREAD_SIZE at most) */
+    uint8_t ucopy[OFF_CPU_USER_COPY];
     VECTOR(uint64_t) buf; /* records waiting for their names: [provider << 32 | words], words */
     struct hv_err last_err;
     /* for the summary */
     uint64_t visits, failed, threads, walks, races, unread, records, off_ns, ns, max_ns, cut;
+    uint64_t deferred, unnamed;
+    unsigned walks_left; /* this visit's */
     bool names_recorded;
 };
 
@@ -59,14 +74,16 @@ static size_t slot_of(const struct sampler_off_cpu *o, uint64_t handle, int32_t 
     return (size_t)(h >> 40) & (o->cap - 1);
 }
 
+/* The entry of (handle, tid) in table t: a live one (`live`), or any with the key, tombstone
+ * included, else the empty slot where it goes (NULL: the table is full). */
 static struct off_thread *find(struct off_thread *t, const struct sampler_off_cpu *o,
-                               uint64_t handle, int32_t tid, bool empty_ok)
+                               uint64_t handle, int32_t tid, bool live)
 {
     for (size_t i = slot_of(o, handle, tid), n = 0; n < o->cap; i = (i + 1) & (o->cap - 1), n++) {
-        if (t[i].handle == handle && t[i].tid == tid)
+        if (t[i].handle == handle && t[i].tid == tid && !(live && t[i].moved))
             return &t[i];
         if (!t[i].handle)
-            return empty_ok ? &t[i] : NULL;
+            return live ? NULL : &t[i];
     }
     return NULL;
 }
@@ -164,6 +181,12 @@ static int flush(struct sampler *s, struct off_thread *e, uint64_t now)
         e->pending_since = now;
         return 0;
     }
+    if (!e->proc || !e->thread) {
+        o->unnamed++; /* the id tables were full: no identity to give it */
+        e->pending_ns = 0;
+        e->pending_since = now;
+        return 0;
+    }
     struct hvfxt_sample smp = {
         .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                   HVFXT_SF_OFF_CPU_NS | HVFXT_SF_TASK_STATE,
@@ -208,22 +231,62 @@ static int flush(struct sampler *s, struct off_thread *e, uint64_t now)
     return 0;
 }
 
-/* Walk the stacks of the sleep thread t is in now into e (e->walked false when the thread ran
- * meanwhile, or they cannot be read). */
-static void walk(struct sampler *s, struct off_thread *e, const struct guestos_thread *t)
+/* Copy up to `max` bytes of the stack from va through the walker's current address space,
+ * page by page up to the first page it cannot read. Returns the bytes copied. */
+static uint32_t copy_stack(struct gw_walker *w, uint64_t va, uint8_t *dst, uint32_t max)
+{
+    uint32_t len = 0;
+    while (len < max && va + len >= va) {
+        uint32_t chunk = 4096 - (uint32_t)((va + len) & 4095);
+        if (chunk > max - len)
+            chunk = max - len;
+        if (gw_read_virt(w, va + len, dst + len, chunk, false, NULL) != 0)
+            break;
+        len += chunk;
+    }
+    return len;
+}
+
+/* Run the unwinder u from r on a copy of the stack [lo, lo + len): reads there come from the
+ * copy, reads below it (down to lo - OFF_CPU_DENY_BELOW) fail, as they would be the guest's of
+ * now (sampler/exit/stack_copy.c does the same for exit-time copies); above it, the guest's. */
+static void walk_copy(struct gw_walker *w, const struct gw_unwinder *u, const struct gw_regs *r,
+                      uint64_t lo, const uint8_t *bytes, uint32_t len, struct gw_stack *st)
+{
+    struct gw_tlb_pin pin = {.lo = lo,
+                             .hi = lo + len,
+                             .deny_lo = lo > OFF_CPU_DENY_BELOW ? lo - OFF_CPU_DENY_BELOW : 0,
+                             .deny_hi = lo,
+                             .bytes = bytes};
+    w->tlb.pin = len ? &pin : NULL;
+    gw_unwinder_run(u, w, r, st);
+    w->tlb.pin = NULL;
+    gw_tlb_flush(&w->tlb); /* what was read through the pin is not the guest's of now */
+}
+
+/* Walk the stacks of the sleep thread t is in now into e (e->walked false when they cannot be
+ * read, or the thread ran while they were copied: then true). Both stacks are copied first and
+ * the thread checked not to have run since it was read; the walks then run on the copies, so
+ * the window in which its running can tear them is the copy's, not the walks'. */
+static bool walk(struct sampler *s, struct off_thread *e, const struct guestos_thread *t)
 {
     struct sampler_off_cpu *o = s->off_cpu;
     e->walked = false;
     e->nk = e->nu = 0;
     struct gw_regs kr, ur;
     if (!s->os.ops->thread_regs || !walker_ready(s))
-        return;
+        return false;
+    if (!o->walks_left) {
+        o->deferred++;
+        return false;
+    }
+    o->walks_left--;
     if (!s->os.ops->thread_regs(&s->os, s->mem, t, &kr, &ur)) {
         o->unread++;
-        return;
+        return false;
     }
     o->walks++;
-    struct gw_snapshot snap = {
+    struct gw_snapshot ksnap = {
         .cr0 = t->as.cr0,
         .cr3 = t->as.root ? t->as.root : t->kernel_root,
         .cr4 = t->as.cr4,
@@ -233,34 +296,46 @@ static void walk(struct sampler *s, struct off_thread *e, const struct guestos_t
         .rbp = kr.rbp,
         .cpl = 0,
     };
-    gw_walker_begin(&o->w, &snap);
-    o->w.cfi = NULL;
-    struct gw_stack ks = GW_STACK_INIT(o->kframes, s->cfg.max_depth);
-    gw_unwinder_run(s->os.kernel_unwinder, &o->w, &kr, &ks);
-    struct gw_stack us = GW_STACK_INIT(o->uframes, s->cfg.max_depth);
-    if (!ur.user && ks.user_entry && t->as.root)
-        ur = ks.user_regs;
     bool user = ur.user && t->as.root && !t->task.kthread;
+    struct gw_snapshot usnap = ksnap;
+    usnap.cr3 = t->as.root;
+    usnap.cpl = 3;
+    usnap.rip = ur.rip;
+    usnap.rsp = ur.rsp;
+    usnap.rbp = ur.rbp;
+    /* The kernel stack from where it resumes to the top of its THREAD_SIZE (16 KiB, 32 KiB with
+     * KASAN), the user stack from its entry's RSP. */
+    uint64_t base = t->task.kstack, klo = kr.rsp & ~7ull;
+    uint64_t top = base && klo >= base && klo < base + 16384 ? base + 16384 : klo + 16384;
+    if (base && klo >= base + 16384 && klo < base + 32768)
+        top = base + 32768;
+    gw_walker_begin(&o->w, &ksnap);
+    uint32_t klen = copy_stack(&o->w, klo, o->kcopy, (uint32_t)(top - klo));
+    uint32_t ulen = 0;
     if (user) {
-        snap.cr3 = t->as.root;
-        snap.cpl = 3;
-        snap.rip = ur.rip;
-        snap.rsp = ur.rsp;
-        snap.rbp = ur.rbp;
-        gw_walker_begin(&o->w, &snap);
-        const struct exit_cfi_maps *maps = sampler_cfi_maps(s->cfi);
-        o->w.cfi = maps && e->proc ? exit_cfi_current(maps, e->proc) : NULL;
-        gw_unwinder_run(s->os.user_unwinder, &o->w, &ur, &us);
-        o->w.cfi = NULL;
+        gw_walker_begin(&o->w, &usnap);
+        ulen = copy_stack(&o->w, ur.rsp, o->ucopy, OFF_CPU_USER_COPY);
     }
-    /* The thread may have run (and its stack changed) while it was read. */
+    /* The thread may have run (and its stacks changed) while they were copied. */
     if (s->os.ops->thread_unchanged && !s->os.ops->thread_unchanged(&s->os, s->mem, t)) {
         o->races++;
-        return;
+        return true;
+    }
+    gw_walker_begin(&o->w, &ksnap);
+    o->w.cfi = NULL;
+    struct gw_stack ks = GW_STACK_INIT(o->kframes, s->cfg.max_depth);
+    walk_copy(&o->w, s->os.kernel_unwinder, &kr, klo, o->kcopy, klen, &ks);
+    struct gw_stack us = GW_STACK_INIT(o->uframes, s->cfg.max_depth);
+    if (user) {
+        gw_walker_begin(&o->w, &usnap);
+        const struct exit_cfi_maps *maps = sampler_cfi_maps(s->cfi);
+        o->w.cfi = maps && e->proc ? exit_cfi_current(maps, e->proc) : NULL;
+        walk_copy(&o->w, s->os.user_unwinder, &ur, ur.rsp, o->ucopy, ulen, &us);
+        o->w.cfi = NULL;
     }
     uint64_t *f = realloc(e->frames, ((size_t)ks.count + us.count + 1) * sizeof(*f));
     if (!f)
-        return;
+        return false;
     e->frames = f;
     memcpy(f, ks.pc, ks.count * sizeof(*f));
     memcpy(f + ks.count, us.pc, us.count * sizeof(*f));
@@ -271,6 +346,7 @@ static void walk(struct sampler *s, struct off_thread *e, const struct guestos_t
         hvfxt_walk_callers(ks.leaf, user ? us.leaf : 0) | hvfxt_walk_kernel_exact(ks.exact) |
         (user ? hvfxt_walk_user_cfi(us.cfi_frames) : 0);
     e->walked = true;
+    return false;
 }
 
 /* The thread's ids in the recording (as the exit path would give them) and its labels. */
@@ -303,15 +379,15 @@ static int visit_thread(void *ctx, const struct guestos_thread *t)
     struct sampler_off_cpu *o = s->off_cpu;
     if (t->state == GUESTOS_THREAD_DEAD || t->state == GUESTOS_THREAD_ZOMBIE)
         return 0; /* no stack to tell, and no CPU to come back to */
-    struct off_thread *e = find(o->next, o, t->handle, t->task.tid, true);
+    struct off_thread *e = find(o->next, o, t->handle, t->task.tid, false);
     if (!e || e->handle)
         return 0; /* the same task twice in one visit (a list changing under us) */
-    struct off_thread *old = find(o->cur, o, t->handle, t->task.tid, false);
+    struct off_thread *old = find(o->cur, o, t->handle, t->task.tid, true);
     o->threads++;
     bool is_new = !old;
     if (old) {
         *e = *old;
-        old->handle = 0; /* moved: what is left in cur afterwards is gone */
+        old->moved = true; /* what is left in cur afterwards is gone */
         old->frames = NULL;
     } else {
         *e = (struct off_thread){.handle = t->handle, .tid = t->task.tid, .pending_since = v->now};
@@ -359,10 +435,22 @@ static int visit_thread(void *ctx, const struct guestos_thread *t)
         /* Another sleep than the last visit's (or the first seen): it gets the time. */
         if (flush(s, e, v->now) < 0)
             return v->rc = -1;
-        walk(s, e, t);
         e->pending_ns = off;
         e->off = true;
         e->state = (uint8_t)t->state;
+        /* It ran while its stacks were read: the visit looks again, as if it came a little
+         * later, and the interval goes to the sleep it is in then (if it sleeps). Its CPU time
+         * stays counted from the first look. */
+        struct guestos_thread again;
+        for (int tries = 0; walk(s, e, t) && tries < OFF_CPU_REREADS; tries++) {
+            if (!s->os.ops->thread_reread || !s->os.ops->thread_reread(&s->os, s->mem, t, &again) ||
+                again.on_cpu || again.state == GUESTOS_THREAD_DEAD ||
+                again.state == GUESTOS_THREAD_ZOMBIE)
+                break;
+            again.cpu_ns = t->cpu_ns;
+            t = &again;
+            e->state = (uint8_t)t->state;
+        }
     }
     e->seen_ns = v->now;
     e->cpu_ns = t->cpu_ns;
@@ -379,7 +467,7 @@ static int flush_all(struct sampler *s, struct off_thread *t, uint64_t now)
     for (size_t i = 0; i < s->off_cpu->cap; i++) {
         if (!t[i].handle)
             continue;
-        if (flush(s, &t[i], now) < 0)
+        if (!t[i].moved && flush(s, &t[i], now) < 0)
             return -1;
         free(t[i].frames);
         t[i] = (struct off_thread){0};
@@ -402,6 +490,7 @@ int sampler_off_cpu_poll(struct sampler *s, uint64_t now, bool final, struct hv_
     o->next_ns = now + o->period_ns;
     uint64_t t0 = hv_now_ns();
     struct visit v = {.s = s, .now = now};
+    o->walks_left = OFF_CPU_WALKS_PER_VISIT;
     struct hv_err e = {0};
     long n = guestos_threads(&s->os, s->mem, visit_thread, &v, OFF_CPU_MAX_THREADS, &e);
     if (v.rc < 0) {
@@ -415,8 +504,9 @@ int sampler_off_cpu_poll(struct sampler *s, uint64_t now, bool final, struct hv_
         o->last_err = e;
         for (size_t i = 0; i < o->cap; i++)
             if (o->next[i].handle) {
-                struct off_thread *d = find(o->cur, o, o->next[i].handle, o->next[i].tid, true);
-                if (d && !d->handle) {
+                /* Back where it was (its tombstone), or where it goes. */
+                struct off_thread *d = find(o->cur, o, o->next[i].handle, o->next[i].tid, false);
+                if (d) {
                     *d = o->next[i];
                 } else {
                     free(o->next[i].frames);
@@ -478,6 +568,11 @@ void sampler_off_cpu_summary(const struct sampler *s, FILE *out)
             o->records, (double)o->off_ns / 1e9, o->walks, o->races, o->unread,
             o->visits ? (double)o->ns / (double)o->visits / 1e6 : 0.0, (double)o->max_ns / 1e6,
             wall > 0 ? 100.0 * (double)o->ns / wall : 0.0);
+    if (o->deferred)
+        fprintf(out, "; %" PRIu64 " walks left to a later visit (over %u a visit)", o->deferred,
+                OFF_CPU_WALKS_PER_VISIT);
+    if (o->unnamed)
+        fprintf(out, "; %" PRIu64 " records left out (the identity tables were full)", o->unnamed);
     if (o->failed)
         fprintf(out, "; %" PRIu64 " visits failed (last: %s)", o->failed, o->last_err.msg);
     if (!o->visits && s->kernel.state != SAMPLER_KERNEL_FOUND)

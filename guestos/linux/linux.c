@@ -638,6 +638,14 @@ static bool linux_thread_regs(struct guestos *os, const struct gmem *mem,
            lx_thread_regs(&l->threads, t, kernel, user);
 }
 
+static bool linux_thread_reread(struct guestos *os, const struct gmem *mem,
+                                const struct guestos_thread *t, struct guestos_thread *now)
+{
+    (void)mem;
+    struct lx_layer *l = os->priv;
+    return l->state == LX_FOUND && l->threads.tl.known && lx_thread_reread(&l->threads, t, now);
+}
+
 static bool linux_thread_unchanged(struct guestos *os, const struct gmem *mem,
                                    const struct guestos_thread *t)
 {
@@ -662,6 +670,7 @@ const struct guestos_ops guestos_linux_ops = {
     .file_page = linux_file_page,
     .threads = linux_threads,
     .thread_regs = linux_thread_regs,
+    .thread_reread = linux_thread_reread,
     .thread_unchanged = linux_thread_unchanged,
     .close = linux_close,
 };

@@ -253,6 +253,14 @@ bool lx_thread_regs(struct lx_threads *t, const struct guestos_thread *th, struc
     return true;
 }
 
+bool lx_thread_reread(struct lx_threads *t, const struct guestos_thread *th,
+                      struct guestos_thread *now)
+{
+    lx_kread_forget(t->kr);
+    return read_thread(t, th->handle, th->task.process, now) && now->task.tid == th->task.tid &&
+           now->task.pid == th->task.pid;
+}
+
 bool lx_thread_unchanged(struct lx_threads *t, const struct guestos_thread *th)
 {
     const struct lx_thread_layout *tl = &t->tl;

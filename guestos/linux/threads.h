@@ -77,5 +77,10 @@ long lx_threads_each(struct lx_threads *t, guestos_thread_fn fn, void *ctx, size
 bool lx_thread_regs(struct lx_threads *t, const struct guestos_thread *th, struct gw_regs *kernel,
                     struct gw_regs *user);
 
+/* The thread th is now: the same task read again (false when it cannot be, or is another
+ * task now: another pid at that address). */
+bool lx_thread_reread(struct lx_threads *t, const struct guestos_thread *th,
+                      struct guestos_thread *now);
+
 /* Whether the thread has not run since th was read. */
 bool lx_thread_unchanged(struct lx_threads *t, const struct guestos_thread *th);

@@ -162,9 +162,20 @@ static void test_unchanged(void **state)
     uint64_t nvcsw = 41; /* it ran: one more switch */
     memcpy(tg_at(&x, TG_TASK(1) + 0x28 - TG_DIRECT), &nvcsw, 8);
     assert_false(lx_thread_unchanged(&x.t, &s.t[0]));
+    /* Read again, it is what it is now. */
+    struct guestos_thread now;
+    assert_true(lx_thread_reread(&x.t, &s.t[0], &now));
+    assert_int_equal(now.switches, 42);
+    assert_int_equal(now.task.tid, 100);
     uint32_t on_cpu = 1;
     memcpy(tg_at(&x, TG_TASK(2) + 0x60 - TG_DIRECT), &on_cpu, 4);
     assert_false(lx_thread_unchanged(&x.t, &s.t[1]));
+    assert_true(lx_thread_reread(&x.t, &s.t[1], &now));
+    assert_true(now.on_cpu);
+    /* Another task at that address now: not the thread read before. */
+    int32_t other = 555;
+    memcpy(tg_at(&x, TG_TASK(2) + 0x100 - TG_DIRECT), &other, 4);
+    assert_false(lx_thread_reread(&x.t, &s.t[1], &now));
     uint64_t sp = TG_STACK(3) + 0x1000; /* switched out elsewhere */
     memcpy(tg_at(&x, TG_TASK(3) + 0x68 - TG_DIRECT), &sp, 8);
     assert_false(lx_thread_unchanged(&x.t, &s.t[2]));

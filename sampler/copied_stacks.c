@@ -19,8 +19,7 @@
 #define COPY_FRUITLESS 16            /* copies in a row that gained nothing: stop copying */
 
 struct sampler_copies {
-    struct gw_walker w;
-    bool w_ok, w_failed;
+    struct sampler_walker dw;
     uint64_t frames[EXIT_MAX_FRAMES];
     uint8_t fruitless[ID_MAX_PROCS];
     uint64_t walked, gained, waited, looked, stopped_procs, ns;
@@ -55,8 +54,8 @@ void sampler_copies_free(struct sampler *s)
         free(s->core.v[i].copies.slot);
         s->core.v[i].copies.slot = NULL;
     }
-    if (s->copies && s->copies->w_ok)
-        gw_walker_fini(&s->copies->w);
+    if (s->copies)
+        sampler_drain_walker_close(&s->copies->dw);
     free(s->copies);
     s->copies = NULL;
 }
@@ -108,17 +107,22 @@ static int complete(struct sampler *s, struct exit_stack_copy *c, const struct g
     return fxt_writer_emit(&s->w, hvfxt_vcpu_provider(c->vcpu), s->w.scratch, words, err);
 }
 
-/* The walker of the drain thread, opened at the first copy (capstone, for the leaf repair). */
-static bool walker_ready(struct sampler *s)
+bool sampler_drain_walker(const struct sampler *s, struct sampler_walker *dw)
 {
-    struct sampler_copies *k = s->copies;
-    if (k->w_ok || k->w_failed)
-        return k->w_ok;
+    if (dw->ok || dw->failed)
+        return dw->ok;
     struct gw_config gc = {.max_depth = s->cfg.max_depth, .no_leaf_repair = s->cfg.no_leaf_repair};
     struct hv_err e = {0};
-    k->w_ok = s->mem && gw_walker_init(&k->w, s->mem, &gc, &e) == 0;
-    k->w_failed = !k->w_ok;
-    return k->w_ok;
+    dw->ok = s->mem && gw_walker_init(&dw->w, s->mem, &gc, &e) == 0;
+    dw->failed = !dw->ok;
+    return dw->ok;
+}
+
+void sampler_drain_walker_close(struct sampler_walker *dw)
+{
+    if (dw->ok)
+        gw_walker_fini(&dw->w);
+    dw->ok = false;
 }
 
 int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_err *err)
@@ -145,8 +149,8 @@ int sampler_copies_poll(struct sampler *s, uint64_t now, bool final, struct hv_e
             if (map == c->map && !waited)
                 continue; /* no look has published anything new for it yet */
             struct gw_stack st = GW_STACK_INIT(k->frames, s->cfg.max_depth);
-            if (walker_ready(s))
-                exit_copy_walk(&k->w, &s->os, c, map, &st);
+            if (sampler_drain_walker(s, &k->dw))
+                exit_copy_walk(&k->dw.w, &s->os, c, map, &st);
             bool whole = st.count > 0 && !st.cfi_outside && map;
             if (!whole && !waited) {
                 c->map = map; /* again at its next map */

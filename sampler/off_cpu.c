@@ -54,8 +54,7 @@ struct sampler_off_cpu {
     uint64_t period_ns, next_ns;
     struct off_thread *cur, *next; /* tables of OFF_CPU_MAX_THREADS * 2 slots */
     size_t cap;
-    struct gw_walker w;
-    bool w_ok, w_failed;
+    struct sampler_walker dw;
     uint64_t *kframes, *uframes;
     uint8_t kcopy[32u << 10]; /* the kernel stack of the thread walked (THREAD_SIZE at most) */
     uint8_t ucopy[OFF_CPU_USER_COPY];
@@ -114,8 +113,7 @@ void sampler_off_cpu_free(struct sampler *s)
         return;
     for (size_t i = 0; o->cur && i < o->cap; i++)
         free(o->cur[i].frames);
-    if (o->w_ok)
-        gw_walker_fini(&o->w);
+    sampler_drain_walker_close(&o->dw);
     free(o->cur);
     free(o->next);
     free(o->kframes);
@@ -158,19 +156,6 @@ static int record_names(struct sampler *s, struct hv_err *err)
     if (id < 0)
         return 0; /* no room in the metadata budget: counted there */
     return hvfxt_write_symbols(&s->w, (uint64_t)id, syms, k, err);
-}
-
-/* The drain thread's walker (capstone, for the user walk's leaf repair), at the first walk. */
-static bool walker_ready(struct sampler *s)
-{
-    struct sampler_off_cpu *o = s->off_cpu;
-    if (o->w_ok || o->w_failed)
-        return o->w_ok;
-    struct gw_config gc = {.max_depth = s->cfg.max_depth, .no_leaf_repair = s->cfg.no_leaf_repair};
-    struct hv_err e = {0};
-    o->w_ok = s->mem && gw_walker_init(&o->w, s->mem, &gc, &e) == 0;
-    o->w_failed = !o->w_ok;
-    return o->w_ok;
 }
 
 /* Queue the record of the time thread e spent off its CPU since pending_since. */
@@ -274,7 +259,7 @@ static bool walk(struct sampler *s, struct off_thread *e, const struct guestos_t
     e->walked = false;
     e->nk = e->nu = 0;
     struct gw_regs kr, ur;
-    if (!s->os.ops->thread_regs || !walker_ready(s))
+    if (!s->os.ops->thread_regs || !sampler_drain_walker(s, &o->dw))
         return false;
     if (!o->walks_left) {
         o->deferred++;
@@ -309,29 +294,29 @@ static bool walk(struct sampler *s, struct off_thread *e, const struct guestos_t
     uint64_t top = base && klo >= base && klo < base + 16384 ? base + 16384 : klo + 16384;
     if (base && klo >= base + 16384 && klo < base + 32768)
         top = base + 32768;
-    gw_walker_begin(&o->w, &ksnap);
-    uint32_t klen = copy_stack(&o->w, klo, o->kcopy, (uint32_t)(top - klo));
+    gw_walker_begin(&o->dw.w, &ksnap);
+    uint32_t klen = copy_stack(&o->dw.w, klo, o->kcopy, (uint32_t)(top - klo));
     uint32_t ulen = 0;
     if (user) {
-        gw_walker_begin(&o->w, &usnap);
-        ulen = copy_stack(&o->w, ur.rsp, o->ucopy, OFF_CPU_USER_COPY);
+        gw_walker_begin(&o->dw.w, &usnap);
+        ulen = copy_stack(&o->dw.w, ur.rsp, o->ucopy, OFF_CPU_USER_COPY);
     }
     /* The thread may have run (and its stacks changed) while they were copied. */
     if (s->os.ops->thread_unchanged && !s->os.ops->thread_unchanged(&s->os, s->mem, t)) {
         o->races++;
         return true;
     }
-    gw_walker_begin(&o->w, &ksnap);
-    o->w.cfi = NULL;
+    gw_walker_begin(&o->dw.w, &ksnap);
+    o->dw.w.cfi = NULL;
     struct gw_stack ks = GW_STACK_INIT(o->kframes, s->cfg.max_depth);
-    walk_copy(&o->w, s->os.kernel_unwinder, &kr, klo, o->kcopy, klen, &ks);
+    walk_copy(&o->dw.w, s->os.kernel_unwinder, &kr, klo, o->kcopy, klen, &ks);
     struct gw_stack us = GW_STACK_INIT(o->uframes, s->cfg.max_depth);
     if (user) {
-        gw_walker_begin(&o->w, &usnap);
+        gw_walker_begin(&o->dw.w, &usnap);
         const struct exit_cfi_maps *maps = sampler_cfi_maps(s->cfi);
-        o->w.cfi = maps && e->proc ? exit_cfi_current(maps, e->proc) : NULL;
-        walk_copy(&o->w, s->os.user_unwinder, &ur, ur.rsp, o->ucopy, ulen, &us);
-        o->w.cfi = NULL;
+        o->dw.w.cfi = maps && e->proc ? exit_cfi_current(maps, e->proc) : NULL;
+        walk_copy(&o->dw.w, s->os.user_unwinder, &ur, ur.rsp, o->ucopy, ulen, &us);
+        o->dw.w.cfi = NULL;
     }
     uint64_t *f = realloc(e->frames, ((size_t)ks.count + us.count + 1) * sizeof(*f));
     if (!f)

@@ -163,6 +163,14 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
 /* The maps published to the exit path (sampler/exit/cfi_maps.h). */
 const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c);
 void sampler_cfi_summary(const struct sampler *s, FILE *out);
+/* A walker of the drain thread's, opened at its first use (capstone, for the leaf repair):
+ * false when it cannot be (then never again). */
+struct sampler_walker {
+    struct gw_walker w;
+    bool ok, failed;
+};
+bool sampler_drain_walker(const struct sampler *s, struct sampler_walker *dw);
+void sampler_drain_walker_close(struct sampler_walker *dw);
 /* copied_stacks.c: the stacks the exit path copied for a walk later (sampler/exit/stack_copy.h):
  * their queues (none with a flight recorder or in exits mode), each pass's walks and
  * completions (-1 only when the file cannot be written), the summary line. */

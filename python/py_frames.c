@@ -14,6 +14,25 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
     }
     /* PY_VERSION_HEX: major << 24 | minor << 16 | micro << 8 | level << 4 | serial. */
     unsigned major = (unsigned)(v >> 24) & 0xff, minor = (unsigned)(v >> 16) & 0xff;
+    if (!(v >> 32) && major == 3 && minor >= 13) {
+        uint64_t w[PY_DEBUG_OFFSETS_WORDS];
+        if (!py_read(m, runtime_va, w, sizeof(w))) {
+            snprintf(why, why_len, "_PyRuntime at 0x%llx cannot be read",
+                     (unsigned long long)runtime_va);
+            return -1;
+        }
+        if (!py_layout_from_debug(w, &rt->own, why, why_len))
+            return -1;
+        if (w[1] >> 16 != v >> 16) {
+            snprintf(why, why_len, "_Py_DebugOffsets says 0x%llx, Py_Version 0x%llx",
+                     (unsigned long long)w[1], (unsigned long long)v);
+            return -1;
+        }
+        rt->l = &rt->own;
+        rt->runtime = runtime_va;
+        rt->version = v;
+        return 0;
+    }
     const struct py_layout *l = (v >> 32) ? NULL : py_layout_for(major, minor);
     if (!l) {
         snprintf(why, why_len, "CPython %u.%u (Py_Version 0x%llx) has no layout here", major, minor,

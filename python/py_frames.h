@@ -17,13 +17,15 @@
 
 struct py_runtime {
     const struct py_layout *l;
-    uint64_t runtime; /* the address of _PyRuntime */
-    uint64_t version; /* PY_VERSION_HEX, as Py_Version holds it (0x030b02f0: 3.11.2 final) */
+    struct py_layout own; /* 3.13+: read from the interpreter's _Py_DebugOffsets */
+    uint64_t runtime;     /* the address of _PyRuntime */
+    uint64_t version;     /* PY_VERSION_HEX, as Py_Version holds it (0x030b02f0: 3.11.2 final) */
 };
 
 /* The interpreter whose _PyRuntime is at runtime_va and whose Py_Version (a const unsigned long
- * beside it, exported since 3.11) is at version_va. 0, or -1 with why (not a version in the
- * table, Py_Version unreadable). */
+ * beside it, exported since 3.11) is at version_va: 3.11 and 3.12 from the table, 3.13 from its
+ * _Py_DebugOffsets (checked against Py_Version). 0, or -1 with why (a version without a layout,
+ * Py_Version or the offsets unreadable or not 3.13's). */
 int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runtime_va,
                     uint64_t version_va, char *why, size_t why_len);
 

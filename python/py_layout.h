@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct py_layout {
@@ -44,3 +45,14 @@ struct py_layout {
 
 /* The table's layout for CPython major.minor, or NULL when there is none. */
 const struct py_layout *py_layout_for(unsigned major, unsigned minor);
+
+/* CPython 3.13 publishes its own offsets: _Py_DebugOffsets, the first member of _PyRuntime
+ * (Include/internal/pycore_runtime.h of CPython v3.13): the cookie "xdebugpy", PY_VERSION_HEX,
+ * free_threaded, then per structure its size and its fields' offsets, 8 bytes each. */
+#define PY_DEBUG_OFFSETS_WORDS 73 /* 3.13's struct, in 8-byte words (the cookie the first) */
+
+/* The layout from a 3.13 interpreter's _Py_DebugOffsets (`words`, read from the start of its
+ * _PyRuntime). False (with why) when it is not one this reader knows: another cookie or
+ * version, a free-threaded build, an offset outside its structure's size. */
+bool py_layout_from_debug(const uint64_t words[PY_DEBUG_OFFSETS_WORDS], struct py_layout *out,
+                          char *why, size_t why_len);

@@ -288,6 +288,9 @@ MODULE_BENCHES = [
      "`record --off-cpu`'s visits of a guest's threads on memory captured from Debian 5.10, "
      "6.1 and 7.2 guests: listing, and a thread's registers and ORC kernel stack "
      "(bench/off_cpu_bench.c)", "off-cpu"),
+    ("python frames", "python/bench_python", ["101"], ["5"],
+     "a 32-frame stack of Debian's python3.11 read from outside: thread state and frame chain, "
+     "then names and lines (bench/python_bench.c)", "python"),
     ("fxt", "schema/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
     ("symbolize", "report/bench_symbolize", [], [],

@@ -8,11 +8,12 @@
  *
  * A thread's stacks are walked once per sleep: at the first visit that finds it switched out at
  * another point (its switch count or resume point changed), its kernel stack from its switch
- * frame and its user stack from the registers it entered the kernel with, checked after the
- * walk against the thread still not having run. The time a sleep accumulates is written as one
- * record when the thread runs again, when it goes (exits), at most every OFF_CPU_FLUSH_NS, and
- * at the recording's end. Records are kept in a buffer until the drain pass named the threads
- * they refer to (sampler_off_cpu_emit). Never at an exit: the vCPUs do not wait for it. */
+ * frame and its user stack from the registers it entered the kernel with. Both are copied first
+ * and the thread checked not to have run meanwhile; the walks run on the copies. The time a sleep
+ * accumulates is written as one record when the thread runs again, when it goes (exits), at most
+ * every OFF_CPU_FLUSH_NS, and at the recording's end. Records are kept in a buffer until the drain
+ * pass named the threads they refer to (sampler_off_cpu_emit). Never at an exit: the vCPUs do not
+ * wait for it. */
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -111,8 +112,10 @@ void sampler_off_cpu_free(struct sampler *s)
     struct sampler_off_cpu *o = s->off_cpu;
     if (!o)
         return;
-    for (size_t i = 0; o->cur && i < o->cap; i++)
-        free(o->cur[i].frames);
+    for (size_t i = 0; i < o->cap; i++) {
+        free(o->cur ? o->cur[i].frames : NULL);
+        free(o->next ? o->next[i].frames : NULL); /* a visit cut short by a write error */
+    }
     sampler_drain_walker_close(&o->dw);
     free(o->cur);
     free(o->next);

@@ -545,6 +545,11 @@ void sampler_off_cpu_summary(const struct sampler *s, FILE *out)
     const struct sampler_off_cpu *o = s->off_cpu;
     if (!o)
         return;
+    if (!o->visits && s->kernel.state != SAMPLER_KERNEL_FOUND) {
+        fprintf(out, "  off-CPU: no visits: the guest kernel was not described (off-CPU time needs "
+                     "a Linux guest's own description of itself, docs/off-cpu.md)\n");
+        return;
+    }
     double wall = (double)(hv_now_ns() - s->start_ns);
     fprintf(out,
             "  off-CPU: %" PRIu64 " visits of the guest's threads at %" PRIu64 " Hz (%.0f threads "
@@ -563,7 +568,5 @@ void sampler_off_cpu_summary(const struct sampler *s, FILE *out)
         fprintf(out, "; %" PRIu64 " records left out (the identity tables were full)", o->unnamed);
     if (o->failed)
         fprintf(out, "; %" PRIu64 " visits failed (last: %s)", o->failed, o->last_err.msg);
-    if (!o->visits && s->kernel.state != SAMPLER_KERNEL_FOUND)
-        fprintf(out, "; none: the guest kernel was not described");
     fputc('\n', out);
 }

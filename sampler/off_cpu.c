@@ -32,7 +32,7 @@
 /* The user stack copied from its entry's RSP (perf's --call-graph dwarf copies 8 KiB), its
  * frames above read from the guest, where they change last: the smaller the copy, the shorter
  * the window in which the thread's running spoils it. */
-#define OFF_CPU_USER_COPY  (16u << 10)
+#define OFF_CPU_USER_COPY  (8u << 10)
 #define OFF_CPU_DENY_BELOW (64u << 10) /* below a copy the stack is the guest's of now */
 
 struct off_thread {

@@ -63,7 +63,7 @@ struct sampler_off_cpu {
     struct hv_err last_err;
     /* for the summary */
     uint64_t visits, failed, threads, walks, races, unread, records, off_ns, ns, max_ns, cut;
-    uint64_t deferred, unnamed;
+    uint64_t deferred, unnamed, ran_kept;
     unsigned walks_left; /* this visit's */
     bool names_recorded;
 };
@@ -305,14 +305,26 @@ static bool walk(struct sampler *s, struct off_thread *e, const struct guestos_t
         ulen = copy_stack(&o->dw.w, ur.rsp, o->ucopy, OFF_CPU_USER_COPY);
     }
     /* The thread may have run (and its stacks changed) while they were copied. */
-    if (s->os.ops->thread_unchanged && !s->os.ops->thread_unchanged(&s->os, s->mem, t)) {
-        o->races++;
-        return true;
-    }
+    bool ran = s->os.ops->thread_unchanged && !s->os.ops->thread_unchanged(&s->os, s->mem, t);
     gw_walker_begin(&o->dw.w, &ksnap);
     o->dw.w.cfi = NULL;
     struct gw_stack ks = GW_STACK_INIT(o->kframes, s->cfg.max_depth);
     walk_copy(&o->dw.w, s->os.kernel_unwinder, &kr, klo, o->kcopy, klen, &ks);
+    if (ran) {
+        /* Its copy holds together if the kernel walk went from the switch frame the thread was
+         * read with, frame by frame, to the very entry registers it was read with (a user
+         * thread), or to the end of its chain (a kernel thread): a thread that resumes writes
+         * its stack from where it was switched out, and a walk over what it wrote would not
+         * arrive there. Else the copy is dropped. */
+        bool whole = user
+                         ? ks.user_entry && ks.user_regs.rip == ur.rip && ks.user_regs.rsp == ur.rsp
+                         : ks.stop == GW_STOP_CHAIN_END && ks.count > 1;
+        if (!whole) {
+            o->races++;
+            return true;
+        }
+        o->ran_kept++;
+    }
     struct gw_stack us = GW_STACK_INIT(o->uframes, s->cfg.max_depth);
     if (user) {
         gw_walker_begin(&o->dw.w, &usnap);
@@ -554,11 +566,12 @@ void sampler_off_cpu_summary(const struct sampler *s, FILE *out)
     fprintf(out,
             "  off-CPU: %" PRIu64 " visits of the guest's threads at %" PRIu64 " Hz (%.0f threads "
             "each), %" PRIu64 " records of %.3f s off-CPU, %" PRIu64 " stacks walked (%" PRIu64
-            " threads ran while read, %" PRIu64
+            " threads ran while copied and were dropped, %" PRIu64
+            " ran and were kept whole, %" PRIu64
             " switch frames unreadable), %.2f ms a visit (max %.2f) on the drain thread: %.2f%% "
             "of the recording's time (report --off-cpu)",
             o->visits, s->cfg.off_cpu_hz, o->visits ? (double)o->threads / (double)o->visits : 0.0,
-            o->records, (double)o->off_ns / 1e9, o->walks, o->races, o->unread,
+            o->records, (double)o->off_ns / 1e9, o->walks, o->races, o->ran_kept, o->unread,
             o->visits ? (double)o->ns / (double)o->visits / 1e6 : 0.0, (double)o->max_ns / 1e6,
             wall > 0 ? 100.0 * (double)o->ns / wall : 0.0);
     if (o->deferred)

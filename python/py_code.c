@@ -87,6 +87,15 @@ bool py_code_read(const struct py_runtime *rt, const struct py_mem *m, uint64_t 
            py_str_read(l, m, file, out->filename, sizeof(out->filename));
 }
 
+bool py_code_fingerprint(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+                         uint64_t fp[3])
+{
+    const struct py_layout *l = rt->l;
+    return l && py_read_u64(m, code + l->code_qualname, &fp[0]) &&
+           py_read_u64(m, code + l->code_filename, &fp[1]) &&
+           py_read_u64(m, code + l->code_linetable, &fp[2]);
+}
+
 /* Objects/locations.md: a varint is 6-bit chunks, least significant first, bit 6 set on all
  * but the last; a signed one keeps its sign in bit 0. */
 static bool varint(const uint8_t *t, size_t n, size_t *at, uint32_t *out)
@@ -150,22 +159,38 @@ int32_t py_line_of(const uint8_t *t, size_t n, int32_t first, uint64_t index)
     return -1;
 }
 
+uint8_t *py_code_linetable(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+                           size_t max, size_t *len)
+{
+    const struct py_layout *l = rt->l;
+    uint64_t table, size;
+    if (!py_read_u64(m, code + l->code_linetable, &table) ||
+        !py_read_u64(m, table + l->bytes_size, &size) || size > max || size > PY_LINETABLE_MAX)
+        return NULL;
+    uint8_t *t = malloc(size ? size : 1);
+    if (!t)
+        return NULL;
+    if (!py_read(m, table + l->bytes_data, t, size)) {
+        free(t);
+        return NULL;
+    }
+    *len = size;
+    return t;
+}
+
 int32_t py_code_line(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
                      uint64_t instr)
 {
     const struct py_layout *l = rt->l;
-    uint64_t table, size, start = code + l->code_adaptive;
+    uint64_t start = code + l->code_adaptive;
     int32_t first;
-    if (instr < start || (instr - start) & 1 || !py_read_u64(m, code + l->code_linetable, &table) ||
-        !py_read(m, code + l->code_firstlineno, &first, 4) ||
-        !py_read_u64(m, table + l->bytes_size, &size) || size > PY_LINETABLE_MAX)
+    size_t size;
+    if (instr < start || (instr - start) & 1 || !py_read(m, code + l->code_firstlineno, &first, 4))
         return -1;
-    uint8_t *t = malloc(size ? size : 1);
+    uint8_t *t = py_code_linetable(rt, m, code, PY_LINETABLE_MAX, &size);
     if (!t)
         return -1;
-    int32_t line = -1;
-    if (py_read(m, table + l->bytes_data, t, size))
-        line = py_line_of(t, size, first, (instr - start) / 2);
+    int32_t line = py_line_of(t, size, first, (instr - start) / 2);
     free(t);
     return line;
 }

@@ -24,18 +24,21 @@ struct py_runtime {
 
 /* The interpreter whose _PyRuntime is at runtime_va and whose Py_Version (a const unsigned long
  * beside it, exported since 3.11) is at version_va: 3.11 and 3.12 from the table, 3.13 from its
- * _Py_DebugOffsets (checked against Py_Version). 0, or -1 with why (a version without a layout,
- * Py_Version or the offsets unreadable or not 3.13's). */
+ * _Py_DebugOffsets alone (checked against Py_Version where that reads: a constant whose page
+ * may never have been touched). 0, or -1 with why (a version without a layout, Py_Version or
+ * the offsets unreadable or not 3.13's). */
 int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runtime_va,
                     uint64_t version_va, char *why, size_t why_len);
 
-/* The PyThreadState of native thread `tid`, or 0 (no such thread state, or the lists cannot be
- * read). */
-uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, int64_t tid);
+/* The PyThreadState of native thread `tid`, or 0 (no such thread state among the first
+ * max_threads (<= PY_MAX_THREADS) of each interpreter, or the lists cannot be read). */
+uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, int64_t tid,
+                         unsigned max_threads);
 
 /* One Python frame: its code object and instruction pointer as the frame holds them. `entry`:
  * the frame an evaluation loop was entered with (3.11's is_entry): the Python frames of one
- * native _PyEval_EvalFrameDefault end there. */
+ * native _PyEval_EvalFrameDefault end there. From 3.12 the evaluation loop marks its entry
+ * with a shim frame the C stack owns: the frame before a shim is the entry frame. */
 struct py_frame {
     uint64_t code, instr;
     bool entry;

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int64_t tid;
     memcpy(&tid, data + size - 8, 8);
-    uint64_t ts = py_thread_state(&rt, &m, tid);
+    uint64_t ts = py_thread_state(&rt, &m, tid, PY_MAX_THREADS);
     if (!ts)
         return 0;
     struct py_frame f[32];

@@ -102,7 +102,7 @@ struct want {
 static void check_thread(const struct py_runtime *rt, const struct py_mem *m, long tid,
                          const char *file, const struct want *want, unsigned nwant)
 {
-    uint64_t ts = py_thread_state(rt, m, tid);
+    uint64_t ts = py_thread_state(rt, m, tid, PY_MAX_THREADS);
     if (!ts)
         fail_msg("no thread state for native thread %ld", tid);
     struct py_frame f[64];
@@ -189,7 +189,7 @@ static void test_live_python(void **state)
     check_thread(&rt, &m, main_tid, file, main_chain, 4);
     check_thread(&rt, &m, worker_tid, file, worker_chain, 7);
     /* A thread that is none of the interpreter's. */
-    assert_int_equal(py_thread_state(&rt, &m, 1), 0);
+    assert_int_equal(py_thread_state(&rt, &m, 1, PY_MAX_THREADS), 0);
     fclose(f);
     unlink(file);
 }

@@ -168,6 +168,30 @@ bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uin
     return true;
 }
 
+static int decode_pycode(const struct fxtr_record *rec, struct words *k,
+                         struct hvfxt_pycode_view *c, struct hv_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    uint64_t first, lens;
+    if (!take(k, &c->pid) || !take(k, &c->code) || !take(k, &c->bytecode) || !take(k, &first) ||
+        !take(k, &lens))
+        return fxtr_record_error(rec, err, "python code: payload shorter than its five words");
+    if (first >> 32)
+        return fxtr_record_error(rec, err, "python code: reserved bits set in the line word");
+    c->firstlineno = (int32_t)(uint32_t)first;
+    uint64_t ql = lens & 0xffff, fl = (lens >> 16) & 0xffff, tl = lens >> 32;
+    if (tl > HVFXT_PYCODE_LINETABLE_MAX)
+        return fxtr_record_error(rec, err, "python code: a location table of %llu bytes",
+                                 (unsigned long long)tl);
+    const uint8_t *q, *f;
+    if (!take_bytes(k, ql, &q) || !take_bytes(k, fl, &f) || !take_bytes(k, tl, &c->linetable))
+        return fxtr_record_error(rec, err, "python code: its names run past the payload");
+    c->qualname = (struct fxtr_string){(const char *)q, (uint32_t)ql};
+    c->filename = (struct fxtr_string){(const char *)f, (uint32_t)fl};
+    c->linetable_len = (uint32_t)tl;
+    return 0;
+}
+
 static int decode_mapping(const struct fxtr_record *rec, struct words *k, struct hvfxt_mapping *m,
                           struct hv_err *err)
 {
@@ -183,7 +207,7 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
 {
     unsigned bt = rec->u.blob.btype;
     if (bt != HVFXT_BLOB_SAMPLE && bt != HVFXT_BLOB_MODULE && bt != HVFXT_BLOB_MAPPING &&
-        bt != HVFXT_BLOB_SYMBOLS)
+        bt != HVFXT_BLOB_SYMBOLS && bt != HVFXT_BLOB_PYCODE)
         return 0; /* spec blob types (data, LBR, Perfetto) and others: not ours */
     if (rec->u.blob.size % 8)
         return fxtr_record_error(rec, err,
@@ -197,6 +221,9 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
     } else if (bt == HVFXT_BLOB_MODULE) {
         x->kind = HVFXT_REC_MODULE;
         rc = decode_module(rec, &k, &x->u.module, err);
+    } else if (bt == HVFXT_BLOB_PYCODE) {
+        x->kind = HVFXT_REC_PYCODE;
+        rc = decode_pycode(rec, &k, &x->u.pycode, err);
     } else if (bt == HVFXT_BLOB_SYMBOLS) {
         x->kind = HVFXT_REC_SYMBOLS;
         rc = decode_symbols(rec, &k, &x->u.symbols, err);

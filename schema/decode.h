@@ -24,7 +24,7 @@ struct hvfxt_sample_view {
     uint64_t fields;
     uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk, exit_site, exit_ns;
     uint64_t off_cpu_ns, task_state;
-    struct fxtr_words user_stack, kernel_stack;
+    struct fxtr_words user_stack, kernel_stack, py_stack;
 };
 struct hvfxt_module_view {
     uint64_t id;
@@ -45,6 +45,15 @@ struct hvfxt_symbols_view {
  * *type is 0 and *name "" for an end marker. */
 bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uint32_t *pos,
                         uint64_t *addr, char *type, const char **name, size_t *name_len);
+/* A Python code record (struct hvfxt_pycode), its streams pointing into the record. The names
+ * are as recorded: a reader makes them printable. */
+struct hvfxt_pycode_view {
+    uint64_t pid, code, bytecode;
+    int32_t firstlineno;
+    struct fxtr_string qualname, filename;
+    const uint8_t *linetable;
+    uint32_t linetable_len;
+};
 struct hvfxt_loss_view {
     uint64_t dropped, vcpu, first_ts, last_ts;
 };
@@ -57,6 +66,7 @@ enum hvfxt_rec_kind {
     HVFXT_REC_LOSS,
     HVFXT_REC_SYMBOLS,
     HVFXT_REC_OVERWRITE, /* the flight recorder's records_overwritten: u.loss, dropped = count */
+    HVFXT_REC_PYCODE,
 };
 
 struct hvfxt_record {
@@ -68,6 +78,7 @@ struct hvfxt_record {
         struct hvfxt_mapping mapping;
         struct hvfxt_loss_view loss;
         struct hvfxt_symbols_view symbols;
+        struct hvfxt_pycode_view pycode;
     } u;
 };
 

@@ -5,7 +5,7 @@
 
 struct sample_plan {
     uint32_t fields;
-    uint32_t n_user, n_kernel;
+    uint32_t n_user, n_kernel, n_py;
     uint64_t walk;
     size_t words;
 };
@@ -23,7 +23,12 @@ static void sample_plan(const struct hvfxt_sample *s, struct sample_plan *pl)
     pl->walk = s->walk;
     uint32_t nk = (pl->fields & HVFXT_SF_KERNEL_STACK) ? s->n_kernel : 0;
     uint32_t nu = (pl->fields & HVFXT_SF_USER_STACK) ? s->n_user : 0;
-    size_t fixed = 2 + popcount_single_word_fields(pl->fields);
+    /* Python frames go whole (pairs, the innermost first), within their own bound. */
+    uint32_t np = (pl->fields & HVFXT_SF_PYTHON_STACK) ? s->n_py & ~1u : 0;
+    if (np > 2 * HVFXT_SAMPLE_MAX_PY_FRAMES)
+        np = 2 * HVFXT_SAMPLE_MAX_PY_FRAMES;
+    pl->n_py = np;
+    size_t fixed = 2 + popcount_single_word_fields(pl->fields) + np;
     if (fixed + nk + nu > FXT_MAX_RECORD_WORDS) {
         if (!(pl->fields & HVFXT_SF_WALK)) {
             pl->fields |= HVFXT_SF_WALK;
@@ -104,6 +109,41 @@ bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts)
     default:
         return false;
     }
+}
+
+bool hvfxt_record_python(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **py,
+                         uint32_t *n_py)
+{
+    if (nwords < 2 || FXT_GET(FXT_REC_TYPE, words[0]) != FXT_RT_BLOB ||
+        FXT_GET(FXT_BLOB_TYPE, words[0]) != HVFXT_BLOB_SAMPLE)
+        return false;
+    uint64_t f = words[1];
+    if (!(f & HVFXT_SF_PYTHON_STACK) || !(f & HVFXT_SF_PID) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
+        return false;
+    /* The fields before it, in the table's order: a stack is its count and its words. */
+    size_t at = 2;
+    *pid = 0;
+    for (unsigned i = 0; i < HVFXT_SF_COUNT && at < nwords; i++) {
+        const struct hvfxt_sample_field_info *fi = &hvfxt_sample_fields[i];
+        if (!(f & (1ull << fi->bit)))
+            continue;
+        if (fi->bit == 2) /* pid */
+            *pid = words[at];
+        if (fi->shape != HVFXT_SF_SHAPE_STACK) {
+            at++;
+            continue;
+        }
+        uint64_t n = words[at++];
+        if (n > nwords - at)
+            return false;
+        if ((1ull << fi->bit) == HVFXT_SF_PYTHON_STACK) {
+            *py = words + at;
+            *n_py = (uint32_t)n;
+            return true;
+        }
+        at += n;
+    }
+    return false;
 }
 
 size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)
@@ -243,4 +283,32 @@ size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts
         .nargs = nargs,
     };
     return fxt_enc_event(buf, cap, &ev);
+}
+
+/* pid, code, bytecode; first line [0..31]; lengths: qualified name [0..15], file [16..31],
+ * location table [32..63]; then the three byte streams (docs/fxt-samples.md). */
+size_t hvfxt_enc_pycode(uint64_t *buf, size_t cap, const struct hvfxt_pycode *c)
+{
+    if (c->linetable_len > HVFXT_PYCODE_LINETABLE_MAX || (c->qualname_len && !c->qualname) ||
+        (c->filename_len && !c->filename) || (c->linetable_len && !c->linetable))
+        return 0;
+    size_t payload = 5 + fxt_stream_words(c->qualname_len) + fxt_stream_words(c->filename_len) +
+                     fxt_stream_words(c->linetable_len);
+    size_t n = 1 + payload;
+    if (n > cap || n > FXT_MAX_RECORD_WORDS)
+        return 0;
+    uint64_t *p = buf;
+    *p++ = fxt_blob_header_words(HVFXT_BLOB_PYCODE, payload);
+    *p++ = c->pid;
+    *p++ = c->code;
+    *p++ = c->bytecode;
+    *p++ = (uint32_t)c->firstlineno;
+    *p++ = (uint64_t)c->qualname_len | (uint64_t)c->filename_len << 16 |
+           (uint64_t)c->linetable_len << 32;
+    fxt_put_stream(p, c->qualname, c->qualname_len);
+    p += fxt_stream_words(c->qualname_len);
+    fxt_put_stream(p, c->filename, c->filename_len);
+    p += fxt_stream_words(c->filename_len);
+    fxt_put_stream(p, c->linetable, c->linetable_len);
+    return n;
 }

@@ -101,6 +101,15 @@ int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struc
     return emit_control(w, hvfxt_enc_module(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
 }
 
+int hvfxt_write_pycode(struct fxt_writer *w, const struct hvfxt_pycode *c, struct hv_err *err)
+{
+    size_t n = hvfxt_enc_pycode(w->scratch, FXT_MAX_RECORD_WORDS, c);
+    if (!n)
+        return hv_errf(
+            err, "Python code record: the code object at 0x%" PRIx64 " cannot be encoded", c->code);
+    return emit_control(w, n, err);
+}
+
 int hvfxt_write_symbols(struct fxt_writer *w, uint64_t module_id, const struct hvfxt_symbol *syms,
                         size_t n, struct hv_err *err)
 {

@@ -19,6 +19,7 @@ enum hvfxt_blob_type {
     HVFXT_BLOB_MODULE = 0x81,  /* an ELF module: id, build id, name */
     HVFXT_BLOB_MAPPING = 0x82, /* a module mapped into a guest address space */
     HVFXT_BLOB_SYMBOLS = 0x83, /* symbols of a module (a guest kernel's, from its memory) */
+    HVFXT_BLOB_PYCODE = 0x84,  /* a Python code object of a guest process (docs/python.md) */
 };
 
 /* fields_bitflags of a sample: schema/sample_fields.h, the one table of the sample's fields. */

@@ -17,14 +17,15 @@
 static void test_generated(void **state)
 {
     (void)state;
-    assert_int_equal(HVFXT_SF_COUNT, 15);
-    assert_int_equal(HVFXT_SF_KNOWN, 0x7fff);
+    assert_int_equal(HVFXT_SF_COUNT, 16);
+    assert_int_equal(HVFXT_SF_KNOWN, 0xffff);
     assert_int_equal(HVFXT_SF_CONTINUATION, 1);
     assert_int_equal(HVFXT_SF_WALK, 0x400);
     assert_int_equal(HVFXT_SF_EXIT, 0x800);
     assert_int_equal(HVFXT_SF_EXIT_NS, 0x1000);
     assert_int_equal(HVFXT_SF_OFF_CPU_NS, 0x2000);
     assert_int_equal(HVFXT_SF_TASK_STATE, 0x4000);
+    assert_int_equal(HVFXT_SF_PYTHON_STACK, 0x8000);
     uint32_t all = 0;
     for (int i = 0; i < HVFXT_SF_COUNT; i++) {
         const struct hvfxt_sample_field_info *f = &hvfxt_sample_fields[i];

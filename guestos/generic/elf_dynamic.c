@@ -185,8 +185,10 @@ static char type_letter(unsigned bind)
     return bind == STB_WEAK ? 'W' : bind == STB_LOCAL ? 't' : 'T';
 }
 
-long elf_dynamic_symbols(discover_read_fn read, void *ctx, const struct discover_module *m,
-                         const struct elf_dynamic *d, elf_dynsym_fn fn, void *fn_ctx)
+/* The defined symbols of the table whose type `wanted` accepts, in table order. */
+static long each_symbol(discover_read_fn read, void *ctx, const struct discover_module *m,
+                        const struct elf_dynamic *d, bool (*wanted)(unsigned type),
+                        elf_dynsym_fn fn, void *fn_ctx)
 {
     uint64_t count;
     if (!d->symtab || !d->strtab || !symbol_count(read, ctx, m, d, &count))
@@ -204,8 +206,7 @@ long elf_dynamic_symbols(discover_read_fn read, void *ctx, const struct discover
         for (uint64_t j = 0; j < k; j++, i++) {
             const Elf64_Sym *s = &batch[j];
             unsigned type = ELF64_ST_TYPE(s->st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s->st_shndx == SHN_UNDEF ||
-                s->st_value == 0 || s->st_name == 0)
+            if (!wanted(type) || s->st_shndx == SHN_UNDEF || s->st_value == 0 || s->st_name == 0)
                 continue;
             size_t len;
             /* A name longer than the bound is cut there (still a useful name). */
@@ -224,4 +225,26 @@ long elf_dynamic_symbols(discover_read_fn read, void *ctx, const struct discover
         }
     }
     return given;
+}
+
+static bool is_function(unsigned type)
+{
+    return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+static bool is_object(unsigned type)
+{
+    return type == STT_OBJECT;
+}
+
+long elf_dynamic_symbols(discover_read_fn read, void *ctx, const struct discover_module *m,
+                         const struct elf_dynamic *d, elf_dynsym_fn fn, void *fn_ctx)
+{
+    return each_symbol(read, ctx, m, d, is_function, fn, fn_ctx);
+}
+
+long elf_dynamic_objects(discover_read_fn read, void *ctx, const struct discover_module *m,
+                         const struct elf_dynamic *d, elf_dynsym_fn fn, void *fn_ctx)
+{
+    return each_symbol(read, ctx, m, d, is_object, fn, fn_ctx);
 }

@@ -49,3 +49,8 @@ typedef int (*elf_dynsym_fn)(void *ctx, uint64_t addr, uint64_t size, char type,
  * given, or -1 (no table, or its count cannot be read). */
 long elf_dynamic_symbols(discover_read_fn read, void *ctx, const struct discover_module *m,
                          const struct elf_dynamic *d, elf_dynsym_fn fn, void *fn_ctx);
+
+/* The same for the defined data objects (STT_OBJECT): a variable a debugger reads, such as
+ * CPython's _PyRuntime (docs/python.md). */
+long elf_dynamic_objects(discover_read_fn read, void *ctx, const struct discover_module *m,
+                         const struct elf_dynamic *d, elf_dynsym_fn fn, void *fn_ctx);

@@ -123,3 +123,38 @@ long discover_guest_symbols(const struct gmem *mem, const struct pt_mmu *mmu,
     struct relay rl = {fn, ctx};
     return elf_dynamic_symbols(read_virt, &r, m, &d, relay_symbol, &rl);
 }
+
+struct wanted_objects {
+    const char *const *names;
+    size_t n, found;
+    uint64_t *addrs;
+};
+
+static int match_object(void *ctx, uint64_t addr, uint64_t size, char type, const char *name,
+                        size_t len)
+{
+    (void)size;
+    (void)type;
+    struct wanted_objects *w = ctx;
+    for (size_t i = 0; i < w->n; i++)
+        if (!w->addrs[i] && strlen(w->names[i]) == len && !memcmp(w->names[i], name, len)) {
+            w->addrs[i] = addr;
+            w->found++;
+        }
+    return w->found == w->n; /* all found: stop */
+}
+
+size_t discover_guest_objects(const struct gmem *mem, const struct pt_mmu *mmu,
+                              const struct discover_module *m, const char *const *names, size_t n,
+                              uint64_t *addrs)
+{
+    struct reader r = {mem, mmu};
+    struct elf_dynamic d;
+    for (size_t i = 0; i < n; i++)
+        addrs[i] = 0;
+    if (!elf_dynamic_read(read_virt, &r, m, &d))
+        return 0;
+    struct wanted_objects w = {names, n, 0, addrs};
+    (void)elf_dynamic_objects(read_virt, &r, m, &d, match_object, &w);
+    return w.found;
+}

@@ -45,3 +45,9 @@ bool discover_guest_read(const struct gmem *mem, const struct pt_mmu *mmu, uint6
  * many, or -1 if it has no readable table. */
 long discover_guest_symbols(const struct gmem *mem, const struct pt_mmu *mmu,
                             const struct discover_module *m, guestos_symbol_fn fn, void *ctx);
+
+/* The link-time addresses of the data objects `names` (n of them) in module `m`'s dynamic
+ * symbol table, into addrs (0: not found). Returns how many were found. */
+size_t discover_guest_objects(const struct gmem *mem, const struct pt_mmu *mmu,
+                              const struct discover_module *m, const char *const *names, size_t n,
+                              uint64_t *addrs);

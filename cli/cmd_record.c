@@ -39,6 +39,7 @@ enum {
     OPT_EVENTS,
     OPT_EXIT_EVERY,
     OPT_OFF_CPU,
+    OPT_NO_PYTHON,
     OPT_OFF_CPU_HZ,
 };
 
@@ -69,6 +70,7 @@ static const struct option record_longopts[] = {
     {"events", required_argument, NULL, OPT_EVENTS},
     {"exit-stacks-every", required_argument, NULL, OPT_EXIT_EVERY},
     {"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"off-cpu-hz", required_argument, NULL, OPT_OFF_CPU_HZ},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
@@ -151,6 +153,9 @@ static void usage(FILE *out)
         "                         (docs/off-cpu.md)\n"
         "  --off-cpu-hz N         with --off-cpu: visits of the threads a second (default %u,\n"
         "                         at most %u)\n"
+        "  --no-python            no Python frames: by default the frames of a CPython\n"
+        "                         3.11-3.13 program (function, file, line) are read from\n"
+        "                         the interpreter's memory at each sample (docs/python.md)\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"
         "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
@@ -276,6 +281,9 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         return 1;
     case OPT_OFF_CPU:
         x->off_cpu = true;
+        return 1;
+    case OPT_NO_PYTHON:
+        c->no_python = true;
         return 1;
     case OPT_OFF_CPU_HZ:
         if (parse_uint(arg, "--off-cpu-hz", 1, OFF_CPU_HZ_MAX, &v, err) < 0)

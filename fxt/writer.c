@@ -306,12 +306,21 @@ int fxt_writer_close(struct fxt_writer *w, struct hv_err *err)
 long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t provider, struct fxt_ring *r, bool final,
                            struct hv_err *err)
 {
+    return fxt_writer_drain_ring_visit(w, provider, r, final, NULL, NULL, err);
+}
+
+long fxt_writer_drain_ring_visit(struct fxt_writer *w, uint32_t provider, struct fxt_ring *r,
+                                 bool final, fxt_record_visit_fn visit, void *ctx,
+                                 struct hv_err *err)
+{
     if (provider >= w->nproviders)
         return hv_errf(err, "fxt writer: provider %u does not exist", provider);
     long moved = 0;
     uint32_t n;
     const uint64_t *rec;
     while ((rec = fxt_ring_peek(r, &n)) != NULL) {
+        if (visit && visit(ctx, rec, n, err))
+            return -1;
         if (fxt_writer_select(w, provider, err) || put(w, rec, n, err))
             return -1;
         fxt_ring_release(r, n);

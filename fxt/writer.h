@@ -73,5 +73,12 @@ int fxt_writer_emit(struct fxt_writer *w, uint32_t provider, const uint64_t *wor
 /* Move everything committed in ring `r` to the file, under `provider`. With final=true (the
  * producer has stopped) pending drops are written as a loss record too (the ring's encoder).
  * Returns the number of records moved, or -1. */
+/* A look at each record drain_ring moves, before it is written (the caller may write records
+ * of its own there, under another provider). Nonzero: the drain fails with err. */
+typedef int (*fxt_record_visit_fn)(void *ctx, const uint64_t *rec, uint32_t nwords,
+                                   struct hv_err *err);
+long fxt_writer_drain_ring_visit(struct fxt_writer *w, uint32_t provider, struct fxt_ring *r,
+                                 bool final, fxt_record_visit_fn visit, void *ctx,
+                                 struct hv_err *err);
 long fxt_writer_drain_ring(struct fxt_writer *w, uint32_t provider, struct fxt_ring *r, bool final,
                            struct hv_err *err);

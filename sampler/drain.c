@@ -159,10 +159,15 @@ int sampler_drain_once(struct sampler *s, bool final)
     stage_begin(s);
     if (s->mem && sampler_modules_poll(s, hv_now_ns(), &err) < 0)
         goto fail;
+    if (s->mem)
+        sampler_python_poll(s, hv_now_ns());
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         uint64_t w0 = s->w.words_written;
+        /* Each sample's Python code objects are named as it goes (python.c). */
         long n = s->flight_on ? sampler_flight_drain_vcpu(s, i, final, &err)
-                              : hvfxt_drain_vcpu(&s->w, i, &s->core.v[i].ring, final, &err);
+                              : fxt_writer_drain_ring_visit(&s->w, hvfxt_vcpu_provider(i),
+                                                            &s->core.v[i].ring, final,
+                                                            sampler_python_visit, s, &err);
         s->meta.not_meta += (s->w.words_written - w0) * 8;
         if (n < 0)
             goto fail;

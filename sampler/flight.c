@@ -69,6 +69,9 @@ long sampler_flight_drain_vcpu(struct sampler *s, unsigned vcpu, bool final, str
             rc = fxt_writer_emit(&s->w, provider, rec, n, err);
         } else {
             uint64_t ts;
+            /* Its Python code objects named now, while they exist (python.c). */
+            if (sampler_python_visit(s, rec, n, err) < 0)
+                return -1;
             if (!hvfxt_record_ts(rec, n, &ts))
                 ts = f->buf.newest_ts;
             rc = fxt_flight_push(&f->buf, provider, ts, rec, n, err);

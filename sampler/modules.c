@@ -220,8 +220,10 @@ static int look(struct sampler *s, uint32_t proc, const struct id_proc *p, uint6
     for (size_t i = 0; i < n && written >= 0; i++)
         if (record_symbols(s, &as, &found[i], err) < 0)
             written = -1;
-    if (written >= 0)
+    if (written >= 0) {
         sampler_cfi_update(s, proc, &as, found, n);
+        sampler_python_update(s, proc, &as, found, n);
+    }
     free(found);
     s->mods->looks++;
     s->mods->ns += hv_now_ns() - t0;

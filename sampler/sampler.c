@@ -62,8 +62,9 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->mods = sampler_modules_create();
     s->cfi = sampler_cfi_create();
-    if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq ||
-        !s->thread_seq || !s->mods || !s->cfi) {
+    s->py = cfg->no_python ? NULL : sampler_python_create();
+    if ((!cfg->no_python && !s->py) || !s->core.ids || !s->core.v || !s->proc_named ||
+        !s->thread_named || !s->proc_seq || !s->thread_seq || !s->mods || !s->cfi) {
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         sampler_destroy(s);
         return NULL;
@@ -84,6 +85,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     }
     s->core.nvcpus = cfg->nvcpus;
     s->core.cfi = sampler_cfi_maps(s->cfi);
+    s->core.py = sampler_python_runtimes(s->py);
     if (guestos_open(&s->os, cfg->guest_os ? cfg->guest_os : "generic", err) < 0) {
         sampler_destroy(s);
         return NULL;
@@ -466,6 +468,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
     sampler_kmods_summary(s, out);
     sampler_modules_summary(s, out);
     sampler_cfi_summary(s, out);
+    sampler_python_summary(s, out);
     sampler_copies_summary(s, out);
     sampler_exit_events_summary(s, out);
     sampler_off_cpu_summary(s, out);
@@ -546,6 +549,7 @@ void sampler_destroy(struct sampler *s)
     free(s->thread_seq);
     sampler_modules_destroy(s->mods);
     sampler_cfi_destroy(s->cfi);
+    sampler_python_destroy(s->py);
     sampler_module_files_free(s);
     sampler_kmods_free(s);
     sampler_flight_destroy(s);

@@ -76,6 +76,9 @@ struct sampler_config {
     /* Off-CPU time of every guest thread (`record --off-cpu`, docs/off-cpu.md): visits of the
      * guest's threads this many times a second on the drain thread; 0: none. */
     uint64_t off_cpu_hz;
+    /* No Python frames (`record --no-python`): CPython interpreters are not looked for
+     * (docs/python.md). */
+    bool no_python;
 };
 
 struct sampler;

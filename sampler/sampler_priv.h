@@ -97,6 +97,7 @@ struct sampler {
     struct sampler_copies *copies;   /* stacks copied at exits, walked later (copied_stacks.c) */
     struct sampler_steal *steal;     /* steal markers as the vCPUs run (steal_timeline.c) */
     struct sampler_off_cpu *off_cpu; /* off-CPU visits of the guest's threads (off_cpu.c) */
+    struct sampler_python *py;       /* CPython interpreters in guest processes (python.c) */
     struct sampler_file_stats files; /* modules' files read (module_files.c) */
     struct sampler_kernel kernel;
     struct sampler_kmods kmods;
@@ -163,6 +164,20 @@ void sampler_cfi_update(struct sampler *s, uint32_t proc, const struct guestos_a
 /* The maps published to the exit path (sampler/exit/cfi_maps.h). */
 const struct exit_cfi_maps *sampler_cfi_maps(const struct sampler_cfi *c);
 void sampler_cfi_summary(const struct sampler *s, FILE *out);
+/* python.c: CPython interpreters found after each look at an address space and published to
+ * the exit path; the code objects samples name, read into Python code records as the rings
+ * are drained (docs/python.md). */
+struct sampler_python *sampler_python_create(void);
+void sampler_python_destroy(struct sampler_python *p);
+const struct exit_py_runtimes *sampler_python_runtimes(const struct sampler_python *p);
+void sampler_python_update(struct sampler *s, uint32_t proc, const struct guestos_as *as,
+                           const struct discover_module *found, size_t n);
+/* Candidates whose interpreter could not be read yet, tried again (a drain pass). */
+void sampler_python_poll(struct sampler *s, uint64_t now);
+/* fxt_record_visit_fn, ctx the sampler: names the code objects of a sample about to be
+ * written. */
+int sampler_python_visit(void *ctx, const uint64_t *rec, uint32_t nwords, struct hv_err *err);
+void sampler_python_summary(const struct sampler *s, FILE *out);
 /* A walker of the drain thread's, opened at its first use (capstone, for the leaf repair):
  * false when it cannot be (then never again). */
 struct sampler_walker {

@@ -25,6 +25,7 @@
 #include "sampler/exit/cfi_maps.h"
 #include "sampler/exit/id_table.h"
 #include "sampler/exit/mode.h"
+#include "sampler/exit/py_stack.h"
 #include "sampler/exit/stack_copy.h"
 #include "schema/encode.h"
 #include "vmm/vcpu.h"
@@ -85,6 +86,9 @@ struct vcpu_stats {
     /* User stacks copied for a walk later (stack_copy.h); walks that wanted a copy but found
      * the queue full. */
     uint64_t copies, copies_full;
+    /* Samples that carried Python frames (py_stack.h), those frames, the samples of processes
+     * with an interpreter (each read for them), and the time those reads took (ns). */
+    uint64_t py_samples, py_frames, py_reads, t_py;
     /* Exit events recorded, those with the guest's stacks, and hvprof's time on them (ns). */
     uint64_t exit_events, exit_stacks, t_exit_events;
     /* The VMM's own count of the exits it handled, by kind (vmm/exit_sites.h), copied at the
@@ -133,15 +137,18 @@ struct exit_vcpu {
     struct vcpu_stats st;
     uint64_t frames_k[EXIT_MAX_FRAMES];
     uint64_t frames_u[EXIT_MAX_FRAMES];
+    uint64_t py[2 * EXIT_PY_MAX_FRAMES]; /* this stop's Python frames (py_stack.h) */
+    uint32_t n_py;                       /* words of py */
     _Atomic bool stopped;
 };
 
 /* The exit path's view of a recording: set up by the recorder, read by every vCPU thread. */
 struct exit_core {
     struct exit_config cfg;
-    const struct guestos *os;        /* what the guest's OS tells (identify, unwind) */
-    struct id_table *ids;            /* guest identities, shared with the drain thread */
-    const struct exit_cfi_maps *cfi; /* published unwind maps; NULL: frame pointers only */
+    const struct guestos *os;          /* what the guest's OS tells (identify, unwind) */
+    struct id_table *ids;              /* guest identities, shared with the drain thread */
+    const struct exit_cfi_maps *cfi;   /* published unwind maps; NULL: frame pointers only */
+    const struct exit_py_runtimes *py; /* published Python interpreters; NULL: none read */
     struct exit_vcpu *v;
     unsigned nvcpus;
 };

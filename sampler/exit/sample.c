@@ -71,6 +71,16 @@ static void mark_event(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
     smp->exit_ns = sv->event.host_ns;
 }
 
+/* This stop's Python frames (exit_take read them), on its sample. */
+static void add_python(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
+{
+    if (!sv->n_py)
+        return;
+    smp->fields |= HVFXT_SF_PYTHON_STACK;
+    smp->py_stack = sv->py;
+    smp->n_py = sv->n_py;
+}
+
 /* Copy the user stack just walked for a walk later, when the walk met code the process's map
  * has no tables for (stack_copy.h); the copy completes continuation `id` (0: a fresh one).
  * Returns that id, or 0 with no copy taken. */
@@ -155,6 +165,7 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         smp.n_user = 1;
         smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_DEFERRED, 0, 0);
     }
+    add_python(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else
@@ -266,6 +277,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
     smp.walk = hvfxt_walk_word(exit_stop_code(&kstack), ustop, 0, 0) |
                hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
+    add_python(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else if (halted)
@@ -304,6 +316,13 @@ uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now,
         sv->st.task_unknown++;
     uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
 
+    /* The Python frames of a user thread, read while its address space is the one CR3 holds
+     * (not mid-switch): they stand still while it is in the kernel, so a kernel sample gets
+     * them at once. */
+    sv->n_py = 0;
+    if (due && s->py && who.task.known && !who.task.kthread && who.as_root &&
+        who.as_root == who.cr3_root)
+        sv->n_py = exit_py_stack(sv, proc, who.task.tid);
     uint64_t walked;
     if (snap->cpl == 3) {
         if (due)

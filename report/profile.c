@@ -43,6 +43,7 @@ void profile_free(struct profile *p)
     free(p->steal.v);
     prof_symbolize_index_free(p);
     prof_maps_index_free(p);
+    prof_python_free(p);
     memset(p, 0, sizeof(*p));
 }
 

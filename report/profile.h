@@ -28,6 +28,20 @@
     2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the                          \
         * test guest's kernel and its programs share low addresses, so the                         \
         * address alone cannot tell) */
+/* A Python frame as recorded (docs/python.md): two entries, the code word (schema/encode.h,
+ * HVFXT_PY_*) then the frame's instruction pointer. The loader puts them before a sample's
+ * native frames; profile_symbolize() merges them into the native stack as PROF_FRAME_PYTHON
+ * frames (each _PyEval_EvalFrameDefault frame gives way to the Python frames it runs). */
+#define PROF_FRAME_PY_RAW 4u
+/* A Python frame: bits 8..31 of flags the code unit its instruction pointer is at
+ * (PROF_PY_INDEX_NONE: unknown); addr its code object's address, or with PROF_FRAME_PY_CODE the
+ * index of the Python code record that names it (the one before the sample in the recording:
+ * an address a freed code object left is reused by another). */
+#define PROF_FRAME_PYTHON  8u
+#define PROF_FRAME_PY_CODE 16u
+/* On a recorded Python frame's first entry: the frame entered the evaluation loop from C. */
+#define PROF_FRAME_PY_ENTRY 32u
+#define PROF_PY_INDEX_NONE  0xffffffu
 
 struct prof_frame {
     uint64_t addr;
@@ -98,6 +112,7 @@ struct prof_func {
     uint32_t module; /* PROF_NONE for raw addresses */
     char *file;      /* its source file from the module's DWARF (want_lines), NULL unknown */
     uint32_t start_line;
+    bool python; /* a Python function: name its qualified name, module and file its .py file */
 };
 
 struct profile {
@@ -121,6 +136,7 @@ struct profile {
     void *index;          /* private lookup state (hash tables) */
     void *name_index;     /* private: names by (pid, tid) */
     void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
+    void *python;         /* private: the recording's Python code objects (profile_python.c) */
     bool guest_ids;       /* some process or thread has a guest pid / tid */
     /* profile_symbolize also looks up source lines in the symbol files' DWARF (for pprof's
      * -list; costs a DWARF scope lookup per distinct address). */
@@ -159,6 +175,22 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
  * (guest_id >= 0; -1 keeps what was set); a later name replaces an earlier one. */
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
                      int64_t guest_id, struct hv_err *err);
+
+/* A Python code object of process `pid` (a Python code record, docs/python.md): the names are
+ * copied (made printable), the location table too. A later record of the same address is
+ * another code object there, for the samples after it. */
+struct prof_pycode_in {
+    uint64_t pid, code, bytecode;
+    int32_t firstlineno;
+    const char *qualname, *filename; /* not NUL-terminated */
+    size_t qualname_len, filename_len;
+    const uint8_t *linetable;
+    size_t linetable_len;
+};
+int profile_add_pycode(struct profile *p, const struct prof_pycode_in *c, struct hv_err *err);
+/* The index of the latest Python code record of (pid, code) so far, -1 if none (the loader binds
+ * each sample's frames to it). */
+int64_t profile_pycode_latest(const struct profile *p, uint64_t pid, uint64_t code);
 
 /* Lookups. */
 const char *profile_process_name(const struct profile *p, uint64_t pid); /* never NULL */

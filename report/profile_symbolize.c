@@ -125,7 +125,7 @@ static bool loc_eq(const void *ctx, uint32_t idx)
 {
     const struct loc_key *k = ctx;
     const struct prof_loc *l = &k->p->locs.v[idx];
-    return l->space == k->space && l->addr == k->addr && (l->flags & PROF_FRAME_RA) == k->ra;
+    return l->space == k->space && l->addr == k->addr && l->flags == k->ra;
 }
 
 struct func_key {
@@ -141,7 +141,7 @@ static bool func_eq(const void *ctx, uint32_t idx)
     return f->module == k->module && !strcmp(f->name, k->name);
 }
 
-static int intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
+int prof_intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
 {
     struct prof_index *ix = p->index;
     char *copy = prof_dup_printable(name); /* the key too: equal names stay one function */
@@ -182,6 +182,8 @@ static void source_line(struct profile *p, uint32_t f, struct prof_loc *l, const
 
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
 {
+    if (l->flags & PROF_FRAME_PYTHON)
+        return prof_python_resolve(p, l, err);
     char buf[SYMTAB_MAX_NAME_LEN + 64];
     l->mapping = prof_find_mapping(p, l->space, l->addr);
     l->resolved = false;
@@ -189,7 +191,7 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
     int f;
     if (l->mapping == PROF_NONE) {
         snprintf(buf, sizeof(buf), "0x%" PRIx64, l->addr);
-        f = intern_func(p, buf, PROF_NONE, err);
+        f = prof_intern_func(p, buf, PROF_NONE, err);
     } else {
         const struct prof_mapping *mp = &p->mappings.v[l->mapping];
         struct prof_module *mod = &p->modules.v[mp->module];
@@ -198,7 +200,7 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
         uint64_t ra = (l->flags & PROF_FRAME_RA) ? 1 : 0;
         struct sym_hit hit;
         if (sym_source_lookup(&mod->src, link - ra, p->want_lines, &hit)) {
-            f = intern_func(p, hit.name, mp->module, err);
+            f = prof_intern_func(p, hit.name, mp->module, err);
             l->func_off = hit.offset + ra;
             l->resolved = true;
             mod->has_functions = true;
@@ -206,7 +208,7 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
                 source_line(p, (uint32_t)f, l, &hit);
         } else {
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, prof_base_name(mod->name), link);
-            f = intern_func(p, buf, mp->module, err);
+            f = prof_intern_func(p, buf, mp->module, err);
         }
     }
     if (f < 0)
@@ -228,6 +230,33 @@ static int ensure_index(struct profile *p, struct hv_err *err)
     return 0;
 }
 
+int prof_frame_resolve(struct profile *p, uint64_t pid, struct prof_frame *fr, struct hv_err *err)
+{
+    if (fr->flags & PROF_FRAME_PY_RAW) { /* not a frame yet: prof_python_merge's */
+        fr->loc = PROF_NONE;
+        return 0;
+    }
+    struct prof_index *ix = p->index;
+    /* The key: a return address or not, or a Python frame's whole flags (its code unit). */
+    uint32_t kind = (fr->flags & PROF_FRAME_PYTHON) ? fr->flags : fr->flags & PROF_FRAME_RA;
+    struct loc_key k = {p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : pid, fr->addr, kind};
+    uint64_t h = hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, k.space), k.addr), k.ra);
+    uint32_t l = hashidx_find(&ix->locs, h, loc_eq, &k);
+    if (l == HASHIDX_NONE) {
+        if (PROF_VEC_RESERVE(p->locs, err) < 0)
+            return -1;
+        struct prof_loc *loc = &p->locs.v[p->locs.n];
+        *loc = (struct prof_loc){.space = k.space, .addr = k.addr, .flags = k.ra};
+        if (resolve_loc(p, loc, err) < 0)
+            return -1;
+        l = (uint32_t)p->locs.n++;
+        if (hashidx_insert(&ix->locs, h, l) < 0)
+            return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
+    }
+    fr->loc = l;
+    return 0;
+}
+
 int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done, size_t total),
                       void *ctx, struct hv_err *err)
 {
@@ -241,31 +270,17 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
     p->locs.n = 0;
     if (ensure_index(p, err) < 0)
         return -1;
-    struct prof_index *ix = p->index;
     for (size_t s = 0; s < p->samples.n; s++) {
         const struct prof_sample *sm = &p->samples.v[s];
         if (progress && s % 4096 == 0)
             progress(ctx, s, p->samples.n);
-        for (uint32_t i = 0; i < sm->nframes; i++) {
-            struct prof_frame *fr = &p->frames.v[sm->first + i];
-            struct loc_key k = {p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : sm->pid,
-                                fr->addr, fr->flags & PROF_FRAME_RA};
-            uint64_t h = hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, k.space), k.addr), k.ra);
-            uint32_t l = hashidx_find(&ix->locs, h, loc_eq, &k);
-            if (l == HASHIDX_NONE) {
-                if (PROF_VEC_RESERVE(p->locs, err) < 0)
-                    return -1;
-                struct prof_loc *loc = &p->locs.v[p->locs.n];
-                *loc = (struct prof_loc){.space = k.space, .addr = k.addr, .flags = k.ra};
-                if (resolve_loc(p, loc, err) < 0)
-                    return -1;
-                l = (uint32_t)p->locs.n++;
-                if (hashidx_insert(&ix->locs, h, l) < 0)
-                    return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-            }
-            fr->loc = l;
-        }
+        for (uint32_t i = 0; i < sm->nframes; i++)
+            if (prof_frame_resolve(p, sm->pid, &p->frames.v[sm->first + i], err) < 0)
+                return -1;
     }
+    /* Then the Python frames take the place of the interpreter's (profile_python.c). */
+    if (prof_python_merge(p, err) < 0)
+        return -1;
     if (progress)
         progress(ctx, p->samples.n, p->samples.n);
     profile_name_processes_from_modules(p);

@@ -60,6 +60,23 @@ void report_stacks_free(struct report_stacks *s)
     memset(s, 0, sizeof(*s));
 }
 
+/* A Python frame's file's base name, made safe for a folded line. */
+static const char *python_file(const struct profile *p, const struct prof_frame *fr, char *buf,
+                               size_t len)
+{
+    const char *file = "?";
+    if (fr->loc < p->locs.n) {
+        const struct prof_func *fn = &p->funcs.v[p->locs.v[fr->loc].func];
+        if (fn->module != PROF_NONE)
+            file = profile_module_basename(p, fn->module);
+    }
+    size_t i = 0;
+    for (; file[i] && i + 1 < len; i++)
+        buf[i] = (unsigned char)file[i] < 0x20 || file[i] == ';' ? '_' : file[i];
+    buf[i] = 0;
+    return buf;
+}
+
 int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
                         struct hv_err *err)
 {
@@ -85,6 +102,11 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
             if (sbuf_add(&b, ";") < 0 ||
                 sbuf_add(&b, report_frame_name(p, fr, name, sizeof(name))) < 0 ||
                 (kernel_suffix && (fr->flags & PROF_FRAME_KERNEL) && sbuf_add(&b, "_[k]") < 0))
+                goto oom;
+            /* A Python function says its file, as py-spy's and Austin's stacks do. */
+            if ((fr->flags & PROF_FRAME_PYTHON) &&
+                (sbuf_add(&b, " (") < 0 ||
+                 sbuf_add(&b, python_file(p, fr, name, sizeof(name))) < 0 || sbuf_add(&b, ")") < 0))
                 goto oom;
         }
         struct key key = {out, b.v};

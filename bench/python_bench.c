@@ -4,6 +4,9 @@
  *
  *   chain   the thread state of its tid and the frame chain (code object and instruction of each
  *           frame): what a sample would take at an exit;
+ *   guest   the same chain with the copied pages mapped into a guest's memory (user pages of
+ *           page tables built for it) and read through a vCPU walker's translation cache, as
+ *           the exit path reads them (sampler/exit/py_stack.c): its cost at an exit;
  *   names   each frame's qualified name, file and line (its code object's strings and location
  *           table): what the drain thread resolves once per code object.
  *
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench/bench_util.h"
+#include "guestwalk/tests/guest_image.h"
 #include "python/py_code.h"
 
 #define PYTHON "/usr/bin/python3.11"
@@ -69,6 +73,25 @@ static bool rd(void *ctx, uint64_t va, void *dst, size_t len)
         len -= n;
     }
     return true;
+}
+
+/* The copied pages as a guest's user pages, at their addresses, in page tables of their own. */
+static bool map_guest(const struct cache *c, struct gimg *g)
+{
+    if (gimg_init(g, false) != 0)
+        return false;
+    for (unsigned i = 0; i < c->n; i++) {
+        uint64_t gpa = gimg_alloc_page1(g);
+        if (!gpa || !gimg_map(g, c->va[i], gpa, 4096, GIMG_USER_RW))
+            return false;
+        memcpy(gimg_host(g, gpa), c->data[i], 4096);
+    }
+    return true;
+}
+
+static bool rd_guest(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    return gw_read_virt(ctx, va, dst, len, true, NULL) == 0;
 }
 
 static uint64_t sym(const char *name)
@@ -133,7 +156,7 @@ int main(int argc, char **argv)
         goto out;
     }
     struct py_frame fr[64];
-    uint64_t ts = py_thread_state(&rt, &m, tid);
+    uint64_t ts = py_thread_state(&rt, &m, tid, PY_MAX_THREADS);
     unsigned n = ts ? py_frames(&rt, &m, ts, fr, 64) : 0;
     unsigned chain_pages = c.n;
     struct py_code_info ci;
@@ -145,13 +168,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_python: %u frames read, want 32\n", n);
         goto out;
     }
+    /* The same pages in a guest, read through a walker as at an exit. */
+    static struct gimg g;
+    struct gw_walker w;
+    if (!map_guest(&c, &g) || gw_walker_init(&w, &g.mem, NULL, NULL) != 0) {
+        fprintf(stderr, "bench_python: cannot build the guest image\n");
+        goto out;
+    }
+    struct gw_snapshot snap = gimg_cpu(&g, 0x401000, 0x7ffc0000, 0x7ffc0000, 3);
+    struct py_mem gm = {rd_guest, &w};
+    gw_walker_begin(&w, &snap);
+    uint64_t gts = py_thread_state(&rt, &gm, tid, PY_MAX_THREADS);
+    if (!gts || py_frames(&rt, &gm, gts, fr, 64) != 32) {
+        fprintf(stderr, "bench_python: the guest's copy does not read as the process\n");
+        goto out;
+    }
     double *chain = calloc((size_t)batches, sizeof(double)),
-           *names = calloc((size_t)batches, sizeof(double));
+           *names = calloc((size_t)batches, sizeof(double)),
+           *guest = calloc((size_t)batches, sizeof(double));
     volatile uint64_t sink = 0;
     for (int b = 0; b < batches; b++) {
         uint64_t t0 = now_ns();
         for (int i = 0; i < PER; i++) {
-            uint64_t t = py_thread_state(&rt, &m, tid);
+            uint64_t t = py_thread_state(&rt, &m, tid, PY_MAX_THREADS);
             sink += py_frames(&rt, &m, t, fr, 64);
         }
         chain[b] = (double)(now_ns() - t0) / PER;
@@ -162,17 +201,31 @@ int main(int argc, char **argv)
                 sink += (uint64_t)py_code_line(&rt, &m, fr[k].code, fr[k].instr);
             }
         names[b] = (double)(now_ns() - t0) / (PER / 10) / 32;
+        /* Each exit is a new stop: the walker's cache starts empty (gw_walker_begin). */
+        t0 = now_ns();
+        for (int i = 0; i < PER; i++) {
+            gw_walker_begin(&w, &snap);
+            uint64_t t = py_thread_state(&rt, &gm, tid, PY_MAX_THREADS);
+            sink += py_frames(&rt, &gm, t, fr, 64);
+        }
+        guest[b] = (double)(now_ns() - t0) / PER;
     }
     qsort(chain, (size_t)batches, sizeof(double), cmp_double);
     qsort(names, (size_t)batches, sizeof(double), cmp_double);
+    qsort(guest, (size_t)batches, sizeof(double), cmp_double);
     printf("%-62s %8.1f ns\n", "thread state + 32-frame chain (exit path), pages in memory",
            chain[batches / 2]);
     printf("%-62s %8u\n", "  pages it reads (each a translation in a guest)", chain_pages);
+    printf("%-62s %8.1f ns\n", "the same in guest memory, through a walker (exit path)",
+           guest[batches / 2]);
     printf("%-62s %8.1f ns\n", "name, file and line of one frame (drain thread, per code object)",
            names[batches / 2]);
     printf("CPython %llx, %s\n", (unsigned long long)rt.version, PYTHON);
     free(chain);
     free(names);
+    free(guest);
+    gw_walker_fini(&w);
+    gimg_free(&g);
     rc = 0;
 out:
     kill(pid, SIGKILL);

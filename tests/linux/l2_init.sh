@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|net|offcpu|panic,
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|python|net|offcpu|panic,
 # hvtest.ms=N;
 # hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
@@ -30,7 +30,8 @@ done
 # (Debian's own, from the kernel package), mount the ext4 root hvprof gives (/dev/vda, or
 # hvtest.root=: /dev/vda1 on the GPT disk that boots its own grub.cfg, docs/disk-boot.md) and
 # switch to it; the same script, run again as the disk's /init, then goes on from here.
-if [ "$plan" = root ] && [ ! -e /hvtest-on-disk ]; then
+# hvtest.plan=python runs from the same root (its Python interpreters are there).
+if { [ "$plan" = root ] || [ "$plan" = python ]; } && [ ! -e /hvtest-on-disk ]; then
   for m in virtio_ring virtio virtio_mmio virtio_blk crc32c_generic crc16 mbcache jbd2 ext4; do
     [ -f "/modules/$(uname -r)/$m.ko" ] || continue
     insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST root insmod $m failed"
@@ -137,6 +138,18 @@ while time.monotonic() < end: fib(18)" &
     ls /data | tr '\n' ' ' | sed 's/^/HVTEST root data /'
     echo
     mount -o remount,ro / && echo "HVTEST root clean" ;;
+  python)
+    # Python programs of known call chains (docs/python.md): /py/chains.py run by Debian 12's
+    # python3.11 and, in the chroot of Debian 13's libc at /trixie, by its python3.13, side by
+    # side for $ms ms; their pids on the console for the test.
+    secs=$(( (ms + 999) / 1000 ))
+    /bin/python3.11 -I -S /py/chains.py "$secs" &
+    p311=$!
+    chroot /trixie /usr/bin/python3.13 -I -S /py/chains.py "$secs" &
+    p313=$!
+    echo "HVTEST python pids 3.11=$p311 3.13=$p313"
+    wait $p311 $p313
+    echo "HVTEST python done" ;;
   disk)
     # The virtio disk hvprof gives with --disk (docs/virtio.md), found through the ACPI tables
     # by Debian's own modules: read the label the test bed wrote at its start, write one back,

@@ -145,6 +145,15 @@ static const struct tb_scenario offcpu[] = {
      "--hz 1000 --timeout 240 --off-cpu --disk " TB_DISK, NULL, TB_CI_ONE_VCPU},
 };
 
+/* Python frames (docs/python.md): a program of known call chains (tests/linux/workloads/
+ * chains.py) run by Debian 12's python3.11 and Debian 13's python3.13 from the ext4 root, with
+ * no files given: the interpreters found and read from the guest's memory, native frames from
+ * the disk's unwind tables. */
+static const struct tb_scenario python[] = {
+    {"cloud-python", "record", "cloud", 2, "512M", "hvtest.plan=python hvtest.ms=4000",
+     TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
+};
+
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its
  * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
  * samples are the panic's path. */
@@ -198,7 +207,7 @@ static const struct {
     GROUP("smp64", smp64),         GROUP("disk", disk),
     GROUP("disk-root", disk_root), GROUP("kernels", kernels),
     GROUP("flight", flight),       GROUP("net", net),
-    GROUP("offcpu", offcpu),
+    GROUP("offcpu", offcpu),       GROUP("python", python),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -214,5 +223,5 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot",   "modes", "disk",   "disk-root",
-                                    "flight", "net",   "offcpu", NULL};
+const char *const tb_ci_shared[] = {"boot", "modes",  "disk",   "disk-root", "flight",
+                                    "net",  "offcpu", "python", NULL};

@@ -334,8 +334,41 @@ done
 mkdir -p "$cache/rootfs/usr/lib/python3.11"
 cp /usr/lib/python3.11/os.py "$cache/rootfs/usr/lib/python3.11/"
 cp -r /usr/lib/python3.11/encodings "$cache/rootfs/usr/lib/python3.11/"
+# hvtest.plan=python (docs/python.md): Python programs of known call chains, run by this
+# python3.11 and by Debian 13's python3.13 as trixie's packages ship it, with trixie's own libc,
+# in a chroot at /trixie (its python3.13 needs glibc 2.38).
+mkdir -p "$cache/rootfs/py"
+cp "$here/workloads/chains.py" "$cache/rootfs/py/"
+py313=$cache/py313
+if [ ! -f "$py313/.done" ]; then
+  log "python3.13: Debian 13's python3.13-minimal and its libraries"
+  rm -rf "$py313"
+  mkdir -p "$py313/root"
+  suite_apt trixie apt-get update -qq || { log "apt-get update for trixie failed"; exit 1; }
+  dl=$(mktemp -d)
+  chmod 755 "$dl" # apt-get download drops to user _apt
+  (cd "$dl" && suite_apt trixie apt-get download -qq python3.13-minimal libpython3.13-minimal \
+    libc6 zlib1g libexpat1 >/dev/null 2>&1) ||
+    { log "downloading python3.13 from trixie failed"; exit 1; }
+  for p in "$dl"/*.deb; do dpkg-deb -x "$p" "$py313/root"; done
+  rm -rf "$dl"
+  touch "$py313/.done"
+fi
+t=$cache/rootfs/trixie
+mkdir -p "$t/usr/bin" "$t/usr/lib/x86_64-linux-gnu" "$t/usr/lib64" "$t/py" \
+  "$t/usr/lib/python3.13/lib-dynload"
+ln -s usr/lib "$t/lib"
+ln -s usr/lib64 "$t/lib64"
+cp "$py313/root/usr/bin/python3.13" "$t/usr/bin/"
+cp -L "$py313/root/usr/lib64/ld-linux-x86-64.so.2" "$t/usr/lib64/"
+for l in libc.so.6 libm.so.6 libz.so.1 libexpat.so.1; do
+  cp -L "$py313/root/usr/lib/x86_64-linux-gnu/$l" "$t/usr/lib/x86_64-linux-gnu/"
+done
+cp "$py313/root/usr/lib/python3.13/os.py" "$t/usr/lib/python3.13/"
+cp -r "$py313/root/usr/lib/python3.13/encodings" "$t/usr/lib/python3.13/"
+cp "$here/workloads/chains.py" "$t/py/"
 rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
-mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 64M
+mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 96M
 # The same root as a cloud image is: a GPT disk whose ext4 partition also holds the generic
 # kernel and the initramfs under /boot and a grub.cfg as grub-mkconfig writes it (a default of
 # 0, `search --fs-uuid`, a submenu), as qcow2 with compressed clusters: booted by `--disk`

@@ -2,7 +2,8 @@
  * profiler reads a guest's (docs/python.md). The input is the memory at BASE (Py_Version, then
  * _PyRuntime, then whatever the pointers in it lead to); every read outside it fails. The
  * thread state of the tid in the input's last 8 bytes, its frames, each frame's code object
- * with names and line: every loop bounded, every name printable and NUL-terminated. */
+ * with names and line, its fingerprint and location table as the recorder reads them: every
+ * loop bounded, every name printable and NUL-terminated. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int32_t line = py_code_line(&rt, &m, f[i].code, f[i].instr);
         if (line < -1)
             abort();
+        /* What the recorder reads of it: its fingerprint, its location table (bounded). */
+        uint64_t fp[3];
+        (void)py_code_fingerprint(&rt, &m, f[i].code, fp);
+        size_t tl = 0;
+        uint8_t *t = py_code_linetable(&rt, &m, f[i].code, 16384, &tl);
+        if (t && tl > 16384)
+            abort();
+        free(t);
     }
     return 0;
 }

@@ -159,6 +159,13 @@ static void test_merge(void **state)
     static struct buf b;
     b.n = 0;
     build(&b);
+    /* HVPROF_WRITE_SEED=FILE: the recording, as a seed of fuzz_report_fxt_load's corpus. */
+    const char *seed = getenv("HVPROF_WRITE_SEED");
+    FILE *sf = seed ? fopen(seed, "wb") : NULL;
+    if (sf) {
+        fwrite(b.w, 8, b.n, sf);
+        fclose(sf);
+    }
     struct profile p;
     struct fxt_load_stats st;
     struct hv_err err;

@@ -290,7 +290,8 @@ MODULE_BENCHES = [
      "(bench/off_cpu_bench.c)", "off-cpu"),
     ("python frames", "python/bench_python", ["101"], ["5"],
      "a 32-frame stack of Debian's python3.11 read from outside: thread state and frame chain, "
-     "then names and lines (bench/python_bench.c)", "python"),
+     "the same through a vCPU walker in guest memory as at an exit, then names and lines "
+     "(bench/python_bench.c)", "python"),
     ("fxt", "schema/bench_fxt", [], [],
      "record encoding and the per-vCPU ring (bench/fxt_bench.c)", "fxt"),
     ("symbolize", "report/bench_symbolize", [], [],

@@ -45,6 +45,8 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
 {
     for (size_t i = 0; i < p->modules.n; i++) {
         const struct prof_module *m = &p->modules.v[i];
+        if (m->python) /* its names are the recording's code records */
+            continue;
         const struct symtab *t = sym_source_symtab(&m->src);
         if (t && !has_named(t) && m->src.file) {
             fprintf(stderr,

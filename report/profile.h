@@ -78,6 +78,7 @@ struct prof_module {
     bool kernel;
     struct sym_source src; /* its symbols: a symbol file, kallsyms, the recording's (symbolize/) */
     bool has_functions;    /* at least one frame resolved to a function */
+    bool python;           /* a Python source file (its functions from code records) */
 };
 
 struct prof_mapping {

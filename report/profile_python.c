@@ -166,6 +166,7 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
         int m = profile_add_module(p, "[python]", NULL, 0, false, err);
         if (m < 0)
             return -1;
+        p->modules.v[m].python = true;
         snprintf(buf, sizeof(buf), "[python code 0x%" PRIx64 "]", l->addr);
         f = prof_intern_func(p, buf, (uint32_t)m, err);
         l->resolved = false;
@@ -175,6 +176,7 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
                                        err);
             if (m < 0)
                 return -1;
+            p->modules.v[m].python = true;
             c->module = (uint32_t)m;
         }
         f = prof_intern_func(p, c->qualname[0] ? c->qualname : "?", c->module, err);

@@ -61,7 +61,7 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
         struct prof_module *m = &p->modules.v[i];
         /* A symbol file of the same build wins over the symbols the recording carries (a
          * shared object's exported functions, a kernel's kallsyms): it has them all. */
-        if (sym_source_has_file(&m->src))
+        if (sym_source_has_file(&m->src) || m->python)
             continue;
         int rc = sym_source_find(&m->src, sp, m->build_id, m->build_id_len, m->name, err);
         if (rc < 0)

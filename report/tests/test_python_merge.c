@@ -200,6 +200,7 @@ static void test_merge(void **state)
     assert_string_equal(key->file, "/py/t.py");
     assert_int_equal(key->start_line, 20);
     assert_string_equal(p.modules.v[key->module].name, "/py/t.py");
+    assert_true(p.modules.v[key->module].python);
 
     /* The kernel sample: its kernel frames, then the Python frames (one unnamed). */
     s = &p.samples.v[1];

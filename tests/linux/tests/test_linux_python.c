@@ -10,7 +10,8 @@
  * whose Python frames are all of other files, the interpreter's start-up importing its frozen
  * modules, are counted apart and must be fewer), and each
  * kind of chain (plain recursion, a C builtin calling back, a generator resumed, a thread)
- * must be seen. No other process has a Python frame. */
+ * must be seen. No other process has a Python frame, and Google's pprof puts leaf_loop's samples
+ * at its own lines of the script. */
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -239,6 +241,51 @@ static bool exact_chain(const struct profile *p, const struct prof_sample *s,
     return true;
 }
 
+/* Google's pprof on `report --comm PROCESS --format pprof`, by line (-lines): the samples pprof
+ * gives the lines of leaf_loop in /py/chains.py, which must be lines of leaf_loop's own, and
+ * lines outside it found there (the consumers_pprof fixture builds pprof). */
+static uint64_t pprof_leaf_lines(const struct tb_result *r, const char *process,
+                                 const struct func_range *leaf, uint64_t *outside)
+{
+    const char *bin = getenv("HVPROF_BINARY_DIR");
+    if (!bin)
+        fail_msg("HVPROF_BINARY_DIR is not set (run the test through ctest)");
+    char pprof[PATH_MAX], prof[PATH_MAX + 32], cmd[8 * PATH_MAX];
+    snprintf(pprof, sizeof(pprof), "%s/consumers/pprof-bin/pprof", bin);
+    if (access(pprof, X_OK) != 0)
+        fail_msg("%s missing: the consumers_pprof fixture builds it (tests/consumers)", pprof);
+    snprintf(prof, sizeof(prof), "%s.%s.pb.gz", r->rec, process);
+    snprintf(cmd, sizeof(cmd),
+             "'%s/cli/hvprof' report '%s' --comm %s --format pprof -o '%s' -q && "
+             "HOME=/nonexistent '%s' -top -lines -unit=ms -nodecount=100000 '%s' 2>/dev/null",
+             bin, r->rec, process, prof, pprof, prof);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        fail_msg("%s: cannot run pprof", r->name);
+    char line[1024], where[512];
+    uint64_t in = 0;
+    *outside = 0;
+    while (fgets(line, sizeof(line), p)) {
+        unsigned long long flat;
+        char name[256];
+        if (sscanf(line, " %llums %*s %*s %*s %*s %255s %511s", &flat, name, where) != 3 ||
+            strcmp(name, "leaf_loop"))
+            continue;
+        const char *colon = strrchr(where, ':');
+        unsigned n = colon ? (unsigned)atoi(colon + 1) : 0;
+        if (strncmp(where, SCRIPT_PATH ":", strlen(SCRIPT_PATH) + 1))
+            *outside += flat;
+        else if (n >= leaf->first && n <= leaf->last)
+            in += flat;
+        else
+            *outside += flat;
+    }
+    int st = pclose(p);
+    if (st != 0)
+        fail_msg("%s: pprof exited with %d on %s", r->name, st, prof);
+    return in;
+}
+
 static void check(const struct tb_result *r, const struct tb_scenario *s, void *ctx)
 {
     unsigned *runs = ctx;
@@ -336,6 +383,18 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (others_python)
         fail_msg("%s: %" PRIu64 " samples of other processes have Python frames", r->name,
                  others_python);
+    /* What pprof shows of leaf_loop: its own file and lines. */
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t outside;
+        uint64_t in_ms = pprof_leaf_lines(r, in[k].process, func_of(&sc, "leaf_loop"), &outside);
+        printf("%s: pprof -lines: %s: %" PRIu64 " ms in leaf_loop at its lines of %s, %" PRIu64
+               " ms elsewhere\n",
+               r->name, in[k].process, in_ms, SCRIPT_PATH, outside);
+        if (in_ms < 50 || outside)
+            fail_msg("%s: pprof shows %s's leaf_loop at its lines for %" PRIu64
+                     " ms, elsewhere for %" PRIu64 " ms",
+                     r->name, in[k].process, in_ms, outside);
+    }
     (*runs)++;
 }
 

@@ -290,6 +290,9 @@ uint64_t tb_check_syscall_stacks(const struct tb_result *r, double min_ok);
  * TB_PPROF_FNS); a function without samples in the run is not judged. */
 #define TB_PPROF_FNS 3
 unsigned tb_check_pprof_disasm(const struct tb_result *r);
+/* The build's directory (HVPROF_BINARY_DIR) and the pprof the consumers_pprof fixture builds
+ * in it, into bin and pprof (PATH_MAX each); the test fails when either is missing. */
+void tb_pprof_paths(char *bin, char *pprof);
 
 /* User samples in the program's own known functions (spin, leaf_a, ...: built with frame
  * pointers) inside the guest's mapping of /bin/NAME, and how many of those have a user stack of

@@ -74,16 +74,22 @@ static bool routine(const char *out, const char *name, uint64_t *flat, uint64_t 
     return true;
 }
 
-unsigned tb_check_pprof_disasm(const struct tb_result *r)
+void tb_pprof_paths(char *bin, char *pprof)
 {
-    const char *bin = getenv("HVPROF_BINARY_DIR");
-    if (!bin)
+    const char *b = getenv("HVPROF_BINARY_DIR");
+    if (!b)
         fail_msg("HVPROF_BINARY_DIR is not set (run the test through ctest)");
-    char pprof[PATH_MAX], files[PATH_MAX], prof[PATH_MAX + 16], cmd[4 * PATH_MAX];
-    snprintf(pprof, sizeof(pprof), "%s/consumers/pprof-bin/pprof", bin);
-    snprintf(files, sizeof(files), "%s/guest-files", tb_cache());
+    snprintf(bin, PATH_MAX, "%s", b);
+    snprintf(pprof, PATH_MAX, "%s/consumers/pprof-bin/pprof", b);
     if (access(pprof, X_OK) != 0)
         fail_msg("%s missing: the consumers_pprof fixture builds it (tests/consumers)", pprof);
+}
+
+unsigned tb_check_pprof_disasm(const struct tb_result *r)
+{
+    char bin[PATH_MAX], pprof[PATH_MAX], files[PATH_MAX], prof[PATH_MAX + 16], cmd[8 * PATH_MAX];
+    tb_pprof_paths(bin, pprof);
+    snprintf(files, sizeof(files), "%s/guest-files", tb_cache());
     snprintf(prof, sizeof(prof), "%s.pb.gz", r->rec);
     snprintf(cmd, sizeof(cmd),
              "'%s/cli/hvprof' report '%s' --symbols '%s' --format pprof -o '%s' -q 2>&1", bin,

@@ -51,13 +51,8 @@ static bool has_fn(const struct profile *p, const struct prof_sample *s, const c
  * consumers_pprof fixture builds pprof). */
 static double pprof_fsync_ms(const struct tb_result *r, long tid)
 {
-    const char *bin = getenv("HVPROF_BINARY_DIR");
-    if (!bin)
-        fail_msg("HVPROF_BINARY_DIR is not set (run the test through ctest)");
-    char pprof[PATH_MAX], prof[PATH_MAX + 16], cmd[8 * PATH_MAX];
-    snprintf(pprof, sizeof(pprof), "%s/consumers/pprof-bin/pprof", bin);
-    if (access(pprof, X_OK) != 0)
-        fail_msg("%s missing: the consumers_pprof fixture builds it (tests/consumers)", pprof);
+    char bin[PATH_MAX], pprof[PATH_MAX], prof[PATH_MAX + 16], cmd[8 * PATH_MAX];
+    tb_pprof_paths(bin, pprof);
     snprintf(prof, sizeof(prof), "%s.off.pb.gz", r->rec);
     snprintf(cmd, sizeof(cmd),
              "'%s/cli/hvprof' report --off-cpu '%s' --format pprof -o '%s' -q && "

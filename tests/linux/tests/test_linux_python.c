@@ -247,13 +247,8 @@ static bool exact_chain(const struct profile *p, const struct prof_sample *s,
 static uint64_t pprof_leaf_lines(const struct tb_result *r, const char *process,
                                  const struct func_range *leaf, uint64_t *outside)
 {
-    const char *bin = getenv("HVPROF_BINARY_DIR");
-    if (!bin)
-        fail_msg("HVPROF_BINARY_DIR is not set (run the test through ctest)");
-    char pprof[PATH_MAX], prof[PATH_MAX + 32], cmd[8 * PATH_MAX];
-    snprintf(pprof, sizeof(pprof), "%s/consumers/pprof-bin/pprof", bin);
-    if (access(pprof, X_OK) != 0)
-        fail_msg("%s missing: the consumers_pprof fixture builds it (tests/consumers)", pprof);
+    char bin[PATH_MAX], pprof[PATH_MAX], prof[PATH_MAX + 32], cmd[8 * PATH_MAX];
+    tb_pprof_paths(bin, pprof);
     snprintf(prof, sizeof(prof), "%s.%s.pb.gz", r->rec, process);
     snprintf(cmd, sizeof(cmd),
              "'%s/cli/hvprof' report '%s' --comm %s --format pprof -o '%s' -q && "

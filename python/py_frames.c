@@ -12,7 +12,8 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
      * known by its _Py_DebugOffsets alone, and Py_Version, where it reads, must agree. */
     uint64_t v, w[PY_DEBUG_OFFSETS_WORDS];
     bool have_v = py_read_u64(m, version_va, &v);
-    bool have_debug = py_read(m, runtime_va, w, sizeof(w)) && !memcmp(w, "xdebugpy", 8);
+    bool have_runtime = py_read(m, runtime_va, w, sizeof(w));
+    bool have_debug = have_runtime && !memcmp(w, "xdebugpy", 8);
     if (have_debug) {
         if (!py_layout_from_debug(w, &rt->own, why, why_len))
             return -1;
@@ -29,11 +30,16 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
     if (!have_v) {
         snprintf(why, why_len, "Py_Version at 0x%llx cannot be read",
                  (unsigned long long)version_va);
-        return -1;
+        return PY_OPEN_UNREADABLE;
     }
     /* PY_VERSION_HEX: major << 24 | minor << 16 | micro << 8 | level << 4 | serial. */
     unsigned major = (unsigned)(v >> 24) & 0xff, minor = (unsigned)(v >> 16) & 0xff;
     if (!(v >> 32) && major == 3 && minor >= 13) {
+        if (!have_runtime) {
+            snprintf(why, why_len, "_PyRuntime at 0x%llx cannot be read",
+                     (unsigned long long)runtime_va);
+            return PY_OPEN_UNREADABLE;
+        }
         snprintf(why, why_len, "CPython %u.%u without _Py_DebugOffsets at _PyRuntime (0x%llx)",
                  major, minor, (unsigned long long)runtime_va);
         return -1;

@@ -25,8 +25,10 @@ struct py_runtime {
 /* The interpreter whose _PyRuntime is at runtime_va and whose Py_Version (a const unsigned long
  * beside it, exported since 3.11) is at version_va: 3.11 and 3.12 from the table, 3.13 from its
  * _Py_DebugOffsets alone (checked against Py_Version where that reads: a constant whose page
- * may never have been touched). 0, or -1 with why (a version without a layout, Py_Version or
- * the offsets unreadable or not 3.13's). */
+ * may never have been touched). 0; PY_OPEN_UNREADABLE with why when what it needs cannot be
+ * read (yet: a page not present); -1 with why when it is no interpreter this reader knows (a
+ * version without a layout, offsets not 3.13's). */
+#define PY_OPEN_UNREADABLE (-2)
 int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runtime_va,
                     uint64_t version_va, char *why, size_t why_len);
 

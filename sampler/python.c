@@ -172,7 +172,7 @@ static void try_open(struct sampler *s, uint32_t proc, struct py_proc *pp)
     int rc = py_runtime_open(&rt, &m, pp->runtime, pp->version, why, sizeof(why));
     if (rc < 0) {
         /* A version without a layout stays one; an unreadable page may be read later. */
-        bool final = strstr(why, "cannot be read") == NULL || pp->tries >= PY_OPEN_TRIES;
+        bool final = rc != PY_OPEN_UNREADABLE || pp->tries >= PY_OPEN_TRIES;
         if (final) {
             pp->state = PY_REFUSED;
             free(pp->mod);

@@ -1,7 +1,8 @@
 /* CPython 3.13's own account of its layout (_Py_DebugOffsets at the start of _PyRuntime) read
  * into the reader's layout: the values Debian 13's python3.13 3.13.5-2 holds in its .PyRuntime
  * section (read from the package's /usr/bin/python3.13), and what is refused: another cookie, a
- * 3.14 struct, a free-threaded build, an offset outside its structure. */
+ * 3.14 struct, a free-threaded build, an offset outside its structure; and py_runtime_open on
+ * them, with and without a readable Py_Version. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,9 +90,68 @@ static void test_refused(void **state)
     assert_false(py_layout_from_debug(w, &l, why, sizeof(why)));
 }
 
+/* A process's memory for py_runtime_open: _PyRuntime's words at RUNTIME, Py_Version at VERSION
+ * when `version` is set (else its page is not present), nothing else. */
+#define RUNTIME 0x9a3f400ull
+#define VERSION 0x89665d8ull
+struct mem {
+    uint64_t w[PY_DEBUG_OFFSETS_WORDS];
+    uint64_t version;
+    bool runtime;
+};
+
+static bool rd(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    const struct mem *m = ctx;
+    if (m->runtime && va >= RUNTIME && va + len <= RUNTIME + sizeof(m->w)) {
+        memcpy(dst, (const uint8_t *)m->w + (va - RUNTIME), len);
+        return true;
+    }
+    if (m->version && va == VERSION && len == 8) {
+        memcpy(dst, &m->version, 8);
+        return true;
+    }
+    return false;
+}
+
+/* 3.13 is known by its _Py_DebugOffsets alone: Py_Version's page may never be present in a
+ * process (a constant nothing reads). Where it reads it must agree; an unreadable _PyRuntime is
+ * "not yet", a 3.13 one without the cookie is no interpreter this reader knows. */
+static void test_open(void **state)
+{
+    (void)state;
+    struct mem mm = {.runtime = true};
+    words(mm.w);
+    struct py_mem m = {rd, &mm};
+    struct py_runtime rt;
+    char why[160];
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), 0);
+    assert_int_equal(rt.version, 0x30d05f0);
+    assert_ptr_equal(rt.l, &rt.own);
+    assert_int_equal(rt.l->minor, 13);
+    mm.version = 0x30d05f0;
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), 0);
+    mm.version = 0x30c04f0; /* 3.12.4 */
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "Py_Version"));
+    mm.version = 0x30d05f0;
+    mm.runtime = false;
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)),
+                     PY_OPEN_UNREADABLE);
+    mm.runtime = true;
+    memcpy(&mm.w[0], "xdebugp!", 8);
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), -1);
+    mm.version = 0;
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)),
+                     PY_OPEN_UNREADABLE);
+    mm.version = 0x30c04f0; /* 3.12: no layout here */
+    assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "3.12"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_debian13),
-                                       cmocka_unit_test(test_refused)};
+                                       cmocka_unit_test(test_refused), cmocka_unit_test(test_open)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

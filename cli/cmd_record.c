@@ -154,7 +154,7 @@ static void usage(FILE *out)
         "  --off-cpu-hz N         with --off-cpu: visits of the threads a second (default %u,\n"
         "                         at most %u)\n"
         "  --no-python            no Python frames: by default the frames of a CPython\n"
-        "                         3.11-3.13 program (function, file, line) are read from\n"
+        "                         3.11 or 3.13 program (function, file, line) are read from\n"
         "                         the interpreter's memory at each sample (docs/python.md)\n"
         "  --quiet                no progress line, no summary: errors and what the file\n"
         "                         lacks only\n"

@@ -23,9 +23,9 @@ struct py_runtime {
 };
 
 /* The interpreter whose _PyRuntime is at runtime_va and whose Py_Version (a const unsigned long
- * beside it, exported since 3.11) is at version_va: 3.11 and 3.12 from the table, 3.13 from its
- * _Py_DebugOffsets alone (checked against Py_Version where that reads: a constant whose page
- * may never have been touched). 0; PY_OPEN_UNREADABLE with why when what it needs cannot be
+ * beside it, exported since 3.11) is at version_va: 3.11 from the table (3.12 has none yet), 3.13
+ * from its _Py_DebugOffsets alone (checked against Py_Version where that reads: a constant whose
+ * page may never have been touched). 0; PY_OPEN_UNREADABLE with why when what it needs cannot be
  * read (yet: a page not present); -1 with why when it is no interpreter this reader knows (a
  * version without a layout, offsets not 3.13's). */
 #define PY_OPEN_UNREADABLE (-2)

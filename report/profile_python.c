@@ -22,7 +22,7 @@
 #include "report/profile_priv.h"
 #include "schema/encode.h"
 
-#define PY_EVAL_FUNCTION "_PyEval_EvalFrameDefault" /* CPython 3.11-3.13's evaluation loop */
+#define PY_EVAL_FUNCTION "_PyEval_EvalFrameDefault" /* CPython 3.11 and 3.13's evaluation loop */
 
 struct pycode {
     uint64_t pid, code, bytecode;

@@ -76,8 +76,8 @@ struct sampler_config {
     /* Off-CPU time of every guest thread (`record --off-cpu`, docs/off-cpu.md): visits of the
      * guest's threads this many times a second on the drain thread; 0: none. */
     uint64_t off_cpu_hz;
-    /* No Python frames (`record --no-python`): CPython interpreters are not looked for
-     * (docs/python.md). */
+    /* No Python frames (`record --no-python`): CPython interpreters (3.11, 3.13) are not
+     * looked for (docs/python.md). */
     bool no_python;
 };
 

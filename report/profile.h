@@ -193,6 +193,10 @@ int profile_add_pycode(struct profile *p, const struct prof_pycode_in *c, struct
  * each sample's frames to it). */
 int64_t profile_pycode_latest(const struct profile *p, uint64_t pid, uint64_t code);
 
+/* The address a location stands for: its own, or for a Python frame its code object's (the
+ * location's address is then the index of the code record). */
+uint64_t profile_loc_address(const struct profile *p, const struct prof_loc *l);
+
 /* Lookups. */
 const char *profile_process_name(const struct profile *p, uint64_t pid); /* never NULL */
 const char *profile_thread_name(const struct profile *p, uint64_t pid, uint64_t tid);

@@ -72,6 +72,14 @@ static struct pykey *find_key(const struct profile *p, uint64_t pid, uint64_t co
     return i == HASHIDX_NONE ? NULL : &py->keys.v[i];
 }
 
+uint64_t profile_loc_address(const struct profile *p, const struct prof_loc *l)
+{
+    const struct prof_python *py = p->python;
+    if (!(l->flags & PROF_FRAME_PY_CODE))
+        return l->addr;
+    return py && l->addr < py->codes.n ? py->codes.v[l->addr].code : 0;
+}
+
 int64_t profile_pycode_latest(const struct profile *p, uint64_t pid, uint64_t code)
 {
     const struct pykey *k = find_key(p, pid, code);

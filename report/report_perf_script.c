@@ -80,10 +80,11 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         for (uint32_t f = 0; f < s->nframes; f++) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             const char *dso = "[unknown]";
-            uint64_t off = 0;
+            uint64_t off = 0, addr = fr->addr;
             bool resolved = false;
             if (fr->loc < p->locs.n) {
                 const struct prof_loc *l = &p->locs.v[fr->loc];
+                addr = profile_loc_address(p, l);
                 if (l->mapping != PROF_NONE) {
                     const struct prof_module *m = &p->modules.v[p->mappings.v[l->mapping].module];
                     dso = m->kernel ? "[kernel.kallsyms]" : m->name;
@@ -94,10 +95,10 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
                 resolved = l->resolved;
             }
             if (resolved)
-                fprintf(out, "\t%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n", fr->addr,
+                fprintf(out, "\t%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n", addr,
                         report_frame_name(p, fr, name, sizeof(name)), off, dso);
             else
-                fprintf(out, "\t%16" PRIx64 " [unknown] (%s)\n", fr->addr, dso);
+                fprintf(out, "\t%16" PRIx64 " [unknown] (%s)\n", addr, dso);
         }
         fputc('\n', out);
     }

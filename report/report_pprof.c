@@ -280,7 +280,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         linep[i] = &lines[i];
         locs[i].id = i + 1;
         locs[i].mapping_id = l->mapping == PROF_NONE ? 0 : l->mapping + 1;
-        locs[i].address = l->addr;
+        locs[i].address = profile_loc_address(p, l);
         locs[i].n_line = 1;
         locs[i].line = &linep[i];
         locp[i] = &locs[i];

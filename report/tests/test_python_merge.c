@@ -197,6 +197,7 @@ static void test_merge(void **state)
     /* A Python function's file and first line (pprof's Function). */
     const struct prof_frame *fr = &p.frames.v[s->first + 2];
     const struct prof_func *key = &p.funcs.v[p.locs.v[fr->loc].func];
+    assert_int_equal(profile_loc_address(&p, &p.locs.v[fr->loc]), CODE1);
     assert_string_equal(key->file, "/py/t.py");
     assert_int_equal(key->start_line, 20);
     assert_string_equal(p.modules.v[key->module].name, "/py/t.py");

@@ -133,6 +133,21 @@ suite_apt() { # suite_apt SUITE apt-get|apt-cache ARGS...
   "$tool" -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=- \
     -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" "$@"
 }
+# suite_download SUITE DIR PKG...: the packages' .debs into DIR. A mirror caught mid-sync can
+# list a package it cannot serve yet ("E: No packages found" after a fresh update): one more
+# update and try, a few seconds later, before the test bed gives up.
+suite_download() {
+  local suite=$1 dir=$2 try
+  shift 2
+  for try in 1 2 3; do
+    (cd "$dir" && suite_apt "$suite" apt-get download -qq "$@" >"$dir/.download.log" 2>&1) &&
+      { rm -f "$dir/.download.log"; return 0; }
+    log "downloading $* from $suite failed (try $try): $(tail -n 1 "$dir/.download.log")"
+    sleep $((try * 5))
+    suite_apt "$suite" apt-get update -qq || true
+  done
+  return 1
+}
 suite_kernel() { # suite_kernel SUITE [cloud]
   local suite=$1 flavour=${2:-} name=$1${2:+-$2} pkg p dir dl meta=linux-image-amd64
   local out=$cache/kernel-$name
@@ -153,7 +168,7 @@ suite_kernel() { # suite_kernel SUITE [cloud]
   mkdir -p "$dir" "$out"
   dl=$(mktemp -d)
   chmod 755 "$dl" # apt-get download drops to user _apt
-  (cd "$dl" && suite_apt "$suite" apt-get download -qq "${pkgs[@]}" >/dev/null 2>&1) ||
+  suite_download "$suite" "$dl" "${pkgs[@]}" ||
     { log "downloading ${pkgs[*]} from $suite failed"; exit 1; }
   for p in "$dl"/*.deb; do dpkg-deb -x "$p" "$dir"; done
   rm -rf "$dl"
@@ -347,8 +362,7 @@ if [ ! -f "$py313/.done" ]; then
   suite_apt trixie apt-get update -qq || { log "apt-get update for trixie failed"; exit 1; }
   dl=$(mktemp -d)
   chmod 755 "$dl" # apt-get download drops to user _apt
-  (cd "$dl" && suite_apt trixie apt-get download -qq python3.13-minimal libpython3.13-minimal \
-    libc6 zlib1g libexpat1 >/dev/null 2>&1) ||
+  suite_download trixie "$dl" python3.13-minimal libpython3.13-minimal libc6 zlib1g libexpat1 ||
     { log "downloading python3.13 from trixie failed"; exit 1; }
   for p in "$dl"/*.deb; do dpkg-deb -x "$p" "$py313/root"; done
   rm -rf "$dl"

@@ -61,11 +61,14 @@ uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, in
     uint64_t interp;
     if (!l || !py_read_u64(m, rt->runtime + l->runtime_interpreters_head, &interp))
         return 0;
-    for (unsigned i = 0; interp && i < PY_MAX_INTERPRETERS; i++) {
+    /* max_threads bounds the thread states of all interpreters together: a hostile process's
+     * 64 interpreters of max_threads each would cost an exit 64 times the bound. */
+    unsigned seen = 0;
+    for (unsigned i = 0; interp && i < PY_MAX_INTERPRETERS && seen < max_threads; i++) {
         uint64_t ts;
         if (!py_read_u64(m, interp + l->interp_threads_head, &ts))
             return 0;
-        for (unsigned j = 0; ts && j < max_threads; j++) {
+        for (; ts && seen < max_threads; seen++) {
             uint64_t native;
             if (!py_read_u64(m, ts + l->tstate_native_thread_id, &native))
                 break;

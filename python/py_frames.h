@@ -33,7 +33,8 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
                     uint64_t version_va, char *why, size_t why_len);
 
 /* The PyThreadState of native thread `tid`, or 0 (no such thread state among the first
- * max_threads (<= PY_MAX_THREADS) of each interpreter, or the lists cannot be read). */
+ * max_threads (<= PY_MAX_THREADS) of all interpreters together, or the lists cannot be
+ * read). */
 uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, int64_t tid,
                          unsigned max_threads);
 

@@ -190,6 +190,11 @@ static void test_live_python(void **state)
     check_thread(&rt, &m, worker_tid, file, worker_chain, 7);
     /* A thread that is none of the interpreter's. */
     assert_int_equal(py_thread_state(&rt, &m, 1, PY_MAX_THREADS), 0);
+    /* The bound counts thread states: the newest (the worker) heads the list, the main
+     * thread's is the second. */
+    assert_int_not_equal(py_thread_state(&rt, &m, worker_tid, 1), 0);
+    assert_int_equal(py_thread_state(&rt, &m, main_tid, 1), 0);
+    assert_int_not_equal(py_thread_state(&rt, &m, main_tid, 2), 0);
     fclose(f);
     unlink(file);
 }

@@ -14,7 +14,7 @@
 #include "sampler/exit/id_table.h"
 
 #define EXIT_PY_MAX_FRAMES  128 /* Python frames read per sample (the outermost cut beyond) */
-#define EXIT_PY_MAX_THREADS 256 /* thread states looked through for the sampled thread */
+#define EXIT_PY_MAX_THREADS 256 /* thread states looked through (all interpreters together) */
 
 struct exit_py_runtimes {
     _Atomic(const struct py_runtime *) rt[ID_MAX_PROCS];

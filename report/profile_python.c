@@ -247,31 +247,30 @@ static bool is_eval_frame(const struct profile *p, const struct prof_frame *fr)
 static int merge_sample(struct profile *p, size_t s, struct hv_err *err)
 {
     struct prof_sample *sm = &p->samples.v[s];
-    uint32_t npy = 0;
-    for (uint32_t i = 0; i < sm->nframes; i++)
-        npy += (p->frames.v[sm->first + i].flags & PROF_FRAME_PY_RAW) != 0;
-    if (!npy)
-        return 0;
-    size_t need = (size_t)sm->nframes; /* npy/2 Python frames in place of npy entries */
-    if (!vec_reserve(&p->frames, need))
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    sm = &p->samples.v[s];
     uint32_t first = sm->first, n = sm->nframes;
-    size_t out = p->frames.n;
-    /* The Python frames, innermost first: entries 2k (code word) and 2k+1 (instr). */
-    uint32_t py_at = UINT32_MAX, py_n = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (p->frames.v[first + i].flags & PROF_FRAME_PY_RAW) {
+    /* The recorded Python frames (the loader put them together), innermost first: entries
+     * 2k (code word) and 2k+1 (instruction pointer); and the evaluation loops. */
+    uint32_t py_at = UINT32_MAX, py_n = 0, evals = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct prof_frame *fr = &p->frames.v[first + i];
+        if (fr->flags & PROF_FRAME_PY_RAW) {
             if (py_at == UINT32_MAX)
                 py_at = first + i;
             py_n++;
         }
+        evals += is_eval_frame(p, fr);
+    }
     py_n /= 2;
+    if (py_at == UINT32_MAX)
+        return 0;
+    /* The rebuilt frames take at most as many entries as the recorded ones. */
+    if (!vec_reserve(&p->frames, n))
+        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
+    sm = &p->samples.v[s];
+    size_t out = p->frames.n;
     /* Evaluation loops past the chains (leaf end first): a loop just entered, whose frame is
      * not the thread's current one yet (or one leaving), runs no Python frame: it stays. */
-    uint32_t evals = 0, chains = 0;
-    for (uint32_t i = 0; i < n; i++)
-        evals += is_eval_frame(p, &p->frames.v[first + i]);
+    uint32_t chains = 0;
     for (uint32_t k = 0; k < py_n; k++)
         chains += k + 1 == py_n || (p->frames.v[py_at + 2 * k].flags & PROF_FRAME_PY_ENTRY);
     uint32_t keep = evals > chains ? evals - chains : 0;

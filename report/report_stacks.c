@@ -60,6 +60,16 @@ void report_stacks_free(struct report_stacks *s)
     memset(s, 0, sizeof(*s));
 }
 
+/* src made safe for a folded line (no ';', no control characters) into buf. */
+static const char *folded_safe(const char *src, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < len; i++)
+        buf[i] = (unsigned char)src[i] < 0x20 || src[i] == ';' ? '_' : src[i];
+    buf[i] = 0;
+    return buf;
+}
+
 /* A Python frame's file's base name, made safe for a folded line. */
 static const char *python_file(const struct profile *p, const struct prof_frame *fr, char *buf,
                                size_t len)
@@ -70,11 +80,7 @@ static const char *python_file(const struct profile *p, const struct prof_frame 
         if (fn->module != PROF_NONE)
             file = profile_module_basename(p, fn->module);
     }
-    size_t i = 0;
-    for (; file[i] && i + 1 < len; i++)
-        buf[i] = (unsigned char)file[i] < 0x20 || file[i] == ';' ? '_' : file[i];
-    buf[i] = 0;
-    return buf;
+    return folded_safe(file, buf, len);
 }
 
 int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
@@ -90,12 +96,7 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
         const struct prof_sample *s = &p->samples.v[i];
         b.n = 0;
         /* The process is the root frame, as stackcollapse-perf does with the command name. */
-        const char *pn = profile_process_name(p, s->pid);
-        size_t k = 0;
-        for (; pn[k] && k + 1 < sizeof(name); k++)
-            name[k] = (unsigned char)pn[k] < 0x20 || pn[k] == ';' ? '_' : pn[k];
-        name[k] = 0;
-        if (sbuf_add(&b, name) < 0)
+        if (sbuf_add(&b, folded_safe(profile_process_name(p, s->pid), name, sizeof(name))) < 0)
             goto oom;
         for (uint32_t f = s->nframes; f-- > 0;) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];

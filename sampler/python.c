@@ -281,16 +281,17 @@ static int name_code(struct sampler *s, uint32_t proc, uint64_t pid, uint64_t co
     struct proc_mem pm = proc_mem_of(s, ip);
     struct py_mem m = {read_proc, &pm};
     uint64_t fp[3];
+    bool have_fp = py_code_fingerprint(rt, &m, code, fp);
     if (e->named) {
         /* Still the object it named (or unreadable now: kept)? */
-        if (!py_code_fingerprint(rt, &m, code, fp) || !memcmp(fp, e->fp, sizeof(fp))) {
+        if (!have_fp || !memcmp(fp, e->fp, sizeof(fp))) {
             e->looked_ns = now;
             return 0;
         }
         p->renamed++;
     }
     struct py_code_info ci;
-    if (!py_code_fingerprint(rt, &m, code, fp) || !py_code_read(rt, &m, code, &ci)) {
+    if (!have_fp || !py_code_read(rt, &m, code, &ci)) {
         if (!e->named && ++e->tries == PY_CODE_TRIES)
             p->unreadable++;
         return 0;

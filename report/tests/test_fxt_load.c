@@ -12,20 +12,9 @@
 
 #include "fxt/encode.h"
 #include "schema/encode.h"
+#include "rec_buf.h"
 #include "report/fxt_load.h"
 #include "testutil.h"
-
-struct buf {
-    uint64_t w[1 << 14];
-    size_t n;
-};
-
-static void put(struct buf *b, size_t n)
-{
-    assert_true(n > 0);
-    b->n += n;
-}
-#define CAP(b) (sizeof((b)->w) / 8 - (b)->n)
 
 static const uint8_t build_id[20] = {0xaa, 0xbb, 0xcc, 1,  2,  3,  4,  5,  6,  7,
                                      8,    9,    10,   11, 12, 13, 14, 15, 16, 17};

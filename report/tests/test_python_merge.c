@@ -15,18 +15,7 @@
 #include "report/fxt_load.h"
 #include "report/report_stacks.h"
 #include "schema/encode.h"
-
-struct buf {
-    uint64_t w[1 << 13];
-    size_t n;
-};
-
-static void put(struct buf *b, size_t n)
-{
-    assert_true(n > 0);
-    b->n += n;
-}
-#define CAP(b) (sizeof((b)->w) / 8 - (b)->n)
+#include "rec_buf.h"
 
 #define PID   0x10000001ull
 #define CODE0 0x7f0000001000ull /* leaf_loop, 10 */

@@ -85,6 +85,12 @@ echo "L1: /dev/kvm $( [ -c /dev/kvm ] && echo ready || echo MISSING ) at $(cut -
 # Where L1's KVM code lies, to read the registers of a triple-fault report against
 # (docs/linux.md, "Triple faults on the test bed").
 grep -E ' (__svm_vcpu_run|svm_vcpu_run)([[:space:]]|$)' /proc/kallsyms | sed 's/^/L1: kallsyms /' >>/out/l1/l1.txt
+# L1's own clock: its TSC calibration, its clocksource and when KVM came up against them (KVM
+# takes the guests' TSC rate from the calibration it finds loaded; docs/linux.md, "L1's clock").
+l1_clock() {
+  dmesg | grep -E 'tsc:|clocksource: Switched|TSC|kvm: Nested' | sed "s/^/L1: $1 /" >>/out/l1/l1.txt
+}
+l1_clock clock
 save 0 l1
 # One attempt of the scenario in $name, $cmd, ... (the variables of the loop below) into $d.
 # The guest's web server, driven through the forwarded port while hvprof (pid $2) runs: 20
@@ -232,13 +238,36 @@ starved() {
 # line: a scenario that the test bed's watchdog or timeout ends (L1 then writes no results) still
 # shows in L1's console where its guest was, and run.sh takes a console silent for three periods
 # for an L1 that hangs as a whole.
+# L1's KVM clock events while a scenario runs, into $d/kvm-clock.txt (docs/linux.md, "L1's
+# clock"): the master clock's updates, the guest's TSC offset writes and TSC matching, and each
+# kvmclock page KVM writes for it. A guest that marks its TSC unstable by "frequency skew" saw
+# kvm-clock and its TSC disagree; these show whether KVM moved either under it.
+clock_trace() { # clock_trace on|off
+  local t=/sys/kernel/tracing e
+  [ -d $t/events/kvm ] || mount -t tracefs nodev $t 2>/dev/null
+  [ -d $t/events/kvm ] || return 0
+  if [ "$1" = on ]; then
+    echo 0 >$t/tracing_on
+    echo >$t/trace
+    for e in kvm_update_master_clock kvm_track_tsc kvm_write_tsc_offset kvm_pvclock_update; do
+      echo 1 >$t/events/kvm/$e/enable
+    done
+    echo 1 >$t/tracing_on
+  else
+    echo 0 >$t/tracing_on
+    grep -v '^#' $t/trace | head -c 1048576 >"$d/kvm-clock.txt"
+  fi
+}
+
 run_scenario_beating() {
   local what=$1 beat
   (while sleep 60; do
     echo "L1: $what still running at $(cut -d' ' -f1 /proc/uptime) s; its console: $(tail -n 1 "$d/console.log" 2>/dev/null | cut -c1-160)"
   done) &
   beat=$!
+  clock_trace on
   run_scenario
+  clock_trace off
   kill "$beat" 2>/dev/null
   wait "$beat" 2>/dev/null || true
 }
@@ -310,6 +339,10 @@ while IFS='|' read -r name cmd kernel vcpus mem cmdline opts envs; do
   save "$k" "$name"
   rm -rf "$d"
 done </scenarios
+{
+  echo "L1: clock at the end: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+  dmesg | grep -i -E 'unstable|backwards|skew' | sed 's/^/L1: clock at the end: /'
+} >>/out/l1/l1.txt
 echo "L1: done at $(cut -d' ' -f1 /proc/uptime) s" | tee -a /out/l1/l1.txt
 save 0 l1
 poweroff -f

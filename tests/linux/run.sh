@@ -203,7 +203,8 @@ boot_l1() {
   done
   if [ -f "$out/l1/l1.txt" ]; then
     cat "$out/l1/l1.txt" >>"$out/l1.log"
-    grep '^L1: warm-up' "$out/l1/l1.txt" | sed "s/^L1: /L1 boot $attempt: /" | while IFS= read -r l; do log "$l"; done
+    grep -e '^L1: warm-up' -e '^L1: clock' "$out/l1/l1.txt" | sed "s/^L1: /L1 boot $attempt: /" |
+      while IFS= read -r l; do log "$l"; done
   fi
   rm -rf "$out/l1"
   return $rc

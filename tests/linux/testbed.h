@@ -78,6 +78,7 @@ struct tb_result {
     int status;   /* exit status of the command */
     double seconds;
     char *console, *summary; /* NUL-terminated, never NULL when present */
+    char *kvm_clock;         /* L1's KVM clock events in the run (l1_init.sh), or NULL */
     char rec[PATH_MAX];      /* the recording (record only) */
     bool userspace, done;    /* HVTEST userspace / HVTEST done seen */
     unsigned cpus;           /* CPUs the guest brought up */

@@ -615,8 +615,8 @@ static char *control_console(const char *kernel)
 }
 
 /* What a clocksource-watchdog warning needs to be understood (docs/linux.md, "L1's clock"): the
- * two intervals the guest compared (Linux 6.x+ prints them after "frequency skew") and what L1's
- * KVM did to the guest's clocks meanwhile, as l1_init.sh traced it. */
+ * two intervals the guest compared (7.2's watchdog prints them after "frequency skew") and what
+ * L1's KVM did to the guest's clocks meanwhile, as l1_init.sh traced it. */
 static void print_clock_evidence(const struct tb_result *r)
 {
     printf("%s: the guest's clock lines:\n", r->name);
@@ -684,16 +684,27 @@ static bool interval_after(const char *from, const char *label, long long *ns)
     return false;
 }
 
-/* The console's watchdog verdict is a re-fire after a stall (above); the two intervals it
- * printed in *wd and *cs. */
+/* Every watchdog verdict on the console is a re-fire after a stall (above); the two intervals
+ * the first printed in *wd and *cs. */
 static bool watchdog_refire(const char *console, long long *wd, long long *cs)
 {
     const char *m = strstr(console, "unstable due to frequency skew");
-    if (!m || !interval_after(m, "Watchdog", wd) || !interval_after(m, "Clocksource", cs))
+    if (!m)
         return false;
-    long long diff = *wd > *cs ? *wd - *cs : *cs - *wd;
-    return *wd < WATCHDOG_REFIRE_MAX_NS && *cs < WATCHDOG_REFIRE_MAX_NS &&
-           diff <= WATCHDOG_READOUT_MAX_NS;
+    for (bool first = true; m; m = strstr(m + 1, "unstable due to frequency skew"), first = false) {
+        long long w, c;
+        if (!interval_after(m, "Watchdog", &w) || !interval_after(m, "Clocksource", &c))
+            return false;
+        long long diff = w > c ? w - c : c - w;
+        if (w >= WATCHDOG_REFIRE_MAX_NS || c >= WATCHDOG_REFIRE_MAX_NS ||
+            diff > WATCHDOG_READOUT_MAX_NS)
+            return false;
+        if (first) {
+            *wd = w;
+            *cs = c;
+        }
+    }
+    return true;
 }
 
 static bool refire_line(const char *norm)

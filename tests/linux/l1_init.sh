@@ -234,10 +234,6 @@ starved() {
        END { exit s }' "$1"
 }
 
-# run_scenario with a line on L1's console every 60 s while it runs, the guest console's last
-# line: a scenario that the test bed's watchdog or timeout ends (L1 then writes no results) still
-# shows in L1's console where its guest was, and run.sh takes a console silent for three periods
-# for an L1 that hangs as a whole.
 # L1's KVM clock events while a scenario runs, into $d/kvm-clock.txt (docs/linux.md, "L1's
 # clock"): the master clock's updates, the guest's TSC offset writes and TSC matching, and each
 # kvmclock page KVM writes for it. A guest that marks its TSC unstable by "frequency skew" saw
@@ -259,6 +255,10 @@ clock_trace() { # clock_trace on|off
   fi
 }
 
+# run_scenario with a line on L1's console every 60 s while it runs, the guest console's last
+# line: a scenario that the test bed's watchdog or timeout ends (L1 then writes no results) still
+# shows in L1's console where its guest was, and run.sh takes a console silent for three periods
+# for an L1 that hangs as a whole.
 run_scenario_beating() {
   local what=$1 beat
   (while sleep 60; do

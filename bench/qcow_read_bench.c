@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             die("qemu-img (qemu-utils) is needed");
         struct hv_err err = {0};
-        if (qcow_image_open(&r.q, q2, &err) < 0)
+        if (qcow_image_open(&r.q, q2, NULL, &err) < 0)
             die(err.msg);
         unlink(sock);
         pid_t daemon = start_daemon(q2, sock);

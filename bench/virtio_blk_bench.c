@@ -70,7 +70,7 @@ static void setup_rig(struct rig *g, size_t ram_bytes)
 static void open_queue(struct rig *g, const char *path, enum virtio_blk_mode mode)
 {
     struct hv_err err = {0};
-    if (virtio_blk_open(&g->b, path, mode, &err) < 0) {
+    if (virtio_blk_open(&g->b, path, mode, NULL, &err) < 0) {
         fprintf(stderr, "bench_virtio_blk: %s\n", err.msg);
         exit(1);
     }

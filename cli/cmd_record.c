@@ -431,7 +431,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     }
     if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, c.out_path, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
-        return 2;
+        return o.disk_failed ? 1 : 2; /* a disk's file, or the command line */
     }
     if (x.off_cpu_hz && !x.off_cpu) {
         fprintf(stderr, "hvprof record: --off-cpu-hz needs --off-cpu\n");
@@ -483,10 +483,13 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     char dfs_note[1024] = "";
     if (o.ndisks) {
         const char *paths[VM_MAX_DISKS];
-        for (unsigned i = 0; i < o.ndisks; i++)
+        struct image_opts how[VM_MAX_DISKS];
+        for (unsigned i = 0; i < o.ndisks; i++) {
             paths[i] = o.disks[i].path;
+            how[i] = o.disks[i].image;
+        }
         struct hv_err derr = {0};
-        if (diskfs_open(&dfs, paths, o.ndisks, &derr) == 0)
+        if (diskfs_open(&dfs, paths, how, o.ndisks, &derr) == 0)
             c.disks = &dfs;
         else
             snprintf(dfs_note, sizeof(dfs_note), "not read: %s\n", derr.msg);

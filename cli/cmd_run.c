@@ -58,7 +58,7 @@ int cmd_run(int argc, char **argv)
     }
     if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, NULL, &err) < 0) {
         fprintf(stderr, "hvprof run: %s\n", err.msg);
-        return 2;
+        return o.disk_failed ? 1 : 2; /* a disk's file, or the command line */
     }
     struct run_session s;
     /* SYNC_REGS: KVM copies the registers at every exit, so a triple fault's report can show

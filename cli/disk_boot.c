@@ -22,10 +22,13 @@ int disk_boot_load(struct run_opts *o, struct hv_err *err)
     if (!d)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     const char *images[VM_MAX_DISKS];
-    for (unsigned i = 0; i < o->ndisks; i++)
+    struct image_opts how[VM_MAX_DISKS];
+    for (unsigned i = 0; i < o->ndisks; i++) {
         images[i] = o->disks[i].path;
+        how[i] = o->disks[i].image;
+    }
     struct diskfs fs;
-    if (diskfs_open(&fs, images, o->ndisks, err) < 0) {
+    if (diskfs_open(&fs, images, how, o->ndisks, err) < 0) {
         free(d);
         return hv_err_prefix(err, "--disk");
     }

@@ -310,8 +310,9 @@ static int parse_disk(const xmlNode *d, struct domain_config *c, struct hv_err *
     if (fmt[0] && strcmp(fmt, "raw") && strcmp(fmt, "qcow2")) {
         unsupported(c,
                     "disk %s: a %s image (%s); hvprof reads raw and qcow2 images: qemu-img "
-                    "convert -O raw IMAGE IMAGE.raw, then point the domain or --disk at the copy",
-                    name, fmt, src);
+                    "convert -f %s -O raw IMAGE IMAGE.raw, then point the domain or --disk at "
+                    "the copy",
+                    name, fmt, src, fmt);
         return 0;
     }
     if (bus[0] && strcmp(bus, "virtio"))
@@ -322,6 +323,7 @@ static int parse_disk(const xmlNode *d, struct domain_config *c, struct hv_err *
         return 0;
     }
     snprintf(disk.target, sizeof(disk.target), "%s", target);
+    snprintf(disk.format, sizeof(disk.format), "%s", fmt);
     c->disks[c->ndisks++] = disk;
     c->disks_refused--;
     return 0;

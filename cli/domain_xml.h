@@ -29,6 +29,7 @@ struct domain_disk {
     char target[16]; /* the name the domain gives it (vda, ...); hvprof's order follows it */
     bool readonly;   /* <readonly/>: writes refused */
     bool transient;  /* <transient/>: writes kept in a private overlay, dropped at exit */
+    char format[8];  /* <driver type=...>: "raw", "qcow2", or "" (not given: probed, and said) */
 };
 
 struct domain_config {

@@ -1,5 +1,6 @@
 #include "cli/run_opts.h"
 #include "cli/disk_boot.h"
+#include "cli/disk_notes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -52,8 +53,12 @@ void run_opts_usage(FILE *out)
             "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
-            "  --disk FILE[,readonly]  a raw or qcow2 disk image as a virtio block device\n"
-            "                     (/dev/vda, vdb, ...; at most %u; docs/virtio.md); with no\n"
+            "  --disk FILE[,format=raw|qcow2][,readonly]  a raw or qcow2 disk image as a virtio\n"
+            "                     block device (/dev/vda, vdb, ...; at most %u; docs/virtio.md);\n"
+            "                     format= pins the format (else probed, and said); a qcow2\n"
+            "                     image's backing files must state their format\n"
+            "                     (backing-format=qcow2 says it) and lie beside it\n"
+            "                     (backing-dir=DIR allows another; docs/security.md); with no\n"
             "                     --kernel, the disk boots its own default boot entry (GRUB's\n"
             "                     grub.cfg or BLS entries on ext2/3/4; docs/disk-boot.md)\n"
             "  --boot-entry E     that entry instead: a position (\"1>2\"), title or id\n"
@@ -134,18 +139,18 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
     case RUN_OPT_DISK: {
         if (o->ndisks == VM_MAX_DISKS)
             return hv_errf(err, "--disk: at most %u disks", VM_MAX_DISKS);
-        size_t len = strlen(arg);
-        bool ro = len > 9 && !strcmp(arg + len - 9, ",readonly");
-        if (ro)
-            len -= 9;
-        if (len == 0 || len >= PATH_MAX)
-            return hv_errf(err, "--disk: expected FILE or FILE,readonly, got '%.64s'", arg);
-        memcpy(o->disk_path[o->ndisks], arg, len);
-        o->disk_path[o->ndisks][len] = 0;
+        struct disk_spec *ds = &o->disk_spec[o->ndisks];
+        if (disk_spec_parse(arg, ds, err) < 0)
+            return -1;
         /* "readonly": the image is never written; the guest still may, into a private
          * overlay (docs/virtio.md), as a distribution's root file system expects. */
-        o->disks[o->ndisks] =
-            (struct vm_disk){o->disk_path[o->ndisks], ro ? VIRTIO_BLK_OVERLAY : VIRTIO_BLK_RW};
+        o->disks[o->ndisks] = (struct vm_disk){
+            .path = ds->path,
+            .mode = ds->readonly ? VIRTIO_BLK_OVERLAY : VIRTIO_BLK_RW,
+            .image = {.format = ds->format,
+                      .backing_format = ds->backing_format[0] ? ds->backing_format : NULL,
+                      .backing_dir = ds->backing_dir[0] ? ds->backing_dir : NULL},
+        };
         o->ndisks++;
         return 1;
     }
@@ -285,7 +290,10 @@ static int take_domain(struct run_opts *o, struct hv_err *err)
         enum virtio_blk_mode mode = d->disks[i].readonly    ? VIRTIO_BLK_RO
                                     : d->disks[i].transient ? VIRTIO_BLK_OVERLAY
                                                             : VIRTIO_BLK_RW;
-        o->disks[i] = (struct vm_disk){d->disks[i].path, mode};
+        /* <driver type='raw|qcow2'/>: the format libvirt would pass QEMU, never probed. */
+        enum image_format f = IMAGE_FORMAT_AUTO;
+        image_format_parse(d->disks[i].format, &f);
+        o->disks[i] = (struct vm_disk){d->disks[i].path, mode, {.format = f}};
     }
     o->ndisks = d->ndisks;
     return 0;
@@ -386,6 +394,11 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     if (o->boot_entry && (o->kernel || !o->ndisks))
         return hv_errf(err, "--boot-entry chooses a disk's boot entry: give --disk IMAGE and no "
                             "--kernel");
+    /* Every disk's format pinned and its chain checked before anything reads it. */
+    if (run_disks_prepare(o, stderr, err) < 0) {
+        o->disk_failed = true;
+        return -1;
+    }
     if (!o->kernel && o->ndisks)
         return disk_boot_load(o, err);
     if (!o->kernel)
@@ -405,10 +418,11 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
 int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)
 {
     const struct hv_file_role outs[] = {{"-o", recording}, {"--console", o->console}};
-    struct hv_file_role ins[2 + VM_MAX_DISKS] = {{"--kernel", o->kernel}, {"--initrd", o->initrd}};
-    for (unsigned i = 0; i < o->ndisks; i++)
-        ins[2 + i] = (struct hv_file_role){"--disk", o->disks[i].path};
-    return hv_check_outputs(outs, 2, ins, 2 + o->ndisks, err);
+    struct hv_file_role ins[2 + RUN_MAX_DISK_FILES] = {{"--kernel", o->kernel},
+                                                       {"--initrd", o->initrd}};
+    for (unsigned i = 0; i < o->ndisk_files; i++)
+        ins[2 + i] = (struct hv_file_role){"--disk (a file of its chain)", o->disk_files[i]};
+    return hv_check_outputs(outs, 2, ins, 2 + o->ndisk_files, err);
 }
 
 int run_session_open(struct run_session *s, const struct run_opts *o, const struct vm_hooks *hooks,

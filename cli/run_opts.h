@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/disk_spec.h"
 #include "cli/domain_xml.h"
 #include "common/err.h"
 #include "vmm/boot/boot.h"
@@ -26,6 +27,7 @@
 #define RUN_DEFAULT_MEM   (256ull << 20)
 #define RUN_DEFAULT_VCPUS 1u
 #define RUN_MIN_MEM       VM_MIN_MEM
+#define RUN_MAX_DISK_FILES (VM_MAX_DISKS * 16) /* each disk's chain: QCOW_MAX_CHAIN files */
 
 /* getopt_long `val`s of the shared options (outside the ASCII range of short options). */
 enum {
@@ -65,9 +67,14 @@ struct run_opts {
     double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
     char initrd_path[PATH_MAX];
-    struct vm_disk disks[VM_MAX_DISKS]; /* --disk FILE[,readonly] */
+    struct vm_disk disks[VM_MAX_DISKS]; /* --disk FILE[,format=...][,readonly]... */
     unsigned ndisks;
-    char disk_path[VM_MAX_DISKS][PATH_MAX];
+    struct disk_spec disk_spec[VM_MAX_DISKS]; /* what each --disk said (cli/disk_spec.h) */
+    /* Every file the disks are made of, their images and backing chains (run_opts_finish,
+     * cli/disk_notes.h): inputs that no output may name. */
+    char *disk_files[RUN_MAX_DISK_FILES];
+    unsigned ndisk_files;
+    bool disk_failed; /* run_opts_finish failed on a disk's file (exit 1, not a usage error) */
     bool vcpus_given, mem_given; /* on the command line: they win over a libvirt domain's */
     /* --libvirt DOMAIN [--connect URI] [--libvirt-ignore-unsupported] (docs/libvirt.md): the
      * domain's definition, read by run_opts_finish; what the command line gives wins. */

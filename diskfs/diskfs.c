@@ -9,29 +9,23 @@
 #include "diskfs/diskfs_priv.h"
 #include "vmm/qcow/qcow_image.h"
 
-/* Whether `path` starts with a qcow header; -1 when it cannot be opened (err). */
-static int is_qcow(const char *path, struct hv_err *err)
+/* The volumes of image i (a qcow image is opened and kept in d->qcow[i]). */
+static int open_image(struct diskfs *d, unsigned i, const char *path,
+                      const struct image_opts *opts, struct hv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* The format as the block device decides it (vmm/image/format.h): given, or probed. */
+    struct image_opts o = opts ? *opts : (struct image_opts){0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return hv_errk(err, HV_ERR_OS, "%s: %s", path, strerror(errno));
-    uint8_t magic[4] = {0};
-    bool yes =
-        pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && qcow_image_magic(magic);
+    int rc = image_format_decide(fd, path, &o, err);
     close(fd);
-    return yes;
-}
-
-/* The volumes of image i (a qcow image is opened and kept in d->qcow[i]). */
-static int open_image(struct diskfs *d, unsigned i, const char *path, struct hv_err *err)
-{
-    int q = is_qcow(path, err);
-    if (q < 0)
+    if (rc < 0)
         return -1;
     struct qcow_image *qcow = NULL;
-    if (q) {
+    if (o.format == IMAGE_FORMAT_QCOW2) {
         struct hv_err why;
-        if (qcow_image_open(&qcow, path, &why) < 0) {
+        if (qcow_image_open(&qcow, path, &o, &why) < 0) {
             /* A damaged image is the guest's business (the block device says so when it is
              * served); here its files are only not read. */
             struct diskfs_volume v = {.disk = i};
@@ -48,7 +42,7 @@ static int open_image(struct diskfs *d, unsigned i, const char *path, struct hv_
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     size_t first = d->vols.n;
-    int rc = qcow ? diskfs_probe_qcow(d, i, qcow, err) : diskfs_probe_image(d, i, path, err);
+    rc = qcow ? diskfs_probe_qcow(d, i, qcow, err) : diskfs_probe_image(d, i, path, err);
     if (rc < 0)
         return -1;
     for (size_t k = first; k < d->vols.n; k++)
@@ -57,11 +51,12 @@ static int open_image(struct diskfs *d, unsigned i, const char *path, struct hv_
     return 0;
 }
 
-int diskfs_open(struct diskfs *d, const char *const *images, unsigned n, struct hv_err *err)
+int diskfs_open(struct diskfs *d, const char *const *images, const struct image_opts *opts,
+                unsigned n, struct hv_err *err)
 {
     memset(d, 0, sizeof(*d));
     for (unsigned i = 0; i < n; i++) {
-        if (open_image(d, i, images[i], err) < 0) {
+        if (open_image(d, i, images[i], opts ? &opts[i] : NULL, err) < 0) {
             diskfs_close(d);
             return -1;
         }

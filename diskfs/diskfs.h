@@ -20,6 +20,7 @@
 
 #include "common/err.h"
 #include "common/vector.h"
+#include "vmm/image/format.h"
 
 #define DISKFS_MAX_VOLUMES 64 /* partitions and whole-disk file systems kept, over all disks */
 
@@ -46,8 +47,10 @@ struct diskfs {
 
 /* Find the file systems of n disk images, raw or qcow2 (with their backing chains). A disk with
  * no recognizable content gives no volume; a qcow2 image that cannot be read gives one that
- * says why. -1 only when an image cannot be opened at all or memory runs out (err). */
-int diskfs_open(struct diskfs *d, const char *const *images, unsigned n, struct hv_err *err);
+ * says why. opts[i] (NULL: none) is each image's format and chain rules, as the block device
+ * takes them. -1 only when an image cannot be opened at all or memory runs out (err). */
+int diskfs_open(struct diskfs *d, const char *const *images, const struct image_opts *opts,
+                unsigned n, struct hv_err *err);
 void diskfs_close(struct diskfs *d);
 
 /* The readable volume whose UUID is `uuid` (the guest super block's s_uuid), NULL if none. */

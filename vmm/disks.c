@@ -53,7 +53,7 @@ int vm_disks_open(struct vm_disks *d, struct vm *vm, const struct vm_disk *cfg, 
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     for (unsigned i = 0; i < n; i++) {
         struct vm_disk_dev *dd = &d->v[i];
-        if (virtio_blk_open(&dd->blk, cfg[i].path, cfg[i].mode, err) < 0) {
+        if (virtio_blk_open(&dd->blk, cfg[i].path, cfg[i].mode, &cfg[i].image, err) < 0) {
             hv_err_prefix(err, "--disk");
             vm_disks_close(d);
             return -1;

@@ -24,6 +24,7 @@ struct vm;
 struct vm_disk {
     const char *path; /* a raw image file or block device */
     enum virtio_blk_mode mode;
+    struct image_opts image; /* its format (given or probed once), its backing chain's rules */
 };
 
 struct vm_disk_dev {

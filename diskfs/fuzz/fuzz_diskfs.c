@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *images[] = {path};
     struct diskfs d;
     struct hv_err err;
-    if (diskfs_open(&d, images, 1, &err) == 0) {
+    if (diskfs_open(&d, images, NULL, 1, &err) == 0) {
         uint8_t buf[4096];
         for (size_t i = 0; i < d.vols.n; i++) {
             /* The root's neighbours and the first ordinary inodes, and one far out. */

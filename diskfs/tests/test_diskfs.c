@@ -134,7 +134,7 @@ static void test_whole_disk(void **state)
     const char *images[] = {image};
     struct diskfs d;
     struct hv_err err = {0};
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     assert_int_equal(d.vols.n, 1);
     struct diskfs_volume *v = &d.vols.v[0];
     assert_string_equal(v->where, "disk 0");
@@ -157,7 +157,7 @@ static void test_whole_disk(void **state)
     if (system(cmd) != 0)
         fail_msg("qemu-img (qemu-utils) is needed: scripts/deps.sh installs it");
     images[0] = q2;
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     assert_int_equal(d.vols.n, 1);
     v = &d.vols.v[0];
     assert_string_equal(v->type, "ext4");
@@ -189,7 +189,7 @@ static void test_qcow2_partitioned(void **state)
     const char *images[] = {top};
     struct diskfs d;
     struct hv_err err = {0};
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     assert_int_equal(d.vols.n, 2);
     struct diskfs_volume *p1 = &d.vols.v[0];
     assert_string_equal(p1->where, "disk 0 partition 1");
@@ -209,7 +209,7 @@ static void test_qcow2_partitioned(void **state)
     if (system(cmd) != 0)
         fail_msg("failed: %s", cmd);
     images[0] = base;
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     assert_int_equal(d.vols.n, 1);
     assert_null(d.vols.v[0].fs);
     assert_non_null(strstr(d.vols.v[0].why, "QEMU finds the image unreadable"));
@@ -230,7 +230,7 @@ static void test_partitioned(void **state)
     const char *images[] = {fs, disk};
     struct diskfs d;
     struct hv_err err = {0};
-    assert_int_equal(diskfs_open(&d, images, 2, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 2, &err), 0);
     assert_int_equal(d.vols.n, 3);
     struct diskfs_volume *p1 = &d.vols.v[1], *p2 = &d.vols.v[2];
     assert_string_equal(p1->where, "disk 1 partition 1");
@@ -268,7 +268,7 @@ static void test_bad_inodes(void **state)
     const char *images[] = {image};
     struct diskfs d;
     struct hv_err err = {0};
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     struct diskfs_volume *v = &d.vols.v[0];
     uint8_t b[16];
     size_t got;
@@ -301,7 +301,7 @@ static void test_damaged(void **state)
     const char *images[] = {image};
     struct diskfs d;
     struct hv_err err = {0};
-    assert_int_equal(diskfs_open(&d, images, 1, &err), 0);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), 0);
     assert_int_equal(d.vols.n, 1);
     assert_null(d.vols.v[0].fs);
     assert_non_null(strstr(d.vols.v[0].why, "libext2fs: "));
@@ -310,7 +310,7 @@ static void test_damaged(void **state)
     /* No image: an error naming it. */
     snprintf(missing, sizeof(missing), "%s/none.img", dir);
     images[0] = missing;
-    assert_int_equal(diskfs_open(&d, images, 1, &err), -1);
+    assert_int_equal(diskfs_open(&d, images, NULL, 1, &err), -1);
     assert_int_equal(err.kind, HV_ERR_OS);
     assert_non_null(strstr(err.msg, "none.img"));
 }

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
     struct qcow_image *q = NULL;
     struct hv_err err = {0};
-    if (qcow_image_open(&q, path, &err) == 0) {
+    if (qcow_image_open(&q, path, NULL, &err) == 0) {
         static uint8_t buf[1u << 17];
         uint64_t sz = qcow_image_size(q);
         const uint64_t offs[] = {0, 512, 65536 - 512, sz / 2, sz > 4096 ? sz - 4096 : 0};

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       .used = (uint64_t)(layout[3] % 16) * 4096 + (layout[6] & 0x3c),
                       .last_avail = layout[7]};
     struct virtio_blk *b = calloc(1, sizeof(*b));
-    if (b && virtio_blk_open(b, image, (enum virtio_blk_mode)(layout[7] % 3), &err) == 0) {
+    if (b && virtio_blk_open(b, image, (enum virtio_blk_mode)(layout[7] % 3), NULL, &err) == 0) {
         if (virtq_enable(&q, &m)) {
             q.last_avail = layout[7]; /* a device resumed mid-ring */
             for (int round = 0; round < 3; round++)

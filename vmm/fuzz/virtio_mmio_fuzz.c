@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct hv_err err;
     gmem_init(&m);
     if (!ram || !b || !d || gmem_add(&m, 0, RAM, ram, &err) < 0 ||
-        virtio_blk_open(b, image, VIRTIO_BLK_RW, &err) < 0)
+        virtio_blk_open(b, image, VIRTIO_BLK_RW, NULL, &err) < 0)
         goto out;
     virtio_mmio_init(d, &virtio_blk_ops, b, &m, irq, NULL);
     for (size_t off = 0; off + 8 <= size; off += 8) {

@@ -22,7 +22,8 @@
 #define QCOW_CACHE_BYTES (16u << 20)
 
 struct qcow_image {
-    libqcow_file_t *chain[QCOW_MAX_CHAIN]; /* [0] the image, then its backing files */
+    struct qcow_chain chain;               /* the files, open and locked (qcow_chain.h) */
+    libqcow_file_t *files[QCOW_MAX_CHAIN]; /* libqcow's of each, in the chain's order */
     unsigned n;
     uint64_t size;
     char what[512];
@@ -30,10 +31,9 @@ struct qcow_image {
     struct cluster_cache *cache; /* NULL: no image of the chain has compressed clusters */
     uint32_t chunk;              /* the cache's unit: the chain's largest cluster */
     /* QEMU's map of the chain (qemu_map.h): its extents are read from the chain's files
-     * (fds, in chain order) with pread() or as zeros; the rest through libqcow. Empty when
+     * (the chain's descriptors, in its order) with pread() or as zeros; the rest through libqcow. Empty when
      * QEMU could not map it (all through libqcow). Set at open, read-only after. */
     struct qcow_map map;
-    int fds[QCOW_MAX_CHAIN];
     _Atomic uint64_t mapped_bytes, libqcow_bytes;
 };
 
@@ -56,66 +56,22 @@ static int qcow_fail(struct hv_err *err, libqcow_error_t **e, const char *path, 
     return hv_errk(err, HV_ERR_CORRUPT, "%s: %s%s%.200s", path, what, msg[0] ? ": " : "", msg);
 }
 
-/* The backing file's path as QEMU resolves it: absolute, or relative to the image's directory. */
-static int backing_path(libqcow_file_t *f, const char *image, char *out, size_t cap, bool *has,
-                        struct hv_err *err)
-{
-    libqcow_error_t *e = NULL;
-    size_t size = 0;
-    int rc = libqcow_file_get_utf8_backing_filename_size(f, &size, &e);
-    if (rc < 0)
-        return qcow_fail(err, &e, image, "its backing file's name");
-    *has = rc == 1 && size > 1;
-    if (!*has)
-        return 0;
-    if (size > PATH_MAX)
-        return hv_errk(err, HV_ERR_CORRUPT, "%s: a backing file name of %zu bytes", image, size);
-    char name[PATH_MAX + 1];
-    if (libqcow_file_get_utf8_backing_filename(f, (uint8_t *)name, size, &e) != 1)
-        return qcow_fail(err, &e, image, "its backing file's name");
-    name[size - 1] = 0;
-    if (strlen(name) + 1 != size || !name[0])
-        return hv_errk(err, HV_ERR_CORRUPT, "%s: its backing file's name is not a path", image);
-    if (name[0] == '/') {
-        if (strlen(name) >= cap)
-            return hv_errk(err, HV_ERR_LIMIT, "%s: its backing file's path is too long", image);
-        memcpy(out, name, strlen(name) + 1);
-        return 0;
-    }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", image);
-    if (snprintf(out, cap, "%s/%s", dirname(dir), name) >= (int)cap)
-        return hv_errk(err, HV_ERR_LIMIT, "%s: its backing file's path is too long", image);
-    return 0;
-}
-
-/* The image's cluster size from its header (QEMU's docs/interop/qcow2.txt: cluster_bits, a
- * big-endian 32-bit field at byte 20), within what QEMU takes (2^9 to 2^21, which its check
- * has already enforced); 0 when it cannot be read. */
-static uint32_t cluster_size(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t h[24];
-    bool ok = f && fread(h, 1, sizeof(h), f) == sizeof(h);
-    if (f)
-        fclose(f);
-    uint32_t bits;
-    memcpy(&bits, h + 20, 4);
-    bits = be32toh(bits);
-    return ok && bits >= 9 && bits <= 21 ? 1u << bits : 0;
-}
-
-static int open_one(libqcow_file_t **out, const char *path, uint64_t *compressed,
+/* One file of the chain: QEMU's check of it, then libqcow's reader of the very file the chain
+ * opened and checked (through its descriptor, so that no rename in between can swap it). */
+static int open_one(libqcow_file_t **out, const char *path, int fd, uint64_t *compressed,
                     struct hv_err *err)
 {
     if (qemu_check(path, compressed, err) < 0)
         return -1;
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    const char *name = access(self, R_OK) == 0 ? self : path; /* no /proc: by its name */
     libqcow_error_t *e = NULL;
     libqcow_file_t *f = NULL;
     uint32_t method = 0;
     if (libqcow_file_initialize(&f, &e) != 1)
         return qcow_fail(err, &e, path, "libqcow");
-    if (libqcow_file_open(f, path, libqcow_get_access_flags_read(), &e) != 1) {
+    if (libqcow_file_open(f, name, libqcow_get_access_flags_read(), &e) != 1) {
         libqcow_file_free(&f, NULL);
         return qcow_fail(err, &e, path, "not a qcow image libqcow can read");
     }
@@ -130,86 +86,47 @@ static int open_one(libqcow_file_t **out, const char *path, uint64_t *compressed
     return 0;
 }
 
-int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *err)
+int qcow_image_open(struct qcow_image **out, const char *path, const struct image_opts *o,
+                    struct hv_err *err)
 {
     struct qcow_image *q = calloc(1, sizeof(*q));
     if (!q)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     pthread_mutex_init(&q->lock, NULL);
     for (unsigned i = 0; i < QCOW_MAX_CHAIN; i++)
-        q->fds[i] = -1;
+        q->chain.f[i].fd = -1;
     uint64_t compressed = 0;
-    struct stat seen[QCOW_MAX_CHAIN];
     uint64_t file_sizes[QCOW_MAX_CHAIN];
-    char cur[PATH_MAX], next[PATH_MAX];
-    snprintf(cur, sizeof(cur), "%s", path);
+    /* Every file named, opened and locked before libqcow or QEMU reads any of them. */
+    if (qcow_chain_resolve(&q->chain, path, o, err) < 0 || qcow_chain_lock(&q->chain, err) < 0)
+        goto fail;
     int at = snprintf(q->what, sizeof(q->what), "qcow2");
-    for (;;) {
-        struct stat st;
-        if (stat(cur, &st) < 0) {
-            hv_errf_errno(err, "%s: backing file %s", path, cur);
-            goto fail;
-        }
-        for (unsigned i = 0; i < q->n; i++)
-            if (seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino) {
-                hv_errk(err, HV_ERR_CORRUPT, "%s: its backing chain comes back to %s (a loop)",
-                        path, cur);
-                goto fail;
-            }
-        if (q->n == QCOW_MAX_CHAIN) {
-            hv_errk(err, HV_ERR_LIMIT, "%s: a backing chain longer than %u images", path,
-                    QCOW_MAX_CHAIN);
-            goto fail;
-        }
-        FILE *fp = fopen(cur, "rb");
-        uint8_t head[4] = {0};
-        bool is_qcow = fp && fread(head, 1, 4, fp) == 4 && qcow_image_magic(head);
-        if (fp)
-            fclose(fp);
-        if (!is_qcow) {
-            hv_errk(err, HV_ERR_UNSUPPORTED,
-                    "%s: backing file %s is not a qcow image (libqcow reads qcow backing files "
-                    "only: qemu-img convert -O raw %s IMAGE.raw makes one raw image)",
-                    path, cur, path);
-            goto fail;
-        }
+    for (unsigned i = 0; i < q->chain.n; i++) {
+        const struct qcow_chain_file *f = &q->chain.f[i];
         uint64_t c = 0;
-        if (open_one(&q->chain[q->n], cur, &c, err) < 0)
+        if (open_one(&q->files[q->n], f->path, f->fd, &c, err) < 0)
             goto fail;
-        /* The file QEMU's map points into at this depth: the one just checked, kept open. */
-        struct stat fst;
-        q->fds[q->n] = open(cur, O_RDONLY | O_CLOEXEC);
-        if (q->fds[q->n] < 0 || fstat(q->fds[q->n], &fst) < 0) {
-            hv_errf_errno(err, "%s: backing file %s", path, cur);
-            q->n++;
-            goto fail;
-        }
-        file_sizes[q->n] = (uint64_t)fst.st_size;
+        q->n++;
+        file_sizes[i] = f->size;
         compressed += c;
-        uint32_t cs = cluster_size(cur);
+        uint32_t cs = 1u << f->h.cluster_bits;
         if (cs > q->chunk)
             q->chunk = cs;
-        seen[q->n++] = st;
-        bool has = false;
-        if (backing_path(q->chain[q->n - 1], cur, next, sizeof(next), &has, err) < 0)
-            goto fail;
-        if (!has)
-            break;
-        const char *base = strrchr(next, '/') ? strrchr(next, '/') + 1 : next;
-        if (at < (int)sizeof(q->what))
+        if (i && at < (int)sizeof(q->what)) {
+            const char *base = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
             at += snprintf(q->what + at, sizeof(q->what) - (size_t)at, "%s%.64s",
-                           q->n == 1 ? ", backing chain: " : " <- ", base);
-        snprintf(cur, sizeof(cur), "%s", next);
+                           i == 1 ? ", backing chain: " : " <- ", base);
+        }
     }
     /* Each image reads what it does not hold from the next (libqcow's parent file). */
     libqcow_error_t *e = NULL;
     for (unsigned i = 0; i + 1 < q->n; i++)
-        if (libqcow_file_set_parent_file(q->chain[i], q->chain[i + 1], &e) != 1) {
+        if (libqcow_file_set_parent_file(q->files[i], q->files[i + 1], &e) != 1) {
             qcow_fail(err, &e, path, "its backing file");
             goto fail;
         }
     size64_t size = 0;
-    if (libqcow_file_get_media_size(q->chain[0], &size, &e) != 1) {
+    if (libqcow_file_get_media_size(q->files[0], &size, &e) != 1) {
         qcow_fail(err, &e, path, "its size");
         goto fail;
     }
@@ -236,6 +153,11 @@ fail:
     return -1;
 }
 
+const struct qcow_chain *qcow_image_chain(const struct qcow_image *q)
+{
+    return &q->chain;
+}
+
 uint64_t qcow_image_size(const struct qcow_image *q)
 {
     return q->size;
@@ -250,7 +172,7 @@ const char *qcow_image_describe(const struct qcow_image *q)
 static bool read_at(struct qcow_image *q, void *buf, size_t len, uint64_t off, struct hv_err *err)
 {
     libqcow_error_t *e = NULL;
-    ssize_t got = libqcow_file_read_buffer_at_offset(q->chain[0], buf, len, (off64_t)off, &e);
+    ssize_t got = libqcow_file_read_buffer_at_offset(q->files[0], buf, len, (off64_t)off, &e);
     if (got < 0 || (size_t)got != len) {
         qcow_fail(err, &e, "qcow image", "a read");
         return false;
@@ -298,7 +220,7 @@ static bool read_mapped(struct qcow_image *q, const struct qcow_extent *x, uint8
 {
     uint64_t at = x->offset + (off - x->start);
     while (len) {
-        ssize_t got = pread(q->fds[x->depth], buf, len, (off_t)at);
+        ssize_t got = pread(q->chain.f[x->depth].fd, buf, len, (off_t)at);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
@@ -369,7 +291,7 @@ bool qcow_image_readv(struct qcow_image *q, const struct iovec *iov, int n, uint
     const struct qcow_extent *x = qcow_map_find(&q->map, off);
     if (x && x->kind == QCOW_EXTENT_DATA && x->start <= off && total &&
         total <= x->start + x->length - off) {
-        ssize_t got = preadv(q->fds[x->depth], iov, n, (off_t)(x->offset + (off - x->start)));
+        ssize_t got = preadv(q->chain.f[x->depth].fd, iov, n, (off_t)(x->offset + (off - x->start)));
         if (got >= 0 && (uint64_t)got == total) {
             q->mapped_bytes += total;
             return true;
@@ -404,13 +326,11 @@ void qcow_image_close(struct qcow_image *q)
         return;
     cluster_cache_free(q->cache);
     qcow_map_free(&q->map);
-    for (unsigned i = 0; i < QCOW_MAX_CHAIN; i++)
-        if (q->fds[i] >= 0)
-            close(q->fds[i]);
+    qcow_chain_close(&q->chain);
     pthread_mutex_destroy(&q->lock);
     for (unsigned i = 0; i < q->n; i++) {
-        libqcow_file_close(q->chain[i], NULL);
-        libqcow_file_free(&q->chain[i], NULL);
+        libqcow_file_close(q->files[i], NULL);
+        libqcow_file_free(&q->files[i], NULL);
     }
     free(q);
 }

@@ -1,7 +1,7 @@
 /* A qcow2 (or qcow) disk image read through libyal's libqcow (Debian's libqcow-dev), with its
- * backing chain: the file its header names (relative to the image's directory, as QEMU resolves
- * it), and that file's, at most QCOW_MAX_CHAIN deep, each a qcow image and none twice (a loop
- * is refused). Read-only: the block device keeps the guest's writes in its private overlay
+ * backing chain, resolved and opened by hvprof's rules (qcow_chain.h: formats stated, never
+ * probed; backing files beside the image; no loop) and locked against every other writer for
+ * as long as it is open. Read-only: the block device keeps the guest's writes in its private overlay
  * (docs/virtio.md). An image whose chain has compressed clusters keeps 16 MiB of them
  * decompressed (cluster_cache.h). What QEMU's map of the chain places (qemu_map.h: data stored
  * as is, zeros) is read from the files directly, as a raw image is; the rest through libqcow.
@@ -16,16 +16,21 @@
 #include <sys/uio.h>
 
 #include "common/err.h"
-
-#define QCOW_MAX_CHAIN 16
+#include "vmm/image/format.h"
+#include "vmm/qcow/qcow_chain.h"
 
 struct qcow_image;
 
 /* True when the first bytes of a file are a qcow header ("QFI\xfb"). */
 bool qcow_image_magic(const uint8_t head[4]);
 
-/* Open `path` and its backing chain. 0, or -1 with err. */
-int qcow_image_open(struct qcow_image **out, const char *path, struct hv_err *err);
+/* Open `path` and its backing chain (o: the disk's options; NULL: none given, so a backing
+ * file must state its format and lie beside the image). 0, or -1 with err. */
+int qcow_image_open(struct qcow_image **out, const char *path, const struct image_opts *o,
+                    struct hv_err *err);
+
+/* The chain's files, for the outputs' check and the note before boot. */
+const struct qcow_chain *qcow_image_chain(const struct qcow_image *q);
 
 /* The virtual disk's size in bytes. */
 uint64_t qcow_image_size(const struct qcow_image *q);

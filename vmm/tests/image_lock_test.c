@@ -85,10 +85,10 @@ static void test_qemu_writer_seen(void **state)
     wait_for_writer();
     struct virtio_blk b;
     struct hv_err err = {0};
-    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, &err), -1);
+    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "another process (a running VM, QEMU or hvprof) may write it"));
-    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RO, &err), -1);
-    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_OVERLAY, &err), 0);
+    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RO, NULL, &err), -1);
+    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_OVERLAY, NULL, &err), 0);
     virtio_blk_close(&b);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
@@ -99,14 +99,14 @@ static void test_hvprof_writer_seen(void **state)
     (void)state;
     struct virtio_blk b;
     struct hv_err err = {0};
-    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, &err), 0);
+    assert_int_equal(virtio_blk_open(&b, img, VIRTIO_BLK_RW, NULL, &err), 0);
     char out[4096];
     assert_int_not_equal(qemu_io("-c 'read 0 512'", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "Failed to get \"write\" lock"));
     assert_int_equal(qemu_io("-U -r -c 'read 0 512'", out, sizeof(out)), 0);
     /* And a second hvprof writer. */
     struct virtio_blk b2;
-    assert_int_equal(virtio_blk_open(&b2, img, VIRTIO_BLK_RW, &err), -1);
+    assert_int_equal(virtio_blk_open(&b2, img, VIRTIO_BLK_RW, NULL, &err), -1);
     virtio_blk_close(&b);
     /* Gone with the first: free again. */
     assert_int_equal(qemu_io("-c 'read 0 512'", out, sizeof(out)), 0);

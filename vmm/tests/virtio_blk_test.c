@@ -77,7 +77,7 @@ static uint32_t used_len(struct t *t, uint16_t k, uint32_t *id)
 static int open_disk(struct t *t, bool readonly)
 {
     struct hv_err err = {0};
-    int rc = virtio_blk_open(&t->b, t->path, readonly ? VIRTIO_BLK_RO : VIRTIO_BLK_RW, &err);
+    int rc = virtio_blk_open(&t->b, t->path, readonly ? VIRTIO_BLK_RO : VIRTIO_BLK_RW, NULL, &err);
     if (rc < 0)
         fprintf(stderr, "%s\n", err.msg);
     return rc;
@@ -221,7 +221,7 @@ static void test_overlay(void **state)
     struct t *t = *state;
     virtio_blk_close(&t->b);
     struct hv_err err = {0};
-    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, &err), 0);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, NULL, &err), 0);
     assert_false(virtio_blk_features(&t->b) & (1ull << VIRTIO_BLK_F_RO));
     static uint8_t image[DISK], want[DISK];
     file_bytes(t, 0, image, DISK);
@@ -257,7 +257,7 @@ static void test_overlay(void **state)
     assert_memory_equal(after, image, DISK);
     assert_int_equal(t->b.errors, 0);
     virtio_blk_close(&t->b);
-    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, &err), 0);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_OVERLAY, NULL, &err), 0);
     request(t, VIRTIO_BLK_T_IN, 7, 512);
     virtio_blk_process(&t->b, &t->q, &t->m);
     assert_memory_equal(t->ram + DATA, image + 7 * 512, 512);
@@ -278,7 +278,7 @@ static void test_qcow2(void **state)
     static uint8_t image[DISK];
     file_bytes(t, 0, image, DISK);
     struct hv_err err = {0};
-    if (virtio_blk_open(&t->b, q2, VIRTIO_BLK_RW, &err) < 0)
+    if (virtio_blk_open(&t->b, q2, VIRTIO_BLK_RW, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     assert_int_equal(t->b.mode, VIRTIO_BLK_OVERLAY); /* a read-only file, opened */
     assert_string_equal(t->b.format, "qcow2");
@@ -303,7 +303,7 @@ static void test_qcow2(void **state)
     snprintf(cmd, sizeof(cmd), "qemu-img compare -q -f raw -F qcow2 '%s' '%s'", t->path, q2);
     assert_int_equal(system(cmd), 0);
     unlink(q2);
-    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &err), 0);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, NULL, &err), 0);
 }
 
 static void test_layouts(void **state)
@@ -416,6 +416,77 @@ static void test_enable_checks(void **state)
     assert_int_equal(virtq_pop(&q, &t->m, &t->b.req), -1);
 }
 
+/* The sector-0 rule (vmm/image/format.h): a guest that writes a qcow2 header (naming any file
+ * on the host as its backing file) into the first sector of a raw disk that was probed would
+ * turn the next probe of that disk into a window onto the file: refused, the image untouched;
+ * other first sectors (a partition table) pass, and so does anything once format=raw is said. */
+static void test_probed_raw_sector0(void **state)
+{
+    struct t *t = *state;
+    virtio_blk_close(&t->b);
+    struct hv_err err = {0};
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, NULL, &err), 0);
+    assert_true(t->b.probed_raw);
+    assert_string_equal(t->b.format, "raw (probed)");
+    static uint8_t before[512], after[512];
+    file_bytes(t, 0, before, sizeof(before));
+    const char *const heads[] = {"QFI\xfb\0\0\0\3", "KDMV", "vhdxfile", "conectix",
+                                 "# Disk DescriptorFile\nversion=1\n"};
+    for (unsigned i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+        memset(t->ram + DATA, 0, 1024);
+        memcpy(t->ram + DATA, heads[i], strlen(heads[i]) + (i == 0 ? 1 : 0));
+        if (i == 0) { /* a backing file name, as the attack writes it */
+            memcpy(t->ram + DATA, "QFI\xfb\0\0\0\3", 8);
+            memcpy(t->ram + DATA + 512, "/var/lib/libvirt/images/other.qcow2", 36);
+        }
+        request(t, VIRTIO_BLK_T_OUT, 0, 1024);
+        assert_int_equal(virtio_blk_process(&t->b, &t->q, &t->m), 1);
+        assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_IOERR);
+        file_bytes(t, 0, after, sizeof(after));
+        assert_memory_equal(before, after, sizeof(after));
+    }
+    assert_int_equal(t->b.sector0_refused, 5);
+    /* A partition table (MBR signature) probes raw: written. */
+    memset(t->ram + DATA, 0, 512);
+    t->ram[DATA + 510] = 0x55, t->ram[DATA + 511] = 0xaa;
+    request(t, VIRTIO_BLK_T_OUT, 0, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    file_bytes(t, 0, after, sizeof(after));
+    assert_int_equal(after[511], 0xaa);
+    /* The header in a later sector is only data. */
+    memcpy(t->ram + DATA, "QFI\xfb", 4);
+    request(t, VIRTIO_BLK_T_OUT, 1, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    virtio_blk_close(&t->b);
+    /* format=raw given: the user said what the disk is; sector 0 is the guest's. */
+    struct image_opts raw = {.format = IMAGE_FORMAT_RAW};
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &raw, &err), 0);
+    assert_false(t->b.probed_raw);
+    request(t, VIRTIO_BLK_T_OUT, 0, 512);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    assert_int_equal(t->ram[STATUS], VIRTIO_BLK_S_OK);
+    virtio_blk_close(&t->b);
+    /* ... and it is then served raw, never as the qcow2 image its first bytes now claim. */
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &raw, &err), 0);
+    assert_null(t->b.qcow);
+    assert_string_equal(t->b.format, "raw");
+    virtio_blk_close(&t->b);
+    /* Probed now, it is a qcow2 image: QEMU's check refuses this one (no valid tables). */
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, NULL, &err), -1);
+    /* format=qcow2 on a raw image: refused, nothing guessed. */
+    struct image_opts q = {.format = IMAGE_FORMAT_QCOW2};
+    memset(t->ram + DATA, 0, 512);
+    request(t, VIRTIO_BLK_T_OUT, 0, 512);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &raw, &err), 0);
+    virtio_blk_process(&t->b, &t->q, &t->m);
+    virtio_blk_close(&t->b);
+    assert_int_equal(virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &q, &err), -1);
+    assert_non_null(strstr(err.msg, "format=qcow2 given, but it is not a qcow2 image"));
+    assert_int_equal(open_disk(t, false), 0); /* for teardown */
+}
+
 static void test_config_and_open(void **state)
 {
     struct t *t = *state;
@@ -436,7 +507,7 @@ static void test_config_and_open(void **state)
     /* The image is locked: a second writer is refused. */
     struct virtio_blk other;
     struct hv_err err = {0};
-    assert_int_equal(virtio_blk_open(&other, t->path, VIRTIO_BLK_RW, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, t->path, VIRTIO_BLK_RW, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "in use by another process"));
     /* Neither raw nor qcow2: VMDK's magic gets the conversion command; a qcow2 header over
      * garbage, refused by QEMU's own check before libqcow reads it. */
@@ -445,16 +516,16 @@ static void test_config_and_open(void **state)
     assert_true(fd >= 0);
     uint8_t hdr[4096] = {'K', 'D', 'M', 'V'};
     assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
-    assert_int_equal(virtio_blk_open(&other, q2, VIRTIO_BLK_RO, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, q2, VIRTIO_BLK_RO, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "VMDK"));
-    assert_non_null(strstr(err.msg, "qemu-img convert -O raw"));
+    assert_non_null(strstr(err.msg, "qemu-img convert -f vmdk -O raw"));
     memcpy(hdr, "QFI\xfb", 4);
     assert_int_equal(pwrite(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
     close(fd);
-    assert_int_equal(virtio_blk_open(&other, q2, VIRTIO_BLK_RO, &err), -1);
-    assert_non_null(strstr(err.msg, "QEMU finds the image"));
+    assert_int_equal(virtio_blk_open(&other, q2, VIRTIO_BLK_RO, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "qcow version 0"));
     unlink(q2);
-    assert_int_equal(virtio_blk_open(&other, "/nonexistent/disk.img", VIRTIO_BLK_RO, &err), -1);
+    assert_int_equal(virtio_blk_open(&other, "/nonexistent/disk.img", VIRTIO_BLK_RO, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent/disk.img"));
 }
 
@@ -470,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_chains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enable_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_and_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probed_raw_sector0, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,7 @@ static int setup(void **state)
             return -1;
     }
     close(fd);
-    if (virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, &err) < 0)
+    if (virtio_blk_open(&t->b, t->path, VIRTIO_BLK_RW, NULL, &err) < 0)
         return -1;
     virtio_mmio_init(&t->d, &virtio_blk_ops, &t->b, &t->m, irq, t);
     t->v = (struct vq_driver){t->ram, DESC, AVAIL, USED, 16, 0};

@@ -69,7 +69,7 @@ static void test_disk_io_thread(void **state)
         assert_int_equal(write(fd, sector, sizeof(sector)), sizeof(sector));
     }
     close(fd);
-    struct vm_disk disk = {path, VIRTIO_BLK_RW};
+    struct vm_disk disk = {.path = path, .mode = VIRTIO_BLK_RW};
     struct vm_config base = {.disks = &disk, .ndisks = 1};
     struct vm *vm = tiny_vm(1, -1, g_idle, sizeof(g_idle), &base);
     assert_string_equal(vm->disks.served, "on an I/O thread per disk (ioeventfd)");

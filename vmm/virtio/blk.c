@@ -15,19 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "vmm/virtio/image_lock.h"
+#include "vmm/image/image_lock.h"
 #include "vmm/qcow/qcow_image.h"
-
-/* Image formats that are not raw, by their first bytes (each format's own header magic). */
-static const struct {
-    const char *magic;
-    unsigned len;
-    const char *name;
-} formats[] = {
-    {"KDMV", 4, "VMDK"},
-    {"vhdxfile", 8, "VHDX"},
-    {"conectix", 8, "VHD"},
-};
 
 /* An unlinked file for the overlay, nowhere a path could reach it. */
 static int overlay_file(uint64_t bytes, struct hv_err *err)
@@ -70,12 +59,13 @@ static int overlay_file(uint64_t bytes, struct hv_err *err)
 }
 
 int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
-                    struct hv_err *err)
+                    const struct image_opts *opts, struct hv_err *err)
 {
+    struct image_opts o = opts ? *opts : (struct image_opts){0};
     memset(b, 0, sizeof(*b));
     b->fd = -1;
     b->overlay_fd = -1;
-    bool readonly = mode != VIRTIO_BLK_RW;
+    bool readonly;
     /* Read-only until the format is known: a qcow image is never written (a read-only cloud
      * image opens as well as a writable one). */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -93,36 +83,36 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
         hv_errf(err, "%s: not a regular file or block device", path);
         goto fail;
     }
-    uint8_t head[8] = {0};
-    if (pread(fd, head, sizeof(head), 0) < 0) {
-        hv_errf_errno(err, "%s", path);
+    /* The format as given, or probed once (vmm/image/format.h); never guessed again here. */
+    if (image_format_decide(fd, path, &o, err) < 0)
         goto fail;
-    }
-    for (unsigned i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-        if (!memcmp(head, formats[i].magic, formats[i].len)) {
-            hv_errf(err,
-                    "%s: a %s image; hvprof reads raw and qcow2 images: convert it with "
-                    "qemu-img convert -O raw %s %s.raw",
-                    path, formats[i].name, path, path);
-            goto fail;
-        }
-    snprintf(b->format, sizeof(b->format), "raw");
-    if (qcow_image_magic(head)) {
+    if (o.format == IMAGE_FORMAT_QCOW2) {
         /* libqcow reads; the guest's writes are kept in the overlay (QEMU's -snapshot). */
-        if (qcow_image_open(&b->qcow, path, err) < 0)
+        if (qcow_image_open(&b->qcow, path, &o, err) < 0)
             goto fail;
         bytes = qcow_image_size(b->qcow);
         snprintf(b->format, sizeof(b->format), "%s", qcow_image_describe(b->qcow));
         if (mode == VIRTIO_BLK_RW)
             mode = VIRTIO_BLK_OVERLAY;
-    } else if (mode == VIRTIO_BLK_RW) {
-        int rw = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (rw < 0) {
-            hv_errf_errno(err, "%s", path);
-            goto fail;
+    } else {
+        snprintf(b->format, sizeof(b->format), "raw%s", o.probed ? " (probed)" : "");
+        b->probed_raw = o.probed;
+        if (mode == VIRTIO_BLK_RW) {
+            int rw = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+            if (rw < 0) {
+                hv_errf_errno(err, "%s", path);
+                goto fail;
+            }
+            /* The same file it was decided for (a rename in between would swap it). */
+            struct stat st2;
+            if (fstat(rw, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+                close(rw);
+                hv_errf(err, "%s: replaced while it was being opened", path);
+                goto fail;
+            }
+            close(fd);
+            fd = rw;
         }
-        close(fd);
-        fd = rw;
     }
     if (bytes < VIRTIO_BLK_SECTOR) {
         hv_errf(err, "%s: %llu bytes, less than one 512-byte sector", path,
@@ -130,15 +120,19 @@ int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode
         goto fail;
     }
     /* One writer per image, as QEMU locks its images: a second VM on the same disk would
-     * corrupt the file system on it. */
+     * corrupt the file system on it. (A qcow2 chain is locked by qcow_image_open, as a
+     * reader nobody may write under.) */
     readonly = mode != VIRTIO_BLK_RW;
-    if (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+    if (!b->qcow && flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
         hv_errf(err, "%s: %s", path,
                 errno == EWOULDBLOCK ? "in use by another process (locked)" : strerror(errno));
         goto fail;
     }
     /* ... and as QEMU locks them, which flock() does not see (image_lock.h). */
-    if (image_lock(fd, path, mode, err) < 0)
+    enum image_lock_mode lm = mode == VIRTIO_BLK_RW   ? IMAGE_LOCK_WRITE
+                              : mode == VIRTIO_BLK_RO ? IMAGE_LOCK_READ
+                                                      : IMAGE_LOCK_SHARE_ALL;
+    if (!b->qcow && image_lock(fd, path, lm, err) < 0)
         goto fail;
     b->sectors = bytes / VIRTIO_BLK_SECTOR;
     b->bytes = b->sectors * VIRTIO_BLK_SECTOR;
@@ -350,6 +344,24 @@ static bool overlay_write(struct virtio_blk *b, const struct virtq_req *r, uint6
     return true;
 }
 
+/* The sector-0 rule (vmm/image/format.h): on an image probed raw, the first sector a write
+ * would leave there must still probe as raw. The data's first 512 bytes are the whole new
+ * sector (requests are whole sectors). The format it would probe as, NULL if none. */
+static const char *sector0_flip(const struct virtio_blk *b, const struct virtq_req *r,
+                                uint64_t sector, uint64_t len)
+{
+    if (!b->probed_raw || sector != 0 || len < VIRTIO_BLK_SECTOR)
+        return NULL;
+    struct iovec iov[VIRTQ_MAX_SEGS];
+    uint8_t head[VIRTIO_BLK_SECTOR];
+    int n = span(r, false, 16, sizeof(head), iov);
+    if (n < 0)
+        return NULL; /* not there: the write fails anyway */
+    for (int i = 0, at = 0; i < n; at += (int)iov[i].iov_len, i++)
+        memcpy(head + at, iov[i].iov_base, iov[i].iov_len);
+    return image_format_probe(head, sizeof(head));
+}
+
 /* One request; returns the bytes written into its writable buffers (data, status), or -1 if the
  * VM stopped while its data moved (nothing is answered then). */
 static int64_t serve(struct virtio_blk *b, const struct virtq_req *r)
@@ -390,6 +402,14 @@ static int64_t serve(struct virtio_blk *b, const struct virtq_req *r)
         /* Whole sectors inside the disk (5.2.6.1: a multiple of 512 bytes). */
         if (len % VIRTIO_BLK_SECTOR || sector > b->sectors ||
             len / VIRTIO_BLK_SECTOR > b->sectors - sector || (out && b->mode == VIRTIO_BLK_RO)) {
+            st = VIRTIO_BLK_S_IOERR;
+            break;
+        }
+        const char *flip = out ? sector0_flip(b, r, sector, len) : NULL;
+        if (flip) {
+            /* QEMU answers EPERM; the guest sees an I/O error, the image keeps its sector. */
+            b->sector0_refused++;
+            b->sector0_format = flip;
             st = VIRTIO_BLK_S_IOERR;
             break;
         }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "vmm/image/format.h"
 #include "vmm/virtio/device.h"
 #include "vmm/virtio/virtq.h"
 
@@ -68,16 +69,22 @@ struct virtio_blk {
     /* What the device did, for the recording's summary and the tests. */
     uint64_t reads, writes, flushes, errors, bytes_read, bytes_written;
     uint64_t abandoned;   /* requests left unfinished because the VM stopped */
+    /* A raw image whose format was probed: a write of a first sector that would probe as
+     * another format is refused (vmm/image/format.h); how many were, and the last's format. */
+    bool probed_raw;
+    uint64_t sector0_refused;
+    const char *sector0_format;
     bool abandoning;      /* the request being served is being abandoned */
     struct virtq_req req; /* the request being served (4 KiB: kept off the caller's stack) */
 };
 
 /* Opens a raw image (a regular file or block device) or a qcow2 image with its backing chain
- * (read through libqcow; asked for read-write, it gets the private overlay instead); other
+ * (read through libqcow; asked for read-write, it gets the private overlay instead), in the
+ * format `opts` gives (NULL or IMAGE_FORMAT_AUTO: probed here, with the sector-0 rule); other
  * formats are refused with how to convert them. An overlay's temporary file is made in $TMPDIR
  * (else /var/tmp, else /tmp where there is none): it grows to at most the disk's size. */
 int virtio_blk_open(struct virtio_blk *b, const char *path, enum virtio_blk_mode mode,
-                    struct hv_err *err);
+                    const struct image_opts *opts, struct hv_err *err);
 void virtio_blk_close(struct virtio_blk *b);
 
 /* 64-bit feature set offered (VIRTIO_F_VERSION_1, SEG_MAX, BLK_SIZE, FLUSH, RO if read-only). */

@@ -1,4 +1,5 @@
-#include "vmm/virtio/image_lock.h"
+/* QEMU's image locks, taken and tested (image_lock.h has the scheme). */
+#include "vmm/image/image_lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,23 +36,28 @@ static int lock_byte(int fd, off_t byte)
     return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-int image_lock(int fd, const char *path, enum virtio_blk_mode mode, struct hv_err *err)
+int image_lock(int fd, const char *path, enum image_lock_mode mode, struct hv_err *err)
 {
     unsigned perm, shared;
     switch (mode) {
-    case VIRTIO_BLK_RW:
+    case IMAGE_LOCK_WRITE:
         perm = PERM_CONSISTENT_READ | PERM_WRITE | PERM_WRITE_UNCHANGED;
         shared = PERM_CONSISTENT_READ | PERM_WRITE_UNCHANGED;
         break;
-    case VIRTIO_BLK_RO: /* as QEMU's read-only drive: nobody writes under it */
+    case IMAGE_LOCK_READ: /* as QEMU's read-only drive and backing file: nobody writes under it */
         perm = PERM_CONSISTENT_READ;
-        shared = PERM_CONSISTENT_READ | PERM_WRITE_UNCHANGED | PERM_RESIZE;
+        shared = PERM_CONSISTENT_READ | PERM_WRITE_UNCHANGED;
         break;
-    default: /* the private overlay: reads only, shares everything */
+    default: /* a raw image behind the private overlay: reads only, shares everything */
         perm = 0;
         shared = PERM_ALL;
         break;
     }
+    /* What helps: a writer can fall back to the overlay on a raw image; a reader cannot. */
+    const char *hint = mode == IMAGE_LOCK_WRITE
+                           ? "; --disk IMAGE,readonly reads it with the guest's writes in a "
+                             "private overlay"
+                           : "; stop the VM that uses it, or profile a copy";
     /* Ours first, then the test: two starting at once both see the other. */
     for (unsigned i = 0; i < PERM_COUNT; i++) {
         if (((perm >> i) & 1) && lock_byte(fd, PERM_BASE + i) < 0)
@@ -67,9 +73,8 @@ int image_lock(int fd, const char *path, enum virtio_blk_mode mode, struct hv_er
             if (r)
                 return hv_errf(err,
                                "%s: another process (a running VM, QEMU or hvprof) does not let "
-                               "others %s (its image lock): not opened; --disk %s,readonly "
-                               "reads it with the guest's writes in a private overlay",
-                               path, perm_names[i], path);
+                               "others %s (its image lock): not opened%s",
+                               path, perm_names[i], hint);
         }
         if (!((shared >> i) & 1)) {
             if ((r = held_by_other(fd, PERM_BASE + i)) < 0)
@@ -77,10 +82,8 @@ int image_lock(int fd, const char *path, enum virtio_blk_mode mode, struct hv_er
             if (r)
                 return hv_errf(err,
                                "%s: another process (a running VM, QEMU or hvprof) may %s "
-                               "(its image lock), which this disk cannot share: not opened; "
-                               "--disk %s,readonly reads it with the guest's writes in a "
-                               "private overlay",
-                               path, perm_names[i], path);
+                               "(its image lock), which this disk cannot share: not opened%s",
+                               path, perm_names[i], hint);
         }
     }
     return 0;

@@ -43,6 +43,8 @@ static void diff_usage(FILE *out)
             "  --comm NAME       samples whose thread or process is named NAME\n"
             "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
             "  -q, --quiet       no progress or warnings on stderr\n"
+        "  -f, --force       replace an existing output file (else refused; outputs are\n"
+        "                    written as FILE.part, mode 0600, and renamed into place)\n"
             "  -h, --help        this text\n");
 }
 
@@ -114,11 +116,12 @@ int cmd_diff(int argc, char **argv)
         {"raw", no_argument, 0, O_RAW},
         REPORT_INPUT_OPTIONS,
         {"quiet", no_argument, 0, 'q'},
+        {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     int format = DIFF_TOP;
-    bool all = false, quiet = false;
+    bool all = false, quiet = false, force = false;
     const char *output = NULL, *ksyms = NULL;
     struct report_diff_opts dopt = {0};
     struct prof_filter filter = {0};
@@ -133,7 +136,7 @@ int cmd_diff(int argc, char **argv)
     profile_init(&new);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qfh", opts, NULL)) != -1) {
         switch (c) {
         case O_FORMAT:
             all = !strcmp(optarg, "all");
@@ -166,6 +169,9 @@ int cmd_diff(int argc, char **argv)
             break;
         case 'q':
             quiet = true;
+            break;
+        case 'f':
+            force = true;
             break;
         case 'h':
             diff_usage(stdout);
@@ -218,11 +224,14 @@ int cmd_diff(int argc, char **argv)
     if (!to_dir) {
         struct diff_job j = {(enum diff_format)format, &d, &dopt};
         status = report_output_write("hvprof diff", formats[format].name, false, AT_FDCWD, output,
-                                     quiet, write_diff, &j);
+                                     (quiet ? REPORT_OUT_QUIET : 0) |
+                                         (force ? REPORT_OUT_FORCE : 0),
+                                     write_diff, &j);
         goto out;
     }
     struct report_dir dir;
-    if (report_dir_open(&dir, "hvprof diff", output ? output : "hvprof-diff", quiet) != 0)
+    if (report_dir_open(&dir, "hvprof diff", output ? output : "hvprof-diff",
+                        (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0)) != 0)
         goto out;
     status = 0;
     for (int f = 0; f < DIFF_NFORMATS && status == 0 && all; f++) {

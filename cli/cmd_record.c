@@ -13,6 +13,7 @@
 #include "cli/parse.h"
 #include "cli/record.h"
 #include "cli/disk_boot.h"
+#include "cli/disk_notes.h"
 #include "cli/run_opts.h"
 #include "common/elf_header.h"
 #include "sampler/meta_budget.h"
@@ -451,6 +452,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     if (by_duration)
         o.timeout_s = (double)x.duration_ns / 1e9;
     c.nvcpus = o.vcpus;
+    c.force_output = o.force;
     c.guest_desc = o.disk_boot ? o.disk_boot->desc : o.kernel;
     c.kernel_elf = o.kernel && rs_kernel_is_elf(o.kernel) ? o.kernel : NULL;
     bool elf_kernel = c.kernel_elf || (o.disk_boot && hv_elf_is_elf64(o.disk_boot->b.kernel,
@@ -513,11 +515,8 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     if (run_session_open(&rs, &o, &hooks, sync_regs, &err) < 0) {
         /* The guest never started: no recording of it, so no file (ours, still locked). */
         fprintf(stderr, "hvprof record: %s\n", err.msg);
-        sampler_destroy(s);
+        sampler_destroy(s); /* removes NAME.part: NAME stays as it was */
         diskfs_close(&dfs);
-        struct stat st; /* a regular file only: never /dev/null or another device */
-        if (stat(c.out_path, &st) == 0 && S_ISREG(st.st_mode))
-            unlink(c.out_path);
         return 1;
     }
     run_session_catch_signals(&rs);
@@ -547,6 +546,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         tool->guest_stopped(tool->ctx, vm_gmem(rs.vm));
     char disks[4 * 512];
     run_disks_summary(rs.vm, &o, disks, sizeof(disks));
+    run_disks_warnings(rs.vm, &o, stderr);
     run_session_close(&rs);
     fflush(stdout);
     bool duration_stop = by_duration && res.reason == VM_STOP_TIMEOUT;

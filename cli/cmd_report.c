@@ -59,6 +59,8 @@ static void report_usage(FILE *out)
         "  --wall            both: on-CPU samples weighted by the period and off-CPU time,\n"
         "                    in microseconds (a hot/cold view of where time went)\n"
         "  -q, --quiet       no progress or warnings on stderr\n"
+        "  -f, --force       replace an existing output file (else refused; outputs are\n"
+        "                    written as FILE.part, mode 0600, and renamed into place)\n"
         "  -h, --help        this text\n");
 }
 
@@ -76,11 +78,11 @@ static int write_format(void *ctx, FILE *out, struct hv_err *err)
 }
 
 static int write_one(enum report_format f, const struct profile *p, const struct report_opts *o,
-                     int dirfd, const char *path, bool quiet)
+                     int dirfd, const char *path, unsigned flags)
 {
     struct format_job j = {f, p, o};
     return report_output_write("hvprof report", report_format_name(f), report_format_is_binary(f),
-                               dirfd, path, quiet, write_format, &j);
+                               dirfd, path, flags, write_format, &j);
 }
 
 /* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
@@ -165,11 +167,12 @@ int cmd_report(int argc, char **argv)
         {"off-cpu", no_argument, 0, O_OFF_CPU},
         {"wall", no_argument, 0, O_WALL},
         {"quiet", no_argument, 0, 'q'},
+        {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     int format = REPORT_TOP;
-    bool all = false, quiet = false;
+    bool all = false, quiet = false, force = false;
     const char *output = NULL, *ksyms = NULL;
     struct report_opts ro = {0};
     struct prof_filter filter = {0};
@@ -182,7 +185,7 @@ int cmd_report(int argc, char **argv)
     profile_init(&p);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qfh", opts, NULL)) != -1) {
         switch (c) {
         case O_FORMAT:
             all = !strcmp(optarg, "all");
@@ -234,6 +237,9 @@ int cmd_report(int argc, char **argv)
         case 'q':
             quiet = true;
             break;
+        case 'f':
+            force = true;
+            break;
         case 'h':
             report_usage(stdout);
             status = 0;
@@ -283,11 +289,13 @@ int cmd_report(int argc, char **argv)
     if (report_input_load(file, &in, &p) != 0)
         goto out;
     if (!all) {
-        status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output, quiet);
+        status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output,
+                           (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0));
         goto out;
     }
     struct report_dir dir;
-    if (report_dir_open(&dir, "hvprof report", output ? output : "hvprof-report", quiet) != 0)
+    if (report_dir_open(&dir, "hvprof report", output ? output : "hvprof-report",
+                        (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0)) != 0)
         goto out;
     status = 0;
     for (int f = 0; f < REPORT_NFORMATS && status == 0; f++) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/disk_notes.h"
 #include "cli/run_opts.h"
 
 static void usage(FILE *out)
@@ -76,6 +77,8 @@ int cmd_run(int argc, char **argv)
         run_session_close(&s);
         return 1;
     }
+    vm_disks_stop(&s.vm->disks);
+    run_disks_warnings(s.vm, &o, stderr);
     run_session_close(&s);
     fflush(stdout);
     run_report_stop(stderr, "hvprof run", &res);

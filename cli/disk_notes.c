@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/run_opts.h"
+#include "vmm/vm.h"
 #include "vmm/qcow/qcow_chain.h"
 
 static int keep_input(struct run_opts *o, const char *path, struct hv_err *err)
@@ -74,4 +75,19 @@ int run_disks_prepare(struct run_opts *o, FILE *out, struct hv_err *err)
                                                           : "readonly: the image is not written");
     }
     return 0;
+}
+
+void run_disks_warnings(const struct vm *vm, const struct run_opts *o, FILE *out)
+{
+    const char *prog = o->prog ? o->prog : "hvprof";
+    for (unsigned i = 0; vm && i < vm->disks.n; i++) {
+        const struct virtio_blk *b = &vm->disks.v[i].blk;
+        if (b->sector0_refused)
+            fprintf(out,
+                    "%s: disk vd%c %s: the guest wrote a first sector that would make the image "
+                    "probe as %s, %llu time(s): refused with an I/O error, the image unchanged "
+                    "(its format was probed as raw; give ,format=raw if the guest may)\n",
+                    prog, 'a' + i, o->disks[i].path, b->sector0_format,
+                    (unsigned long long)b->sector0_refused);
+    }
 }

@@ -14,3 +14,9 @@ struct run_opts;
 
 /* 0, or -1 with the disk's error; notes go to `out` (NULL: none). */
 int run_disks_prepare(struct run_opts *o, FILE *out, struct hv_err *err);
+
+struct vm;
+/* After the guest stopped: one warning per disk whose guest was refused a first sector that
+ * would have changed the image's probed format (printed even with --quiet: it is an attack or
+ * a guest that needs format=raw). */
+void run_disks_warnings(const struct vm *vm, const struct run_opts *o, FILE *out);

@@ -1,4 +1,5 @@
 #include "cli/report_input.h"
+#include "common/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,22 +190,26 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
 }
 
 int report_output_write(const char *cmd, const char *format_name, bool binary, int dirfd,
-                        const char *path, bool quiet, report_output_fn write, void *ctx)
+                        const char *path, unsigned flags, report_output_fn write, void *ctx)
 {
     struct hv_err err = {0};
     FILE *out = stdout;
-    bool to_file = path && strcmp(path, "-"), regular = false;
+    bool to_file = path && strcmp(path, "-");
+    struct hv_output o = {.fd = -1, .dirfd = -1};
     if (to_file) {
-        int fd = hv_open_output_at(dirfd, path, dirfd != AT_FDCWD, &err);
-        struct stat st;
-        regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        out = fd < 0 ? NULL : fdopen(fd, "w");
-        if (!out) {
-            if (fd >= 0)
-                close(fd);
-            fprintf(stderr, "%s: %s\n", cmd, err.msg[0] ? err.msg : strerror(errno));
+        if (hv_output_open(&o, dirfd, path, flags & REPORT_OUT_FORCE ? HV_OUTPUT_FORCE : 0,
+                           &err) < 0) {
+            fprintf(stderr, "%s: %s\n", cmd, err.msg);
             return 1;
         }
+        out = fdopen(o.fd, "w");
+        if (!out) {
+            fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(errno));
+            hv_output_discard(&o);
+            hv_output_close(&o);
+            return 1;
+        }
+        o.fd = -1; /* the stream's now */
     } else if (binary && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "%s: --format %s is binary; write it with -o FILE\n", cmd, format_name);
         return 2;
@@ -220,26 +225,35 @@ int report_output_write(const char *cmd, const char *format_name, bool binary, i
         return 0; /* the reader has what it wanted */
     if (to_file && fclose(out) != 0 && rc == 0)
         rc = hv_errf_errno(&err, "close");
+    /* Whole: it takes its name. */
+    if (to_file && rc == 0 && hv_output_commit(&o, &err) < 0)
+        rc = -1;
     if (rc < 0) {
         if (to_file) {
-            /* Only a file it created: never a device (/dev/full) or another's special file. */
-            if (regular)
-                unlinkat(dirfd, path, 0);
+            /* NAME.part goes; NAME (another's file, a device) stays as it was. */
+            bool device = o.device;
+            hv_output_discard(&o);
+            hv_output_close(&o);
             fprintf(stderr, "%s: cannot write %s: %s%s\n", cmd, path, err.msg,
-                    regular ? " (removed)" : "");
+                    device ? "" : " (nothing written)");
         } else {
             fprintf(stderr, "%s: cannot write the report to stdout: %s\n", cmd, err.msg);
         }
         return 1;
     }
-    if (!quiet && to_file)
+    hv_output_close(&o);
+    if (!(flags & REPORT_OUT_QUIET) && to_file)
         fprintf(stderr, "%s: wrote %s\n", cmd, path);
     return 0;
 }
 
-int report_dir_open(struct report_dir *d, const char *cmd, const char *name, bool quiet)
+int report_dir_open(struct report_dir *d, const char *cmd, const char *name, unsigned flags)
 {
-    *d = (struct report_dir){.cmd = cmd, .name = name, .fd = -1, .quiet = quiet};
+    *d = (struct report_dir){.cmd = cmd,
+                             .name = name,
+                             .fd = -1,
+                             .quiet = flags & REPORT_OUT_QUIET,
+                             .force = flags & REPORT_OUT_FORCE};
     if (mkdir(name, 0777) < 0 && errno != EEXIST) {
         fprintf(stderr, "%s: %s: %s\n", cmd, name, strerror(errno));
         return 1;
@@ -258,7 +272,9 @@ int report_dir_open(struct report_dir *d, const char *cmd, const char *name, boo
 int report_dir_write(const struct report_dir *d, const char *format_name, bool binary,
                      const char *file, report_output_fn write, void *ctx)
 {
-    int status = report_output_write(d->cmd, format_name, binary, d->fd, file, true, write, ctx);
+    int status = report_output_write(d->cmd, format_name, binary, d->fd, file,
+                                     REPORT_OUT_QUIET | (d->force ? REPORT_OUT_FORCE : 0), write,
+                                     ctx);
     if (status == 0 && !d->quiet)
         fprintf(stderr, "%s: wrote %.*s%s%s\n", d->cmd, (int)d->len, d->name,
                 d->len == 1 && d->name[0] == '/' ? "" : "/", file);

@@ -54,13 +54,16 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
 
 typedef int (*report_output_fn)(void *ctx, FILE *out, struct hv_err *err);
 
-/* One output to `path` (NULL or "-": stdout), a file created in `dirfd` (AT_FDCWD, or the
- * directory of --format all, where a symbolic link planted by someone else is refused). A file
- * that could not be written whole is removed, never left empty or cut; a binary one is never
+/* One output to `path` (NULL or "-": stdout), a file made in `dirfd` (AT_FDCWD, or the
+ * directory of --format all) as common/output.h makes outputs: written as NAME.part and renamed
+ * into place when whole, an existing file replaced only with REPORT_OUT_FORCE, a symbolic link
+ * never followed. A file that could not be written whole leaves NAME as it was; a binary one is never
  * written to a terminal; a reader that closed the pipe on stdout (`| head`) ends the command
  * quietly. Returns the exit status: 0, 1 (write error) or 2 (binary to a terminal). */
+#define REPORT_OUT_QUIET 1u /* no "wrote FILE" */
+#define REPORT_OUT_FORCE 2u /* --force: replace an existing file (common/output.h) */
 int report_output_write(const char *cmd, const char *format_name, bool binary, int dirfd,
-                        const char *path, bool quiet, report_output_fn write, void *ctx);
+                        const char *path, unsigned flags, report_output_fn write, void *ctx);
 
 /* --format all's directory: every output a file in it, each said ("wrote DIR/FILE") unless
  * quiet. */
@@ -68,10 +71,11 @@ struct report_dir {
     const char *cmd, *name;
     int fd;
     size_t len; /* the name without trailing slashes: "report/" says "report/top.txt" */
-    bool quiet;
+    bool quiet, force;
 };
-/* Create `name` if missing and open it. 0, or 1 after printing the error. */
-int report_dir_open(struct report_dir *d, const char *cmd, const char *name, bool quiet);
+/* Create `name` if missing and open it (flags: REPORT_OUT_*). 0, or 1 after printing the
+ * error. */
+int report_dir_open(struct report_dir *d, const char *cmd, const char *name, unsigned flags);
 /* report_output_write into the directory; its exit status. */
 int report_dir_write(const struct report_dir *d, const char *format_name, bool binary,
                      const char *file, report_output_fn write, void *ctx);

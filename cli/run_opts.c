@@ -15,6 +15,7 @@
 #include "cli/parse.h"
 #include "vmm/qcow/qcow_image.h"
 #include "common/files.h"
+#include "common/output.h"
 #include "vmm/boot/layout.h"
 
 #define DEMO_KERNEL "hvprof-guest.elf"
@@ -36,6 +37,7 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"console-max", required_argument, NULL, RUN_OPT_CONSOLE_MAX},
     {"boot-entry", required_argument, NULL, RUN_OPT_BOOT_ENTRY},
     {"net", required_argument, NULL, RUN_OPT_NET},
+    {"force", no_argument, NULL, RUN_OPT_FORCE},
 };
 
 void run_opts_usage(FILE *out)
@@ -51,6 +53,8 @@ void run_opts_usage(FILE *out)
             "  --mem SIZE         guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)\n"
             "  --console FILE     write the guest's serial console to FILE (default: stdout)\n"
             "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
+            "  --force            replace an existing output that is not a recording (an\n"
+            "                     existing recording is kept as FILE.old without it)\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
             "  --disk FILE[,format=raw|qcow2][,readonly]  a raw or qcow2 disk image as a virtio\n"
@@ -156,6 +160,9 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
     }
     case RUN_OPT_LIBVIRT:
         o->libvirt = arg;
+        return 1;
+    case RUN_OPT_FORCE:
+        o->force = true;
         return 1;
     case RUN_OPT_CONNECT:
         o->connect = arg;
@@ -268,13 +275,18 @@ static int take_domain(struct run_opts *o, struct hv_err *err)
     /* Its network interface: hvprof's card on user-mode networking, with its MAC (a guest's
      * network configuration may name the card by it); --net wins. */
     if (d->net && !o->net.enabled) {
+        /* hvprof cannot join the libvirt network (an isolated one, a bridge): the card gets
+         * the most closed user network, restrict=on, which reaches nothing outside. */
         o->net.enabled = true;
+        o->net.restrict_outside = true;
         o->net.has_mac = d->net_has_mac;
         memcpy(o->net.mac, d->net_mac, sizeof(o->net.mac));
         fprintf(stderr,
-                "%s: libvirt domain '%s': %s given as user-mode networking: the guest gets "
-                "10.0.2.15 by DHCP, not its libvirt network's address; --net user,hostfwd=... "
-                "forwards host ports to it (docs/net.md)\n",
+                "%s: libvirt domain '%s': %s given as user-mode networking with restrict=on: "
+                "the guest gets 10.0.2.15 by DHCP, not its libvirt network's address, and "
+                "reaches nothing outside the VM, neither the host nor other networks; --net "
+                "user[,hostfwd=...] gives it slirp's way out, --net user,host=on the host too "
+                "(docs/net.md)\n",
                 o->prog, d->name, d->net_was);
     }
     if (o->ndisks) {
@@ -352,12 +364,12 @@ static int load_libvirt(struct run_opts *o, struct hv_err *err)
                        "guest (listed above); --libvirt-ignore-unsupported boots it without "
                        "them",
                        d->name, n);
-    bool own_disks = o->ndisks > 0; /* --disk given: the image locks judge those */
     if (take_domain(o, err) < 0)
         return -1;
     /* A running domain writes its disks now: a second VM writing them too would corrupt their
-     * file systems. Its disks only through the private overlay (or read-only). */
-    for (unsigned i = 0; active && !own_disks && i < o->ndisks; i++)
+     * file systems. Its disks, or the ones --disk gives instead (which may well be the same
+     * files under other names), only through the private overlay (or read-only). */
+    for (unsigned i = 0; active && i < o->ndisks; i++)
         if (o->disks[i].mode == VIRTIO_BLK_RW)
             return hv_errf(err,
                            "--libvirt %s: libvirt reports the domain running, and its disk %s "
@@ -430,10 +442,15 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
 {
     memset(s, 0, sizeof(*s));
     s->console_fd = STDOUT_FILENO;
+    s->console.fd = s->console.dirfd = -1;
     if (o->console) {
-        s->console_fd = hv_open_output(o->console, err);
-        if (s->console_fd < 0)
+        /* NAME.part until the guest is loaded (common/output.h): a guest that cannot boot
+         * leaves an existing console log as it was. */
+        if (hv_output_open(&s->console, AT_FDCWD, o->console, o->force ? HV_OUTPUT_FORCE : 0,
+                           err) < 0)
             return hv_err_prefix(err, "--console");
+        s->console_fd = s->console.fd;
+        s->console.fd = -1; /* closed by run_session_close */
         s->own_console = true;
     }
     struct vm_config cfg = {
@@ -479,8 +496,13 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
     }
     struct vm_entry ve = {.regs = s->boot.regs, .sregs = s->boot.sregs};
     vm_set_entry(s->vm, &ve);
+    if (s->own_console && hv_output_commit(&s->console, err) < 0) {
+        hv_err_prefix(err, "--console");
+        goto fail;
+    }
     return 0;
 fail:
+    hv_output_discard(&s->console);
     run_session_close(s);
     return -1;
 }
@@ -558,6 +580,9 @@ void run_session_close(struct run_session *s)
     if (s->own_console && s->console_fd >= 0)
         close(s->console_fd);
     s->console_fd = -1;
+    if (s->own_console)
+        hv_output_close(&s->console);
+    s->own_console = false;
     s->own_console = false;
 }
 

@@ -21,6 +21,7 @@
 #include "cli/disk_spec.h"
 #include "cli/domain_xml.h"
 #include "common/err.h"
+#include "common/output.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
 
@@ -46,10 +47,11 @@ enum {
     RUN_OPT_CONSOLE_MAX,
     RUN_OPT_BOOT_ENTRY,
     RUN_OPT_NET,
+    RUN_OPT_FORCE,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 15
+#define RUN_OPTS_COUNT 16
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -63,6 +65,7 @@ struct run_opts {
     unsigned vcpus;
     uint64_t mem_bytes;
     const char *console;        /* NULL = stdout */
+    bool force;                 /* --force: outputs may replace existing files (common/output.h) */
     uint64_t console_max;       /* --console-max (0: the VMM's default) */
     double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */
@@ -103,6 +106,7 @@ int run_find_guest_dir(char *dir, size_t len, struct hv_err *err);
 
 struct run_session {
     struct vm *vm;
+    struct hv_output console; /* --console's file (common/output.h) */
     int console_fd;
     bool own_console;
     struct boot_entry boot; /* what the loader did (entry point, kernel/initrd placement) */

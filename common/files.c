@@ -68,10 +68,11 @@ int hv_open_output_at(int dirfd, const char *path, bool nofollow, struct hv_err 
 {
     /* No O_TRUNC: the lock comes first, so a second writer truncates nothing. O_NONBLOCK: a FIFO
      * without a reader fails (ENXIO) instead of blocking; refused below anyway. */
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+    /* Read too: a flight recorder's snapshot copies the recording back out of it. */
+    int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
     if (nofollow)
         flags |= O_NOFOLLOW;
-    int fd = openat(dirfd, path, flags, 0644);
+    int fd = openat(dirfd, path, flags, 0600); /* guest memory's contents: its owner's only */
     if (fd < 0) {
         if (errno == ELOOP && nofollow)
             return hv_errf(err, "%s: a symbolic link; refusing to write through it", path);

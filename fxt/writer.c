@@ -139,15 +139,19 @@ static void release(struct fxt_writer *w)
     w->inited = NULL;
 }
 
-int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
-                    uint32_t nproviders, struct hv_err *err)
+int fxt_writer_open_fd(struct fxt_writer *w, int fd, const char *name, uint64_t ticks_per_second,
+                       uint32_t nproviders, struct hv_err *err)
 {
     memset(w, 0, sizeof(*w));
-    w->fd = -1;
-    if (ticks_per_second == 0)
-        return hv_errf(err, "fxt writer: ticks per second must not be 0");
-    if (nproviders == 0)
-        return hv_errf(err, "fxt writer: no provider");
+    w->fd = fd;
+    if (ticks_per_second == 0) {
+        hv_errf(err, "fxt writer: ticks per second must not be 0");
+        goto fail;
+    }
+    if (nproviders == 0) {
+        hv_errf(err, "fxt writer: no provider");
+        goto fail;
+    }
     w->ticks_per_second = ticks_per_second;
     w->nproviders = nproviders;
     w->inited = calloc(nproviders, 1);
@@ -156,18 +160,9 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
         hv_errf_errno(err, "fxt writer: allocating");
         goto fail;
     }
-    /* Locked and emptied only once locked: a second writer of the same file fails, untouched
-     * (common/files.h). */
-    w->fd = hv_open_output(path, err);
-    if (w->fd < 0)
-        goto fail;
     size_t n = fxt_enc_magic(w->scratch, 1);
     if (put(w, w->scratch, n, err) || fxt_writer_flush(w, err) < 0) {
-        /* Not even the magic record: no file is better than one no reader accepts. */
-        hv_err_prefix(err, "cannot write %s", path);
-        struct stat st;
-        if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode))
-            unlink(path);
+        hv_err_prefix(err, "cannot write %s", name);
         goto fail;
     }
     w->records_written++;
@@ -175,6 +170,27 @@ int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_s
 fail:
     release(w);
     return -1;
+}
+
+int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
+                    uint32_t nproviders, struct hv_err *err)
+{
+    /* Locked and emptied only once locked: a second writer of the same file fails, untouched
+     * (common/files.h). */
+    int fd = hv_open_output(path, err);
+    if (fd < 0) {
+        memset(w, 0, sizeof(*w));
+        w->fd = -1;
+        return -1;
+    }
+    if (fxt_writer_open_fd(w, fd, path, ticks_per_second, nproviders, err) < 0) {
+        /* Not even the magic record: no file is better than one no reader accepts. */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
+        return -1;
+    }
+    return 0;
 }
 
 /* Bytes [0, len) of `in` to the start of `out` (copy_file_range: within one file system the
@@ -218,37 +234,26 @@ static int copy_prefix(int in, int out, uint64_t len, uint8_t *chunk, size_t chu
     return 0;
 }
 
-int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fxt_writer *from,
-                         struct hv_err *err)
+int fxt_writer_open_copy_fd(struct fxt_writer *w, int fd, const char *name,
+                            const struct fxt_writer *from, struct hv_err *err)
 {
     memset(w, 0, sizeof(*w));
-    w->fd = -1;
-    if (from->fd < 0 || from->failed)
-        return hv_errf(err, "fxt writer: nothing to copy from");
+    w->fd = fd;
+    if (from->fd < 0 || from->failed) {
+        hv_errf(err, "fxt writer: nothing to copy from");
+        goto fail;
+    }
     w->inited = malloc(from->nproviders);
     w->obuf = malloc(FXT_WRITER_BUF);
     if (!w->inited || !w->obuf) {
         hv_errf_errno(err, "fxt writer: allocating");
         goto fail;
     }
-    /* `from` writes only: read it through a descriptor of its own. */
-    char self[64];
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", from->fd);
-    int in = open(self, O_RDONLY | O_CLOEXEC);
-    if (in < 0) {
-        hv_errf_errno(err, "fxt writer: reading back the file being copied");
-        goto fail;
-    }
-    w->fd = hv_open_output(path, err);
-    if (w->fd < 0) {
-        close(in);
-        goto fail;
-    }
-    /* The new buffer is the copy's bounce buffer, before it takes `from`'s. */
-    int rc = copy_prefix(in, w->fd, from->file_bytes, w->obuf, FXT_WRITER_BUF, err);
-    close(in);
-    if (rc < 0) {
-        hv_err_prefix(err, "cannot write %s", path);
+    /* `from`'s descriptor is read at explicit offsets (it is open for reading too): its own
+     * offset, where it appends, is not moved. The new buffer is the copy's bounce buffer,
+     * before it takes `from`'s. */
+    if (copy_prefix(from->fd, w->fd, from->file_bytes, w->obuf, FXT_WRITER_BUF, err) < 0) {
+        hv_err_prefix(err, "cannot write %s", name);
         goto fail;
     }
     memcpy(w->inited, from->inited, from->nproviders);
@@ -264,10 +269,24 @@ int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fx
     w->records_written = from->records_written;
     return 0;
 fail:
-    if (w->fd >= 0)
-        unlink(path); /* ours: just created, and only part of a copy */
     release(w);
     return -1;
+}
+
+int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fxt_writer *from,
+                         struct hv_err *err)
+{
+    int fd = hv_open_output(path, err);
+    if (fd < 0) {
+        memset(w, 0, sizeof(*w));
+        w->fd = -1;
+        return -1;
+    }
+    if (fxt_writer_open_copy_fd(w, fd, path, from, err) < 0) {
+        unlink(path); /* ours: just created, and only part of a copy */
+        return -1;
+    }
+    return 0;
 }
 
 int fxt_writer_provider(struct fxt_writer *w, uint32_t id, const char *name, struct hv_err *err)

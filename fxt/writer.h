@@ -47,12 +47,19 @@ struct fxt_writer {
  * disk when this returns: a file that exists is a valid (empty) FXT file. */
 int fxt_writer_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
                     uint32_t nproviders, struct hv_err *err);
+/* The same into an open, empty file (opened for reading too, so that a copy can read it back;
+ * the writer owns fd from now on, and closes it on failure). `name` is for messages. */
+int fxt_writer_open_fd(struct fxt_writer *w, int fd, const char *name, uint64_t ticks_per_second,
+                       uint32_t nproviders, struct hv_err *err);
 /* Create `path` holding what `from` holds so far (its file and its buffer), in the same state:
  * the same providers, initialized alike, so appending to it continues `from`'s streams. `from`
  * is not changed; its file offset is not used. (hvprof's flight recorder: a snapshot is the
  * recording's definitions, copied, and then the newest samples.) */
 int fxt_writer_open_copy(struct fxt_writer *w, const char *path, const struct fxt_writer *from,
                          struct hv_err *err);
+/* The same into an open, empty file (the writer owns fd from now on). */
+int fxt_writer_open_copy_fd(struct fxt_writer *w, int fd, const char *name,
+                            const struct fxt_writer *from, struct hv_err *err);
 /* The provider info record of `id`; only before the first provider section. */
 int fxt_writer_provider(struct fxt_writer *w, uint32_t id, const char *name, struct hv_err *err);
 /* Write what is buffered (record-aligned); -1 after a write failure. */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,19 @@ static int snapshot_path(const char *out, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* Where snapshots are made: through the recording's own directory, open since before the
+ * guest ran (common/output.h), by their last component; a recording on a device has none. */
+static int snap_dir(const struct sampler *s)
+{
+    return s->out.dirfd >= 0 ? s->out.dirfd : AT_FDCWD;
+}
+
+static const char *snap_name(const struct sampler *s, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return s->out.dirfd >= 0 && slash ? slash + 1 : path;
+}
+
 /* Keep at most cfg.ring_keep snapshot files of this recording: the oldest goes. */
 static void keep_newest(struct sampler *s, const char *path)
 {
@@ -141,7 +155,7 @@ static void keep_newest(struct sampler *s, const char *path)
         return;
     f->kept[f->nkept++] = copy;
     while (f->nkept > s->cfg.ring_keep) {
-        if (unlink(f->kept[0]) == 0)
+        if (unlinkat(snap_dir(s), snap_name(s, f->kept[0]), 0) == 0)
             f->removed++;
         free(f->kept[0]);
         memmove(f->kept, f->kept + 1, --f->nkept * sizeof(*f->kept));
@@ -161,23 +175,31 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
         memcpy(path + strlen(path) - 4, "-2.fxt", 7);
     snprintf(part, sizeof(part), "%s.part", path);
     /* Written under another name and renamed whole: a reader of the snapshot's name never sees
-     * half of one, and a failed one leaves nothing. */
+     * half of one, and a failed one leaves nothing. Made new (O_EXCL, never through a link),
+     * 0600 like the recording, in the recording's directory. */
+    int dir = snap_dir(s);
+    const char *pname = snap_name(s, part), *name = snap_name(s, path);
+    int fd = openat(dir, pname, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return hv_errf_errno(err, "snapshot: cannot create %s", part);
     struct fxt_writer w;
-    if (fxt_writer_open_copy(&w, part, &s->w, err) < 0)
+    if (fxt_writer_open_copy_fd(&w, fd, part, &s->w, err) < 0) {
+        unlinkat(dir, pname, 0);
         return -1;
+    }
     if (write_buffer(s, &w, err) < 0 || sampler_write_stop_marker(s, &w, why, err) < 0) {
         fxt_writer_close(&w, NULL);
-        unlink(part);
+        unlinkat(dir, pname, 0);
         return -1;
     }
     uint64_t bytes = w.file_bytes + w.olen;
     if (fxt_writer_close(&w, err) < 0) {
-        unlink(part);
+        unlinkat(dir, pname, 0);
         return -1;
     }
-    if (rename(part, path) < 0) {
+    if (renameat(dir, pname, dir, name) < 0) {
         hv_errf_errno(err, "snapshot: renaming %s", part);
-        unlink(part);
+        unlinkat(dir, pname, 0);
         return -1;
     }
     keep_newest(s, path);

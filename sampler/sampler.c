@@ -1,9 +1,11 @@
 /* Sampler set-up and tear-down; the exit path is in exit.c, the file side in drain.c. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema/recording.h"
+#include "common/output.h"
 #include "sampler/sampler_priv.h"
 
 static const char *mode_name(enum sampler_mode m)
@@ -50,6 +52,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         return NULL;
     }
     s->cfg = *cfg;
+    s->out.fd = s->out.dirfd = -1;
     s->host_virtualized = host_is_virtualized();
     s->period_ns = 1000000000ull / cfg->hz;
     if (s->period_ns == 0)
@@ -105,9 +108,18 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
             return NULL;
         }
     }
-    /* Open the output now: an unwritable path is reported before the guest boots. */
-    if (hvfxt_recording_open(&s->w, cfg->out_path, 1000000000ull, cfg->nvcpus,
-                             cfg->vm_name ? cfg->vm_name : "guest", err) < 0) {
+    /* Open the output now: an unwritable path is reported before the guest boots. It is
+     * NAME.part until the recording starts (sampler_attach), so a guest that never boots
+     * leaves NAME as it was (common/output.h). */
+    unsigned oflags = HV_OUTPUT_RECORDING | (cfg->force_output ? HV_OUTPUT_FORCE : 0);
+    if (hv_output_open(&s->out, AT_FDCWD, cfg->out_path, oflags, err) < 0) {
+        sampler_destroy(s);
+        return NULL;
+    }
+    int fd = s->out.fd;
+    s->out.fd = -1; /* the writer's now */
+    if (hvfxt_recording_open_fd(&s->w, fd, cfg->out_path, 1000000000ull, cfg->nvcpus,
+                                cfg->vm_name ? cfg->vm_name : "guest", err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
@@ -201,6 +213,9 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     /* Exit events: the sites' names, once (exit_events.c). */
     if (s->cfg.exit_events && vm && sampler_exit_sites_record(s, err) < 0)
         return -1;
+    /* The recording begins: the file takes its name (an earlier recording kept as .old). */
+    if (hv_output_commit(&s->out, err) < 0)
+        return -1;
     return sampler_drain_start(s, err);
 }
 
@@ -256,6 +271,12 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
 {
     sampler_drain_stop(s);
     int rc = 0;
+    /* A recording that ran keeps what it holds under its name, however it ends. */
+    struct hv_err oerr = {0};
+    if (hv_output_commit(&s->out, &oerr) < 0 && !atomic_load(&s->write_failed)) {
+        s->write_err = oerr;
+        atomic_store(&s->write_failed, true);
+    }
     /* The vCPU threads have stopped: take everything left, with pending loss records. */
     if (sampler_drain_once(s, true) < 0)
         rc = -1;
@@ -534,6 +555,8 @@ void sampler_destroy(struct sampler *s)
         fxt_writer_close(&s->w, NULL);
         s->writer_open = false;
     }
+    hv_output_discard(&s->out); /* NAME.part of a recording that never began */
+    hv_output_close(&s->out);
     if (s->core.v) {
         for (unsigned i = 0; i < s->cfg.nvcpus; i++)
             fxt_ring_destroy(&s->core.v[i].ring);

@@ -32,6 +32,7 @@
 
 struct sampler_config {
     const char *out_path;
+    bool force_output; /* --force: replace an existing file that is not a recording */
     unsigned nvcpus;
     uint64_t hz;
     enum sampler_mode mode;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/vector.h"
+#include "common/output.h"
 #include "fxt/ring.h"
 #include "fxt/writer.h"
 #include "guestos/guestos.h"
@@ -73,6 +74,7 @@ struct sampler {
     struct guestos os;      /* what the guest's OS tells (guestos/guestos.h) */
     struct exit_core core;  /* what the vCPU threads read at each exit (sampler/exit/core.h) */
     struct fxt_writer w;
+    struct hv_output out; /* the recording's file and directory (common/output.h) */
     bool writer_open;
     uint64_t period_ns;
     uint64_t start_ns;

@@ -4,11 +4,15 @@
 #include <inttypes.h>
 
 #include <stdio.h>
+#include <unistd.h>
 
 static int emit_control(struct fxt_writer *w, size_t n, struct hv_err *err)
 {
     return fxt_writer_emit(w, HVFXT_CONTROL_PROVIDER, w->scratch, n, err);
 }
+
+static int write_header(struct fxt_writer *w, uint32_t nvcpus, const char *vm_name,
+                        struct hv_err *err);
 
 int hvfxt_recording_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
                          uint32_t nvcpus, const char *vm_name, struct hv_err *err)
@@ -17,6 +21,25 @@ int hvfxt_recording_open(struct fxt_writer *w, const char *path, uint64_t ticks_
         return hv_errf(err, "recording: %u vCPUs out of range 1..%u", nvcpus, HVFXT_MAX_VCPUS);
     if (fxt_writer_open(w, path, ticks_per_second, nvcpus + 1, err) < 0)
         return -1;
+    return write_header(w, nvcpus, vm_name, err);
+}
+
+int hvfxt_recording_open_fd(struct fxt_writer *w, int fd, const char *name,
+                            uint64_t ticks_per_second, uint32_t nvcpus, const char *vm_name,
+                            struct hv_err *err)
+{
+    if (nvcpus == 0 || nvcpus > HVFXT_MAX_VCPUS) {
+        close(fd);
+        return hv_errf(err, "recording: %u vCPUs out of range 1..%u", nvcpus, HVFXT_MAX_VCPUS);
+    }
+    if (fxt_writer_open_fd(w, fd, name, ticks_per_second, nvcpus + 1, err) < 0)
+        return -1;
+    return write_header(w, nvcpus, vm_name, err);
+}
+
+static int write_header(struct fxt_writer *w, uint32_t nvcpus, const char *vm_name,
+                        struct hv_err *err)
+{
     uint64_t *s = w->scratch;
     const size_t cap = FXT_MAX_RECORD_WORDS;
     if (fxt_writer_provider(w, HVFXT_CONTROL_PROVIDER, HVFXT_CONTROL_PROVIDER_NAME, err) < 0)

@@ -19,6 +19,10 @@
  * is on disk when this returns. Timestamps are in ticks_per_second. */
 int hvfxt_recording_open(struct fxt_writer *w, const char *path, uint64_t ticks_per_second,
                          uint32_t nvcpus, const char *vm_name, struct hv_err *err);
+/* The same into an open, empty file (fxt_writer_open_fd: the writer owns fd). */
+int hvfxt_recording_open_fd(struct fxt_writer *w, int fd, const char *name,
+                            uint64_t ticks_per_second, uint32_t nvcpus, const char *vm_name,
+                            struct hv_err *err);
 
 /* The vCPU's ring: its loss records are hvprof's (hvfxt_enc_loss). */
 int hvfxt_vcpu_ring_init(struct fxt_ring *r, uint64_t capacity_words, uint32_t vcpu,

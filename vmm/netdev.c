@@ -104,7 +104,10 @@ void vm_net_summary(const struct vm_net *n, char *buf, size_t len)
     buf[0] = 0;
     if (!n->present)
         return;
-    size_t at = (size_t)snprintf(buf, len, "  net: user-mode networking (libslirp)");
+    size_t at = (size_t)snprintf(buf, len, "  net: user-mode networking (libslirp%s)",
+                                 n->cfg.restrict_outside ? ", restrict=on"
+                                 : n->cfg.host_open      ? ", host=on: the host's own addresses open"
+                                                         : "");
     for (unsigned i = 0; i < n->cfg.nfwd && at < len; i++) {
         char f[96];
         net_hostfwd_describe(&n->cfg.fwd[i], f, sizeof(f));
@@ -116,8 +119,8 @@ void vm_net_summary(const struct vm_net *n, char *buf, size_t len)
                  "; %" PRIu64 " frames from the guest (%" PRIu64 " bytes), %" PRIu64
                  " to it (%" PRIu64 " bytes), %" PRIu64 " dropped for want of its receive "
                  "buffers or too long, %" PRIu64 " IPv4 fragments from it dropped, %" PRIu64
-                 " malformed\n",
+                 " packets to the host's own addresses dropped, %" PRIu64 " malformed\n",
                  d->tx_frames, d->tx_bytes, d->rx_frames, d->rx_bytes,
                  d->rx_dropped + d->tx_dropped, user_net_fragments_dropped(n->user),
-                 user_net_guest_errors(n->user));
+                 user_net_host_dropped(n->user), user_net_guest_errors(n->user));
 }

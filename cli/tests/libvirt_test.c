@@ -311,11 +311,14 @@ static void test_record_libvirt_domain(void **state)
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "left out: watchdog i6300esb"));
     /* The interface: the test guest's card, on user-mode networking, with the domain's MAC. */
+    /* ... on the most closed user network: a libvirt network hvprof cannot join becomes one
+     * that reaches nothing, and the note says so. */
     assert_non_null(strstr(out, "hvprof record: libvirt domain 'hvtest': interface "
                                 "type='network' (mac 52:54:00:00:00:01) given as user-mode "
-                                "networking: "));
-    assert_non_null(strstr(out, "  net: user-mode networking (libslirp); 0 frames from the "
-                                "guest"));
+                                "networking with restrict=on: "));
+    assert_non_null(strstr(out, "reaches nothing outside the VM"));
+    assert_non_null(strstr(out, "  net: user-mode networking (libslirp, restrict=on); 0 frames "
+                                "from the guest"));
     assert_non_null(strstr(out, "cpu mode, 2 vCPUs"));
     char want[1024];
     snprintf(want, sizeof(want), "  disk vda %s: ", disk);
@@ -337,12 +340,27 @@ static void test_record_libvirt_domain(void **state)
              "%s,readonly (the guest's writes then go to a private overlay)\n",
              disk, disk);
     assert_non_null(strstr(out, want));
+    /* The same check when --disk names the disks instead (the same image, here). */
+    snprintf(args, sizeof(args),
+             "run --libvirt running --connect test://%s --libvirt-ignore-unsupported --timeout 60 "
+             "--disk %s",
+             node, disk);
+    assert_int_equal(run_hvprof(args, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "libvirt reports the domain running, and its disk"));
     snprintf(args, sizeof(args),
              "run --libvirt running --connect test://%s --libvirt-ignore-unsupported --timeout 60 "
              "--disk %s,readonly",
              node, disk);
     assert_int_equal(run_hvprof(args, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "hvprof-guest: status 0"));
+    /* A remote libvirt: its disk paths are that host's files; refused before any connection. */
+    assert_int_equal(run_hvprof("run --libvirt web --connect qemu+ssh://root@db7.example.invalid/"
+                                "system",
+                                out, sizeof(out)),
+                     2);
+    assert_non_null(strstr(out, "hvprof run: --connect qemu+ssh://root@db7.example.invalid/system: "
+                                "a libvirt on another host (db7.example.invalid): its domains' "
+                                "disks are files there, not here"));
 
     /* The command line wins over the domain. */
     snprintf(args, sizeof(args),

@@ -80,6 +80,10 @@ static int setup_with(void **state, uint64_t buffer_bytes)
     if (!f->s)
         fail_msg("%s", err.msg);
     f->s->mem = &f->g.mem;
+    /* The recording begins (sampler_attach does this for a real VM): the file takes its name,
+     * where the tests read it as it grows. */
+    if (hv_output_commit(&f->s->out, &err) < 0)
+        fail_msg("%s", err.msg);
     for (unsigned i = 0; i < cfg.nvcpus; i++) {
         if (sampler_vcpu_prepare(&f->s->core.v[i], &err) < 0)
             fail_msg("%s", err.msg);

@@ -242,7 +242,7 @@ static void test_symlink_in_report_dir(void **state)
                      0);
     char *out;
     assert_int_equal(sh("$HV report l.fxt --format all -o out", &out), 1);
-    assert_non_null(strstr(out, "top.txt: a symbolic link; refusing to write through it"));
+    assert_non_null(strstr(out, "top.txt: a symbolic link; hvprof replaces it, never writes through it"));
     free(out);
     char *v = hv_read_file(at("victim"), NULL);
     assert_string_equal(v, "precious\n");
@@ -273,9 +273,101 @@ static void test_report_write_error(void **state)
                      0);
     assert_non_null(strstr(out, "status=1"));
     assert_non_null(strstr(out, "cannot write big.txt"));
-    assert_non_null(strstr(out, "(removed)"));
+    assert_non_null(strstr(out, "(nothing written)"));
     free(out);
     assert_int_not_equal(access(at("big.txt"), F_OK), 0);
+}
+
+static unsigned mode_of(const char *name)
+{
+    struct stat st;
+    assert_int_equal(lstat(at(name), &st), 0);
+    return st.st_mode & 07777;
+}
+
+/* Outputs never destroy data (docs/security.md, "Outputs"): a second recording keeps the first
+ * as .old; an existing file that is not a recording, and a symbolic link, are refused without
+ * --force and, with it, replaced (a link's target never written); the console and -o may not
+ * name any file of a disk's backing chain; every output is 0600 whatever the umask. */
+static void test_outputs_never_destroy(void **state)
+{
+    (void)state;
+    hv_need_kvm(__func__);
+    char *out;
+    const char *rec = "--quiet --guest demo --cmdline 'progs=workload seconds=0.3'";
+    char cmd[1024];
+    /* A recording over a recording: the first is kept, whole, as .old. */
+    snprintf(cmd, sizeof(cmd), "umask 0; $HV record -o keep.fxt %s && cp keep.fxt first.fxt && "
+             "$HV record -o keep.fxt %s", rec, rec);
+    assert_int_equal(sh(cmd, NULL), 0);
+    assert_true(same_bytes(at("keep.fxt.old"), at("first.fxt")));
+    assert_false(same_bytes(at("keep.fxt"), at("first.fxt")));
+    assert_int_equal(mode_of("keep.fxt"), 0600);
+    assert_int_equal(access(at("keep.fxt.part"), F_OK), -1);
+    /* Another file: refused, untouched; --force replaces it. */
+    snprintf(cmd, sizeof(cmd), "echo precious >notes.txt && $HV record -o notes.txt %s", rec);
+    assert_int_equal(sh(cmd, &out), 1);
+    assert_non_null(strstr(out, "notes.txt exists and is not an hvprof recording (which would be "
+                                "kept as .old): not overwritten (--force replaces it)"));
+    free(out);
+    char *v = hv_read_file(at("notes.txt"), NULL);
+    assert_string_equal(v, "precious\n");
+    free(v);
+    snprintf(cmd, sizeof(cmd), "$HV record -o notes.txt --force %s && $HV dump --stats notes.txt",
+             rec);
+    assert_int_equal(sh(cmd, NULL), 0);
+    /* A symbolic link planted at the output (a root-owned file behind it): never written
+     * through; with --force the link itself is replaced. */
+    snprintf(cmd, sizeof(cmd), "echo secret >target && chmod 0600 target && ln -sf target "
+             "link.fxt && $HV record -o link.fxt %s", rec);
+    assert_int_equal(sh(cmd, &out), 1);
+    assert_non_null(strstr(out, "link.fxt: a symbolic link; hvprof replaces it, never writes "
+                                "through it"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "$HV record -o link.fxt --force %s && test ! -L link.fxt", rec);
+    assert_int_equal(sh(cmd, NULL), 0);
+    v = hv_read_file(at("target"), NULL);
+    assert_string_equal(v, "secret\n");
+    free(v);
+    /* The console too: through a link, never; its file 0600. */
+    assert_int_equal(sh("ln -sf target con.txt && $HV run --guest demo --cmdline "
+                        "'progs=workload seconds=0.2' --console con.txt",
+                        &out),
+                     2 - 1);
+    assert_non_null(strstr(out, "con.txt: a symbolic link"));
+    free(out);
+    assert_int_equal(sh("umask 0; $HV run --guest demo --cmdline 'progs=workload seconds=0.2' "
+                        "--console fresh.txt",
+                        NULL),
+                     0);
+    assert_int_equal(mode_of("fresh.txt"), 0600);
+    /* A report over its own recording, and over an existing report. */
+    assert_int_equal(sh("$HV report keep.fxt -o keep.fxt", &out), 2);
+    assert_non_null(strstr(out, "refusing to overwrite an input"));
+    free(out);
+    assert_int_equal(sh("umask 0; $HV report keep.fxt -q -o top.txt && $HV report keep.fxt -q -o "
+                        "top.txt",
+                        &out),
+                     1);
+    assert_non_null(strstr(out, "top.txt exists and is not empty: not overwritten (--force "
+                                "replaces it)"));
+    free(out);
+    assert_int_equal(mode_of("top.txt"), 0600);
+    assert_int_equal(sh("$HV report keep.fxt -q --force -o top.txt", NULL), 0);
+    /* A disk's backing file as an output: --console and -o refused before anything runs. */
+    assert_int_equal(sh("qemu-img create -q -f qcow2 base.qcow2 16M && qemu-img create -q -f "
+                        "qcow2 -b base.qcow2 -F qcow2 top.qcow2 && cp base.qcow2 base.copy",
+                        NULL),
+                     0);
+    assert_int_equal(sh("$HV run --guest demo --disk top.qcow2 --console base.qcow2", &out), 2);
+    assert_non_null(strstr(out, "--console base.qcow2 is the same file as --disk (a file of its "
+                                "chain)"));
+    free(out);
+    assert_int_equal(sh("$HV record -o base.qcow2 --force --guest demo --disk top.qcow2", &out),
+                     2);
+    assert_non_null(strstr(out, "-o base.qcow2 is the same file as --disk (a file of its chain)"));
+    free(out);
+    assert_true(same_bytes(at("base.qcow2"), at("base.copy")));
 }
 
 /* Inputs that are wrong without being malformed get a warning that says what the report does:
@@ -350,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
         cmocka_unit_test(test_report_write_error), cmocka_unit_test(test_silent_garbage_warned),
         cmocka_unit_test(test_kvm_not_kvm),        cmocka_unit_test(test_quiet_record),
+        cmocka_unit_test(test_outputs_never_destroy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

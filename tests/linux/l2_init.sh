@@ -162,6 +162,18 @@ while time.monotonic() < end: fib(18)" &
       echo "HVTEST disk size $(cat /sys/block/vda/size) label $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
       echo "HVTEST-WRITTEN-BY-THE-GUEST" | dd of=/dev/vda bs=512 seek=8 conv=fsync 2>/dev/null &&
         echo "HVTEST disk wrote"
+      # The format flip (docs/security.md): a qcow2 header written over the first sector of this
+      # raw disk, whose format hvprof probed. hvprof must refuse it (an I/O error) and keep the
+      # label. The kernel's own I/O error line is kept off the console meanwhile (dmesg -n 1).
+      lvl=$(cut -f1 /proc/sys/kernel/printk)
+      dmesg -n 1
+      if { printf 'QFI\373\000\000\000\003'; head -c 504 /dev/zero; } |
+        dd of=/dev/vda bs=512 count=1 oflag=direct 2>/dev/null; then
+        echo "HVTEST disk flip written"
+      else
+        echo "HVTEST disk flip refused label $(dd if=/dev/vda bs=16 count=1 iflag=direct 2>/dev/null)"
+      fi
+      dmesg -n "$lvl"
       /bin/hv_busy "$ms" &
       busy=$!
       while kill -0 $busy 2>/dev/null; do

@@ -55,7 +55,8 @@ static int hostfwd(const char *rule, struct net_config *c, struct hv_err *err)
         s++; /* the protocol left out: tcp */
     }
     const char *dash = memchr(s, '-', (size_t)(end - s));
-    if (!dash || !endpoint(s, dash, "0.0.0.0", &f.host, &f.host_port) ||
+    /* No host address: the host's loopback only, never every address (docs/net.md). */
+    if (!dash || !endpoint(s, dash, "127.0.0.1", &f.host, &f.host_port) ||
         !endpoint(dash + 1, end, NET_GUEST_ADDR, &f.guest, &f.guest_port))
         return hv_errk(err, HV_ERR_USAGE,
                        "--net: hostfwd=%.64s: expected [PROTO]:[HOSTADDR]:HOSTPORT-"
@@ -95,9 +96,15 @@ int net_spec_parse(const char *spec, struct net_config *c, struct hv_err *err)
             c->restrict_outside = true;
         } else if (!strcmp(part, "restrict=off") || !strcmp(part, "restrict=no")) {
             c->restrict_outside = false;
+        } else if (!strcmp(part, "host=on") || !strcmp(part, "host=yes")) {
+            c->host_open = true;
+        } else if (!strcmp(part, "host=off") || !strcmp(part, "host=no")) {
+            c->host_open = false;
         } else {
             return hv_errk(err, HV_ERR_USAGE,
-                           "--net: '%.64s' is not hostfwd=RULE, mac=ADDR or restrict=on|off", part);
+                           "--net: '%.64s' is not hostfwd=RULE, mac=ADDR, restrict=on|off or "
+                           "host=on|off",
+                           part);
         }
     }
     return 0;

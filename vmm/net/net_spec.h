@@ -1,8 +1,10 @@
-/* `--net user[,mac=52:54:00:..][,restrict=on|off][,hostfwd=RULE]...`: user-mode networking as QEMU
- * spells it (QEMU's documentation, "-netdev user":
+/* `--net user[,mac=52:54:00:..][,restrict=on|off][,host=on|off][,hostfwd=RULE]...`: user-mode
+ * networking as QEMU spells it (QEMU's documentation, "-netdev user":
  * hostfwd=[tcp|udp]:[hostaddr]:hostport-[guestaddr]: guestport; restrict=on isolates the guest: it
- * reaches nothing outside but what is forwarded). Parsed apart from everything else so that it is
- * tested and fuzzed on its own. */
+ * reaches nothing outside but what is forwarded), with hvprof's safer defaults: the guest does
+ * not reach the host's own addresses unless host=on (frame_filter.h), and a forwarded port
+ * binds the host's loopback, 127.0.0.1, unless a host address is given (QEMU binds every
+ * address). Parsed apart from everything else so that it is tested and fuzzed on its own. */
 #pragma once
 
 #include <netinet/in.h>
@@ -20,7 +22,7 @@
 
 struct net_hostfwd {
     bool udp;
-    struct in_addr host; /* 0.0.0.0 (every host address, as QEMU) when not given */
+    struct in_addr host; /* 127.0.0.1 when not given (QEMU: 0.0.0.0, every address) */
     uint16_t host_port;
     struct in_addr guest; /* NET_GUEST_ADDR when not given */
     uint16_t guest_port;
@@ -31,6 +33,7 @@ struct net_config {
     bool has_mac;
     uint8_t mac[6]; /* mac=: the card's address (a libvirt domain's own); else 52:54:00:12:34:56 */
     bool restrict_outside; /* restrict=on: the guest reaches only the forwarded ports (QEMU's) */
+    bool host_open;        /* host=on: the guest may reach the host's own addresses */
     struct net_hostfwd fwd[NET_MAX_HOSTFWD];
     unsigned nfwd;
 };

@@ -40,7 +40,9 @@ struct user_net {
     unsigned npfd, cap;
     struct timer timers[MAX_TIMERS];
     uint64_t guest_errors;
-    atomic_uint_fast64_t fragments; /* IPv4 fragments from the guest, dropped (frame_filter.h) */
+    struct net_filter filter;        /* what of the guest's frames slirp never sees */
+    atomic_uint_fast64_t fragments;  /* IPv4 fragments from the guest, dropped (frame_filter.h) */
+    atomic_uint_fast64_t to_host;    /* packets to the host's own addresses, dropped */
 };
 
 static int64_t now_ns(void)
@@ -136,7 +138,14 @@ int user_net_open(struct user_net **out, const struct net_config *c, const struc
         hv_errf_errno(err, "--net: eventfd");
         goto fail;
     }
-    SlirpConfig cfg = {.version = 4, .in_enabled = true, .restricted = c->restrict_outside};
+    /* host=off (the default): the virtual network's aliases of the host (the gateway
+     * 10.0.2.2 is the host's 127.0.0.1 in slirp) are closed by slirp itself, the host's own
+     * names by the frame filter (frame_filter.h). */
+    SlirpConfig cfg = {.version = 4,
+                       .in_enabled = true,
+                       .restricted = c->restrict_outside,
+                       .disable_host_loopback = !c->host_open};
+    net_filter_init(&u->filter, c->host_open);
     /* QEMU's -netdev user defaults (net_spec.h). */
     inet_pton(AF_INET, "10.0.2.0", &cfg.vnetwork);
     inet_pton(AF_INET, "255.255.255.0", &cfg.vnetmask);
@@ -265,9 +274,15 @@ void user_net_input(struct user_net *u, const uint8_t *frame, size_t len)
 {
     if (len > INT_MAX)
         return;
-    if (!net_frame_allowed(frame, len)) {
+    switch (net_frame_verdict(&u->filter, frame, len)) {
+    case NET_DROP_FRAGMENT:
         atomic_fetch_add(&u->fragments, 1);
         return;
+    case NET_DROP_HOST:
+        atomic_fetch_add(&u->to_host, 1);
+        return;
+    case NET_PASS:
+        break;
     }
     pthread_mutex_lock(&u->lock);
     slirp_input(u->slirp, frame, (int)len);
@@ -309,6 +324,11 @@ void user_net_close(struct user_net *u)
 uint64_t user_net_guest_errors(const struct user_net *u)
 {
     return u ? u->guest_errors : 0;
+}
+
+uint64_t user_net_host_dropped(const struct user_net *u)
+{
+    return u ? atomic_load(&((struct user_net *)u)->to_host) : 0;
 }
 
 uint64_t user_net_fragments_dropped(const struct user_net *u)

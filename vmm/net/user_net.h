@@ -38,5 +38,7 @@ void user_net_close(struct user_net *u);
 
 /* IPv4 fragments from the guest, not given to slirp (frame_filter.h), for the summary. */
 uint64_t user_net_fragments_dropped(const struct user_net *u);
+/* Packets to the host's own addresses, not given to slirp (host=off; frame_filter.h). */
+uint64_t user_net_host_dropped(const struct user_net *u);
 /* What slirp reported as the guest's errors (malformed frames), for the summary. */
 uint64_t user_net_guest_errors(const struct user_net *u);

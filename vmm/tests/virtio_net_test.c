@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "vmm/net/frame_filter.h"
 #include "vmm/net/net_spec.h"
 #include "vmm/net/user_net.h"
 #include "vmm/virtio/blk.h"
@@ -345,6 +346,120 @@ static void test_fragment_dropped(void **state)
     assert_int_equal(user_net_fragments_dropped(t->u), 2);
 }
 
+static uint16_t csum(uint32_t sum, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += (uint32_t)p[i] << 8 | p[i + 1];
+    if (n & 1)
+        sum += (uint32_t)p[n - 1] << 8;
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+/* A TCP SYN from the guest (10.0.2.15:40000) to dst:port, as its kernel sends one (RFC 791,
+ * RFC 9293 3.1: both checksums right, or slirp drops it). 54 bytes. */
+static void syn_frame(uint8_t f[54], const char *dst, uint16_t port)
+{
+    memset(f, 0, 54);
+    memcpy(f, "\x52\x55\x0a\x00\x02\x02", 6); /* slirp's MAC for its gateway */
+    memcpy(f + 6, mac, 6);
+    f[12] = 0x08;
+    uint8_t *ip = f + 14, *tcp = f + 34;
+    ip[0] = 0x45, ip[3] = 40, ip[6] = 0x40, ip[8] = 64, ip[9] = 6;
+    inet_pton(AF_INET, "10.0.2.15", ip + 12);
+    inet_pton(AF_INET, dst, ip + 16);
+    uint16_t c = csum(0, ip, 20);
+    ip[10] = (uint8_t)(c >> 8), ip[11] = (uint8_t)c;
+    tcp[0] = 40000 >> 8, tcp[1] = 40000 & 0xff, tcp[2] = (uint8_t)(port >> 8),
+    tcp[3] = (uint8_t)port;
+    tcp[7] = 1;                  /* sequence number 1 */
+    tcp[12] = 5 << 4, tcp[13] = 0x02; /* 20 bytes, SYN */
+    tcp[14] = 0xfa, tcp[15] = 0xf0;   /* window */
+    uint8_t pseudo[12];
+    memcpy(pseudo, ip + 12, 8);
+    pseudo[8] = 0, pseudo[9] = 6, pseudo[10] = 0, pseudo[11] = 20;
+    uint32_t sum = 0;
+    for (int i = 0; i < 12; i += 2)
+        sum += (uint32_t)pseudo[i] << 8 | pseudo[i + 1];
+    c = csum(sum, tcp, 20);
+    tcp[16] = (uint8_t)(c >> 8), tcp[17] = (uint8_t)c;
+}
+
+static void discard(void *ctx, const uint8_t *frame, size_t len)
+{
+    (void)ctx, (void)frame, (void)len;
+}
+
+/* Whether a connection reaches `listener` within 500 ms. */
+static bool connected(int listener)
+{
+    for (int i = 0; i < 50; i++) {
+        int c = accept(listener, NULL, NULL);
+        if (c >= 0) {
+            close(c);
+            return true;
+        }
+        usleep(10000);
+    }
+    return false;
+}
+
+/* The host's own services are closed to the guest unless --net user,host=on (frame_filter.h):
+ * a listener on the host's 127.0.0.1 is reached neither through the gateway 10.0.2.2 (slirp's
+ * alias of the host's loopback) nor by naming 127.0.0.1 or 0.0.0.0 directly (dropped and
+ * counted); with host=on the same SYN through 10.0.2.2 connects. Real libslirp, real sockets. */
+static void test_host_closed(void **state)
+{
+    (void)state;
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(l, 4), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+    uint16_t port = ntohs(a.sin_port);
+    struct hv_err err;
+    struct user_net_ops ops = {discard, NULL, NULL};
+    uint8_t f[54];
+    for (int open = 0; open < 2; open++) {
+        struct net_config c = {0};
+        assert_int_equal(net_spec_parse(open ? "user,host=on" : "user", &c, &err), 0);
+        assert_int_equal(c.host_open, open == 1);
+        struct user_net *u = NULL;
+        if (user_net_open(&u, &c, &ops, &err) < 0 || user_net_start(u, &err) < 0)
+            fail_msg("%s", err.msg);
+        syn_frame(f, "10.0.2.2", port);
+        user_net_input(u, f, sizeof(f));
+        assert_int_equal(connected(l), open == 1);
+        if (!open) {
+            syn_frame(f, "127.0.0.1", port);
+            user_net_input(u, f, sizeof(f));
+            syn_frame(f, "0.0.0.0", port);
+            user_net_input(u, f, sizeof(f));
+            assert_false(connected(l));
+            assert_int_equal(user_net_host_dropped(u), 2);
+        }
+        user_net_close(u);
+    }
+    close(l);
+    /* The host's interface addresses, by the filter alone (a test host may have none but lo). */
+    struct net_filter nf;
+    net_filter_init(&nf, false);
+    assert_true(nf.nhost >= 1); /* 127.0.0.1 at least */
+    char addr[INET_ADDRSTRLEN];
+    for (unsigned i = 0; i < nf.nhost; i++) {
+        inet_ntop(AF_INET, &nf.host[i], addr, sizeof(addr));
+        syn_frame(f, addr, 22);
+        assert_int_equal(net_frame_verdict(&nf, f, sizeof(f)), NET_DROP_HOST);
+    }
+    syn_frame(f, "192.0.2.7", 22); /* elsewhere (TEST-NET-1): passes */
+    assert_int_equal(net_frame_verdict(&nf, f, sizeof(f)), NET_PASS);
+    nf.host_open = true;
+    syn_frame(f, "127.0.0.1", 22);
+    assert_int_equal(net_frame_verdict(&nf, f, sizeof(f)), NET_PASS);
+}
+
 /* A host port already in use: the rule named. */
 static void test_port_in_use(void **state)
 {
@@ -389,9 +504,11 @@ static void test_spec(void **state)
     net_hostfwd_describe(&c.fwd[0], d, sizeof(d));
     assert_string_equal(d, "tcp 127.0.0.1:8080 -> 10.0.2.15:80");
     net_hostfwd_describe(&c.fwd[1], d, sizeof(d));
-    assert_string_equal(d, "udp 0.0.0.0:5353 -> 10.0.2.16:53");
+    /* No host address: the host's loopback, never every address (QEMU binds 0.0.0.0). */
+    assert_string_equal(d, "udp 127.0.0.1:5353 -> 10.0.2.16:53");
     net_hostfwd_describe(&c.fwd[2], d, sizeof(d));
-    assert_string_equal(d, "tcp 0.0.0.0:2222 -> 10.0.2.15:22");
+    assert_string_equal(d, "tcp 127.0.0.1:2222 -> 10.0.2.15:22");
+    assert_false(c.host_open);
     struct net_config r = {0};
     assert_int_equal(net_spec_parse("user,restrict=on,mac=52:54:00:AB:cd:01", &r, &err), 0);
     assert_true(r.restrict_outside && r.nfwd == 0 && r.has_mac);
@@ -406,6 +523,7 @@ static void test_spec(void **state)
                                       "user,smb=/tmp",
                                       "user,hostfwd=tcp::8080-:",
                                       "user,restrict=maybe",
+                                      "user,host=maybe",
                                       "user,mac=01:00:5e:00:00:01",
                                       "user,mac=52:54:00:12:34",
                                       "user,mac=52:54:00:12:34:567"};
@@ -423,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_held_and_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fragment_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_port_in_use, setup, teardown),
+        cmocka_unit_test(test_host_closed),
         cmocka_unit_test(test_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include "cli/disk_boot.h"
 #include "cli/disk_notes.h"
 #include "cli/run_opts.h"
+#include "cli/run_sandbox.h"
 #include "common/elf_header.h"
 #include "sampler/meta_budget.h"
 #include "sampler/sampler.h"
@@ -520,13 +521,19 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         return 1;
     }
     run_session_catch_signals(&rs);
-    if (sampler_attach(s, rs.vm, &rs.boot.image, &err) < 0) {
+    int out_fd = -1;
+    if (sampler_attach(s, rs.vm, &rs.boot.image, &err) < 0 ||
+        (out_fd = sampler_output_fd(s), 0) ||
+        run_sandbox_enter(&o, &rs, &out_fd, 1, &err) < 0 || sampler_start(s, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         run_session_close(&rs);
         sampler_destroy(s);
         diskfs_close(&dfs);
         return 1;
     }
+    /* Confined from here on (cli/run_sandbox.h); a tool built on record starts its threads. */
+    if (tool && tool->confined)
+        tool->confined(tool->ctx);
     struct vm_result res;
     int rc = vm_run(rs.vm, &res, &err);
     run_signals_finishing();
@@ -568,8 +575,14 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
             l += n + (l[n] == '\n');
         }
     }
+    if (!c.quiet) {
+        char sb[160];
+        run_sandbox_describe(&o, sb, sizeof(sb));
+        fprintf(stderr, "  sandbox: %s\n", sb);
+    }
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);
+    bool refused = run_sandbox_report("hvprof record", stderr);
     if (c.ring_bytes)
         signal(SIGUSR2, SIG_IGN); /* the sampler goes: a late signal must not reach it */
     snapshot_sampler = NULL;
@@ -582,7 +595,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
                 ferr.msg);
         return 1;
     }
-    if (rc < 0)
+    if (rc < 0 || refused)
         return 1;
     /* Ctrl-C is how a recording is ended: with the file complete it is a success, as for
      * --duration (SIGTERM and SIGHUP, which others send, keep 128 + N; docs/reliability.md). */

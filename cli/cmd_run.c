@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/disk_notes.h"
 #include "cli/run_opts.h"
+#include "cli/run_sandbox.h"
 
 static void usage(FILE *out)
 {
@@ -68,6 +69,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "hvprof run: %s\n", err.msg);
         return 1;
     }
+    if (run_sandbox_enter(&o, &s, NULL, 0, &err) < 0) {
+        fprintf(stderr, "hvprof run: %s\n", err.msg);
+        run_session_close(&s);
+        return 1;
+    }
     run_session_catch_signals(&s);
     struct vm_result res;
     int rc = vm_run(s.vm, &res, &err);
@@ -81,6 +87,8 @@ int cmd_run(int argc, char **argv)
     run_disks_warnings(s.vm, &o, stderr);
     run_session_close(&s);
     fflush(stdout);
+    if (run_sandbox_report("hvprof run", stderr))
+        return 1;
     run_report_stop(stderr, "hvprof run", &res);
     return res.status;
 }

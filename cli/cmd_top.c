@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "sandbox/sandbox.h"
+#include "cli/record.h"
 #include "cli/report_input.h"
 #include "fxt/reader.h"
 #include "report/fxt_load.h"
@@ -250,6 +252,8 @@ static void on_key(struct top_view *v, char c)
 static void *display(void *arg)
 {
     struct top_view *v = arg;
+    pthread_setname_np(pthread_self(), "display");
+    sandbox_thread_enter(SANDBOX_UI); /* the terminal and the recording read back */
     bool keys = isatty(STDIN_FILENO);
     while (!atomic_load(&v->done)) {
         draw(v);
@@ -280,6 +284,18 @@ static int parse_seconds(const char *opt, const char *s, double min, double *out
     }
     *out = d;
     return 0;
+}
+
+struct top_start {
+    struct top_view *v;
+    pthread_t th;
+    bool started;
+};
+
+static void start_display(void *ctx)
+{
+    struct top_start *t = ctx;
+    t->started = pthread_create(&t->th, NULL, display, t->v) == 0;
 }
 
 int cmd_top(int argc, char **argv)
@@ -371,12 +387,15 @@ int cmd_top(int argc, char **argv)
         t.c_cc[VTIME] = 0;
         tcsetattr(STDIN_FILENO, TCSANOW, &t);
     }
-    pthread_t th;
-    bool started = pthread_create(&th, NULL, display, &v) == 0;
-    int status = cmd_record(rargc, rargv);
+    /* The screen's thread starts once record has confined itself (no thread may exist
+     * before: sandbox/sandbox.h). */
+    struct top_start ts = {.v = &v};
+    struct record_hooks hooks = {.confined = start_display, .ctx = &ts};
+    int status = record_main(rargc, rargv, &hooks);
     atomic_store(&v.done, true);
+    bool started = ts.started;
     if (started)
-        pthread_join(th, NULL);
+        pthread_join(ts.th, NULL);
     if (raw)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     if (started && status == 0)

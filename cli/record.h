@@ -8,6 +8,9 @@ struct record_hooks {
     /* After the recording is finished and before the VM is destroyed: the guest has stopped and
      * its memory is still there. */
     void (*guest_stopped)(void *ctx, const struct gmem *mem);
+    /* Once the command is confined, before the guest runs: the tool's own threads start here
+     * (no thread may exist before confinement; sandbox/sandbox.h). */
+    void (*confined)(void *ctx);
     void *ctx;
 };
 

@@ -38,6 +38,8 @@ const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
     {"boot-entry", required_argument, NULL, RUN_OPT_BOOT_ENTRY},
     {"net", required_argument, NULL, RUN_OPT_NET},
     {"force", no_argument, NULL, RUN_OPT_FORCE},
+    {"no-sandbox", no_argument, NULL, RUN_OPT_NO_SANDBOX},
+    {"user", required_argument, NULL, RUN_OPT_USER},
 };
 
 void run_opts_usage(FILE *out)
@@ -55,6 +57,10 @@ void run_opts_usage(FILE *out)
             "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
             "  --force            replace an existing output that is not a recording (an\n"
             "                     existing recording is kept as FILE.old without it)\n"
+            "  --user NAME        once set up, run as NAME (default: the user sudo ran hvprof\n"
+            "                     for); confined either way: no capabilities, seccomp per\n"
+            "                     thread (docs/security.md)\n"
+            "  --no-sandbox       do not confine hvprof (debugging only: said loudly)\n"
             "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
             "exit status 124\n"
             "  --disk FILE[,format=raw|qcow2][,readonly]  a raw or qcow2 disk image as a virtio\n"
@@ -163,6 +169,12 @@ int run_opts_handle(struct run_opts *o, int opt, const char *arg, struct hv_err 
         return 1;
     case RUN_OPT_FORCE:
         o->force = true;
+        return 1;
+    case RUN_OPT_NO_SANDBOX:
+        o->no_sandbox = true;
+        return 1;
+    case RUN_OPT_USER:
+        o->user = arg;
         return 1;
     case RUN_OPT_CONNECT:
         o->connect = arg;

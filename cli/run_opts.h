@@ -48,10 +48,12 @@ enum {
     RUN_OPT_BOOT_ENTRY,
     RUN_OPT_NET,
     RUN_OPT_FORCE,
+    RUN_OPT_NO_SANDBOX,
+    RUN_OPT_USER,
 };
 
 /* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 16
+#define RUN_OPTS_COUNT 18
 extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
 
 /* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
@@ -66,6 +68,8 @@ struct run_opts {
     uint64_t mem_bytes;
     const char *console;        /* NULL = stdout */
     bool force;                 /* --force: outputs may replace existing files (common/output.h) */
+    bool no_sandbox;            /* --no-sandbox: not confined (cli/run_sandbox.h) */
+    const char *user;           /* --user NAME: whom to run as once confined */
     uint64_t console_max;       /* --console-max (0: the VMM's default) */
     double timeout_s;           /* 0 = none */
     char kernel_path[PATH_MAX]; /* storage for resolved --guest demo paths */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "schema/recording.h"
+#include "sandbox/sandbox.h"
 #include "sampler/sampler_priv.h"
 
 #define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */
@@ -204,6 +205,8 @@ fail:
 static void *drain_main(void *arg)
 {
     struct sampler *s = arg;
+    pthread_setname_np(pthread_self(), "hvprof-drain");
+    sandbox_thread_enter(SANDBOX_DRAIN); /* files and the terminal; no socket, no process */
     hv_signals_block();
     while (!atomic_load(&s->drain_stop)) {
         if (sampler_drain_once(s, false) < 0)
@@ -221,7 +224,6 @@ int sampler_drain_start(struct sampler *s, struct hv_err *err)
         errno = rc;
         return hv_errf_errno(err, "cannot start the drain thread");
     }
-    pthread_setname_np(s->drain, "hvprof-drain");
     s->drain_started = true;
     return 0;
 }

@@ -99,6 +99,7 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         sv->core = &s->core;
         sv->index = i;
         sv->period_ns = s->period_ns;
+        sv->st.sched_fd = -1;
         guestos_vcpu_init(&s->os, &sv->os);
         sv->os.vcpu = i;
         uint64_t floor_ticks = (SAMPLER_ABANDON_MIN_NS + s->period_ns - 1) / s->period_ns;
@@ -214,9 +215,17 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     if (s->cfg.exit_events && vm && sampler_exit_sites_record(s, err) < 0)
         return -1;
     /* The recording begins: the file takes its name (an earlier recording kept as .old). */
-    if (hv_output_commit(&s->out, err) < 0)
-        return -1;
+    return hv_output_commit(&s->out, err);
+}
+
+int sampler_start(struct sampler *s, struct hv_err *err)
+{
     return sampler_drain_start(s, err);
+}
+
+int sampler_output_fd(const struct sampler *s)
+{
+    return s->writer_open ? s->w.fd : -1;
 }
 
 int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const char *snapshot,

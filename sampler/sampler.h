@@ -5,7 +5,9 @@
  *
  *   struct sampler *s = sampler_create(&cfg, &err);    // opens the output: fails before boot
  *   struct vm_hooks h; sampler_hooks(s, &h);           // give them to vm_create (run_session_open)
- *   sampler_attach(s, vm, &boot.image, &err);          // guest memory + drain thread
+ *   sampler_attach(s, vm, &boot.image, &err);          // guest memory, the file takes its name
+ *   (the command confines itself here: sandbox/sandbox.h)
+ *   sampler_start(s, &err);                            // the drain thread
  *   vm_run(vm, &res, &err);
  *   sampler_finish(s, &err);                           // drain, loss records, close the file
  *   sampler_print_summary(s, stderr);
@@ -89,6 +91,10 @@ void sampler_hooks(struct sampler *s, struct vm_hooks *out);
 /* `kernel`: the ELF64 kernel the VMM loaded (cfg.kernel_elf names it), or NULL. */
 int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_image *kernel,
                    struct hv_err *err);
+/* The drain thread, after sampler_attach (and after the command confined itself). */
+int sampler_start(struct sampler *s, struct hv_err *err);
+/* The recording's descriptor (to hand it to the user the process becomes), -1 for none. */
+int sampler_output_fd(const struct sampler *s);
 /* After vm_run returned: stop the drain thread, move what is left (with loss records), write
  * the session_stop marker and close the file. Returns -1 if the recording could not be written
  * completely (err says why; what was written before the failure is a valid prefix). */

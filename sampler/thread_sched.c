@@ -62,6 +62,23 @@ int thread_sched_self(struct thread_sched *out)
     return read_path("/proc/thread-self/schedstat", out);
 }
 
+int thread_sched_open_self(void)
+{
+    return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
+int thread_sched_read(int fd, struct thread_sched *out)
+{
+    char buf[128];
+    ssize_t n;
+    do
+        n = pread(fd, buf, sizeof(buf), 0); /* a proc file is made anew at offset 0 */
+    while (n < 0 && errno == EINTR);
+    if (n <= 0 || (size_t)n == sizeof(buf))
+        return -1;
+    return thread_sched_parse(buf, (size_t)n, out);
+}
+
 int thread_sched_of(pid_t tid, struct thread_sched *out)
 {
     char path[64];

@@ -20,6 +20,10 @@ int thread_sched_parse(const char *text, size_t len, struct thread_sched *out);
 /* The calling thread's (/proc/thread-self/schedstat). 0, or -1 (no such file: a kernel without
  * CONFIG_SCHED_INFO, no /proc). */
 int thread_sched_self(struct thread_sched *out);
+/* The same file kept open (-1 when there is none), and read again through it: a thread that
+ * opened it at its start reads it at its end without opening anything (sandbox/sandbox.h). */
+int thread_sched_open_self(void);
+int thread_sched_read(int fd, struct thread_sched *out);
 /* Thread `tid` of this process (/proc/self/task/TID/schedstat): the same. */
 int thread_sched_of(pid_t tid, struct thread_sched *out);
 

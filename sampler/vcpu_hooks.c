@@ -30,7 +30,8 @@ static int vcpu_start(void *ctx, struct vcpu *v, struct hv_err *err)
     if (sampler_vcpu_prepare(sv, err) < 0 || sampler_timers_create(sv, v->tid, err) < 0)
         return hv_err_prefix(err, "vcpu%d", v->index);
     struct thread_sched ts;
-    if (thread_sched_self(&ts) == 0) {
+    sv->st.sched_fd = thread_sched_open_self();
+    if (sv->st.sched_fd >= 0 && thread_sched_read(sv->st.sched_fd, &ts) == 0) {
         sv->st.wait0_ns = ts.wait_ns;
         sv->st.wall0_ns = hv_now_ns();
         sv->st.steal_known = true;
@@ -47,12 +48,16 @@ static void vcpu_stop(void *ctx, struct vcpu *v)
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         sv->st.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
     struct thread_sched ts;
-    if (sv->st.steal_known && thread_sched_self(&ts) == 0 && ts.wait_ns >= sv->st.wait0_ns) {
+    if (sv->st.steal_known && thread_sched_read(sv->st.sched_fd, &ts) == 0 &&
+        ts.wait_ns >= sv->st.wait0_ns) {
         sv->st.steal_ns = ts.wait_ns - sv->st.wait0_ns;
         sv->st.wall_ns = hv_now_ns() - sv->st.wall0_ns;
     } else {
         sv->st.steal_known = false;
     }
+    if (sv->st.sched_fd >= 0)
+        close(sv->st.sched_fd);
+    sv->st.sched_fd = -1;
     /* LSTAR - entry_SYSCALL_64 is a Linux guest's KASLR slide (docs/linux.md): read at the
      * end, when the guest has set it. */
     struct gw_snapshot snap;

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "vmm/vm.h"
 
 static const uint32_t gsis[VM_MAX_DISKS] = {5, 7, 10, 11};
@@ -74,6 +75,8 @@ int vm_disks_open(struct vm_disks *d, struct vm *vm, const struct vm_disk *cfg, 
 static void *io_thread(void *arg)
 {
     struct vm_disk_dev *dd = arg;
+    pthread_setname_np(pthread_self(), "disk");
+    sandbox_thread_enter(SANDBOX_DISK); /* the image's descriptors only: no file, no socket */
     struct pollfd p[2] = {{.fd = dd->kick_fd, .events = POLLIN},
                           {.fd = dd->stop_fd, .events = POLLIN}};
     for (;;) {

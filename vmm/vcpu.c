@@ -1,3 +1,4 @@
+#include "sandbox/sandbox.h"
 #include "vmm/vcpu.h"
 
 #include <errno.h>
@@ -350,6 +351,9 @@ void *vcpu_thread(void *arg)
     }
     if (ok < 0)
         vm_request_stop(vm, VM_STOP_ERROR, 1, v->index, err.msg);
+    /* Set up (its fd, its timer, the files its hooks keep open): from here on it opens no file
+     * and makes no process; sockets only with --net (sandbox/sandbox.h). */
+    sandbox_thread_enter(SANDBOX_VCPU);
     if (wait_gate(vm) && ok == 0)
         run_loop(v);
     if (hooked && h->vcpu_stop)

@@ -189,8 +189,6 @@ struct vm *vm_create(const struct vm_config *cfg, struct hv_err *err)
         goto fail;
     if (create_vm_fd(vm, err) < 0 || create_ram(vm, err) < 0)
         goto fail;
-    if (vm_disks_start(&vm->disks, err) < 0 || vm_net_start(&vm->net, err) < 0)
-        goto fail;
     vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
     if (!vm->vcpus) {
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
@@ -266,10 +264,28 @@ static bool join_within(struct vcpu *v, unsigned s)
     return pthread_timedjoin_np(v->thread, NULL, &ts) == 0;
 }
 
+int vm_start_devices(struct vm *vm, struct hv_err *err)
+{
+    if (vm->devices_started)
+        return 0;
+    if (vm_disks_start(&vm->disks, err) < 0 || vm_net_start(&vm->net, err) < 0)
+        return -1;
+    vm->devices_started = true;
+    return 0;
+}
+
 int vm_run(struct vm *vm, struct vm_result *res, struct hv_err *err)
 {
     int rc = 0;
     unsigned started = 0;
+    /* The devices' threads first (disks, network), made now so that a confined command's
+     * threads are all made after its confinement (sandbox/sandbox.h). */
+    if (vm_start_devices(vm, err) < 0) {
+        vm_request_stop(vm, VM_STOP_ERROR, 1, -1, err->msg);
+        if (res)
+            *res = vm->result;
+        return -1;
+    }
     hv_signals_block(); /* inherited by the vCPU threads until they unblock for themselves */
     for (; started < vm->cfg.nr_vcpus; started++) {
         struct vcpu *v = &vm->vcpus[started];

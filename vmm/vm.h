@@ -5,7 +5,8 @@
  *     vm_create(&cfg, &err)          open /dev/kvm, probe capabilities, create the VM, RAM, devices
  *     boot_load(vm_gmem(vm), ...)    write the kernel + boot structures into guest RAM (vmm/boot)
  *     vm_set_entry(vm, &entry)       BSP register state (vCPU 0); APs wait for INIT/SIPI
- *     vm_run(vm, &result, &err)      start the vCPU threads, wait for a stop, join them
+ *     (the command confines itself here: sandbox/sandbox.h; no thread exists before)
+ *     vm_run(vm, &result, &err)      start the devices' and vCPU threads, wait for a stop, join
  *     vm_destroy(vm)
  *
  * Threads and signals (api.rst 4.10 KVM_RUN, 5 `immediate_exit`; the race-free kick of
@@ -171,6 +172,7 @@ struct vm {
     struct vm_result result;
     sem_t wake;
     atomic_bool msr_warned;
+    bool devices_started; /* the disks' and the network's threads (vm_start_devices) */
 };
 
 /* Create the VM: /dev/kvm, capabilities, KVM_CREATE_VM, TSS/identity map, irqchip, PIT, RAM
@@ -186,6 +188,10 @@ static inline struct gmem *vm_gmem(struct vm *vm)
 
 /* Set vCPU 0's entry state. Without it vCPU 0 starts in the architectural reset state. */
 void vm_set_entry(struct vm *vm, const struct vm_entry *entry);
+
+/* The devices' threads (each disk's I/O thread, the network's), once; vm_run does it first.
+ * Made apart from vm_create so that a command creates no thread before it is confined. */
+int vm_start_devices(struct vm *vm, struct hv_err *err);
 
 /* Start the vCPU threads, wait until something stops the VM (guest exit, reset, triple fault,
  * internal error, timeout, vm_request_stop), kick and join every thread, fill *res. Returns 0

@@ -103,6 +103,8 @@ struct vcpu_stats {
      * not say). wait0_ns and wall0_ns are the values at its start. */
     uint64_t steal_ns, wall_ns, wait0_ns, wall0_ns;
     bool steal_known;
+    int sched_fd; /* the thread's own schedstat, opened at its start (read again at its stop,
+                   * when a confined vCPU thread may open nothing; -1: none) */
     /* The vCPU thread's host tid, stored (release) once wait0_ns is set: the drain thread then
      * reads the thread's run-queue wait as it goes (sampler/steal_timeline.c). 0: not yet. */
     _Atomic int host_tid;

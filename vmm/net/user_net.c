@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "vmm/net/frame_filter.h"
 
 /* slirp's own timers (its TCP and IPv6 router-advertisement timers): a handful. */
@@ -233,6 +234,8 @@ static uint32_t run_timers(struct user_net *u, uint32_t timeout)
 static void *net_thread(void *arg)
 {
     struct user_net *u = arg;
+    pthread_setname_np(pthread_self(), "net");
+    sandbox_thread_enter(SANDBOX_NET); /* sockets: slirp's; files: /etc/resolv.conf */
     while (!atomic_load(&u->stop)) {
         pthread_mutex_lock(&u->lock);
         u->npfd = 0;

@@ -48,7 +48,7 @@ struct vm *tiny_vm(unsigned nr_vcpus, int console_fd, const uint8_t *code, size_
     cfg.console_fd = console_fd;
     struct hv_err err = {0};
     struct vm *vm = vm_create(&cfg, &err);
-    if (!vm)
+    if (!vm || vm_start_devices(vm, &err) < 0)
         fail_msg("vm_create: %s", err.msg);
     struct gmem *m = vm_gmem(vm);
     /* SDM 3.4.5 descriptors: 64-bit code (L=1, type 0xb) and flat data (type 3). */

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <termios.h>
+#include <unistd.h>
 
 /* Groups of calls, each for one purpose. */
 enum group {
@@ -45,6 +46,7 @@ static const int base_calls[] = {
     SCMP_SYS(sysinfo),       SCMP_SYS(prlimit64),     SCMP_SYS(getrlimit),
     SCMP_SYS(getuid),        SCMP_SYS(geteuid),       SCMP_SYS(getgid),
     SCMP_SYS(getegid),       SCMP_SYS(uname),         SCMP_SYS(eventfd2),
+    SCMP_SYS(mincore), /* which pages of guest RAM the host ever backed (vmcoreinfo.c) */
 };
 
 static const int timer_calls[] = {
@@ -95,6 +97,10 @@ static int add_group(scmp_filter_ctx f, enum group g)
         if (seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 2,
                              SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
                              SCMP_A1(SCMP_CMP_EQ, 0)) < 0)
+            return -1;
+        /* A signal to this process only (top's q stops the recording as Ctrl-C would). */
+        if (seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+                             SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())) < 0)
             return -1;
         /* Naming itself (pthread_setname_np on its own thread is PR_SET_NAME); nothing else
          * of prctl. */

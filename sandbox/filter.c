@@ -75,7 +75,8 @@ static const int socket_calls[] = {
 static const int sanitizer_calls[] = {
     SCMP_SYS(ptrace),   SCMP_SYS(wait4),     SCMP_SYS(waitid), SCMP_SYS(prctl),
     SCMP_SYS(getppid),  SCMP_SYS(kill),      SCMP_SYS(mincore), SCMP_SYS(openat),
-    SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(clone),  SCMP_SYS(sched_setaffinity),
+    SCMP_SYS(getdents64), SCMP_SYS(getdents), SCMP_SYS(readlink), SCMP_SYS(clone),
+    SCMP_SYS(sched_setaffinity),
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

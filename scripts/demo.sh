@@ -8,7 +8,9 @@ bash "$top/scripts/deps.sh"
 HVPROF_BUILD_DIR=$top/build bash "$top/scripts/build.sh" >/dev/null
 hv=$top/build/cli/hvprof
 mkdir -p "$out"
-record=("$hv" record --guest demo --vcpus 2 --hz 1000 --console "$out/console.log" -o "$out/demo.fxt")
+# --force: the demo rewrites its own folder (a previous demo.fxt is kept as demo.fxt.old).
+record=("$hv" record --guest demo --vcpus 2 --hz 1000 --force --console "$out/console.log"
+  -o "$out/demo.fxt")
 if ! [ -c /dev/kvm ] || ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ]; then
   # No /dev/kvm here: the recording is made where there is one, in a VM of QEMU's software
   # emulation with emulated AMD SVM, on this file system (docs/testing.md, "Without /dev/kvm").
@@ -25,6 +27,6 @@ echo "== hvprof record: the demo guest, 2 vCPUs, 1 kHz  (guest console: $out/con
 "${record[@]}"
 if [ -n "${nd:-}" ]; then mv -f "$nd/demo.fxt" "$nd/console.log" "$out/"; fi
 echo "== hvprof report: every format into $out"
-"$hv" report "$out/demo.fxt" --format all -o "$out"
+"$hv" report "$out/demo.fxt" --format all --force -o "$out"
 echo
 "$hv" report "$out/demo.fxt" --format top

@@ -148,7 +148,7 @@ def throughput(r, cfg, tmp):
     for _ in range(cfg.report_rounds):
         for fmt in ("folded", "top", "pprof"):
             res = r.run_measured(f"report {fmt} (timed)",
-                                 [r.hvprof, "report", rec, "--format", fmt, "-q", "-o",
+                                 [r.hvprof, "report", rec, "--format", fmt, "-q", "--force", "-o",
                                   os.path.join(tmp, "report.out"), "--symbols", r.progs,
                                   "--vmlinux", r.kernel_elf], 1200)
             d["report"].setdefault(fmt, []).append({"wall_s": res.wall_s,
@@ -164,7 +164,7 @@ def throughput(r, cfg, tmp):
                "--vcpus", "2", "--procs", str(procs)], 1200)
         size = os.path.getsize(many)
         res = r.run_measured(f"report top, {procs} processes (timed)",
-                             [r.hvprof, "report", many, "--format", "top", "-q", "-o",
+                             [r.hvprof, "report", many, "--format", "top", "-q", "--force", "-o",
                               os.path.join(tmp, "report.out"), "--symbols", r.progs], 1200)
         d["many"].append({"procs": procs, "bytes": size, "wall_s": res.wall_s,
                           "maxrss_kib": res.maxrss_kib})

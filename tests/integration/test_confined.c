@@ -23,21 +23,7 @@ static char dir[512];
 
 static int sh(const char *script, char **out)
 {
-    char full[8192], log[600];
-    snprintf(log, sizeof(log), "%s/sh.log", dir);
-    snprintf(full, sizeof(full), "cd '%s' || exit 99; HV='%s'; export HV; %s", dir, hv_exe(),
-             script);
-    const char *argv[] = {"/bin/bash", "-c", full, NULL};
-    struct hv_cmd cmd = {.argv = argv, .stdout_path = log, .stderr_path = log, .timeout_s = 200};
-    struct hv_cmd_result r;
-    assert_int_equal(hv_cmd_run(&cmd, &r), 0);
-    char *text = hv_read_file(log, NULL);
-    fprintf(stderr, "$ %s\n-> %d\n%s", script, r.status, text ? text : "");
-    if (out)
-        *out = text;
-    else
-        free(text);
-    return r.status;
+    return hv_sh("/bin/bash", dir, script, out);
 }
 
 static const char *at(const char *name)

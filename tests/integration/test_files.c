@@ -39,21 +39,7 @@ static const char *at(const char *name)
  * `out`. Returns the exit status (128 + N if killed by signal N). */
 static int sh(const char *script, char **out)
 {
-    char full[8192], log[600];
-    snprintf(log, sizeof(log), "%s/sh.log", dir);
-    snprintf(full, sizeof(full), "cd '%s' || exit 99; HV='%s'; export HV; %s", dir, hv_exe(),
-             script);
-    const char *argv[] = {"/bin/sh", "-c", full, NULL};
-    struct hv_cmd cmd = {.argv = argv, .stdout_path = log, .stderr_path = log, .timeout_s = 200};
-    struct hv_cmd_result r;
-    assert_int_equal(hv_cmd_run(&cmd, &r), 0);
-    char *text = hv_read_file(log, NULL);
-    fprintf(stderr, "$ %s\n-> %d\n%s", script, r.status, text ? text : "");
-    if (out)
-        *out = text;
-    else
-        free(text);
-    return r.status;
+    return hv_sh("/bin/sh", dir, script, out);
 }
 
 static bool same_bytes(const char *a, const char *b)

@@ -354,3 +354,23 @@ int hv_parse_summary(const char *text, struct hv_summary *s)
     }
     return 0;
 }
+
+int hv_sh(const char *shell, const char *dir, const char *script, char **out)
+{
+    char full[8192], log[600];
+    snprintf(log, sizeof(log), "%s/sh.log", dir);
+    snprintf(full, sizeof(full), "cd '%s' || exit 99; HV='%s'; export HV; %s", dir, hv_exe(),
+             script);
+    const char *argv[] = {shell, "-c", full, NULL};
+    struct hv_cmd cmd = {.argv = argv, .stdout_path = log, .stderr_path = log, .timeout_s = 200};
+    struct hv_cmd_result r;
+    if (hv_cmd_run(&cmd, &r) != 0)
+        return -1;
+    char *text = hv_read_file(log, NULL);
+    fprintf(stderr, "$ %s\n-> %d\n%s", script, r.status, text ? text : "");
+    if (out)
+        *out = text;
+    else
+        free(text);
+    return r.status;
+}

@@ -42,6 +42,11 @@ const char *hv_tmp_dir(const char *tag);
 void hv_tmp_path(char *out, size_t len, const char *name);
 void hv_tmp_cleanup(void);
 
+/* Run `script` with `shell` (/bin/sh, /bin/bash) in directory `dir`, HV set to the hvprof
+ * binary; stdout+stderr into `out` (malloc'd; NULL: dropped), echoed to stderr. Returns the
+ * exit status (128 + N if killed by signal N). */
+int hv_sh(const char *shell, const char *dir, const char *script, char **out);
+
 /* Path of the hvprof binary and the demo guest. */
 const char *hv_exe(void);
 

@@ -4,6 +4,8 @@
 
 #include <cap-ng.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
@@ -14,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -29,6 +32,11 @@ static atomic_int refused_kind = -1;
 static void (*volatile stop_hook)(void *);
 static void *volatile stop_ctx;
 static _Thread_local enum sandbox_thread my_kind = SANDBOX_MAIN;
+/* Where the first refused call was made: its return addresses, for the report (the call is
+ * hvprof's bug, and this says where it is). */
+#define REFUSED_FRAMES 16
+static void *refused_stack[REFUSED_FRAMES];
+static atomic_int refused_depth;
 /* Each thread kind's filter as a BPF program, made before confinement (libseccomp's own
  * loading needs more than a confined thread may do); a thread installs its own with one
  * seccomp(SECCOMP_SET_MODE_FILTER) call. Read-only once confined. */
@@ -63,6 +71,9 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
     int expected = -1;
     if (atomic_compare_exchange_strong(&refused_nr, &expected, si->si_syscall)) {
         atomic_store(&refused_kind, (int)my_kind);
+        /* backtrace() was called once at confinement, so its unwinder is loaded: here it
+         * only walks the stack (through the signal frame, to the call's caller). */
+        atomic_store(&refused_depth, backtrace(refused_stack, REFUSED_FRAMES));
         void (*hook)(void *) = stop_hook;
         if (hook)
             hook(stop_ctx);
@@ -170,6 +181,12 @@ int sandbox_enter(const struct sandbox_config *c, struct hv_err *err)
     for (unsigned i = 0; c->change_user && i < c->nchown; i++)
         if (c->chown_fds[i] >= 0 && fchown(c->chown_fds[i], c->uid, c->gid) < 0)
             return hv_errf_errno(err, "sandbox: giving an output to %s", c->user);
+    /* What glibc reads lazily, read now while files may still be opened: the time zone
+     * (gmtime_r reads /etc/localtime once: the RTC's reads on a vCPU thread) and libgcc's
+     * unwinder (backtrace, for the report of a refused call). */
+    tzset();
+    void *warm[2];
+    backtrace(warm, 2);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigsys;
@@ -231,7 +248,17 @@ bool sandbox_report(const char *cmd, FILE *out)
             "%s: the sandbox refused system call %s (%d) on the %s thread: the run stopped "
             "there, with everything recorded before it kept. hvprof should never make it: please "
             "report this; --no-sandbox runs without confinement meanwhile (docs/security.md)\n",
-            cmd, name ? name : "?", nr, sandbox_thread_name((enum sandbox_thread)atomic_load(&refused_kind)));
+            cmd, name ? name : "?", nr,
+            sandbox_thread_name((enum sandbox_thread)atomic_load(&refused_kind)));
     free(name);
+    /* Where, as module+offset (addr2line -e MODULE OFFSET names the line). */
+    int depth = atomic_load(&refused_depth);
+    for (int i = 1; i < depth; i++) {
+        Dl_info di;
+        if (dladdr(refused_stack[i], &di) && di.dli_fname)
+            fprintf(out, "  from %s+0x%lx%s%s\n", di.dli_fname,
+                    (unsigned long)((char *)refused_stack[i] - (char *)di.dli_fbase),
+                    di.dli_sname ? " " : "", di.dli_sname ? di.dli_sname : "");
+    }
     return true;
 }

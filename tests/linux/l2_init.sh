@@ -167,10 +167,13 @@ while time.monotonic() < end: fib(18)" &
       # label. The kernel's own I/O error line is kept off the console meanwhile (dmesg -n 1).
       lvl=$(cut -f1 /proc/sys/kernel/printk)
       dmesg -n 1
+      # (busybox's dd may write through the page cache: conv=fsync makes the device's answer
+      # the command's, and the label is read back with the cache dropped.)
       if { printf 'QFI\373\000\000\000\003'; head -c 504 /dev/zero; } |
-        dd of=/dev/vda bs=512 count=1 oflag=direct 2>/dev/null; then
+        dd of=/dev/vda bs=512 count=1 oflag=direct conv=fsync 2>/dev/null; then
         echo "HVTEST disk flip written"
       else
+        echo 3 >/proc/sys/vm/drop_caches
         echo "HVTEST disk flip refused label $(dd if=/dev/vda bs=16 count=1 iflag=direct 2>/dev/null)"
       fi
       dmesg -n "$lvl"

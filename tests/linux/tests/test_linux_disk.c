@@ -77,10 +77,11 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
         fail_msg("%s: the guest's write is not in the image's sector 8", r->name);
     assert_memory_equal(head, "HVPROF-DISK-TEST", 16);
     /* The summary's account of the disk: reads, the guest's write, no error. */
-    const char *ds = strstr(r->summary, "disk vda " DISK ": ");
+    /* (The summary's own line, indented: the notes before boot name the disk too.) */
+    const char *ds = strstr(r->summary, "  disk vda " DISK ": ");
     unsigned long long reads = 0, writes = 0, flushes = 0, errors = 1;
     double mr, mw;
-    if (!ds || sscanf(ds + strlen("disk vda " DISK ": "),
+    if (!ds || sscanf(ds + strlen("  disk vda " DISK ": "),
                       "%llu reads (%lf MiB), %llu writes (%lf MiB), %llu flushes, %llu", &reads,
                       &mr, &writes, &mw, &flushes, &errors) != 6)
         fail_msg("%s: no disk line in the summary:\n%s", r->name, r->summary);

@@ -10,7 +10,12 @@
  *   PID: the QEMU process; its vCPU threads are those named "CPU N/KVM" (QEMU names them so
  *   with -name ...,debug-threads=on; rescanned as they appear).
  *   MEM_BYTES: the size of the guest's RAM (-m), to find its mapping in /proc/PID/maps.
- * Runs until PID exits; prints the kicks and pages read to stderr. */
+ * Runs until PID exits; prints the kicks, the ticks missed and the pages read to stderr.
+ *
+ * A tick is missed when the kicker wakes a whole period or more after it was due: L1 did not
+ * run it in time, as hvprof's timer overruns count ticks its vCPU threads were not signalled
+ * for. A control whose kicker missed more ticks than it took saw the platform starve L1's timer
+ * interrupts (docs/linux.md, "Runs without user-mode exits"). */
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +38,7 @@ struct kick {
     pid_t tids[MAX_VCPUS];
     unsigned ntids, most; /* vCPU threads now, and the most seen at once */
     uint64_t ram_lo, ram_size;
-    uint64_t kicks, pages;
+    uint64_t kicks, pages, ticks, missed;
     uint64_t rng;
 };
 
@@ -137,10 +142,22 @@ int main(int argc, char **argv)
         }
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
             ;
+        k.ticks++;
+        /* Woken a period or more late: those periods are missed and not made up (a timer's
+         * overrun), the next tick is due a period from now. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t late = (int64_t)(now.tv_sec - next.tv_sec) * 1000000000L +
+                       (now.tv_nsec - next.tv_nsec);
+        if (late >= period) {
+            k.missed += (uint64_t)(late / period);
+            next = now;
+        }
     }
     fprintf(stderr,
             "hvtest_kick: %" PRIu64 " kicks to %u vCPU threads at %ld Hz, %" PRIu64
-            " guest pages read (RAM %s)\n",
-            k.kicks, k.most, hz, k.pages, k.ram_size ? "found" : "NOT found");
+            " guest pages read (RAM %s); %" PRIu64 " ticks taken, %" PRIu64 " missed\n",
+            k.kicks, k.most, hz, k.pages, k.ram_size ? "found" : "NOT found", k.ticks,
+            k.missed);
     return 0;
 }

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "schema/recording.h"
-#include "sampler/module_registry.h"
+#include "sampler/parts/module_registry.h"
 #include "symbolize/elf_symbols.h"
 
 #define MAX_VCPUS 8

@@ -17,7 +17,7 @@
 #include "cli/run_opts.h"
 #include "cli/run_sandbox.h"
 #include "common/elf_header.h"
-#include "sampler/meta_budget.h"
+#include "sampler/parts/meta_budget.h"
 #include "sampler/sampler.h"
 #include "symbolize/symbol_path.h"
 
@@ -522,8 +522,7 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     }
     run_session_catch_signals(&rs);
     int out_fd = -1;
-    if (sampler_attach(s, rs.vm, &rs.boot.image, &err) < 0 ||
-        (out_fd = sampler_output_fd(s), 0) ||
+    if (sampler_attach(s, rs.vm, &rs.boot.image, &err) < 0 || (out_fd = sampler_output_fd(s), 0) ||
         run_sandbox_enter(&o, &rs, &out_fd, 1, &err) < 0 || sampler_start(s, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         run_session_close(&rs);

@@ -84,3 +84,28 @@ function(hvprof_add_fuzzer name)
   target_link_libraries(${name} PRIVATE ${A_LIBS})
   set_property(GLOBAL APPEND PROPERTY HVPROF_FUZZERS "${name}:${A_CORPUS}")
 endfunction()
+
+# hvprof_recorder_source(<name> SOURCES ... [LIBS ...] [TESTS ...]): one source of the recorder
+# (sampler/source/source.h) in its own folder sampler/sources/<name>/, as its own library: its
+# include path holds the source interface, the recorder's parts, the exit core's public header
+# and what it links, never the recorder core's private header; the core links every one
+# (sampler/CMakeLists.txt), and cmake/check_sources.cmake rejects any reference from one
+# source to another's symbols or to the core's. Its TESTS (beside it, tests/test_*.c) run it
+# alone in a fake environment (sampler/sources/tests/fake_env.h), linking the source and not
+# the recorder core.
+function(hvprof_recorder_source name)
+  cmake_parse_arguments(A "" "" "SOURCES;LIBS;TESTS" ${ARGN})
+  hvprof_library(hvprof_source_${name} SOURCES ${A_SOURCES}
+    LIBS hvprof_source_api hvprof_recorder_parts hvprof_sampler_exit hvprof_guestos
+         hvprof_schema hvprof_fxt hvprof_guestwalk hvprof_common ${A_LIBS})
+  set_property(GLOBAL APPEND PROPERTY HVPROF_RECORDER_SOURCES hvprof_source_${name})
+  if(BUILD_TESTING)
+    foreach(t IN LISTS A_TESTS)
+      get_filename_component(tname ${t} NAME_WE)
+      hvprof_add_test(${tname}_source SOURCES ${t}
+        ${PROJECT_SOURCE_DIR}/sampler/sources/tests/fake_env.c
+        ${PROJECT_SOURCE_DIR}/guestwalk/tests/guest_image.c
+        LIBS hvprof_source_${name} LABELS unit)
+    endforeach()
+  endif()
+endfunction()

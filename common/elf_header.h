@@ -1,7 +1,7 @@
 /* One reader of x86-64 ELF64 file headers for every part of hvprof that meets one in bytes it
  * did not check (guest memory, a binary named on the command line, a kernel image): the boot
  * loader (vmm/boot/elf64_parse.c), module discovery in guest memory (guestos/generic/
- * elf_image.c) and the CFI of --symbols files (sampler/cfi_file.c). Symbol files go through
+ * elf_image.c) and the CFI of --symbols files (sampler/parts/cfi_file.c). Symbol files go through
  * libelf (symbolize/), which reads the same fields for itself.
  *
  * What it checks (System V ABI, "ELF Header"; the x86-64 psABI for EM_X86_64): the magic, class

@@ -70,8 +70,8 @@ long sampler_flight_drain_vcpu(struct sampler *s, unsigned vcpu, bool final, str
             rc = fxt_writer_emit(&s->w, provider, rec, n, err);
         } else {
             uint64_t ts;
-            /* Its Python code objects named now, while they exist (python.c). */
-            if (sampler_python_visit(s, rec, n, err) < 0)
+            /* What it refers to named now, while it exists (the sources' visits). */
+            if (sampler_sources_visit(s, rec, n, err) < 0)
                 return -1;
             if (!hvfxt_record_ts(rec, n, &ts))
                 ts = f->buf.newest_ts;

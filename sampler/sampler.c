@@ -1,4 +1,6 @@
-/* Sampler set-up and tear-down; the exit path is in exit.c, the file side in drain.c. */
+/* The recorder's life cycle (sampler.h; its states in sampler_priv.h): set-up, the recording's
+ * start and end markers, tear-down, and the summary's frame around the sources' own lines. The
+ * exit path is the exit core's (sampler/exit/), the file side the drain thread's (drain.c). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -63,11 +65,10 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->thread_named = calloc(ID_MAX_THREADS, 1);
     s->proc_seq = calloc(ID_MAX_PROCS, sizeof(*s->proc_seq));
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
-    s->mods = sampler_modules_create();
-    s->cfi = sampler_cfi_create();
-    s->py = cfg->no_python ? NULL : sampler_python_create();
-    if ((!cfg->no_python && !s->py) || !s->core.ids || !s->core.v || !s->proc_named ||
-        !s->thread_named || !s->proc_seq || !s->thread_seq || !s->mods || !s->cfi) {
+    s->looked = calloc(ID_MAX_PROCS, sizeof(*s->looked));
+    discover_registry_init(&s->modules);
+    if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq ||
+        !s->thread_seq || !s->looked) {
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         sampler_destroy(s);
         return NULL;
@@ -87,8 +88,6 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         return NULL;
     }
     s->core.nvcpus = cfg->nvcpus;
-    s->core.cfi = sampler_cfi_maps(s->cfi);
-    s->core.py = sampler_python_runtimes(s->py);
     if (guestos_open(&s->os, cfg->guest_os ? cfg->guest_os : "generic", err) < 0) {
         sampler_destroy(s);
         return NULL;
@@ -132,11 +131,13 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
         }
         s->flight_on = true;
     }
-    if (sampler_copies_init(s, err) < 0 || sampler_steal_init(s, err) < 0 ||
-        sampler_off_cpu_init(s, err) < 0) {
+    /* The sources last: they may hand the exit core what it reads (its CFI maps, Python
+     * runtimes, copy queues) before any vCPU runs. */
+    if (sampler_sources_create(s, err) < 0) {
         sampler_destroy(s);
         return NULL;
     }
+    s->state = SAMPLER_CREATED;
     return s;
 }
 
@@ -196,7 +197,7 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
         .w = &s->w,
         .not_meta = s->w.words_written * 8,
     };
-    sampler_modules_budget(s->mods, &s->meta);
+    s->modules.budget = &s->meta;
     /* The VMM loaded the kernel itself: record it as the kernel half's module, so `report`
      * finds its symbols by build-id like any guest module's. */
     if (s->cfg.kernel_elf && kernel && kernel->nseg &&
@@ -211,16 +212,24 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     if (kernel && s->cfg.mode == SAMPLER_MODE_WALL && s->cfg.nvcpus > 1 &&
         sampler_modules_reset_vector(s, err) < 0)
         return -1;
-    /* Exit events: the sites' names, once (exit_events.c). */
-    if (s->cfg.exit_events && vm && sampler_exit_sites_record(s, err) < 0)
+    /* What the sources record once (the exit sites' names). */
+    if (sampler_sources_begin(s, err) < 0)
         return -1;
     /* The recording begins: the file takes its name (an earlier recording kept as .old). */
-    return hv_output_commit(&s->out, err);
+    if (hv_output_commit(&s->out, err) < 0)
+        return -1;
+    s->state = SAMPLER_ATTACHED;
+    return 0;
 }
 
 int sampler_start(struct sampler *s, struct hv_err *err)
 {
-    return sampler_drain_start(s, err);
+    if (s->state != SAMPLER_ATTACHED)
+        return hv_errf(err, "recorder: started before sampler_attach");
+    if (sampler_drain_start(s, err) < 0)
+        return -1;
+    s->state = SAMPLER_RUNNING;
+    return 0;
 }
 
 int sampler_output_fd(const struct sampler *s)
@@ -325,6 +334,7 @@ int sampler_finish(struct sampler *s, struct hv_err *err)
         }
         s->writer_open = false;
     }
+    s->state = SAMPLER_FINISHED;
     if (rc < 0 && err)
         *err = s->write_err;
     return rc;
@@ -494,15 +504,8 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 "itself than a real system does, or raise --max-metadata",
                 s->meta.cut_symbol_tables, s->meta.cut_records);
     fputc('\n', out);
-    sampler_kernel_summary(s, out);
-    sampler_kmods_summary(s, out);
-    sampler_modules_summary(s, out);
-    sampler_cfi_summary(s, out);
-    sampler_python_summary(s, out);
-    sampler_copies_summary(s, out);
-    sampler_exit_events_summary(s, out);
-    sampler_off_cpu_summary(s, out);
-    sampler_module_files_summary(s, out);
+    sampler_sources_summary(s, out);
+    sampler_module_files_summary(&s->env, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -570,20 +573,16 @@ void sampler_destroy(struct sampler *s)
         for (unsigned i = 0; i < s->cfg.nvcpus; i++)
             fxt_ring_destroy(&s->core.v[i].ring);
     }
-    sampler_copies_free(s);
-    sampler_steal_free(s);
-    sampler_off_cpu_free(s);
+    sampler_sources_destroy(s);
     free(s->core.v);
     free(s->core.ids);
     free(s->proc_named);
     free(s->thread_named);
     free(s->proc_seq);
     free(s->thread_seq);
-    sampler_modules_destroy(s->mods);
-    sampler_cfi_destroy(s->cfi);
-    sampler_python_destroy(s->py);
-    sampler_module_files_free(s);
-    sampler_kmods_free(s);
+    free(s->looked);
+    discover_registry_free(&s->modules);
+    sampler_module_files_free(&s->files);
     sampler_flight_destroy(s);
     guestos_close(&s->os);
     free(s);

@@ -6,7 +6,7 @@
 
 #include "sampler/exit/continuation.h"
 #include "sampler/sampler_priv.h"
-#include "sampler/thread_sched.h"
+#include "sampler/parts/thread_sched.h"
 
 static void vcpu_interrupted(void *ctx, struct vcpu *v, uint64_t ticks)
 {

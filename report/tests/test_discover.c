@@ -14,7 +14,7 @@
 #include "guestwalk/tests/guest_image.h"
 #include "schema/recording.h"
 #include "guestos/module.h"
-#include "sampler/module_registry.h"
+#include "sampler/parts/module_registry.h"
 #include "guestos/generic/user_modules.h"
 #include "report/fxt_load.h"
 #include "symbolize/elf_symbols.h"

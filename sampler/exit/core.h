@@ -99,14 +99,14 @@ struct vcpu_stats {
     uint64_t t_samples; /* exits the totals above cover */
     uint64_t cpu_ns;    /* the vCPU thread's CPU time (guest time included), at its stop */
     /* Steal time: the vCPU thread runnable but not running on the host, and the wall time it
-     * covers, from its start to its stop (sampler/thread_sched.h; 0 and false where /proc does
+     * covers, from its start to its stop (sampler/parts/thread_sched.h; 0 and false where /proc does
      * not say). wait0_ns and wall0_ns are the values at its start. */
     uint64_t steal_ns, wall_ns, wait0_ns, wall0_ns;
     bool steal_known;
     int sched_fd; /* the thread's own schedstat, opened at its start (read again at its stop,
                    * when a confined vCPU thread may open nothing; -1: none) */
     /* The vCPU thread's host tid, stored (release) once wait0_ns is set: the drain thread then
-     * reads the thread's run-queue wait as it goes (sampler/steal_timeline.c). 0: not yet. */
+     * reads the thread's run-queue wait as it goes (sampler/sources/steal/steal_timeline.c). 0: not yet. */
     _Atomic int host_tid;
 };
 

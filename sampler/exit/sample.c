@@ -104,7 +104,7 @@ static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc
     c->tid = tid;
     c->ts = now;
     exit_copy_commit(sv);
-    /* Its code has no tables yet: ask the drain thread to look soon (sampler/modules.c). */
+    /* Its code has no tables yet: ask the drain thread to look soon (sampler/sources/user_modules/user_modules.c). */
     id_proc_unknown_code(sv->core->ids, proc, now);
     return c->id;
 }
@@ -127,7 +127,7 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         sv->walker.cfi = map;
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
-        /* Code no look has found yet: ask the drain thread to look soon (sampler/modules.c). */
+        /* Code no look has found yet: ask the drain thread to look soon (sampler/sources/user_modules/user_modules.c). */
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
         struct gw_regs regs = gw_regs_of(&sv->walker.snap);
@@ -221,7 +221,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
             /* Its frames need the process's modules: as a user sample does, this asks the
-             * drain thread to look at the address space (sampler/modules.c). */
+             * drain thread to look at the address space (sampler/sources/user_modules/user_modules.c). */
             if (user_now) {
                 id_proc_seen_user(s->ids, proc, now);
                 if (!sv->event.on)

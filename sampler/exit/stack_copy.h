@@ -2,7 +2,7 @@
  * (docs/cfi.md, "Code the tables do not cover yet").
  *
  * A process's unwind tables are compiled on the drain thread after a look at its address space
- * (sampler/cfi_tables.c), so a program's first moments — the loader, a library's constructors,
+ * (sampler/sources/cfi/cfi_tables.c), so a program's first moments — the loader, a library's constructors,
  * the start-up code of a library still being paged in — run before its modules have tables.
  * Walked with frame pointers there, code built without them (all of a distribution's
  * userland) loses its callers. So when a user walk meets a PC outside every module of the

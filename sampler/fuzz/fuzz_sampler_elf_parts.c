@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/elf_parts.h"
+#include "sampler/parts/elf_parts.h"
 #include "symbolize/elf_symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -19,12 +19,11 @@
 
 #include "guestos/generic/generic.h"
 #include "guestwalk/tests/guest_image.h"
-#include "report/fxt_load.h"
-#include "report/profile.h"
 #include "sampler/exit/continuation.h"
 #include "sampler/sampler_priv.h"
 #include "fxt/encode.h"
 #include "schema/decode.h"
+#include "schema/join.h"
 
 #define UCODE    0x400000ull
 #define USTACK   0x7ffe00000000ull
@@ -79,7 +78,7 @@ static int setup_with(void **state, uint64_t buffer_bytes)
     f->s = sampler_create(&cfg, &err);
     if (!f->s)
         fail_msg("%s", err.msg);
-    f->s->mem = &f->g.mem;
+    f->s->mem = f->s->env.mem = &f->g.mem;
     /* The recording begins (sampler_attach does this for a real VM): the file takes its name,
      * where the tests read it as it grows. */
     if (hv_output_commit(&f->s->out, &err) < 0)
@@ -94,12 +93,42 @@ static int setup_with(void **state, uint64_t buffer_bytes)
     return 0;
 }
 
+/* The recording's source `name` (sampler/sources.c), or NULL when it does not run. */
+static struct sampler_source *source_named(struct sampler *s, const char *name)
+{
+    for (size_t i = 0; i < s->nsrc; i++)
+        if (!strcmp(s->src[i].ops->name, name))
+            return &s->src[i];
+    return NULL;
+}
+
+/* A recording without source `name`: destroyed and taken out of the table. */
+static void drop_source(struct sampler *s, const char *name)
+{
+    struct sampler_source *src = source_named(s, name);
+    assert_non_null(src);
+    src->ops->destroy(src->st);
+    size_t i = (size_t)(src - s->src);
+    memmove(&s->src[i], &s->src[i + 1], (s->nsrc - i - 1) * sizeof(s->src[0]));
+    s->nsrc--;
+}
+
+/* Source `name`'s summary lines into buf. */
+static void source_summary(struct sampler *s, const char *name, char *buf, size_t len)
+{
+    struct sampler_source *src = source_named(s, name);
+    assert_non_null(src);
+    FILE *mem = fmemopen(buf, len, "w");
+    src->ops->summary(src->st, &s->env, mem);
+    fclose(mem);
+}
+
 /* Without stack copies (sampler/exit/stack_copy.h): this guest has no unwind tables, so every
  * user walk would be copied and its stack written later. Those tests below use setup_copies. */
 static int setup(void **state)
 {
     int rc = setup_with(state, 1u << 20);
-    sampler_copies_free(((struct fx *)*state)->s);
+    drop_source(((struct fx *)*state)->s, "copied-stacks");
     return rc;
 }
 
@@ -111,7 +140,7 @@ static int setup_copies(void **state)
 static int setup_small_ring(void **state)
 {
     int rc = setup_with(state, 4096 * 8); /* the smallest ring: 4096 words */
-    sampler_copies_free(((struct fx *)*state)->s);
+    drop_source(((struct fx *)*state)->s, "copied-stacks");
     return rc;
 }
 
@@ -715,166 +744,104 @@ static void test_guest_tasks(void **state)
     f->s->os.ops = &guestos_generic_ops;
 }
 
-/* A scripted kernel and its modules: what the Linux layer would report. */
-static const struct guestos_symbol kernel_syms[] = {
-    {.addr = KCODE, .name = "schedule", .name_len = 8, .type = 'T'},
-    {.addr = KCODE + 0x800, .name = "", .name_len = 0, .type = 0},
+/* The recording's samples, joined with their completions (schema/join.h, as every reader
+ * joins them), each as its frames leaf first: the pc, the kernel stack, the user stack (the
+ * walk arrays' first entry, the pc again, dropped). Read with schema/decode.h: the recorder's
+ * tests read what it wrote without the report library. */
+struct rec_sample {
+    uint8_t cpl;
+    uint32_t n;
+    uint64_t addr[2 * EXIT_MAX_FRAMES + 1];
 };
-static const struct guestos_kernel the_kernel = {
-    .release = "6.1.0-test",
-    .text_start = KCODE,
-    .text_end = KCODE + 0x800,
-    .syms = kernel_syms,
-    .nsyms = 2,
-    .how = "scripted",
+struct rec_samples {
+    size_t n;
+    struct rec_sample v[64];
 };
-#define MOD_A 0xffffffffc0100000ull
-#define MOD_B 0xffffffffc0300000ull
-static struct guestos_kmodule mods[3];
-static unsigned nmods;
-static unsigned symbol_calls;
 
-static int scripted_discover_kernel(struct guestos *os, const struct gmem *mem,
-                                    const struct guestos_kernel **out, struct hv_err *err)
+static int collect(void *ctx, const struct hvfxt_join_sample *js, const uint64_t *addr,
+                   const uint32_t *flags, uint32_t n, struct hv_err *err)
 {
-    (void)os, (void)mem, (void)err;
-    *out = &the_kernel;
-    return 1;
+    (void)flags, (void)err;
+    struct rec_samples *out = ctx;
+    assert_true(out->n < 64);
+    struct rec_sample *r = &out->v[out->n++];
+    r->cpl = js->cpl;
+    r->n = 0;
+    for (uint32_t i = 0; i < js->n; i++)
+        r->addr[r->n++] = js->addr[i];
+    /* The join dropped the completion's first frame where the sample has its exact user pc. */
+    for (uint32_t i = 0; i < n; i++)
+        r->addr[r->n++] = addr[i];
+    return 0;
 }
 
-static int scripted_kernel_modules(struct guestos *os, const struct gmem *mem,
-                                   struct guestos_kmodule *out, size_t max, struct hv_err *err)
+static void load_recording(struct fx *f, struct rec_samples *out)
 {
-    (void)os, (void)mem, (void)err;
-    unsigned n = nmods < max ? nmods : (unsigned)max;
-    memcpy(out, mods, n * sizeof(*out));
-    return (int)n;
-}
-
-static long scripted_module_symbols(struct guestos *os, const struct gmem *mem,
-                                    const struct guestos_kmodule *m, guestos_symbol_fn fn,
-                                    void *ctx, struct hv_err *err)
-{
-    (void)os, (void)mem;
-    symbol_calls++;
-    if (!strcmp(m->name, "broken"))
-        return hv_errf(err, "its table cannot be read");
-    /* In table order, not address order, as a module's symtab is. */
-    struct guestos_symbol s[] = {
-        {.addr = m->text_start + 0x200, .name = "second_fn", .name_len = 9, .type = 'T'},
-        {.addr = m->text_start + 0x10, .name = "first_fn", .name_len = 8, .type = 't'},
-    };
-    for (unsigned i = 0; i < 2; i++)
-        if (fn(ctx, &s[i]))
-            break;
-    return 2;
-}
-
-/* Loaded kernel modules go into the recording once each, as "[name]" over their code in the
- * kernel's address space, with their symbols sorted and ending at the code's end; one whose
- * table cannot be read is recorded without symbols; the report names addresses in them. */
-/* The OS layer replaced by the scripted kernel, its modules and their symbols from `symbols`. */
-static void script_kernel(struct fx *f, struct guestos_ops *ops,
-                          long (*symbols)(struct guestos *, const struct gmem *,
-                                          const struct guestos_kmodule *, guestos_symbol_fn, void *,
-                                          struct hv_err *))
-{
-    *ops = *f->s->os.ops;
-    ops->discover_kernel = scripted_discover_kernel;
-    ops->kernel_modules = scripted_kernel_modules;
-    ops->kernel_module_symbols = symbols;
-    f->s->os.ops = ops;
-}
-
-static void test_kernel_modules(void **state)
-{
-    struct fx *f = *state;
-    struct guestos_ops ops;
-    script_kernel(f, &ops, scripted_module_symbols);
-    mods[0] = (struct guestos_kmodule){
-        .name = "kvm_amd", .text_start = MOD_A, .text_end = MOD_A + 0x1800};
-    mods[1] =
-        (struct guestos_kmodule){.name = "broken", .text_start = MOD_B, .text_end = MOD_B + 0x1000};
-    nmods = 2;
-    symbol_calls = 0;
-    assert_int_equal(sampler_drain_once(f->s, false), 0);
-    assert_int_equal(f->s->kmods.n, 2);
-    assert_int_equal(symbol_calls, 2);
-    assert_int_equal(f->s->kmods.unreadable, 1);
-    /* A module loaded later is found at the next look; those recorded are not read again. */
-    mods[2] = (struct guestos_kmodule){
-        .name = "brd", .text_start = MOD_B + 0x100000, .text_end = MOD_B + 0x102000};
-    nmods = 3;
-    assert_int_equal(sampler_drain_once(f->s, true), 0);
-    assert_int_equal(f->s->kmods.n, 3);
-    assert_int_equal(symbol_calls, 3);
-    assert_int_equal(f->s->kmods.symbols, 4);
-    char summary[1024] = "";
-    FILE *mem = fmemopen(summary, sizeof(summary), "w");
-    sampler_kmods_summary(f->s, mem);
-    fclose(mem);
-    assert_non_null(strstr(summary, "3 recorded with 4 code symbols"));
-    assert_non_null(strstr(summary, "1 without symbols"));
-
-    struct hv_err err;
+    struct hv_err err = {0};
     assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
     f->s->writer_open = false;
-    struct profile p;
-    profile_init(&p);
-    if (fxt_load_profile_file(f->path, &p, NULL, NULL, NULL, &err) < 0)
+    const void *buf;
+    size_t len;
+    if (fxtr_map_file(f->path, &buf, &len, &err) < 0)
         fail_msg("%s", err.msg);
-    const char *want[] = {"[kernel.kallsyms]", "[kvm_amd]", "[broken]", "[brd]"};
-    const uint64_t start[] = {KCODE, MOD_A, MOD_B, MOD_B + 0x100000};
-    for (unsigned w = 0; w < 4; w++) {
-        const struct prof_mapping *mp = NULL;
-        for (size_t i = 0; i < p.mappings.n; i++)
-            if (!strcmp(p.modules.v[p.mappings.v[i].module].name, want[w]))
-                mp = &p.mappings.v[i];
-        if (!mp)
-            fail_msg("no %s in the recording", want[w]);
-        assert_int_equal(mp->pid, PROF_PID_ANY);
-        assert_int_equal(mp->start, start[w]);
-        const struct symtab *st = p.modules.v[mp->module].src.table;
-        if (w == 2) {
-            assert_null(st);
+    struct hvfxt_join j;
+    out->n = 0;
+    assert_int_equal(hvfxt_join_init(&j, collect, out, &err), 0);
+    struct fxtr_reader r;
+    fxtr_init(&r, buf, len);
+    struct hvfxt_record *x = malloc(sizeof(*x));
+    static uint64_t addr[2 * EXIT_MAX_FRAMES + 1];
+    static uint32_t flags[2 * EXIT_MAX_FRAMES + 1];
+    int rc;
+    while ((rc = hvfxt_next(&r, x, &err)) == 1) {
+        if (x->kind != HVFXT_REC_SAMPLE)
+            continue;
+        const struct hvfxt_sample_view *v = &x->u.sample;
+        uint32_t n = 0;
+        if (v->fields & HVFXT_SF_PC)
+            addr[n++] = v->pc;
+        for (uint32_t i = 0; (v->fields & HVFXT_SF_KERNEL_STACK) && i < v->kernel_stack.n; i++)
+            if (i || !(v->fields & HVFXT_SF_PC) || fxtr_word(v->kernel_stack, 0) != v->pc)
+                addr[n++] = fxtr_word(v->kernel_stack, i);
+        uint32_t user_from = n;
+        for (uint32_t i = 0; (v->fields & HVFXT_SF_USER_STACK) && i < v->user_stack.n; i++)
+            if (i || v->cpl == 0 || !(v->fields & HVFXT_SF_PC) ||
+                fxtr_word(v->user_stack, 0) != v->pc)
+                addr[n++] = fxtr_word(v->user_stack, i);
+        if (v->fields & HVFXT_SF_CONTINUATION_COMPLETION) {
+            assert_int_equal(hvfxt_join_complete(&j, v->completion, addr, flags, n, &err), 0);
             continue;
         }
-        assert_non_null(st);
-        if (w == 0)
-            continue;
-        const struct sym *sy = symtab_lookup(st, MOD_A + 0x20 - MOD_A);
-        assert_non_null(sy);
-        assert_string_equal(symtab_name(st, sy), "first_fn");
-        sy = symtab_lookup(st, 0x300);
-        assert_non_null(sy);
-        assert_string_equal(symtab_name(st, sy), "second_fn");
-        /* Past the module's code: nothing. */
-        assert_null(symtab_lookup(st, (w == 1 ? 0x1800 : 0x2000) + 0x10));
+        struct hvfxt_join_sample js = {.ts = v->ts,
+                                       .pid = v->pid,
+                                       .tid = v->tid,
+                                       .vcpu = (uint32_t)v->vcpu,
+                                       .cpl = (uint8_t)v->cpl,
+                                       .addr = addr,
+                                       .flags = flags,
+                                       .n = n,
+                                       .entry_pc = n > user_from || (v->cpl && n > 0)};
+        if (v->fields & HVFXT_SF_CONTINUATION)
+            assert_int_equal(hvfxt_join_partial(&j, v->continuation, &js, &err), 0);
+        else
+            assert_int_equal(collect(out, &js, NULL, NULL, 0, &err), 0);
     }
-    profile_free(&p);
-    f->s->os.ops = &guestos_generic_ops;
-}
-
-/* The recording as `report` reads it (the writer closed): its samples, joined. */
-static void load_recording(struct fx *f, struct profile *p)
-{
-    struct hv_err err;
-    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
-    f->s->writer_open = false;
-    profile_init(p);
-    if (fxt_load_profile_file(f->path, p, NULL, NULL, NULL, &err) < 0)
+    if (rc < 0)
         fail_msg("%s", err.msg);
+    assert_int_equal(hvfxt_join_flush(&j, &err), 0);
+    hvfxt_join_free(&j);
+    free(x);
+    fxtr_unmap_file(buf, len);
 }
 
 /* Sample i's frames, leaf first. */
-static void assert_profile_stack(const struct profile *p, size_t i, const uint64_t *want,
-                                 unsigned n)
+static void assert_rec_stack(const struct rec_samples *p, size_t i, const uint64_t *want,
+                             unsigned n)
 {
-    assert_true(i < p->samples.n);
-    const struct prof_sample *ps = &p->samples.v[i];
-    assert_int_equal(ps->nframes, n);
+    assert_true(i < p->n);
+    assert_int_equal(p->v[i].n, n);
     for (unsigned k = 0; k < n; k++)
-        assert_int_equal(p->frames.v[ps->first + k].addr, want[k]);
+        assert_int_equal(p->v[i].addr[k], want[k]);
 }
 
 /* A user walk that met code without tables (here: no map at all) is copied: the sample has its
@@ -895,13 +862,12 @@ static void test_copied_user_stack(void **state)
     assert_int_equal(sampler_drain_once(f->s, true), 0);
     assert_int_equal(f->s->core.v[0].copies.head, 1);
 
-    struct profile p;
+    static struct rec_samples p;
     load_recording(f, &p);
-    assert_int_equal(p.samples.n, 1);
+    assert_int_equal(p.n, 1);
     const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
-    assert_profile_stack(&p, 0, want, NFRAMES);
-    assert_int_equal(p.samples.v[0].cpl, PROF_CPL_USER);
-    profile_free(&p);
+    assert_rec_stack(&p, 0, want, NFRAMES);
+    assert_int_equal(p.v[0].cpl, 3);
 }
 
 /* A kernel sample whose user stack was walked at entry but met code without tables: the entry
@@ -918,13 +884,12 @@ static void test_copied_entry_stack(void **state)
     static const uint8_t zero[0x4000];
     assert_int_equal(gimg_write(&f->g, USTACK, zero, sizeof(zero)), 0);
     assert_int_equal(sampler_drain_once(f->s, true), 0);
-    struct profile p;
+    static struct rec_samples p;
     load_recording(f, &p);
-    assert_int_equal(p.samples.n, 1);
+    assert_int_equal(p.n, 1);
     const uint64_t want[2 * NFRAMES] = {KCODE + 8, kret[0], kret[1], kret[2],
                                         UCODE + 8, uret[0], uret[1], uret[2]};
-    assert_profile_stack(&p, 0, want, 2 * NFRAMES);
-    profile_free(&p);
+    assert_rec_stack(&p, 0, want, 2 * NFRAMES);
 }
 
 /* Copies that gain nothing over the walk at the exit (no tables ever come) stop after 16 in a
@@ -939,19 +904,16 @@ static void test_copies_stop_when_fruitless(void **state)
     assert_int_equal(f->s->core.v[0].st.copies, 16);
     assert_int_equal(f->s->core.v[0].st.completed, 16);
     char summary[1024] = "";
-    FILE *mem = fmemopen(summary, sizeof(summary), "w");
-    sampler_copies_summary(f->s, mem);
-    fclose(mem);
+    source_summary(f->s, "copied-stacks", summary, sizeof(summary));
     assert_non_null(strstr(summary, "stacks copied at the exit for code without unwind tables "
                                     "yet: 16, walked later 16 (0 with more frames"));
     assert_non_null(strstr(summary, "1 processes no longer copied"));
-    struct profile p;
+    static struct rec_samples p;
     load_recording(f, &p);
-    assert_int_equal(p.samples.n, 20);
+    assert_int_equal(p.n, 20);
     const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
-    for (size_t i = 0; i < p.samples.n; i++)
-        assert_profile_stack(&p, i, want, NFRAMES);
-    profile_free(&p);
+    for (size_t i = 0; i < p.n; i++)
+        assert_rec_stack(&p, i, want, NFRAMES);
 }
 
 /* A copy's wait ends at the first look at its process that began after it (that look found
@@ -967,7 +929,7 @@ static void test_copy_done_at_next_look(void **state)
     uint32_t proc = sv->copies.slot[0].proc;
     /* The drain's first pass looks at the new process (after the copy): the copy is done. */
     assert_int_equal(sampler_drain_once(f->s, false), 0);
-    assert_true(sampler_modules_looked(f->s, proc) > f->now);
+    assert_true(f->s->looked[proc - 1] > f->now);
     assert_int_equal(sv->copies.head, 1);
 
     sv->next_due_ns = hv_now_ns();
@@ -975,25 +937,22 @@ static void test_copy_done_at_next_look(void **state)
     assert_int_equal(sv->st.copies, 2);
     /* No look since (the next comes 0.1 s after the first at the earliest): it waits. */
     assert_int_equal(sampler_drain_once(f->s, false), 0);
-    assert_true(sampler_modules_looked(f->s, proc) < f->now);
+    assert_true(f->s->looked[proc - 1] < f->now);
     assert_int_equal(sv->copies.head, 1);
     assert_int_equal(sampler_drain_once(f->s, true), 0); /* the end: written as it is */
     assert_int_equal(sv->copies.head, 2);
 
     char summary[1024] = "";
-    FILE *mem = fmemopen(summary, sizeof(summary), "w");
-    sampler_copies_summary(f->s, mem);
-    fclose(mem);
+    source_summary(f->s, "copied-stacks", summary, sizeof(summary));
     assert_non_null(strstr(summary, "yet: 2, walked later 2 (0 with more frames than at the exit; "
                                     "1 still short after a look at their process, 0 after the 2 "
                                     "s wait)"));
-    struct profile p;
+    static struct rec_samples p;
     load_recording(f, &p);
-    assert_int_equal(p.samples.n, 2);
+    assert_int_equal(p.n, 2);
     const uint64_t want[NFRAMES] = {UCODE + 8, uret[0], uret[1], uret[2]};
-    for (size_t i = 0; i < p.samples.n; i++)
-        assert_profile_stack(&p, i, want, NFRAMES);
-    profile_free(&p);
+    for (size_t i = 0; i < p.n; i++)
+        assert_rec_stack(&p, i, want, NFRAMES);
 }
 
 /* Exit events' stacks (exit_stacks_due): every Nth with --exit-stacks-every N; by default
@@ -1031,69 +990,30 @@ static void test_exit_stacks_budget(void **state)
     assert_int_equal(sv->exit_budget_ns, 10000000);
 }
 
-/* A flood of forged modules, each with 2^16 symbols of 255-byte names (~19 MB of symbol
- * records apiece): with a 1 MiB metadata budget, the recording's metadata stays within it, the
- * first module's table is cut, the rest are recorded without symbols, every cut is counted, and
- * what was written still loads. */
-static long flood_symbols(struct guestos *os, const struct gmem *mem,
-                          const struct guestos_kmodule *m, guestos_symbol_fn fn, void *ctx,
-                          struct hv_err *err)
+/* A source that fails stops the recording like a write error, and its error names it: the
+ * kind stays (out of memory is not "cannot write"), the file's name only for a write error. */
+static int failing_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
+                        bool final, struct hv_err *err)
 {
-    (void)os, (void)mem, (void)err;
-    static char name[256];
-    memset(name, 'x', 255);
-    symbol_calls++;
-    long n = 0;
-    for (uint64_t i = 0; i < (1u << 16); i++, n++) {
-        struct guestos_symbol s = {
-            .addr = m->text_start + i * 16, .name = name, .name_len = 255, .type = 'T'};
-        if (fn(ctx, &s))
-            break;
-    }
-    return n;
+    (void)st, (void)env, (void)stage, (void)now, (void) final;
+    return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
 }
 
-static void test_metadata_budget(void **state)
+static void test_source_failure_named(void **state)
 {
     struct fx *f = *state;
-    struct guestos_ops ops;
-    script_kernel(f, &ops, flood_symbols);
-    f->s->meta =
-        (struct meta_budget){.max = 1u << 20, .w = &f->s->w, .not_meta = f->s->w.words_written * 8};
-    sampler_modules_budget(f->s->mods, &f->s->meta);
-    for (unsigned i = 0; i < 3; i++) {
-        mods[i] = (struct guestos_kmodule){.text_start = MOD_A + i * 0x100000,
-                                           .text_end = MOD_A + i * 0x100000 + 0x100000};
-        snprintf(mods[i].name, sizeof(mods[i].name), "forged%u", i);
-    }
-    nmods = 3;
-    symbol_calls = 0;
-    assert_int_equal(sampler_drain_once(f->s, true), 0);
-    assert_int_equal(f->s->kmods.n, 3);
-    /* The first table took its share (1/16 of the budget) and was cut; so were the others. */
-    assert_int_equal(f->s->meta.cut_symbol_tables, 3);
-    assert_true(meta_budget_used(&f->s->meta) <= f->s->meta.max);
-    assert_true(f->s->kmods.symbols > 0);
-    assert_true(f->s->kmods.symbols * 255 < (1u << 20));
-    /* Spend the rest: nothing more is read, only counted. */
-    f->s->meta.max = meta_budget_used(&f->s->meta);
-    mods[0].text_start += 0x10000000;
-    mods[0].text_end += 0x10000000;
-    unsigned calls = symbol_calls;
-    assert_int_equal(sampler_drain_once(f->s, true), 0);
-    assert_int_equal(symbol_calls, calls);       /* no room: its table is not read at all */
-    assert_int_equal(f->s->meta.cut_records, 1); /* nor is the module recorded */
-    assert_int_equal(f->s->meta.cut_symbol_tables, 4);
-
-    struct hv_err err;
-    assert_int_equal(fxt_writer_close(&f->s->w, &err), 0);
-    f->s->writer_open = false;
-    struct profile p;
-    profile_init(&p);
-    if (fxt_load_profile_file(f->path, &p, NULL, NULL, NULL, &err) < 0)
-        fail_msg("%s", err.msg);
-    profile_free(&p);
-    f->s->os.ops = &guestos_generic_ops;
+    static const struct rec_source_ops failing = {
+        .name = "failing",
+        .stages = REC_STAGE_BIT(REC_STAGE_GUEST),
+        .poll = failing_poll,
+    };
+    assert_true(f->s->nsrc < SAMPLER_MAX_SOURCES);
+    f->s->src[f->s->nsrc++] = (struct sampler_source){.ops = &failing};
+    assert_int_equal(sampler_drain_once(f->s, false), -1);
+    assert_string_equal(f->s->write_err.msg, "recorder source failing: out of memory");
+    assert_int_equal(hv_err_kind(&f->s->write_err), HV_ERR_NO_MEMORY);
+    assert_int_equal(sampler_drain_once(f->s, false), -1); /* stopped for good */
+    f->s->nsrc--;
 }
 
 int main(void)
@@ -1112,13 +1032,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_user_stack_deferred, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drops, setup_small_ring, teardown),
         cmocka_unit_test_setup_teardown(test_guest_tasks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kernel_modules, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_metadata_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copied_user_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copy_done_at_next_look, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_exit_stacks_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copied_entry_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copies_stop_when_fruitless, setup_copies, teardown),
+        cmocka_unit_test_setup_teardown(test_source_failure_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

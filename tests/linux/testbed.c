@@ -1575,7 +1575,7 @@ uint64_t tb_check_user_stacks(const struct tb_result *r, double min_exact, bool 
     if (!libc_named || libc_syms < 1000)
         fail_msg("%s: libc.so.6 is not named by its path with its dynamic symbols", r->name);
     /* Executables and the library hv_dlopen loaded by their guest paths, found by the modules'
-     * discovery in each address space, which user code run there starts (sampler/modules.c):
+     * discovery in each address space, which user code run there starts (sampler/sources/user_modules/user_modules.c):
      * judged where the run has samples in the code range the guest printed, enough for a look
      * to follow them. A program the guest scheduler gave no time in a slowed run (CI once saw
      * hv_dlopen with 0 ms) has nothing to be found by. */

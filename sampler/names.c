@@ -1,0 +1,96 @@
+/* The names of the guest's processes and threads in the recording (drain thread): each new
+ * identity of the exit core's tables gets its kernel object record before any sample that uses
+ * it is written, and another when its label changes (the guest renamed it, or its leader was
+ * seen); each new user address space then gets every source's first look (process_named: its
+ * modules), while the pass's slice lasts. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "sampler/sampler_priv.h"
+
+#define NAME_RECORD_COST 128u /* a kernel object record with a 64-byte name */
+
+/* A process's name and guest pid: what its label says, else its address space. */
+static void proc_name(const struct id_proc *p, uint32_t id, char *name, size_t len, int64_t *pid,
+                      uint32_t *seq)
+{
+    struct id_label_value v;
+    bool labelled = id_label_get(&p->label, &v);
+    *seq = labelled ? v.seq : 0;
+    *pid = labelled ? v.guest_id : -1;
+    if (labelled && v.comm[0])
+        snprintf(name, len, "%s", v.comm);
+    else
+        snprintf(name, len, "as%u cr3=0x%" PRIx64, id, p->info.cr3);
+}
+
+static void thread_name(const struct id_thread *t, uint32_t id, char *name, size_t len,
+                        int64_t *tid, uint32_t *seq)
+{
+    struct id_label_value v;
+    bool labelled = id_label_get(&t->label, &v);
+    *seq = labelled ? v.seq : 0;
+    *tid = labelled ? v.guest_id : -1;
+    if (labelled && v.comm[0])
+        snprintf(name, len, "%s", v.comm);
+    else
+        snprintf(name, len, "t%u fs=0x%" PRIx64, id, t->thread_key);
+}
+
+/* Label changed since the last record named it (read without the full copy first). */
+static bool relabelled(const struct id_label *l, uint32_t named_seq)
+{
+    uint32_t seq = atomic_load_explicit(&l->seq, memory_order_acquire);
+    return seq != named_seq && !(seq & 1);
+}
+
+/* New identities get their kernel object record; one whose label changed (the guest renamed it,
+ * or its leader was seen) gets another, which replaces the name from there on. */
+int sampler_name_identities(struct sampler *s, struct hv_err *err)
+{
+    char name[64];
+    for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
+        uint8_t state = s->proc_named[id - 1];
+        const struct id_proc *p = id_proc_at(s->core.ids, id);
+        if (!p)
+            continue;
+        if (!state || relabelled(&p->label, s->proc_seq[id - 1])) {
+            int64_t pid;
+            proc_name(p, id, name, sizeof(name), &pid, &s->proc_seq[id - 1]);
+            /* A first name always (samples refer to it); a new name within the budget. */
+            if ((!state || meta_budget_allows(&s->meta, NAME_RECORD_COST)) &&
+                hvfxt_write_guest_process(&s->w, id, name, pid, err) < 0)
+                return -1;
+            if (!state)
+                s->proc_named[id - 1] = state = 1;
+        }
+        if (state != 1)
+            continue;
+        /* Every source's first look at it (its modules): a guest showing a thousand new
+         * address spaces at once is looked at over many passes. */
+        int done = 1;
+        for (size_t i = 0; i < s->nsrc && done == 1; i++) {
+            const struct rec_source_ops *ops = s->src[i].ops;
+            if (ops->process_named &&
+                (done = ops->process_named(s->src[i].st, &s->env, id, p, err)) < 0) {
+                hv_err_prefix(err, "recorder source %s", ops->name);
+                return -1;
+            }
+        }
+        if (done == 1)
+            s->proc_named[id - 1] = 2;
+    }
+    for (uint32_t id = 1; id <= ID_MAX_THREADS; id++) {
+        const struct id_thread *t = id_thread_at(s->core.ids, id);
+        if (!t || (s->thread_named[id - 1] && !relabelled(&t->label, s->thread_seq[id - 1])))
+            continue;
+        int64_t tid;
+        thread_name(t, id, name, sizeof(name), &tid, &s->thread_seq[id - 1]);
+        if (s->thread_named[id - 1] && !meta_budget_allows(&s->meta, NAME_RECORD_COST))
+            continue;
+        if (hvfxt_write_guest_thread(&s->w, id, t->proc, name, tid, err) < 0)
+            return -1;
+        s->thread_named[id - 1] = 1;
+    }
+    return 0;
+}

@@ -178,15 +178,15 @@ static void dump_record(const struct hvfxt_record *x)
                    (m->flags & HVFXT_MAP_READ) ? 'r' : '-',
                    (m->flags & HVFXT_MAP_WRITE) ? 'w' : '-',
                    (m->flags & HVFXT_MAP_EXEC) ? 'x' : '-', m->ts);
-        } else if (x->kind == HVFXT_REC_PYCODE) {
-            const struct hvfxt_pycode_view *c = &x->u.pycode;
-            printf(" python-code pid=0x%" PRIx64 " code=0x%" PRIx64 " bytecode=0x%" PRIx64
-                   " qualname=",
-                   c->pid, c->code, c->bytecode);
-            put_str(c->qualname);
+        } else if (x->kind == HVFXT_REC_CODE) {
+            const struct hvfxt_code_view *c = &x->u.code;
+            printf(" runtime-code runtime=%u pid=0x%" PRIx64 " code=0x%" PRIx64 " base=0x%" PRIx64
+                   " name=",
+                   c->runtime, c->pid, c->code, c->base);
+            put_str(c->name);
             printf(" file=");
             put_str(c->filename);
-            printf(" firstline=%" PRId32 " linetable=%" PRIu32, c->firstlineno, c->linetable_len);
+            printf(" firstline=%" PRId32 " table=%" PRIu32, c->firstlineno, c->table_len);
         } else if (x->kind == HVFXT_REC_SYMBOLS) {
             /* The count and the first and last symbol: a record holds up to ~1000. */
             const struct hvfxt_symbols_view *v = &x->u.symbols;

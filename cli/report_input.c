@@ -46,7 +46,7 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
 {
     for (size_t i = 0; i < p->modules.n; i++) {
         const struct prof_module *m = &p->modules.v[i];
-        if (m->python) /* its names are the recording's code records */
+        if (m->runtime) /* its names are the recording's code records */
             continue;
         const struct symtab *t = sym_source_symtab(&m->src);
         if (t && !has_named(t) && m->src.file) {
@@ -197,8 +197,8 @@ int report_output_write(const char *cmd, const char *format_name, bool binary, i
     bool to_file = path && strcmp(path, "-");
     struct hv_output o = {.fd = -1, .dirfd = -1};
     if (to_file) {
-        if (hv_output_open(&o, dirfd, path, flags & REPORT_OUT_FORCE ? HV_OUTPUT_FORCE : 0,
-                           &err) < 0) {
+        if (hv_output_open(&o, dirfd, path, flags & REPORT_OUT_FORCE ? HV_OUTPUT_FORCE : 0, &err) <
+            0) {
             fprintf(stderr, "%s: %s\n", cmd, err.msg);
             return 1;
         }
@@ -272,9 +272,9 @@ int report_dir_open(struct report_dir *d, const char *cmd, const char *name, uns
 int report_dir_write(const struct report_dir *d, const char *format_name, bool binary,
                      const char *file, report_output_fn write, void *ctx)
 {
-    int status = report_output_write(d->cmd, format_name, binary, d->fd, file,
-                                     REPORT_OUT_QUIET | (d->force ? REPORT_OUT_FORCE : 0), write,
-                                     ctx);
+    int status =
+        report_output_write(d->cmd, format_name, binary, d->fd, file,
+                            REPORT_OUT_QUIET | (d->force ? REPORT_OUT_FORCE : 0), write, ctx);
     if (status == 0 && !d->quiet)
         fprintf(stderr, "%s: wrote %.*s%s%s\n", d->cmd, (int)d->len, d->name,
                 d->len == 1 && d->name[0] == '/' ? "" : "/", file);

@@ -151,23 +151,34 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
             hvfxt_walk_user_stop(s->walk) != HVFXT_STOP_DEFERRED) /* not the entry PC alone */
             l->p->callers[1][hvfxt_walk_user_caller(s->walk)]++;
     }
-    if (reserve(l, 3 + (size_t)s->kernel_stack.n + s->user_stack.n + s->py_stack.n) < 0)
+    if (reserve(l, 3 + (size_t)s->kernel_stack.n + s->user_stack.n + s->py_stack.n +
+                       s->rt_stack.n) < 0)
         return -1;
-    /* Python frames first, as they were recorded (two entries each): profile_symbolize()
-     * merges them into the native stack (report/profile_python.c). */
-    if (s->fields & HVFXT_SF_PYTHON_STACK) {
+    /* Runtime frames first, as they were recorded (two entries each): profile_symbolize() has
+     * their runtime merge them into the native stack (runtime/runtime.h). An older
+     * recording's python_stack holds Python's. */
+    struct fxtr_words rt = s->py_stack;
+    unsigned runtime = HVFXT_RUNTIME_PYTHON;
+    uint32_t from = 0;
+    if (s->fields & HVFXT_SF_RUNTIME_STACK) {
+        rt = s->rt_stack;
+        runtime = (unsigned)fxtr_word(rt, 0); /* checked by the decoder */
+        from = 1;
+    }
+    if (s->fields & (HVFXT_SF_RUNTIME_STACK | HVFXT_SF_PYTHON_STACK)) {
         uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : HVFXT_KOID_KERNEL_PROCESS;
-        for (uint32_t i = 0; i + 1 < s->py_stack.n; i += 2) {
+        uint32_t id = PROF_FRAME_RT_RAW | PROF_FRAME_RT_ID_OF(runtime);
+        for (uint32_t i = from; i + 1 < rt.n; i += 2) {
             /* Bound to the code object's record so far (its address may name another later). */
-            uint64_t word = fxtr_word(s->py_stack, i);
-            int64_t code = profile_pycode_latest(l->p, pid, word & HVFXT_PY_CODE_MASK);
-            l->addr[n] = code >= 0 ? (uint64_t)code : word & HVFXT_PY_CODE_MASK;
-            l->flags[n++] = PROF_FRAME_PY_RAW | (code >= 0 ? PROF_FRAME_PY_CODE : 0) |
-                            ((word & HVFXT_PY_ENTRY) ? PROF_FRAME_PY_ENTRY : 0);
-            l->addr[n] = fxtr_word(s->py_stack, i + 1);
-            l->flags[n++] = PROF_FRAME_PY_RAW;
+            uint64_t word = fxtr_word(rt, i);
+            int64_t code = profile_code_latest(l->p, runtime, pid, word & HVFXT_RT_CODE_MASK);
+            l->addr[n] = code >= 0 ? (uint64_t)code : word & HVFXT_RT_CODE_MASK;
+            l->flags[n++] = id | (code >= 0 ? PROF_FRAME_RT_CODE : 0) |
+                            ((word & HVFXT_RT_ENTRY) ? PROF_FRAME_RT_ENTRY : 0);
+            l->addr[n] = fxtr_word(rt, i + 1);
+            l->flags[n++] = id;
         }
-        l->st->python_samples += n > 0;
+        l->st->runtime_samples += n > 0;
     }
     if (off_event) {
         /* The leaf: the thread's state, named by the recording's HVFXT_OFF_CPU_MODULE. */
@@ -492,17 +503,11 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
             if (on_symbols(&l, &x->u.symbols) < 0)
                 goto done;
             continue;
-        case HVFXT_REC_PYCODE: {
-            const struct hvfxt_pycode_view *c = &x->u.pycode;
-            struct prof_pycode_in in = {c->pid,          c->code,         c->bytecode,
-                                        c->firstlineno,  c->qualname.ptr, c->filename.ptr,
-                                        c->qualname.len, c->filename.len, c->linetable,
-                                        c->linetable_len};
-            if (profile_add_pycode(p, &in, l.err) < 0)
+        case HVFXT_REC_CODE:
+            if (profile_add_code(p, &x->u.code, l.err) < 0)
                 goto done;
-            st->python_codes++;
+            st->runtime_codes++;
             continue;
-        }
         case HVFXT_REC_LOSS:
             st->loss_records++;
             st->dropped += x->u.loss.dropped;

@@ -26,8 +26,8 @@ struct fxt_load_stats {
      * (profile.exits; docs/exits.md). */
     uint64_t exit_events_skipped, samples_skipped;
     uint64_t off_cpu_skipped; /* off-CPU records left out of a profile of samples */
-    uint64_t python_samples;  /* samples with Python frames */
-    uint64_t python_codes;    /* Python code records */
+    uint64_t runtime_samples; /* samples with a language runtime's frames (Python's) */
+    uint64_t runtime_codes;   /* runtime code records */
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

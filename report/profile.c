@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/files.h"
-#include "report/profile_maps.h"
 #include "report/profile_priv.h"
 #include "schema/schema.h"
 #include "common/hashidx.h"
@@ -43,7 +42,9 @@ void profile_free(struct profile *p)
     free(p->steal.v);
     prof_symbolize_index_free(p);
     prof_maps_index_free(p);
-    prof_python_free(p);
+    for (unsigned i = 0; i < HVFXT_RUNTIME_MAX; i++)
+        if (p->runtime[i].free)
+            p->runtime[i].free(p->runtime[i].data);
     memset(p, 0, sizeof(*p));
 }
 
@@ -107,93 +108,6 @@ char *prof_dup_printable(const char *name)
         if ((unsigned char)*q < 0x20 || *q == 0x7f)
             *q = '?';
     return c;
-}
-
-struct module_key {
-    const struct profile *p;
-    const char *name;
-    const uint8_t *build_id;
-    uint32_t build_id_len;
-    bool kernel;
-};
-
-static bool module_eq(const void *ctx, uint32_t idx)
-{
-    const struct module_key *k = ctx;
-    const struct prof_module *m = &k->p->modules.v[idx];
-    bool same = k->build_id_len ? m->build_id_len == k->build_id_len &&
-                                      !memcmp(m->build_id, k->build_id, k->build_id_len)
-                                : !m->build_id_len && !strcmp(m->name, k->name);
-    return same && m->kernel == k->kernel;
-}
-
-int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,
-                       uint32_t build_id_len, bool kernel, struct hv_err *err)
-{
-    if (build_id_len > ELF_BUILD_ID_MAX)
-        build_id_len = ELF_BUILD_ID_MAX;
-    if (!name || !*name)
-        name = kernel ? "[kernel]" : "[unknown]";
-    struct prof_maps_index *x = prof_maps_index(p);
-    if (!x)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    /* By key in a hash (a recording may name 10^5 modules: no scan per record). The name key
-     * is the name as given; a module found by build-id keeps its first name. */
-    struct module_key k = {p, name, build_id, build_id_len, kernel};
-    uint64_t h = prof_module_hash(name, build_id, build_id_len, kernel);
-    uint32_t found = hashidx_find(&x->mods, h, module_eq, &k);
-    if (found != HASHIDX_NONE)
-        return (int)found;
-    if (PROF_VEC_RESERVE(p->modules, err) < 0)
-        return -1;
-    struct prof_module *m = &p->modules.v[p->modules.n];
-    memset(m, 0, sizeof(*m));
-    if (!(m->name = prof_dup_printable(name)))
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    if (build_id_len)
-        memcpy(m->build_id, build_id, build_id_len);
-    m->build_id_len = build_id_len;
-    m->kernel = kernel;
-    if (hashidx_insert(&x->mods, h, (uint32_t)p->modules.n) < 0)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    return (int)p->modules.n++;
-}
-
-struct mapping_key {
-    const struct profile *p;
-    uint64_t pid, start, size;
-    uint32_t module;
-};
-
-static bool mapping_eq(const void *ctx, uint32_t idx)
-{
-    const struct mapping_key *k = ctx;
-    const struct prof_mapping *m = &k->p->mappings.v[idx];
-    return m->pid == k->pid && m->start == k->start && m->size == k->size && m->module == k->module;
-}
-
-int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_t size,
-                        uint64_t bias, uint64_t file_offset, uint32_t module, struct hv_err *err)
-{
-    if (module >= p->modules.n)
-        return hv_errf(err, "profile: mapping names unknown module %u", module);
-    if (size == 0)
-        return hv_errf(err, "profile: empty mapping at 0x%" PRIx64, start);
-    struct prof_maps_index *x = prof_maps_index(p);
-    if (!x)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    struct mapping_key k = {p, pid, start, size, module};
-    uint64_t h = prof_mapping_hash(pid, start, size, module);
-    uint32_t found = hashidx_find(&x->maps, h, mapping_eq, &k);
-    if (found != HASHIDX_NONE)
-        return (int)found; /* re-announced (e.g. discovery at every snapshot) */
-    if (PROF_VEC_RESERVE(p->mappings, err) < 0)
-        return -1;
-    p->mappings.v[p->mappings.n] =
-        (struct prof_mapping){pid, start, size, bias, file_offset, module, false};
-    if (hashidx_insert(&x->maps, h, (uint32_t)p->mappings.n) < 0)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    return (int)p->mappings.n++;
 }
 
 struct name_key {

@@ -11,6 +11,7 @@
 
 #include "common/err.h"
 #include "common/vector.h"
+#include "schema/schema.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/source.h"
 #include "symbolize/elf_symbols.h"
@@ -28,20 +29,27 @@
     2u /* a guest-kernel address: looked up in PROF_PID_ANY mappings (the                          \
         * test guest's kernel and its programs share low addresses, so the                         \
         * address alone cannot tell) */
-/* A Python frame as recorded (docs/python.md): two entries, the code word (schema/encode.h,
- * HVFXT_PY_*) then the frame's instruction pointer. The loader puts them before a sample's
- * native frames; profile_symbolize() merges them into the native stack as PROF_FRAME_PYTHON
- * frames (each _PyEval_EvalFrameDefault frame gives way to the Python frames it runs). */
-#define PROF_FRAME_PY_RAW 4u
-/* A Python frame: bits 8..31 of flags the code unit its instruction pointer is at
- * (PROF_PY_INDEX_NONE: unknown); addr its code object's address, or with PROF_FRAME_PY_CODE the
- * index of the Python code record that names it (the one before the sample in the recording:
- * an address a freed code object left is reused by another). */
-#define PROF_FRAME_PYTHON  8u
-#define PROF_FRAME_PY_CODE 16u
-/* On a recorded Python frame's first entry: the frame entered the evaluation loop from C. */
-#define PROF_FRAME_PY_ENTRY 32u
-#define PROF_PY_INDEX_NONE  0xffffffu
+/* A language runtime's frame as recorded (runtime/runtime.h): two entries, the code word
+ * (schema/encode.h, HVFXT_RT_*) then the frame's position; the runtime's id in bits 8..11 of
+ * both. The loader puts them before a sample's native frames; profile_symbolize() has the
+ * runtime's report half merge them into the native stack as PROF_FRAME_RUNTIME frames (for
+ * Python: each _PyEval_EvalFrameDefault frame gives way to the Python frames it runs). */
+#define PROF_FRAME_RT_RAW 4u
+/* A runtime's frame: its runtime's id in bits 8..11, bits 12..31 the position within its code
+ * the runtime's report half made of it (Python: the code unit; PROF_RT_INDEX_NONE: unknown);
+ * addr its code object's address, or with PROF_FRAME_RT_CODE the index of the code record
+ * that names it (the one before the sample in the recording: an address a freed code object
+ * left is reused by another). */
+#define PROF_FRAME_RUNTIME 8u
+#define PROF_FRAME_RT_CODE 16u
+/* On a recorded runtime frame's first entry: where the frames of one native frame end
+ * (HVFXT_RT_ENTRY; for Python the frame entered the evaluation loop from C). */
+#define PROF_FRAME_RT_ENTRY        32u
+#define PROF_RT_INDEX_NONE         0xfffffu
+#define PROF_FRAME_RT_ID(flags)    (((flags) >> 8) & 0xfu)
+#define PROF_FRAME_RT_ID_OF(id)    ((uint32_t)(id) << 8)
+#define PROF_FRAME_RT_INDEX(flags) ((flags) >> 12)
+#define PROF_FRAME_RT_INDEX_OF(ix) ((uint32_t)(ix) << 12)
 
 struct prof_frame {
     uint64_t addr;
@@ -78,7 +86,8 @@ struct prof_module {
     bool kernel;
     struct sym_source src; /* its symbols: a symbol file, kallsyms, the recording's (symbolize/) */
     bool has_functions;    /* at least one frame resolved to a function */
-    bool python;           /* a Python source file (its functions from code records) */
+    uint8_t runtime;       /* HVFXT_RUNTIME_*: a runtime's source file (functions from its
+                            * code records); 0 a native module */
 };
 
 struct prof_mapping {
@@ -113,7 +122,8 @@ struct prof_func {
     uint32_t module; /* PROF_NONE for raw addresses */
     char *file;      /* its source file from the module's DWARF (want_lines), NULL unknown */
     uint32_t start_line;
-    bool python; /* a Python function: name its qualified name, module and file its .py file */
+    uint8_t runtime; /* HVFXT_RUNTIME_*: a runtime's function (Python: its qualified name, module
+                      * and file its .py file); 0 native */
 };
 
 struct profile {
@@ -135,10 +145,15 @@ struct profile {
     uint64_t callers[2][16];
     char symbol_dir[512]; /* recorder's hint: where the guest's symbol files are */
     void *index;          /* private lookup state (hash tables) */
+    void *func_index;     /* private: functions by (name, module) (profile_funcs.c) */
     void *name_index;     /* private: names by (pid, tid) */
     void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
-    void *python;         /* private: the recording's Python code objects (profile_python.c) */
-    bool guest_ids;       /* some process or thread has a guest pid / tid */
+    /* private: each runtime's code records (its report half's), freed with its free */
+    struct {
+        void *data;
+        void (*free)(void *data);
+    } runtime[HVFXT_RUNTIME_MAX];
+    bool guest_ids; /* some process or thread has a guest pid / tid */
     /* profile_symbolize also looks up source lines in the symbol files' DWARF (for pprof's
      * -list; costs a DWARF scope lookup per distinct address). */
     bool want_lines;
@@ -177,23 +192,17 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
                      int64_t guest_id, struct hv_err *err);
 
-/* A Python code object of process `pid` (a Python code record, docs/python.md): the names are
- * copied (made printable), the location table too. A later record of the same address is
- * another code object there, for the samples after it. */
-struct prof_pycode_in {
-    uint64_t pid, code, bytecode;
-    int32_t firstlineno;
-    const char *qualname, *filename; /* not NUL-terminated */
-    size_t qualname_len, filename_len;
-    const uint8_t *linetable;
-    size_t linetable_len;
-};
-int profile_add_pycode(struct profile *p, const struct prof_pycode_in *c, struct hv_err *err);
-/* The index of the latest Python code record of (pid, code) so far, -1 if none (the loader binds
- * each sample's frames to it). */
-int64_t profile_pycode_latest(const struct profile *p, uint64_t pid, uint64_t code);
+/* A runtime code record (report/runtimes.c hands it to its runtime's report half): the names
+ * are copied (made printable), the position table too. A later record of the same address is
+ * another code object there, for the samples after it. A record of a runtime this report does
+ * not read is left (0). */
+struct hvfxt_code_view;
+int profile_add_code(struct profile *p, const struct hvfxt_code_view *c, struct hv_err *err);
+/* The index of runtime `runtime`'s latest code record of (pid, code) so far, -1 if none (the
+ * loader binds each sample's frames to it). */
+int64_t profile_code_latest(const struct profile *p, unsigned runtime, uint64_t pid, uint64_t code);
 
-/* The address a location stands for: its own, or for a Python frame its code object's (the
+/* The address a location stands for: its own, or for a runtime's frame its code object's (the
  * location's address is then the index of the code record). */
 uint64_t profile_loc_address(const struct profile *p, const struct prof_loc *l);
 

@@ -15,7 +15,6 @@ struct prof_maps_index {
 
 /* The index (created on first use), NULL when out of memory. */
 struct prof_maps_index *prof_maps_index(struct profile *p);
-void prof_maps_index_free(struct profile *p);
 
 /* hashidx hashes of the two keys. */
 uint64_t prof_module_hash(const char *name, const uint8_t *build_id, uint32_t build_id_len,
@@ -24,5 +23,3 @@ uint64_t prof_mapping_hash(uint64_t pid, uint64_t start, uint64_t size, uint32_t
 
 /* The first-added mapping of `pid` that holds addr, or PROF_NONE. O(log mappings). */
 uint32_t prof_find_mapping(struct profile *p, uint64_t pid, uint64_t addr);
-/* Mapping ids of `pid` in order of start (*n of them), NULL if none. */
-const uint32_t *prof_mappings_of(struct profile *p, uint64_t pid, size_t *n);

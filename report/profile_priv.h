@@ -1,15 +1,20 @@
-/* What profile.c and profile_symbolize.c share; private to report/. */
+/* What the profile model's files (profile.c, profile_funcs.c, profile_symbolize.c) and the
+ * runtimes' report halves share; private to the report library. */
 #pragma once
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "common/vector.h"
-#include "report/profile.h"
 
 /* Room for one more element of a profile vector, or -1 with the message. */
 #define PROF_VEC_RESERVE(vec, err)                                                                 \
     (vec_reserve(&(vec), 1) ? 0 : hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory"))
+
+struct prof_frame;
+struct profile;
 
 /* A copy of a name from a recording or a symbol file with its control characters (C0, DEL)
  * shown as '?': a hostile guest's names must not drive the terminal a report is printed on. */
@@ -24,14 +29,15 @@ static inline const char *prof_base_name(const char *s)
 
 /* profile_symbolize.c: frame fr of a sample of process pid to its location (fr->loc). */
 int prof_frame_resolve(struct profile *p, uint64_t pid, struct prof_frame *fr, struct hv_err *err);
-/* profile_symbolize.c: function `name` of module `module` (interned). */
+/* profile_funcs.c: function `name` of module `module` (interned), and the index's end (with
+ * the symbolization's). */
 int prof_intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err);
+void prof_funcs_index_free(struct profile *p);
 
-/* profile_python.c: a Python frame's location (its function, line), and the merge of each
- * sample's recorded Python frames into its native stack (after its native frames resolved). */
-int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *err);
-int prof_python_merge(struct profile *p, struct hv_err *err);
-void prof_python_free(struct profile *p);
+/* profile_maps.c: the modules' and mappings' index freed (profile_free); mapping ids of `pid`
+ * in order of start (*n of them), NULL if none. */
+void prof_maps_index_free(struct profile *p);
+const uint32_t *prof_mappings_of(struct profile *p, uint64_t pid, size_t *n);
 
 /* Drop the symbolization's location and function index (profile_symbolize() rebuilds it). */
 void prof_symbolize_index_free(struct profile *p);

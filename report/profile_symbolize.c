@@ -9,13 +9,13 @@
 #include "report/profile.h"
 #include "report/profile_maps.h"
 #include "report/profile_priv.h"
+#include "report/runtimes.h"
 #include "schema/schema.h"
 #include "common/hashidx.h"
 #include "symbolize/kallsyms.h"
 
 struct prof_index {
-    struct hashidx locs;  /* key (space, addr, flags & RA) */
-    struct hashidx funcs; /* key (name, module) */
+    struct hashidx locs; /* key (space, addr, flags & RA) */
 };
 
 void prof_symbolize_index_free(struct profile *p)
@@ -24,9 +24,9 @@ void prof_symbolize_index_free(struct profile *p)
     if (!ix)
         return;
     hashidx_free(&ix->locs);
-    hashidx_free(&ix->funcs);
     free(ix);
     p->index = NULL;
+    prof_funcs_index_free(p);
 }
 
 /* ---- symbols ---------------------------------------------------------------------------- */
@@ -61,7 +61,7 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
         struct prof_module *m = &p->modules.v[i];
         /* A symbol file of the same build wins over the symbols the recording carries (a
          * shared object's exported functions, a kernel's kallsyms): it has them all. */
-        if (sym_source_has_file(&m->src) || m->python)
+        if (sym_source_has_file(&m->src) || m->runtime)
             continue;
         int rc = sym_source_find(&m->src, sp, m->build_id, m->build_id_len, m->name, err);
         if (rc < 0)
@@ -128,42 +128,6 @@ static bool loc_eq(const void *ctx, uint32_t idx)
     return l->space == k->space && l->addr == k->addr && l->flags == k->ra;
 }
 
-struct func_key {
-    const struct profile *p;
-    const char *name;
-    uint32_t module;
-};
-
-static bool func_eq(const void *ctx, uint32_t idx)
-{
-    const struct func_key *k = ctx;
-    const struct prof_func *f = &k->p->funcs.v[idx];
-    return f->module == k->module && !strcmp(f->name, k->name);
-}
-
-int prof_intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err)
-{
-    struct prof_index *ix = p->index;
-    char *copy = prof_dup_printable(name); /* the key too: equal names stay one function */
-    if (!copy)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    struct func_key k = {p, copy, module};
-    uint64_t h = hashidx_u64(hashidx_bytes(HASHIDX_SEED, copy, strlen(copy)), module);
-    uint32_t f = hashidx_find(&ix->funcs, h, func_eq, &k);
-    if (f != HASHIDX_NONE) {
-        free(copy);
-        return (int)f;
-    }
-    if (PROF_VEC_RESERVE(p->funcs, err) < 0) {
-        free(copy);
-        return -1;
-    }
-    p->funcs.v[p->funcs.n] = (struct prof_func){.name = copy, .module = module};
-    if (hashidx_insert(&ix->funcs, h, (uint32_t)p->funcs.n) < 0)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
-    return (int)p->funcs.n++;
-}
-
 /* The location's source line, and its function's source file, from the module's symbol file's
  * DWARF (symbolize/source.h). A line number means a line of the function's file (pprof's Line
  * has no file of its own). */
@@ -182,9 +146,22 @@ static void source_line(struct profile *p, uint32_t f, struct prof_loc *l, const
 
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
 {
-    if (l->flags & PROF_FRAME_PYTHON)
-        return prof_python_resolve(p, l, err);
     char buf[SYMTAB_MAX_NAME_LEN + 64];
+    if (l->flags & PROF_FRAME_RUNTIME) {
+        int rc;
+        if (prof_runtime_resolve(p, l, &rc, err))
+            return rc;
+        /* A runtime this report does not read: its code object's address. */
+        l->mapping = PROF_NONE;
+        l->resolved = false;
+        snprintf(buf, sizeof(buf), "[runtime %u code 0x%" PRIx64 "]", PROF_FRAME_RT_ID(l->flags),
+                 l->addr);
+        int f = prof_intern_func(p, buf, PROF_NONE, err);
+        if (f < 0)
+            return -1;
+        l->func = (uint32_t)f;
+        return 0;
+    }
     l->mapping = prof_find_mapping(p, l->space, l->addr);
     l->resolved = false;
     l->func_off = 0;
@@ -225,20 +202,20 @@ static int ensure_index(struct profile *p, struct hv_err *err)
     if (!ix)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     hashidx_init(&ix->locs);
-    hashidx_init(&ix->funcs);
     p->index = ix;
     return 0;
 }
 
 int prof_frame_resolve(struct profile *p, uint64_t pid, struct prof_frame *fr, struct hv_err *err)
 {
-    if (fr->flags & PROF_FRAME_PY_RAW) { /* not a frame yet: prof_python_merge's */
+    if (fr->flags & PROF_FRAME_RT_RAW) { /* not a frame yet: its runtime's merge makes it one */
         fr->loc = PROF_NONE;
         return 0;
     }
     struct prof_index *ix = p->index;
-    /* The key: a return address or not, or a Python frame's whole flags (its code unit). */
-    uint32_t kind = (fr->flags & PROF_FRAME_PYTHON) ? fr->flags : fr->flags & PROF_FRAME_RA;
+    /* The key: a return address or not, or a runtime frame's whole flags (its runtime and its
+     * position). */
+    uint32_t kind = (fr->flags & PROF_FRAME_RUNTIME) ? fr->flags : fr->flags & PROF_FRAME_RA;
     struct loc_key k = {p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : pid, fr->addr, kind};
     uint64_t h = hashidx_u64(hashidx_u64(hashidx_u64(HASHIDX_SEED, k.space), k.addr), k.ra);
     uint32_t l = hashidx_find(&ix->locs, h, loc_eq, &k);
@@ -278,9 +255,19 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
             if (prof_frame_resolve(p, sm->pid, &p->frames.v[sm->first + i], err) < 0)
                 return -1;
     }
-    /* Then the Python frames take the place of the interpreter's (profile_python.c). */
-    if (prof_python_merge(p, err) < 0)
+    /* Then each runtime's frames take the place of its interpreter's (runtime/runtime.h: the
+     * report halves), and are resolved by their runtime. */
+    if (prof_runtimes_merge(p, err) < 0)
         return -1;
+    for (size_t s = 0; s < p->samples.n; s++) {
+        const struct prof_sample *sm = &p->samples.v[s];
+        for (uint32_t i = 0; i < sm->nframes; i++) {
+            struct prof_frame *fr = &p->frames.v[sm->first + i];
+            if ((fr->flags & PROF_FRAME_RUNTIME) && fr->loc == PROF_NONE &&
+                prof_frame_resolve(p, sm->pid, fr, err) < 0)
+                return -1;
+        }
+    }
     if (progress)
         progress(ctx, p->samples.n, p->samples.n);
     profile_name_processes_from_modules(p);

@@ -88,8 +88,8 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
                 if (l->mapping != PROF_NONE) {
                     const struct prof_module *m = &p->modules.v[p->mappings.v[l->mapping].module];
                     dso = m->kernel ? "[kernel.kallsyms]" : m->name;
-                } else if (p->funcs.v[l->func].python && p->funcs.v[l->func].module != PROF_NONE) {
-                    dso = p->modules.v[p->funcs.v[l->func].module].name; /* its .py file */
+                } else if (p->funcs.v[l->func].runtime && p->funcs.v[l->func].module != PROF_NONE) {
+                    dso = p->modules.v[p->funcs.v[l->func].module].name; /* its source file */
                 }
                 off = l->func_off;
                 resolved = l->resolved;

@@ -70,9 +70,9 @@ static const char *folded_safe(const char *src, char *buf, size_t len)
     return buf;
 }
 
-/* A Python frame's file's base name, made safe for a folded line. */
-static const char *python_file(const struct profile *p, const struct prof_frame *fr, char *buf,
-                               size_t len)
+/* A runtime frame's file's base name, made safe for a folded line. */
+static const char *runtime_file(const struct profile *p, const struct prof_frame *fr, char *buf,
+                                size_t len)
 {
     const char *file = "?";
     if (fr->loc < p->locs.n) {
@@ -104,10 +104,11 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
                 sbuf_add(&b, report_frame_name(p, fr, name, sizeof(name))) < 0 ||
                 (kernel_suffix && (fr->flags & PROF_FRAME_KERNEL) && sbuf_add(&b, "_[k]") < 0))
                 goto oom;
-            /* A Python function says its file, as py-spy's and Austin's stacks do. */
-            if ((fr->flags & PROF_FRAME_PYTHON) &&
+            /* A runtime's function says its file, as py-spy's and Austin's stacks do. */
+            if ((fr->flags & PROF_FRAME_RUNTIME) &&
                 (sbuf_add(&b, " (") < 0 ||
-                 sbuf_add(&b, python_file(p, fr, name, sizeof(name))) < 0 || sbuf_add(&b, ")") < 0))
+                 sbuf_add(&b, runtime_file(p, fr, name, sizeof(name))) < 0 ||
+                 sbuf_add(&b, ")") < 0))
                 goto oom;
         }
         struct key key = {out, b.v};

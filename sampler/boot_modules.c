@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 int sampler_modules_kernel_image(struct sampler *s, const char *name,

@@ -15,6 +15,8 @@
 
 #include "schema/recording.h"
 #include "sandbox/sandbox.h"
+#include "sampler/flight.h"
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 #define DRAIN_INTERVAL_NS 10000000ull /* 10 ms: at 4 kHz a vCPU commits ~40 records */

@@ -19,7 +19,7 @@ static void on_evict(void *ctx, const struct fxt_flight_record *r)
     struct sampler *s = ctx;
     if (r->provider == HVFXT_CONTROL_PROVIDER || r->provider > s->cfg.nvcpus)
         return;
-    struct fxt_ring_loss *o = &s->flight.over[r->provider - 1];
+    struct fxt_ring_loss *o = &s->flight->over[r->provider - 1];
     if (!o->dropped || r->ts < o->first_ts)
         o->first_ts = r->ts;
     if (r->ts > o->last_ts)
@@ -29,8 +29,9 @@ static void on_evict(void *ctx, const struct fxt_flight_record *r)
 
 int sampler_flight_init(struct sampler *s, struct hv_err *err)
 {
-    struct sampler_flight *f = &s->flight;
-    memset(f, 0, sizeof(*f));
+    struct sampler_flight *f = s->flight = calloc(1, sizeof(*f));
+    if (!f)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     f->over = calloc(s->cfg.nvcpus, sizeof(*f->over));
     f->kept = calloc(s->cfg.ring_keep + 1, sizeof(*f->kept));
     if (!f->over || !f->kept)
@@ -43,20 +44,22 @@ int sampler_flight_init(struct sampler *s, struct hv_err *err)
 
 void sampler_flight_destroy(struct sampler *s)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
+    if (!f)
+        return;
     fxt_flight_destroy(&f->buf);
     if (f->kept)
         for (unsigned i = 0; i < f->nkept; i++)
             free(f->kept[i]);
     free(f->kept);
     free(f->over);
-    f->kept = NULL;
-    f->over = NULL;
+    free(f);
+    s->flight = NULL;
 }
 
 long sampler_flight_drain_vcpu(struct sampler *s, unsigned vcpu, bool final, struct hv_err *err)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     struct fxt_ring *r = &s->core.v[vcpu].ring;
     uint32_t provider = hvfxt_vcpu_provider(vcpu);
     long moved = 0;
@@ -94,13 +97,13 @@ long sampler_flight_drain_vcpu(struct sampler *s, unsigned vcpu, bool final, str
 
 void sampler_flight_request(struct sampler *s)
 {
-    atomic_fetch_add_explicit(&s->flight.requests, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->flight->requests, 1, memory_order_relaxed);
 }
 
 /* The overwrite events, then the buffer, oldest first, into `w`. */
 static int write_buffer(struct sampler *s, struct fxt_writer *w, struct hv_err *err)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         if (!f->over[i].dropped)
             continue;
@@ -149,7 +152,7 @@ static const char *snap_name(const struct sampler *s, const char *path)
 /* Keep at most cfg.ring_keep snapshot files of this recording: the oldest goes. */
 static void keep_newest(struct sampler *s, const char *path)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     char *copy = strdup(path);
     if (!copy)
         return;
@@ -164,7 +167,7 @@ static void keep_newest(struct sampler *s, const char *path)
 
 static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     uint64_t t0 = hv_now_ns();
     char path[4096], part[4096 + 8];
     if (snapshot_path(s->cfg.out_path, path, sizeof(path)) < 0)
@@ -214,7 +217,7 @@ static int snapshot(struct sampler *s, const char *why, struct hv_err *err)
 
 void sampler_flight_snapshot(struct sampler *s, const char *why)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     struct hv_err err = {0};
     bool tty = !s->cfg.quiet && isatty(STDERR_FILENO);
     if (snapshot(s, why, &err) < 0) {
@@ -232,7 +235,7 @@ void sampler_flight_snapshot(struct sampler *s, const char *why)
 
 void sampler_flight_poll(struct sampler *s)
 {
-    struct sampler_flight *f = &s->flight;
+    struct sampler_flight *f = s->flight;
     unsigned asked = atomic_load_explicit(&f->requests, memory_order_relaxed);
     if (asked == f->served)
         return;

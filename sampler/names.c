@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 #define NAME_RECORD_COST 128u /* a kernel object record with a 64-byte name */

@@ -8,6 +8,8 @@
 
 #include "schema/recording.h"
 #include "common/output.h"
+#include "sampler/flight.h"
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 static const char *mode_name(enum sampler_mode m)
@@ -244,7 +246,7 @@ int sampler_write_stop_marker(struct sampler *s, struct fxt_writer *w, const cha
     sampler_get_totals(s, &t);
     uint64_t overwritten = 0;
     for (unsigned i = 0; s->flight_on && i < s->cfg.nvcpus; i++)
-        overwritten += s->flight.over[i].dropped;
+        overwritten += s->flight->over[i].dropped;
     struct fxt_arg args[] = {
         {.type = FXT_ARG_U64,
          .name = fxt_str_inline("samples"),
@@ -384,7 +386,7 @@ static void print_losses(const struct sampler *s, const struct sampler_totals *t
 /* What the flight recorder kept, let go and wrote. */
 static void sampler_print_flight(const struct sampler *s, FILE *out)
 {
-    const struct sampler_flight *f = &s->flight;
+    const struct sampler_flight *f = s->flight;
     uint64_t over = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++)
         over += f->over[i].dropped;

@@ -24,11 +24,10 @@
 #include "guestwalk/unwind.h"
 #include "guestwalk/walker.h"
 #include "sampler/exit/core.h"
-#include "sampler/flight.h"
 #include "sampler/parts/meta_budget.h"
 #include "sampler/parts/module_files.h"
 #include "sampler/parts/module_registry.h"
-#include "sampler/sampler.h"
+#include "sampler/source/config.h"
 #include "sampler/source/source.h"
 #include "schema/encode.h"
 #include "schema/recording.h"
@@ -55,6 +54,10 @@ enum sampler_state {
     SAMPLER_RUNNING,
     SAMPLER_FINISHED,
 };
+
+struct boot_kernel_image;
+struct sampler_flight;
+struct vm;
 
 /* The most sources one recording runs (the table's length, sampler/sources.c). */
 #define SAMPLER_MAX_SOURCES 16
@@ -107,10 +110,10 @@ struct sampler {
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
-    bool host_virtualized;        /* hvprof itself runs in a VM: timings are emulated */
-    bool flight_on;               /* cfg.ring_bytes: samples go to the flight recorder */
-    struct sampler_flight flight; /* drain thread's, but for its request counter */
-    const char *guest_stop;       /* sampler_guest_stopped's `why`, or NULL */
+    bool host_virtualized;         /* hvprof itself runs in a VM: timings are emulated */
+    bool flight_on;                /* cfg.ring_bytes: samples go to the flight recorder */
+    struct sampler_flight *flight; /* flight.h; the drain thread's, but for its request counter */
+    const char *guest_stop;        /* sampler_guest_stopped's `why`, or NULL */
 };
 
 /* The recording whose exit core `core` is. */

@@ -2,6 +2,8 @@
  * core's side of the interface: creating what a recording wants, calling each hook in table
  * order, naming a failing source in its error, and the core's queries the sources call. Adding
  * a source is its folder under sampler/sources/ and one row here (and in CMakeLists.txt). */
+#include "sampler/flight.h"
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 extern const struct rec_source_ops rec_source_off_cpu;
@@ -9,22 +11,22 @@ extern const struct rec_source_ops rec_source_kernel;
 extern const struct rec_source_ops rec_source_kernel_modules;
 extern const struct rec_source_ops rec_source_user_modules;
 extern const struct rec_source_ops rec_source_cfi;
-extern const struct rec_source_ops rec_source_python;
+extern const struct rec_source_ops rec_source_runtimes;
 extern const struct rec_source_ops rec_source_copied_stacks;
 extern const struct rec_source_ops rec_source_steal;
 extern const struct rec_source_ops rec_source_exit_events;
 
 /* The order is the summary's (the kernel, its modules, the user modules, their unwind tables,
- * the runtimes, copied stacks, exit events, off-CPU time), and it is also right where one
+ * the language runtimes, copied stacks, exit events, off-CPU time), and it is also right where one
  * source's output is another's input within a pass:
  * - REC_STAGE_GUEST: the kernel is described before its modules are read;
  * - a look's modules are recorded (user-modules), then every address_space hook sees them in
- *   this order: cfi's tables are published before python opens an interpreter;
+ *   this order: cfi's tables are published before a runtime opens its interpreter;
  * - REC_STAGE_DRAINED: the kernel's panic check comes before copied-stacks and steal, which a
  *   flight recorder (the only reader of a panic's snapshot) runs without. */
 const struct rec_source_ops *const rec_sources[] = {
     &rec_source_kernel,      &rec_source_kernel_modules, &rec_source_user_modules,
-    &rec_source_cfi,         &rec_source_python,         &rec_source_copied_stacks,
+    &rec_source_cfi,         &rec_source_runtimes,       &rec_source_copied_stacks,
     &rec_source_exit_events, &rec_source_off_cpu,        &rec_source_steal,
 };
 const size_t rec_nsources = sizeof(rec_sources) / sizeof(rec_sources[0]);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 
 static int make_timer(timer_t *t, pid_t tid, struct hv_err *err)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sampler/exit/continuation.h"
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 #include "sampler/parts/thread_sched.h"
 

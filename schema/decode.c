@@ -80,6 +80,15 @@ static int decode_sample(const struct fxtr_record *rec, struct words *k,
         order[i].stack->n = (uint32_t)v;
         k->i += v;
     }
+    /* Runtime frames: the runtime's id, then whole pairs (docs/fxt-samples.md). */
+    if (s->fields & HVFXT_SF_RUNTIME_STACK) {
+        uint64_t id = s->rt_stack.n ? fxtr_word(s->rt_stack, 0) : 0;
+        if (!id || id >= HVFXT_RUNTIME_MAX || !(s->rt_stack.n & 1))
+            return fxtr_record_error(rec, err,
+                                     "sample: runtime_stack of %u words, runtime %llu: not the "
+                                     "runtime's id and pairs",
+                                     s->rt_stack.n, (unsigned long long)id);
+    }
     return 0;
 }
 
@@ -168,27 +177,35 @@ bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uin
     return true;
 }
 
-static int decode_pycode(const struct fxtr_record *rec, struct words *k,
-                         struct hvfxt_pycode_view *c, struct hv_err *err)
+/* A runtime code record, or (python) an older recording's Python code record: the same
+ * without the runtime word. */
+static int decode_code(const struct fxtr_record *rec, struct words *k, bool python,
+                       struct hvfxt_code_view *c, struct hv_err *err)
 {
     memset(c, 0, sizeof(*c));
-    uint64_t first, lens;
-    if (!take(k, &c->pid) || !take(k, &c->code) || !take(k, &c->bytecode) || !take(k, &first) ||
-        !take(k, &lens))
-        return fxtr_record_error(rec, err, "python code: payload shorter than its five words");
+    const char *what = python ? "python code" : "runtime code";
+    uint64_t first, lens, runtime = HVFXT_RUNTIME_PYTHON;
+    if (!take(k, &c->pid) || (!python && !take(k, &runtime)) || !take(k, &c->code) ||
+        !take(k, &c->base) || !take(k, &first) || !take(k, &lens))
+        return fxtr_record_error(rec, err, "%s: payload shorter than its %u words", what,
+                                 python ? 5u : 6u);
+    if (!runtime || runtime >= HVFXT_RUNTIME_MAX)
+        return fxtr_record_error(rec, err, "%s: runtime %llu is not one", what,
+                                 (unsigned long long)runtime);
+    c->runtime = (uint8_t)runtime;
     if (first >> 32)
-        return fxtr_record_error(rec, err, "python code: reserved bits set in the line word");
+        return fxtr_record_error(rec, err, "%s: reserved bits set in the line word", what);
     c->firstlineno = (int32_t)(uint32_t)first;
     uint64_t ql = lens & 0xffff, fl = (lens >> 16) & 0xffff, tl = lens >> 32;
-    if (tl > HVFXT_PYCODE_LINETABLE_MAX)
-        return fxtr_record_error(rec, err, "python code: a location table of %llu bytes",
+    if (tl > HVFXT_CODE_TABLE_MAX)
+        return fxtr_record_error(rec, err, "%s: a position table of %llu bytes", what,
                                  (unsigned long long)tl);
     const uint8_t *q, *f;
-    if (!take_bytes(k, ql, &q) || !take_bytes(k, fl, &f) || !take_bytes(k, tl, &c->linetable))
-        return fxtr_record_error(rec, err, "python code: its names run past the payload");
-    c->qualname = (struct fxtr_string){(const char *)q, (uint32_t)ql};
+    if (!take_bytes(k, ql, &q) || !take_bytes(k, fl, &f) || !take_bytes(k, tl, &c->table))
+        return fxtr_record_error(rec, err, "%s: its names run past the payload", what);
+    c->name = (struct fxtr_string){(const char *)q, (uint32_t)ql};
     c->filename = (struct fxtr_string){(const char *)f, (uint32_t)fl};
-    c->linetable_len = (uint32_t)tl;
+    c->table_len = (uint32_t)tl;
     return 0;
 }
 
@@ -207,7 +224,7 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
 {
     unsigned bt = rec->u.blob.btype;
     if (bt != HVFXT_BLOB_SAMPLE && bt != HVFXT_BLOB_MODULE && bt != HVFXT_BLOB_MAPPING &&
-        bt != HVFXT_BLOB_SYMBOLS && bt != HVFXT_BLOB_PYCODE)
+        bt != HVFXT_BLOB_SYMBOLS && bt != HVFXT_BLOB_PYCODE && bt != HVFXT_BLOB_CODE)
         return 0; /* spec blob types (data, LBR, Perfetto) and others: not ours */
     if (rec->u.blob.size % 8)
         return fxtr_record_error(rec, err,
@@ -221,9 +238,9 @@ static int decode_blob(const struct fxtr_record *rec, struct hvfxt_record *x, st
     } else if (bt == HVFXT_BLOB_MODULE) {
         x->kind = HVFXT_REC_MODULE;
         rc = decode_module(rec, &k, &x->u.module, err);
-    } else if (bt == HVFXT_BLOB_PYCODE) {
-        x->kind = HVFXT_REC_PYCODE;
-        rc = decode_pycode(rec, &k, &x->u.pycode, err);
+    } else if (bt == HVFXT_BLOB_PYCODE || bt == HVFXT_BLOB_CODE) {
+        x->kind = HVFXT_REC_CODE;
+        rc = decode_code(rec, &k, bt == HVFXT_BLOB_PYCODE, &x->u.code, err);
     } else if (bt == HVFXT_BLOB_SYMBOLS) {
         x->kind = HVFXT_REC_SYMBOLS;
         rc = decode_symbols(rec, &k, &x->u.symbols, err);

@@ -24,7 +24,7 @@ struct hvfxt_sample_view {
     uint64_t fields;
     uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk, exit_site, exit_ns;
     uint64_t off_cpu_ns, task_state;
-    struct fxtr_words user_stack, kernel_stack, py_stack;
+    struct fxtr_words user_stack, kernel_stack, py_stack, rt_stack;
 };
 struct hvfxt_module_view {
     uint64_t id;
@@ -45,14 +45,16 @@ struct hvfxt_symbols_view {
  * *type is 0 and *name "" for an end marker. */
 bool hvfxt_symbols_next(const struct hvfxt_symbols_view *v, uint32_t *index, uint32_t *pos,
                         uint64_t *addr, char *type, const char **name, size_t *name_len);
-/* A Python code record (struct hvfxt_pycode), its streams pointing into the record. The names
- * are as recorded: a reader makes them printable. */
-struct hvfxt_pycode_view {
-    uint64_t pid, code, bytecode;
+/* A runtime code record (struct hvfxt_code), its streams pointing into the record; a Python
+ * code record of an older recording (blob 0x84) reads as one of runtime HVFXT_RUNTIME_PYTHON.
+ * The names are as recorded: a reader makes them printable. */
+struct hvfxt_code_view {
+    uint8_t runtime;
+    uint64_t pid, code, base;
     int32_t firstlineno;
-    struct fxtr_string qualname, filename;
-    const uint8_t *linetable;
-    uint32_t linetable_len;
+    struct fxtr_string name, filename;
+    const uint8_t *table;
+    uint32_t table_len;
 };
 struct hvfxt_loss_view {
     uint64_t dropped, vcpu, first_ts, last_ts;
@@ -66,7 +68,7 @@ enum hvfxt_rec_kind {
     HVFXT_REC_LOSS,
     HVFXT_REC_SYMBOLS,
     HVFXT_REC_OVERWRITE, /* the flight recorder's records_overwritten: u.loss, dropped = count */
-    HVFXT_REC_PYCODE,
+    HVFXT_REC_CODE,      /* a runtime code record (or an older recording's Python code record) */
 };
 
 struct hvfxt_record {
@@ -78,7 +80,7 @@ struct hvfxt_record {
         struct hvfxt_mapping mapping;
         struct hvfxt_loss_view loss;
         struct hvfxt_symbols_view symbols;
-        struct hvfxt_pycode_view pycode;
+        struct hvfxt_code_view code;
     } u;
 };
 

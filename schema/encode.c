@@ -5,7 +5,7 @@
 
 struct sample_plan {
     uint32_t fields;
-    uint32_t n_user, n_kernel, n_py;
+    uint32_t n_user, n_kernel, n_py, n_rt;
     uint64_t walk;
     size_t words;
 };
@@ -23,12 +23,19 @@ static void sample_plan(const struct hvfxt_sample *s, struct sample_plan *pl)
     pl->walk = s->walk;
     uint32_t nk = (pl->fields & HVFXT_SF_KERNEL_STACK) ? s->n_kernel : 0;
     uint32_t nu = (pl->fields & HVFXT_SF_USER_STACK) ? s->n_user : 0;
-    /* Python frames go whole (pairs, the innermost first), within their own bound. */
+    /* Runtime frames go whole (the id word, then pairs, the innermost first), within their own
+     * bound; so do an old recording's Python frames. */
     uint32_t np = (pl->fields & HVFXT_SF_PYTHON_STACK) ? s->n_py & ~1u : 0;
     if (np > 2 * HVFXT_SAMPLE_MAX_PY_FRAMES)
         np = 2 * HVFXT_SAMPLE_MAX_PY_FRAMES;
     pl->n_py = np;
-    size_t fixed = 2 + popcount_single_word_fields(pl->fields) + np;
+    uint32_t nr = (pl->fields & HVFXT_SF_RUNTIME_STACK) && s->n_rt ? 1 + ((s->n_rt - 1) & ~1u) : 0;
+    if (nr > 1 + 2 * HVFXT_SAMPLE_MAX_RT_FRAMES)
+        nr = 1 + 2 * HVFXT_SAMPLE_MAX_RT_FRAMES;
+    if (!nr)
+        pl->fields &= ~(uint32_t)HVFXT_SF_RUNTIME_STACK;
+    pl->n_rt = nr;
+    size_t fixed = 2 + popcount_single_word_fields(pl->fields) + np + nr;
     if (fixed + nk + nu > FXT_MAX_RECORD_WORDS) {
         if (!(pl->fields & HVFXT_SF_WALK)) {
             pl->fields |= HVFXT_SF_WALK;
@@ -111,14 +118,14 @@ bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts)
     }
 }
 
-bool hvfxt_record_python(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **py,
-                         uint32_t *n_py)
+bool hvfxt_record_runtime(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **rt,
+                          uint32_t *n_rt)
 {
     if (nwords < 2 || FXT_GET(FXT_REC_TYPE, words[0]) != FXT_RT_BLOB ||
         FXT_GET(FXT_BLOB_TYPE, words[0]) != HVFXT_BLOB_SAMPLE)
         return false;
     uint64_t f = words[1];
-    if (!(f & HVFXT_SF_PYTHON_STACK) || !(f & HVFXT_SF_PID) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
+    if (!(f & HVFXT_SF_RUNTIME_STACK) || !(f & HVFXT_SF_PID) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
         return false;
     /* The fields before it, in the table's order: a stack is its count and its words. */
     size_t at = 2;
@@ -136,10 +143,10 @@ bool hvfxt_record_python(const uint64_t *words, size_t nwords, uint64_t *pid, co
         uint64_t n = words[at++];
         if (n > nwords - at)
             return false;
-        if ((1ull << fi->bit) == HVFXT_SF_PYTHON_STACK) {
-            *py = words + at;
-            *n_py = (uint32_t)n;
-            return true;
+        if ((1ull << fi->bit) == HVFXT_SF_RUNTIME_STACK) {
+            *rt = words + at;
+            *n_rt = (uint32_t)n;
+            return n > 0;
         }
         at += n;
     }
@@ -285,30 +292,32 @@ size_t hvfxt_enc_marker(uint64_t *buf, size_t cap, const char *name, uint64_t ts
     return fxt_enc_event(buf, cap, &ev);
 }
 
-/* pid, code, bytecode; first line [0..31]; lengths: qualified name [0..15], file [16..31],
- * location table [32..63]; then the three byte streams (docs/fxt-samples.md). */
-size_t hvfxt_enc_pycode(uint64_t *buf, size_t cap, const struct hvfxt_pycode *c)
+/* pid, [runtime], code, base; first line [0..31]; lengths: name [0..15], file [16..31],
+ * position table [32..63]; then the three byte streams (docs/fxt-samples.md). */
+size_t hvfxt_enc_code(uint64_t *buf, size_t cap, const struct hvfxt_code *c, bool python_record)
 {
-    if (c->linetable_len > HVFXT_PYCODE_LINETABLE_MAX || (c->qualname_len && !c->qualname) ||
-        (c->filename_len && !c->filename) || (c->linetable_len && !c->linetable))
+    if (c->table_len > HVFXT_CODE_TABLE_MAX || (c->name_len && !c->name) ||
+        (c->filename_len && !c->filename) || (c->table_len && !c->table) ||
+        (python_record && c->runtime != HVFXT_RUNTIME_PYTHON) || !c->runtime)
         return 0;
-    size_t payload = 5 + fxt_stream_words(c->qualname_len) + fxt_stream_words(c->filename_len) +
-                     fxt_stream_words(c->linetable_len);
+    size_t payload = (python_record ? 5 : 6) + fxt_stream_words(c->name_len) +
+                     fxt_stream_words(c->filename_len) + fxt_stream_words(c->table_len);
     size_t n = 1 + payload;
     if (n > cap || n > FXT_MAX_RECORD_WORDS)
         return 0;
     uint64_t *p = buf;
-    *p++ = fxt_blob_header_words(HVFXT_BLOB_PYCODE, payload);
+    *p++ = fxt_blob_header_words(python_record ? HVFXT_BLOB_PYCODE : HVFXT_BLOB_CODE, payload);
     *p++ = c->pid;
+    if (!python_record)
+        *p++ = c->runtime;
     *p++ = c->code;
-    *p++ = c->bytecode;
+    *p++ = c->base;
     *p++ = (uint32_t)c->firstlineno;
-    *p++ = (uint64_t)c->qualname_len | (uint64_t)c->filename_len << 16 |
-           (uint64_t)c->linetable_len << 32;
-    fxt_put_stream(p, c->qualname, c->qualname_len);
-    p += fxt_stream_words(c->qualname_len);
+    *p++ = (uint64_t)c->name_len | (uint64_t)c->filename_len << 16 | (uint64_t)c->table_len << 32;
+    fxt_put_stream(p, c->name, c->name_len);
+    p += fxt_stream_words(c->name_len);
     fxt_put_stream(p, c->filename, c->filename_len);
     p += fxt_stream_words(c->filename_len);
-    fxt_put_stream(p, c->linetable, c->linetable_len);
+    fxt_put_stream(p, c->table, c->table_len);
     return n;
 }

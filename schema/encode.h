@@ -36,22 +36,31 @@ struct hvfxt_sample {
      * running, the nanoseconds it spent off its CPU that this record accounts for, and its
      * state (enum hvfxt_task_state). */
     uint64_t off_cpu_ns, task_state;
-    /* The Python frames the sampled thread runs (docs/python.md): n_py words, two per frame,
-     * innermost first: the code object's address (bit 63: the frame entered the evaluation
-     * loop from C) and the frame's instruction pointer. */
+    /* Recordings before runtime_stack: the Python frames (n_py words, two per frame). Only
+     * tests that write such a recording set it; the recorder writes runtime_stack. */
     const uint64_t *py_stack;
     uint32_t n_py;
+    /* The frames of the language runtime the sampled thread runs (docs/fxt-samples.md,
+     * "Runtime frames"): n_rt words, the runtime's id (HVFXT_RUNTIME_*) then two per frame,
+     * innermost first: a code word (HVFXT_RT_*) and the frame's position in that code. */
+    const uint64_t *rt_stack;
+    uint32_t n_rt;
 };
 /* Most frames a sample can hold in total (both stacks together). */
 #define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - HVFXT_SF_COUNT)
-/* Python frames a sample holds at most (two words each); the encoder keeps the innermost. */
-#define HVFXT_SAMPLE_MAX_PY_FRAMES 256
-/* A Python frame's code word: bit 63, the frame entered the evaluation loop from C; bit 62, on
- * the outermost frame, more frames were left out beyond it (the recorder's bound). The
- * address is in bits 0..61 (a user address). */
-#define HVFXT_PY_ENTRY     (1ull << 63)
-#define HVFXT_PY_CUT       (1ull << 62)
-#define HVFXT_PY_CODE_MASK (HVFXT_PY_CUT - 1)
+/* Runtime frames a sample holds at most (two words each); the encoder keeps the innermost. */
+#define HVFXT_SAMPLE_MAX_RT_FRAMES 256
+#define HVFXT_SAMPLE_MAX_PY_FRAMES HVFXT_SAMPLE_MAX_RT_FRAMES
+/* A runtime frame's code word: bit 63, where the runtime's frames of one native frame end (for
+ * Python: the frame entered the evaluation loop from C); bit 62, on the outermost frame, more
+ * frames were left out beyond it (the recorder's bound). The code object's address is in bits
+ * 0..61 (a user address). python_stack's words are the same. */
+#define HVFXT_RT_ENTRY     (1ull << 63)
+#define HVFXT_RT_CUT       (1ull << 62)
+#define HVFXT_RT_CODE_MASK (HVFXT_RT_CUT - 1)
+#define HVFXT_PY_ENTRY     HVFXT_RT_ENTRY
+#define HVFXT_PY_CUT       HVFXT_RT_CUT
+#define HVFXT_PY_CODE_MASK HVFXT_RT_CODE_MASK
 
 struct hvfxt_module {
     uint64_t id;
@@ -60,21 +69,26 @@ struct hvfxt_module {
     const uint8_t *build_id;
     uint16_t build_id_len; /* bytes, <= 255 */
 };
-/* A Python code object a sample's python_stack names (docs/fxt-samples.md, "Python code
- * record"): in guest process `pid` (koid) at `code`, its qualified name, file and first line,
- * and what gives a frame's line: its bytecode's address (a frame's instruction pointer less it,
- * halved, is the code unit the location table is indexed by) and the location table itself
- * (CPython 3.11+'s co_linetable; empty: lines unknown). */
-struct hvfxt_pycode {
-    uint64_t pid, code, bytecode;
+/* A code object of a language runtime that samples' runtime_stack names (docs/fxt-samples.md,
+ * "Runtime code record"): of runtime `runtime` (HVFXT_RUNTIME_*) in guest process `pid`
+ * (koid) at `code`, its name, file and first line, and what gives a frame's line: the base a
+ * frame's position is taken from and the runtime's own position table (empty: lines unknown).
+ * For Python: the qualified name, co_filename, co_firstlineno, the bytecode's address (a
+ * frame's instruction pointer less it, halved, is the code unit) and CPython 3.11+'s
+ * co_linetable. A recording before runtime records has Python's own (blob 0x84, the same
+ * without `runtime`). */
+struct hvfxt_code {
+    uint8_t runtime;
+    uint64_t pid, code, base;
     int32_t firstlineno;
-    const char *qualname, *filename;
-    uint16_t qualname_len, filename_len;
-    const uint8_t *linetable;
-    uint32_t linetable_len;
+    const char *name, *filename;
+    uint16_t name_len, filename_len;
+    const uint8_t *table;
+    uint32_t table_len;
 };
-/* Bytes of location table a record carries at most (a larger table is left out: no lines). */
-#define HVFXT_PYCODE_LINETABLE_MAX 16384
+/* Bytes of position table a record carries at most (a larger table is left out: no lines). */
+#define HVFXT_CODE_TABLE_MAX       16384
+#define HVFXT_PYCODE_LINETABLE_MAX HVFXT_CODE_TABLE_MAX
 struct hvfxt_mapping {
     uint64_t pid, module_id, start, size, vaddr, flags, ts;
     /* The file offset of `start` when the recorder knows it (a user image's p_offset); else
@@ -96,13 +110,16 @@ struct hvfxt_symbol {
 size_t hvfxt_sample_words(const struct hvfxt_sample *s);
 size_t hvfxt_enc_sample(uint64_t *buf, size_t cap, const struct hvfxt_sample *s);
 size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m);
-/* An encoded sample record's guest process (koid) and Python frames (python_stack's words),
- * as the drain thread names them; false when it has none or is not a sample. */
-bool hvfxt_record_python(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **py,
-                         uint32_t *n_py);
+/* An encoded sample record's guest process (koid) and runtime frames (runtime_stack's words:
+ * the runtime's id, then the frames), as the drain thread names them; false when it has none
+ * or is not a sample. */
+bool hvfxt_record_runtime(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **rt,
+                          uint32_t *n_rt);
 size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m);
-/* 0 when it cannot be encoded (a location table over HVFXT_PYCODE_LINETABLE_MAX). */
-size_t hvfxt_enc_pycode(uint64_t *buf, size_t cap, const struct hvfxt_pycode *c);
+/* 0 when it cannot be encoded (a position table over HVFXT_CODE_TABLE_MAX). `python_record`:
+ * the record of recordings before runtime records (blob 0x84, runtime 1 only), for tests that
+ * write one. */
+size_t hvfxt_enc_code(uint64_t *buf, size_t cap, const struct hvfxt_code *c, bool python_record);
 /* As many of syms[0..n) as fit into one record of at most `cap` words; *taken says how many.
  * 0 (and *taken 0) if not even the first fits, or a symbol is malformed (a name over
  * HVFXT_SYMBOL_NAME_MAX, a NUL or non-printable byte in it, a named symbol without a type). */

@@ -124,12 +124,13 @@ int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struc
     return emit_control(w, hvfxt_enc_module(w->scratch, FXT_MAX_RECORD_WORDS, m), err);
 }
 
-int hvfxt_write_pycode(struct fxt_writer *w, const struct hvfxt_pycode *c, struct hv_err *err)
+int hvfxt_write_code(struct fxt_writer *w, const struct hvfxt_code *c, struct hv_err *err)
 {
-    size_t n = hvfxt_enc_pycode(w->scratch, FXT_MAX_RECORD_WORDS, c);
+    size_t n = hvfxt_enc_code(w->scratch, FXT_MAX_RECORD_WORDS, c, false);
     if (!n)
-        return hv_errf(
-            err, "Python code record: the code object at 0x%" PRIx64 " cannot be encoded", c->code);
+        return hv_errf(err,
+                       "runtime code record: the code object at 0x%" PRIx64 " cannot be encoded",
+                       c->code);
     return emit_control(w, n, err);
 }
 

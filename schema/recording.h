@@ -42,7 +42,8 @@ int hvfxt_write_marker(struct fxt_writer *w, const char *name, uint64_t ts,
                        const struct fxt_arg *args, unsigned nargs, struct hv_err *err);
 int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struct hv_err *err);
 int hvfxt_write_mapping(struct fxt_writer *w, const struct hvfxt_mapping *m, struct hv_err *err);
-int hvfxt_write_pycode(struct fxt_writer *w, const struct hvfxt_pycode *c, struct hv_err *err);
+/* A runtime code record (blob 0x85). */
+int hvfxt_write_code(struct fxt_writer *w, const struct hvfxt_code *c, struct hv_err *err);
 /* syms[0..n) of module `module_id`, in as many symbol records as they need. */
 int hvfxt_write_symbols(struct fxt_writer *w, uint64_t module_id, const struct hvfxt_symbol *syms,
                         size_t n, struct hv_err *err);

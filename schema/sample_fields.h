@@ -5,9 +5,10 @@
  * hvfxt_sample_view (schema/decode.h), and whatever its meaning needs where it is used.
  *
  * RFC-0274 fields first (bits 0..5), then hvprof's extensions in the RFC's reserved bits
- * (6..15). Present fields follow the flags word in bit order: a WORD is one u64, a STACK a
- * count word and that many return addresses, the WALK word one u64 that the encoder may set
- * itself (a stack cut to fit the record says so there).
+ * (6..16; bit 15, python_stack, is only read: recordings before runtime_stack wrote it). Present
+ * fields follow the flags word in bit order: a WORD is one u64, a STACK a count word and that many
+ * return addresses, the WALK word one u64 that the encoder may set itself (a stack cut to fit the
+ * record says so there).
  *
  *   X(NAME, bit, member, stack count member or _, shape, wire name, dump label, dump format) */
 #pragma once
@@ -29,7 +30,8 @@
     X(EXIT_NS, 12, exit_ns, _, WORD, "exit_ns", "exit_ns", DEC)                                    \
     X(OFF_CPU_NS, 13, off_cpu_ns, _, WORD, "off_cpu_ns", "off_cpu_ns", DEC)                        \
     X(TASK_STATE, 14, task_state, _, WORD, "task_state", "state", DEC)                             \
-    X(PYTHON_STACK, 15, py_stack, n_py, STACK, "python_stack", "pystack", FRAMES)
+    X(PYTHON_STACK, 15, py_stack, n_py, STACK, "python_stack", "pystack", FRAMES)                  \
+    X(RUNTIME_STACK, 16, rt_stack, n_rt, STACK, "runtime_stack", "rtstack", FRAMES)
 
 /* fields_bitflags: HVFXT_SF_<NAME> = 1 << bit. */
 #define HVFXT_SF_ENUM_(NAME, bit, member, count, shape, wire, label, fmt)                          \

@@ -19,10 +19,20 @@ enum hvfxt_blob_type {
     HVFXT_BLOB_MODULE = 0x81,  /* an ELF module: id, build id, name */
     HVFXT_BLOB_MAPPING = 0x82, /* a module mapped into a guest address space */
     HVFXT_BLOB_SYMBOLS = 0x83, /* symbols of a module (a guest kernel's, from its memory) */
-    HVFXT_BLOB_PYCODE = 0x84,  /* a Python code object of a guest process (docs/python.md) */
+    HVFXT_BLOB_PYCODE = 0x84,  /* a Python code object (recordings before runtime records) */
+    HVFXT_BLOB_CODE = 0x85,    /* a language runtime's code object of a guest process */
 };
 
 /* fields_bitflags of a sample: schema/sample_fields.h, the one table of the sample's fields. */
+
+/* The language runtimes whose frames a recording holds (runtime_stack's first word, a runtime
+ * code record's runtime): one id each, never reused (docs/fxt-samples.md, "Runtime frames").
+ * Which runtimes hvprof reads is runtime/runtimes.h. */
+enum hvfxt_runtime {
+    HVFXT_RUNTIME_NONE = 0,
+    HVFXT_RUNTIME_PYTHON = 1, /* CPython 3.11+ (docs/python.md) */
+    HVFXT_RUNTIME_MAX = 16,   /* ids are below this */
+};
 
 /* Walk status word: why each stack walk stopped, and whether frames were cut. */
 #define HVFXT_WALK_KERNEL_SHIFT        0            /* [0..7] kernel-walk stop reason */

@@ -1,7 +1,9 @@
-/* Python frames in reports (report/profile_python.c, docs/python.md): a recording written with
- * the recorder's encoders, with an interpreter module whose _PyEval_EvalFrameDefault runs two
- * chains of Python frames (one entered from C through a builtin), Python code records with
- * location tables; the merged stacks, names, files and lines are pinned exactly. */
+/* Python frames in reports (python/report/, docs/python.md): a recording written with the
+ * recorder's encoders, with an interpreter module whose _PyEval_EvalFrameDefault runs two
+ * chains of Python frames (one entered from C through a builtin), code records with location
+ * tables; the merged stacks, names, files and lines are pinned exactly. Twice: as the recorder
+ * writes it now (runtime_stack, runtime code records) and as recordings before runtime records
+ * hold it (python_stack, Python code records), which still load the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include "fxt/encode.h"
 #include "report/fxt_load.h"
 #include "report/report_stacks.h"
+#include "schema/decode.h"
 #include "schema/encode.h"
 #include "rec_buf.h"
 
@@ -30,19 +33,41 @@
  * the first line, four on the next. */
 static const uint8_t table[] = {0xe8 | 3, 0, 0xe8 | 3, 2};
 
+static bool old_format; /* the recording as before runtime records */
+
 static void pycode(struct buf *b, uint64_t code, const char *name, int32_t first)
 {
-    struct hvfxt_pycode c = {.pid = PID,
-                             .code = code,
-                             .bytecode = code + BC,
-                             .firstlineno = first,
-                             .qualname = name,
-                             .qualname_len = (uint16_t)strlen(name),
-                             .filename = "/py/t.py",
-                             .filename_len = 8,
-                             .linetable = table,
-                             .linetable_len = sizeof(table)};
-    put(b, hvfxt_enc_pycode(b->w + b->n, CAP(b), &c));
+    struct hvfxt_code c = {.runtime = HVFXT_RUNTIME_PYTHON,
+                           .pid = PID,
+                           .code = code,
+                           .base = code + BC,
+                           .firstlineno = first,
+                           .name = name,
+                           .name_len = (uint16_t)strlen(name),
+                           .filename = "/py/t.py",
+                           .filename_len = 8,
+                           .table = table,
+                           .table_len = sizeof(table)};
+    put(b, hvfxt_enc_code(b->w + b->n, CAP(b), &c, old_format));
+}
+
+/* A sample's Python frames in the recording's format: python_stack's words as they are, or
+ * runtime_stack's, the runtime's id first. */
+static uint64_t rt_words[1 + 2 * 16];
+static void with_frames(struct hvfxt_sample *s, const uint64_t *py, uint32_t n)
+{
+    s->fields &= ~(uint64_t)(HVFXT_SF_PYTHON_STACK | HVFXT_SF_RUNTIME_STACK);
+    if (old_format) {
+        s->fields |= HVFXT_SF_PYTHON_STACK;
+        s->py_stack = py;
+        s->n_py = n;
+        return;
+    }
+    rt_words[0] = HVFXT_RUNTIME_PYTHON;
+    memcpy(rt_words + 1, py, n * sizeof(*py));
+    s->fields |= HVFXT_SF_RUNTIME_STACK;
+    s->rt_stack = rt_words;
+    s->n_rt = 1 + n;
 }
 
 static void build(struct buf *b)
@@ -86,16 +111,15 @@ static void build(struct buf *b)
                      CODE2, CODE2 + BC + 4,  CODE3 | HVFXT_PY_ENTRY, CODE3 + BC + 14};
     struct hvfxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
                                        HVFXT_SF_USER_STACK | HVFXT_SF_VCPU | HVFXT_SF_CPL |
-                                       HVFXT_SF_PC | HVFXT_SF_PYTHON_STACK,
+                                       HVFXT_SF_PC,
                              .pid = PID,
                              .tid = 0x40000001,
                              .ts = 100,
                              .user_stack = us,
                              .n_user = 5,
                              .cpl = 3,
-                             .pc = 0x404010,
-                             .py_stack = py,
-                             .n_py = 8};
+                             .pc = 0x404010};
+    with_frames(&s, py, 8);
     put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &s));
     /* 2: in the guest kernel with no user stack: the Python frames at the root end; one code
      * object without a record. */
@@ -103,16 +127,15 @@ static void build(struct buf *b)
     uint64_t py2[] = {CODE4, CODE4 + BC, CODE3 | HVFXT_PY_ENTRY, CODE3 + BC};
     struct hvfxt_sample k = {.fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS |
                                        HVFXT_SF_VCPU | HVFXT_SF_CPL | HVFXT_SF_PC |
-                                       HVFXT_SF_KERNEL_STACK | HVFXT_SF_PYTHON_STACK,
+                                       HVFXT_SF_KERNEL_STACK,
                              .pid = PID,
                              .tid = 0x40000001,
                              .ts = 200,
                              .cpl = 0,
                              .pc = 0xffffffff81000100ull,
                              .kernel_stack = ks,
-                             .n_kernel = 1,
-                             .py_stack = py2,
-                             .n_py = 4};
+                             .n_kernel = 1};
+    with_frames(&k, py2, 4);
     put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &k));
     /* 3: another code object at through_c's address (its record first), run by an evaluation
      * loop while a second one was just entered at the leaf (its frame not current yet): the
@@ -126,8 +149,7 @@ static void build(struct buf *b)
     s.pc = 0x402010;
     s.user_stack = us3;
     s.n_user = 3;
-    s.py_stack = py3;
-    s.n_py = 2;
+    with_frames(&s, py3, 2);
     put(b, hvfxt_enc_sample(b->w + b->n, CAP(b), &s));
 }
 
@@ -138,7 +160,7 @@ static const char *fname(const struct profile *p, const struct prof_sample *s, u
     assert_true(fr->loc < p->locs.n);
     const struct prof_loc *l = &p->locs.v[fr->loc];
     *line = l->line;
-    *python = p->funcs.v[l->func].python;
+    *python = p->funcs.v[l->func].runtime == HVFXT_RUNTIME_PYTHON;
     return p->funcs.v[l->func].name;
 }
 
@@ -160,8 +182,8 @@ static void test_merge(void **state)
     struct hv_err err;
     profile_init(&p);
     assert_int_equal(fxt_load_profile(b.w, b.n * 8, &p, &st, NULL, NULL, &err), 0);
-    assert_int_equal(st.python_codes, 5);
-    assert_int_equal(st.python_samples, 3);
+    assert_int_equal(st.runtime_codes, 5);
+    assert_int_equal(st.runtime_samples, 3);
     assert_int_equal(profile_symbolize(&p, NULL, NULL, &err), 0);
     assert_int_equal(p.samples.n, 3);
 
@@ -190,7 +212,7 @@ static void test_merge(void **state)
     assert_string_equal(key->file, "/py/t.py");
     assert_int_equal(key->start_line, 20);
     assert_string_equal(p.modules.v[key->module].name, "/py/t.py");
-    assert_true(p.modules.v[key->module].python);
+    assert_int_equal(p.modules.v[key->module].runtime, HVFXT_RUNTIME_PYTHON);
 
     /* The kernel sample: its kernel frames, then the Python frames (one unnamed). */
     s = &p.samples.v[1];
@@ -229,50 +251,108 @@ static void test_merge(void **state)
     profile_free(&p);
 }
 
-/* The record's own codec: what the encoder writes, the decoder gives back; a location table
- * over the bound is refused. */
-static void test_pycode_record(void **state)
+/* What a recording starts with before its records: the magic, a provider and its section. */
+static size_t prefix(uint64_t *w, size_t cap)
+{
+    size_t n = fxt_enc_magic(w, cap);
+    n += fxt_enc_provider_info(w + n, cap - n, 0, "hvprof", 6);
+    n += fxt_enc_provider_section(w + n, cap - n, 0);
+    n += fxt_enc_init(w + n, cap - n, 1000000000ull);
+    return n;
+}
+
+/* The record's own codec: what the encoder writes, the decoder gives back, in both formats; a
+ * position table over the bound is refused; a runtime_stack without its runtime's id is a
+ * malformed record. */
+static void test_code_record(void **state)
 {
     (void)state;
     uint64_t w[64];
-    struct hvfxt_pycode c = {.pid = PID,
-                             .code = CODE1,
-                             .bytecode = CODE1 + BC,
-                             .firstlineno = 20,
-                             .qualname = "C.key",
-                             .qualname_len = 5,
-                             .filename = "/py/t.py",
-                             .filename_len = 8,
-                             .linetable = table,
-                             .linetable_len = sizeof(table)};
-    size_t n = hvfxt_enc_pycode(w, 64, &c);
-    assert_int_equal(n, 1 + 5 + 1 + 1 + 1);
-    struct hvfxt_pycode big = c;
-    big.linetable_len = HVFXT_PYCODE_LINETABLE_MAX + 1;
-    assert_int_equal(hvfxt_enc_pycode(w, 64, &big), 0);
-    uint64_t sw[16];
-    uint64_t py[] = {CODE1 | HVFXT_PY_ENTRY, CODE1 + BC};
-    struct hvfxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_BOOT_TS | HVFXT_SF_PYTHON_STACK,
+    struct hvfxt_code c = {.runtime = HVFXT_RUNTIME_PYTHON,
+                           .pid = PID,
+                           .code = CODE1,
+                           .base = CODE1 + BC,
+                           .firstlineno = 20,
+                           .name = "C.key",
+                           .name_len = 5,
+                           .filename = "/py/t.py",
+                           .filename_len = 8,
+                           .table = table,
+                           .table_len = sizeof(table)};
+    for (int old = 0; old < 2; old++) {
+        size_t m = prefix(w, 64);
+        size_t n = hvfxt_enc_code(w + m, 64 - m, &c, old);
+        assert_int_equal(n, 1 + (old ? 5 : 6) + 1 + 1 + 1);
+        struct fxtr_reader r;
+        fxtr_init(&r, w, (m + n) * 8);
+        struct hvfxt_record x;
+        struct hv_err err;
+        for (int k = 0; k < 4; k++)
+            assert_int_equal(hvfxt_next(&r, &x, &err), 1); /* the prefix's */
+        if (hvfxt_next(&r, &x, &err) != 1)
+            fail_msg("%s", err.msg);
+        assert_int_equal(x.kind, HVFXT_REC_CODE);
+        assert_int_equal(x.u.code.runtime, HVFXT_RUNTIME_PYTHON);
+        assert_int_equal(x.u.code.pid, PID);
+        assert_int_equal(x.u.code.code, CODE1);
+        assert_int_equal(x.u.code.base, CODE1 + BC);
+        assert_int_equal(x.u.code.firstlineno, 20);
+        assert_true(fxtr_str_is(x.u.code.name, "C.key"));
+        assert_true(fxtr_str_is(x.u.code.filename, "/py/t.py"));
+        assert_int_equal(x.u.code.table_len, sizeof(table));
+        fxtr_free(&r);
+    }
+    struct hvfxt_code big = c;
+    big.table_len = HVFXT_CODE_TABLE_MAX + 1;
+    assert_int_equal(hvfxt_enc_code(w, 64, &big, false), 0);
+    struct hvfxt_code other = c;
+    other.runtime = 2;
+    assert_int_equal(hvfxt_enc_code(w, 64, &other, true), 0); /* 0x84 is Python's only */
+    uint64_t sw[32];
+    uint64_t rt[] = {HVFXT_RUNTIME_PYTHON, CODE1 | HVFXT_RT_ENTRY, CODE1 + BC};
+    struct hvfxt_sample s = {.fields = HVFXT_SF_PID | HVFXT_SF_BOOT_TS | HVFXT_SF_RUNTIME_STACK,
                              .pid = PID,
                              .ts = 5,
-                             .py_stack = py,
-                             .n_py = 2};
-    size_t sn = hvfxt_enc_sample(sw, 16, &s);
+                             .rt_stack = rt,
+                             .n_rt = 3};
+    size_t sn = hvfxt_enc_sample(sw, 32, &s);
     uint64_t pid;
     const uint64_t *got;
     uint32_t ng;
-    assert_true(hvfxt_record_python(sw, sn, &pid, &got, &ng));
+    assert_true(hvfxt_record_runtime(sw, sn, &pid, &got, &ng));
     assert_int_equal(pid, PID);
-    assert_int_equal(ng, 2);
-    assert_int_equal(got[0], CODE1 | HVFXT_PY_ENTRY);
-    assert_false(hvfxt_record_python(sw, 2, &pid, &got, &ng));
+    assert_int_equal(ng, 3);
+    assert_int_equal(got[0], HVFXT_RUNTIME_PYTHON);
+    assert_int_equal(got[1], CODE1 | HVFXT_RT_ENTRY);
+    assert_false(hvfxt_record_runtime(sw, 2, &pid, &got, &ng));
+    /* Not a runtime's id: the decoder refuses the record. */
+    rt[0] = 0;
+    size_t m = prefix(sw, 32);
+    sn = hvfxt_enc_sample(sw + m, 32 - m, &s);
+    struct fxtr_reader r;
+    fxtr_init(&r, sw, (m + sn) * 8);
+    struct hvfxt_record x;
+    struct hv_err err;
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(hvfxt_next(&r, &x, &err), 1); /* the prefix's */
+    assert_int_equal(hvfxt_next(&r, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "runtime_stack"));
+    fxtr_free(&r);
+}
+
+static void test_merge_old_recording(void **state)
+{
+    old_format = true;
+    test_merge(state);
+    old_format = false;
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_pycode_record),
+        cmocka_unit_test(test_merge_old_recording),
+        cmocka_unit_test(test_code_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

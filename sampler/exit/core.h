@@ -25,8 +25,8 @@
 #include "sampler/exit/cfi_maps.h"
 #include "sampler/exit/id_table.h"
 #include "sampler/exit/mode.h"
-#include "sampler/exit/py_stack.h"
-#include "sampler/exit/stack_copy.h"
+#include "runtime/runtime.h"
+#include "sampler/exit/copy_queue.h"
 #include "schema/encode.h"
 #include "vmm/vcpu.h"
 
@@ -86,9 +86,9 @@ struct vcpu_stats {
     /* User stacks copied for a walk later (stack_copy.h); walks that wanted a copy but found
      * the queue full. */
     uint64_t copies, copies_full;
-    /* Samples that carried Python frames (py_stack.h), those frames, the samples of processes
-     * with an interpreter (each read for them), and the time those reads took (ns). */
-    uint64_t py_samples, py_frames, py_reads, t_py;
+    /* Samples that carried runtime frames (runtime_stack.h), those frames, the samples of
+     * processes with a runtime published (its exit half's reads), and their time. */
+    uint64_t rt_samples, rt_frames, rt_reads, t_rt;
     /* Exit events recorded, those with the guest's stacks, and hvprof's time on them (ns). */
     uint64_t exit_events, exit_stacks, t_exit_events;
     /* The VMM's own count of the exits it handled, by kind (vmm/exit_sites.h), copied at the
@@ -99,14 +99,15 @@ struct vcpu_stats {
     uint64_t t_samples; /* exits the totals above cover */
     uint64_t cpu_ns;    /* the vCPU thread's CPU time (guest time included), at its stop */
     /* Steal time: the vCPU thread runnable but not running on the host, and the wall time it
-     * covers, from its start to its stop (sampler/parts/thread_sched.h; 0 and false where /proc does
-     * not say). wait0_ns and wall0_ns are the values at its start. */
+     * covers, from its start to its stop (sampler/parts/thread_sched.h; 0 and false where /proc
+     * does not say). wait0_ns and wall0_ns are the values at its start. */
     uint64_t steal_ns, wall_ns, wait0_ns, wall0_ns;
     bool steal_known;
     int sched_fd; /* the thread's own schedstat, opened at its start (read again at its stop,
                    * when a confined vCPU thread may open nothing; -1: none) */
     /* The vCPU thread's host tid, stored (release) once wait0_ns is set: the drain thread then
-     * reads the thread's run-queue wait as it goes (sampler/sources/steal/steal_timeline.c). 0: not yet. */
+     * reads the thread's run-queue wait as it goes (sampler/sources/steal/steal_timeline.c). 0: not
+     * yet. */
     _Atomic int host_tid;
 };
 
@@ -114,6 +115,8 @@ struct exit_core;
 
 /* One vCPU's exit-path state. The recorder sets it up before the vCPU runs (its ring, walker,
  * timers, period) and reads its counters and ring; the vCPU thread alone writes the rest. */
+struct exit_runtimes; /* runtime_stack.h */
+
 struct exit_vcpu {
     struct exit_core *core;
     unsigned index;
@@ -139,18 +142,18 @@ struct exit_vcpu {
     struct vcpu_stats st;
     uint64_t frames_k[EXIT_MAX_FRAMES];
     uint64_t frames_u[EXIT_MAX_FRAMES];
-    uint64_t py[2 * EXIT_PY_MAX_FRAMES]; /* this stop's Python frames (py_stack.h) */
-    uint32_t n_py;                       /* words of py */
+    uint64_t rt[1 + 2 * RUNTIME_MAX_FRAMES]; /* this stop's runtime frames (runtime_stack.h) */
+    uint32_t n_rt;                           /* words of rt */
     _Atomic bool stopped;
 };
 
 /* The exit path's view of a recording: set up by the recorder, read by every vCPU thread. */
 struct exit_core {
     struct exit_config cfg;
-    const struct guestos *os;          /* what the guest's OS tells (identify, unwind) */
-    struct id_table *ids;              /* guest identities, shared with the drain thread */
-    const struct exit_cfi_maps *cfi;   /* published unwind maps; NULL: frame pointers only */
-    const struct exit_py_runtimes *py; /* published Python interpreters; NULL: none read */
+    const struct guestos *os;        /* what the guest's OS tells (identify, unwind) */
+    struct id_table *ids;            /* guest identities, shared with the drain thread */
+    const struct exit_cfi_maps *cfi; /* published unwind maps; NULL: frame pointers only */
+    const struct exit_runtimes *rt;  /* published language runtimes; NULL: none read */
     struct exit_vcpu *v;
     unsigned nvcpus;
 };

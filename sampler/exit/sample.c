@@ -6,6 +6,8 @@
 #include "guestwalk/cfi_unwind.h"
 #include "sampler/exit/continuation.h"
 #include "sampler/exit/core.h"
+#include "sampler/exit/runtime_stack.h"
+#include "sampler/exit/stack_copy.h"
 
 /* The walk word stores guestwalk's leaf cases as they are (schema/schema.h, enum hvfxt_caller). */
 _Static_assert((int)GW_LEAF_ENTRY == (int)HVFXT_CALLER_ENTRY &&
@@ -71,14 +73,14 @@ static void mark_event(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
     smp->exit_ns = sv->event.host_ns;
 }
 
-/* This stop's Python frames (exit_take read them), on its sample. */
-static void add_python(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
+/* This stop's runtime frames (exit_take read them), on its sample. */
+static void add_runtime(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
 {
-    if (!sv->n_py)
+    if (!sv->n_rt)
         return;
-    smp->fields |= HVFXT_SF_PYTHON_STACK;
-    smp->py_stack = sv->py;
-    smp->n_py = sv->n_py;
+    smp->fields |= HVFXT_SF_RUNTIME_STACK;
+    smp->rt_stack = sv->rt;
+    smp->n_rt = sv->n_rt;
 }
 
 /* Copy the user stack just walked for a walk later, when the walk met code the process's map
@@ -104,7 +106,8 @@ static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc
     c->tid = tid;
     c->ts = now;
     exit_copy_commit(sv);
-    /* Its code has no tables yet: ask the drain thread to look soon (sampler/sources/user_modules/user_modules.c). */
+    /* Its code has no tables yet: ask the drain thread to look soon
+     * (sampler/sources/user_modules/user_modules.c). */
     id_proc_unknown_code(sv->core->ids, proc, now);
     return c->id;
 }
@@ -127,7 +130,8 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         sv->walker.cfi = map;
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
-        /* Code no look has found yet: ask the drain thread to look soon (sampler/sources/user_modules/user_modules.c). */
+        /* Code no look has found yet: ask the drain thread to look soon
+         * (sampler/sources/user_modules/user_modules.c). */
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
             id_proc_unknown_code(s->ids, proc, now);
         struct gw_regs regs = gw_regs_of(&sv->walker.snap);
@@ -165,7 +169,7 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         smp.n_user = 1;
         smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_DEFERRED, 0, 0);
     }
-    add_python(sv, &smp);
+    add_runtime(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else
@@ -221,7 +225,8 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
             /* Its frames need the process's modules: as a user sample does, this asks the
-             * drain thread to look at the address space (sampler/sources/user_modules/user_modules.c). */
+             * drain thread to look at the address space
+             * (sampler/sources/user_modules/user_modules.c). */
             if (user_now) {
                 id_proc_seen_user(s->ids, proc, now);
                 if (!sv->event.on)
@@ -277,7 +282,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
     smp.walk = hvfxt_walk_word(exit_stop_code(&kstack), ustop, 0, 0) |
                hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
-    add_python(sv, &smp);
+    add_runtime(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else if (halted)
@@ -316,13 +321,13 @@ uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now,
         sv->st.task_unknown++;
     uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
 
-    /* The Python frames of a user thread, read while its address space is the one CR3 holds
+    /* The runtime frames of a user thread, read while its address space is the one CR3 holds
      * (not mid-switch): they stand still while it is in the kernel, so a kernel sample gets
      * them at once. */
-    sv->n_py = 0;
-    if (due && s->py && who.task.known && !who.task.kthread && who.as_root &&
+    sv->n_rt = 0;
+    if (due && s->rt && who.task.known && !who.task.kthread && who.as_root &&
         who.as_root == who.cr3_root)
-        sv->n_py = exit_py_stack(sv, proc, who.task.tid);
+        sv->n_rt = exit_runtime_stack(sv, proc, who.task.tid);
     uint64_t walked;
     if (snap->cpl == 3) {
         if (due)

@@ -20,6 +20,7 @@
 #include "guestos/generic/generic.h"
 #include "guestwalk/tests/guest_image.h"
 #include "sampler/exit/continuation.h"
+#include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
 #include "fxt/encode.h"
 #include "schema/decode.h"

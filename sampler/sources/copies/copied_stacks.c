@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "guestos/guestos.h"
 #include "sampler/exit/core.h"
+#include "sampler/exit/stack_copy.h"
 #include "sampler/parts/drain_walker.h"
 #include "sampler/parts/meta_budget.h"
 #include "sampler/source/source.h"

@@ -157,7 +157,7 @@ static const struct prof_func *func_at(const struct profile *p, const struct pro
 static bool is_eval(const struct profile *p, const struct prof_frame *fr)
 {
     const struct prof_func *f = func_at(p, fr);
-    return f && !f->python && p->locs.v[fr->loc].resolved &&
+    return f && !(f->runtime == HVFXT_RUNTIME_PYTHON) && p->locs.v[fr->loc].resolved &&
            !strcmp(f->name, "_PyEval_EvalFrameDefault");
 }
 
@@ -170,7 +170,7 @@ static void show(const struct profile *p, const struct prof_sample *s, struct in
     for (uint32_t k = s->nframes; k-- > 0;) {
         const struct prof_frame *fr = &p->frames.v[s->first + k];
         const struct prof_func *f = func_at(p, fr);
-        if (f && f->python)
+        if (f && (f->runtime == HVFXT_RUNTIME_PYTHON))
             printf(" [py %s:%u]", f->name, p->locs.v[fr->loc].line);
         else
             printf(" %s", f ? f->name : "?");
@@ -186,7 +186,7 @@ static bool exact_chain(const struct profile *p, const struct prof_sample *s,
     uint32_t idx[512], n = 0;
     for (uint32_t k = s->nframes; k-- > 0 && n < 512;) {
         const struct prof_func *f = func_at(p, &p->frames.v[s->first + k]);
-        if (f && f->python)
+        if (f && (f->runtime == HVFXT_RUNTIME_PYTHON))
             idx[n++] = k;
     }
     if (!n) {
@@ -320,8 +320,9 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
             const struct prof_frame *fr = &p.frames.v[sm->first + k];
             const struct prof_func *f = func_at(&p, fr);
             eval |= is_eval(&p, fr) && python;
-            python |= f && f->python;
-            script |= f && f->python && f->file && !strcmp(f->file, SCRIPT_PATH);
+            python |= f && (f->runtime == HVFXT_RUNTIME_PYTHON);
+            script |= f && (f->runtime == HVFXT_RUNTIME_PYTHON) && f->file &&
+                      !strcmp(f->file, SCRIPT_PATH);
         }
         for (uint32_t k = 0; !python && k < sm->nframes; k++)
             eval |= is_eval(&p, &p.frames.v[sm->first + k]);
@@ -351,7 +352,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     profile_free(&p);
     printf("%s: %" PRIu64 " Python code records; other processes: %" PRIu64 " samples, %" PRIu64
            " with Python frames\n",
-           r->name, st.python_codes, others, others_python);
+           r->name, st.runtime_codes, others, others_python);
     for (unsigned k = 0; k < 2; k++) {
         const struct interp *it = &in[k];
         double share = it->in_python ? (double)it->exact / (double)it->in_python : 0;

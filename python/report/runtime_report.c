@@ -1,7 +1,8 @@
-/* Python frames in the profile (docs/python.md): the recording's Python code records, and each
- * sample's recorded Python frames merged into its native stack as py-spy's --native does. The
+/* Python's report half (runtime/runtime.h, docs/python.md): the recording's Python code
+ * records, and each sample's recorded Python frames merged into its native stack as py-spy's
+ * --native does, after native symbolization. The
  * interpreter runs a chain of Python frames per native _PyEval_EvalFrameDefault frame; the
- * recorder marks the frame each such call was entered with (HVFXT_PY_ENTRY). So, leaf first,
+ * recorder marks the frame each such call was entered with (HVFXT_RT_ENTRY). So, leaf first,
  * each _PyEval_EvalFrameDefault gives way to the Python frames up to the next entry mark:
  *
  *   native  memcpy  json_encode  _PyEval_EvalFrameDefault  PyObject_Call  _PyEval_Eval...  main
@@ -19,7 +20,10 @@
 
 #include "common/hashidx.h"
 #include "python/py_code.h"
+#include "report/profile.h"
 #include "report/profile_priv.h"
+#include "runtime/runtime.h"
+#include "schema/decode.h"
 #include "schema/encode.h"
 
 #define PY_EVAL_FUNCTION "_PyEval_EvalFrameDefault" /* CPython 3.11 and 3.13's evaluation loop */
@@ -62,9 +66,14 @@ static uint64_t code_hash(uint64_t pid, uint64_t code)
     return hashidx_u64(hashidx_u64(HASHIDX_SEED, pid), code);
 }
 
+static struct prof_python *python_of(const struct profile *p)
+{
+    return p->runtime[HVFXT_RUNTIME_PYTHON].data;
+}
+
 static struct pykey *find_key(const struct profile *p, uint64_t pid, uint64_t code)
 {
-    const struct prof_python *py = p->python;
+    const struct prof_python *py = python_of(p);
     if (!py)
         return NULL;
     struct code_key k = {py, pid, code};
@@ -72,23 +81,23 @@ static struct pykey *find_key(const struct profile *p, uint64_t pid, uint64_t co
     return i == HASHIDX_NONE ? NULL : &py->keys.v[i];
 }
 
-uint64_t profile_loc_address(const struct profile *p, const struct prof_loc *l)
+static uint64_t python_loc_address(const struct profile *p, const struct prof_loc *l)
 {
-    const struct prof_python *py = p->python;
-    if (!(l->flags & PROF_FRAME_PY_CODE))
+    const struct prof_python *py = python_of(p);
+    if (!(l->flags & PROF_FRAME_RT_CODE))
         return l->addr;
     return py && l->addr < py->codes.n ? py->codes.v[l->addr].code : 0;
 }
 
-int64_t profile_pycode_latest(const struct profile *p, uint64_t pid, uint64_t code)
+static int64_t python_code_latest(const struct profile *p, uint64_t pid, uint64_t code)
 {
     const struct pykey *k = find_key(p, pid, code);
     return k ? (int64_t)k->latest : -1;
 }
 
-void prof_python_free(struct profile *p)
+static void python_free(void *data)
 {
-    struct prof_python *py = p->python;
+    struct prof_python *py = data;
     if (!py)
         return;
     for (size_t i = 0; i < py->codes.n; i++) {
@@ -100,7 +109,6 @@ void prof_python_free(struct profile *p)
     vec_free(&py->keys);
     hashidx_free(&py->by_code);
     free(py);
-    p->python = NULL;
 }
 
 static char *dup_name(const char *s, size_t len)
@@ -115,31 +123,32 @@ static char *dup_name(const char *s, size_t len)
     return out;
 }
 
-int profile_add_pycode(struct profile *p, const struct prof_pycode_in *c, struct hv_err *err)
+static int python_add_code(struct profile *p, const struct hvfxt_code_view *c, struct hv_err *err)
 {
-    if (!p->python) {
+    if (!python_of(p)) {
         struct prof_python *py = calloc(1, sizeof(*py));
         if (!py)
             return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
         hashidx_init(&py->by_code);
-        p->python = py;
+        p->runtime[HVFXT_RUNTIME_PYTHON].data = py;
+        p->runtime[HVFXT_RUNTIME_PYTHON].free = python_free;
     }
-    struct prof_python *py = p->python;
+    struct prof_python *py = python_of(p);
     if (PROF_VEC_RESERVE(py->codes, err) < 0 || PROF_VEC_RESERVE(py->keys, err) < 0)
         return -1;
     struct pycode *e = &py->codes.v[py->codes.n];
     *e = (struct pycode){.pid = c->pid,
                          .code = c->code,
-                         .bytecode = c->bytecode,
+                         .bytecode = c->base,
                          .firstlineno = c->firstlineno,
                          .module = PROF_NONE};
-    e->qualname = dup_name(c->qualname, c->qualname_len);
-    e->filename = dup_name(c->filename, c->filename_len);
-    if (c->linetable_len && (e->linetable = malloc(c->linetable_len)) != NULL) {
-        memcpy(e->linetable, c->linetable, c->linetable_len);
-        e->linetable_len = c->linetable_len;
+    e->qualname = dup_name(c->name.ptr, c->name.len);
+    e->filename = dup_name(c->filename.ptr, c->filename.len);
+    if (c->table_len && (e->linetable = malloc(c->table_len)) != NULL) {
+        memcpy(e->linetable, c->table, c->table_len);
+        e->linetable_len = c->table_len;
     }
-    if (!e->qualname || !e->filename || (c->linetable_len && !e->linetable)) {
+    if (!e->qualname || !e->filename || (c->table_len && !e->linetable)) {
         free(e->qualname);
         free(e->filename);
         free(e->linetable);
@@ -158,13 +167,13 @@ int profile_add_pycode(struct profile *p, const struct prof_pycode_in *c, struct
     return 0;
 }
 
-int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *err)
+static int python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *err)
 {
     l->mapping = PROF_NONE;
     l->func_off = 0;
     l->line = 0;
-    const struct prof_python *py = p->python;
-    struct pycode *c = (l->flags & PROF_FRAME_PY_CODE) && py && l->addr < py->codes.n
+    const struct prof_python *py = python_of(p);
+    struct pycode *c = (l->flags & PROF_FRAME_RT_CODE) && py && l->addr < py->codes.n
                            ? &py->codes.v[l->addr]
                            : NULL;
     int f;
@@ -174,7 +183,7 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
         int m = profile_add_module(p, "[python]", NULL, 0, false, err);
         if (m < 0)
             return -1;
-        p->modules.v[m].python = true;
+        p->modules.v[m].runtime = HVFXT_RUNTIME_PYTHON;
         snprintf(buf, sizeof(buf), "[python code 0x%" PRIx64 "]", l->addr);
         f = prof_intern_func(p, buf, (uint32_t)m, err);
         l->resolved = false;
@@ -184,13 +193,13 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
                                        err);
             if (m < 0)
                 return -1;
-            p->modules.v[m].python = true;
+            p->modules.v[m].runtime = HVFXT_RUNTIME_PYTHON;
             c->module = (uint32_t)m;
         }
         f = prof_intern_func(p, c->qualname[0] ? c->qualname : "?", c->module, err);
         l->resolved = true;
-        uint32_t index = l->flags >> 8;
-        if (f >= 0 && index != PROF_PY_INDEX_NONE) {
+        uint32_t index = PROF_FRAME_RT_INDEX(l->flags);
+        if (f >= 0 && index != PROF_RT_INDEX_NONE) {
             int32_t line =
                 py_line_of(c->linetable, c->linetable_len, c->firstlineno, (uint64_t)index);
             l->line = line > 0 ? (uint32_t)line : 0;
@@ -199,8 +208,8 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
     if (f < 0)
         return -1;
     struct prof_func *fn = &p->funcs.v[f];
-    if (!fn->python) {
-        fn->python = true;
+    if (!fn->runtime) {
+        fn->runtime = HVFXT_RUNTIME_PYTHON;
         if (c && c->filename[0] && !fn->file) {
             fn->file = strdup(c->filename);
             fn->start_line = c->firstlineno > 0 ? (uint32_t)c->firstlineno : 0;
@@ -211,36 +220,44 @@ int prof_python_resolve(struct profile *p, struct prof_loc *l, struct hv_err *er
 }
 
 /* A recorded Python frame (its two entries: the code word, or its record's index with
- * PROF_FRAME_PY_CODE as the loader bound it, and the instruction pointer) as a frame of the
+ * PROF_FRAME_RT_CODE as the loader bound it, and the instruction pointer) as a frame of the
  * profile. */
+#define PY_FRAME (PROF_FRAME_RUNTIME | PROF_FRAME_RT_ID_OF(HVFXT_RUNTIME_PYTHON))
 static struct prof_frame python_frame(const struct profile *p, const struct prof_frame *e)
 {
-    const struct prof_python *py = p->python;
+    const struct prof_python *py = python_of(p);
     uint64_t instr = e[1].addr;
-    uint32_t index = PROF_PY_INDEX_NONE;
-    if (!(e->flags & PROF_FRAME_PY_CODE) || !py || e->addr >= py->codes.n)
-        return (struct prof_frame){.addr = e->addr & HVFXT_PY_CODE_MASK,
+    uint32_t index = PROF_RT_INDEX_NONE;
+    if (!(e->flags & PROF_FRAME_RT_CODE) || !py || e->addr >= py->codes.n)
+        return (struct prof_frame){.addr = e->addr & HVFXT_RT_CODE_MASK,
                                    .loc = PROF_NONE,
-                                   .flags = PROF_FRAME_PYTHON | index << 8};
+                                   .flags = PY_FRAME | PROF_FRAME_RT_INDEX_OF(index)};
     const struct pycode *c = &py->codes.v[e->addr];
     /* A frame pushed but not yet run points one code unit before the bytecode (3.11, 3.12):
      * at the function's start. */
     if (instr + 2 == c->bytecode)
         index = 0;
     else if (instr >= c->bytecode && !((instr - c->bytecode) & 1) &&
-             (instr - c->bytecode) / 2 < PROF_PY_INDEX_NONE)
+             (instr - c->bytecode) / 2 < PROF_RT_INDEX_NONE)
         index = (uint32_t)((instr - c->bytecode) / 2);
     return (struct prof_frame){.addr = e->addr,
                                .loc = PROF_NONE,
-                               .flags = PROF_FRAME_PYTHON | PROF_FRAME_PY_CODE | index << 8};
+                               .flags =
+                                   PY_FRAME | PROF_FRAME_RT_CODE | PROF_FRAME_RT_INDEX_OF(index)};
 }
 
 static bool is_eval_frame(const struct profile *p, const struct prof_frame *fr)
 {
-    if ((fr->flags & (PROF_FRAME_KERNEL | PROF_FRAME_PYTHON | PROF_FRAME_PY_RAW)) ||
+    if ((fr->flags & (PROF_FRAME_KERNEL | PROF_FRAME_RUNTIME | PROF_FRAME_RT_RAW)) ||
         fr->loc >= p->locs.n || !p->locs.v[fr->loc].resolved)
         return false;
     return !strcmp(p->funcs.v[p->locs.v[fr->loc].func].name, PY_EVAL_FUNCTION);
+}
+
+/* A recorded frame's entry of Python's (another runtime's are not this half's). */
+static bool is_python_raw(const struct prof_frame *fr)
+{
+    return (fr->flags & PROF_FRAME_RT_RAW) && PROF_FRAME_RT_ID(fr->flags) == HVFXT_RUNTIME_PYTHON;
 }
 
 /* Sample s's frames rebuilt at the end of the frame array: Python frames in place. */
@@ -253,7 +270,7 @@ static int merge_sample(struct profile *p, size_t s, struct hv_err *err)
     uint32_t py_at = UINT32_MAX, py_n = 0, evals = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct prof_frame *fr = &p->frames.v[first + i];
-        if (fr->flags & PROF_FRAME_PY_RAW) {
+        if (is_python_raw(fr)) {
             if (py_at == UINT32_MAX)
                 py_at = first + i;
             py_n++;
@@ -272,12 +289,12 @@ static int merge_sample(struct profile *p, size_t s, struct hv_err *err)
      * not the thread's current one yet (or one leaving), runs no Python frame: it stays. */
     uint32_t chains = 0;
     for (uint32_t k = 0; k < py_n; k++)
-        chains += k + 1 == py_n || (p->frames.v[py_at + 2 * k].flags & PROF_FRAME_PY_ENTRY);
+        chains += k + 1 == py_n || (p->frames.v[py_at + 2 * k].flags & PROF_FRAME_RT_ENTRY);
     uint32_t keep = evals > chains ? evals - chains : 0;
     uint32_t next = 0; /* the next Python frame to place */
     for (uint32_t i = 0; i < n; i++) {
         const struct prof_frame *fr = &p->frames.v[first + i];
-        if (fr->flags & PROF_FRAME_PY_RAW)
+        if (is_python_raw(fr))
             continue;
         if (next < py_n && is_eval_frame(p, fr) && keep-- == 0) {
             keep = 0;
@@ -286,7 +303,7 @@ static int merge_sample(struct profile *p, size_t s, struct hv_err *err)
                 const struct prof_frame *e = &p->frames.v[py_at + 2 * next];
                 p->frames.v[out++] = python_frame(p, e);
                 next++;
-                if (e->flags & PROF_FRAME_PY_ENTRY)
+                if (e->flags & PROF_FRAME_RT_ENTRY)
                     break;
             }
             continue;
@@ -297,19 +314,24 @@ static int merge_sample(struct profile *p, size_t s, struct hv_err *err)
         p->frames.v[out++] = python_frame(p, &p->frames.v[py_at + 2 * next++]);
     sm->first = (uint32_t)p->frames.n;
     sm->nframes = (uint32_t)(out - p->frames.n);
-    p->frames.n = out;
-    for (uint32_t i = 0; i < sm->nframes; i++) {
-        struct prof_frame *fr = &p->frames.v[sm->first + i];
-        if ((fr->flags & PROF_FRAME_PYTHON) && prof_frame_resolve(p, sm->pid, fr, err) < 0)
-            return -1;
-    }
+    p->frames.n = out; /* the Python frames resolved by profile_symbolize() after the merge */
     return 0;
 }
 
-int prof_python_merge(struct profile *p, struct hv_err *err)
+static int python_merge(struct profile *p, struct hv_err *err)
 {
     for (size_t s = 0; s < p->samples.n; s++)
         if (merge_sample(p, s, err) < 0)
             return -1;
     return 0;
 }
+
+const struct runtime_report_ops runtime_python_report = {
+    .id = HVFXT_RUNTIME_PYTHON,
+    .name = "python",
+    .add_code = python_add_code,
+    .code_latest = python_code_latest,
+    .merge = python_merge,
+    .resolve = python_resolve,
+    .loc_address = python_loc_address,
+};

@@ -1,21 +1,21 @@
-/* CPython interpreters in guest processes, on the drain thread (docs/python.md).
+/* Python's record half (runtime/runtime.h): CPython interpreters in guest processes, on the
+ * drain thread (docs/python.md).
  *
  * Finding them: after each look at a process's address space (rec_address_space), a module
  * whose name says Python (python3.x, libpython3.x.so) and whose dynamic symbol table exports
  * the objects _PyRuntime and Py_Version is an interpreter; python/py_frames.h opens it (the
  * version picks the layout: a table, or 3.13's own _Py_DebugOffsets). Its description is
- * published to the exit path (sampler/exit/py_stack.h), which then reads each sample's Python
- * frames as addresses. A process whose interpreter cannot be read yet (its data pages not
+ * published to the exit half (python/exit/), which then reads each sample's Python frames as
+ * addresses. A process whose interpreter cannot be read yet (its data pages not
  * touched this early) is tried again, at every look and a few times a second, a bounded number
  * of times.
  *
  * Naming them: the drain thread looks at each sample record it moves to the file
  * (fxt_writer_drain_ring_visit); a code object it has not named yet is read from the process's
- * memory (qualified name, file, first line, location table) into a Python code record, once
+ * memory (qualified name, file, first line, location table) into a runtime code record, once
  * per process and code object, within the recording's metadata budget. A code object that
- * cannot be read is tried again at a later sample, PY_CODE_TRIES times in all. The recorder
- * source "python" (not with `record --no-python`); it hands the exit core its runtimes at
- * create (exit_core.py). */
+ * cannot be read is tried again at a later sample, PY_CODE_TRIES times in all. Not with
+ * `record --no-python`. */
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "sampler/exit/core.h"
 #include "sampler/parts/meta_budget.h"
+#include "runtime/runtime.h"
 #include "sampler/source/source.h"
 #include "schema/recording.h"
 
@@ -49,7 +50,7 @@ struct py_proc {
     uint64_t runtime, version;   /* run-time addresses of _PyRuntime and Py_Version */
     uint64_t next_ns;            /* a candidate's next open */
     struct discover_module *mod; /* a candidate's interpreter module, freed once opened */
-    struct py_runtime *rt;       /* published, freed at close */
+    struct py_runtime *rt;       /* published to the exit half, freed at close */
 };
 
 struct py_code_slot {
@@ -63,7 +64,6 @@ struct py_code_slot {
 
 struct python {
     const struct rec_env *env;
-    struct exit_py_runtimes pub; /* the exit path's hand-off */
     struct py_proc proc[ID_MAX_PROCS];
     struct py_code_slot *codes; /* PY_MAX_CODES, open addressing */
     uint32_t ncodes;
@@ -101,7 +101,6 @@ static int python_create(const struct rec_env *env, void **st, struct hv_err *er
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     p->env = env;
-    env->core->py = &p->pub; /* the exit path reads the runtimes from here on */
     *st = p;
     return 0;
 }
@@ -166,7 +165,8 @@ static bool python_named(const char *path)
     return !strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10);
 }
 
-static void try_open(struct python *p, uint32_t proc, struct py_proc *pp)
+static void try_open(struct python *p, uint32_t proc, struct py_proc *pp,
+                     const struct runtime_publisher *pub)
 {
     const struct id_proc *ip = id_proc_at(p->env->core->ids, proc);
     if (!ip)
@@ -206,12 +206,12 @@ static void try_open(struct python *p, uint32_t proc, struct py_proc *pp)
     unsigned minor = (unsigned)(own->version >> 16) & 0xff;
     if (minor >= 10 && minor < 18)
         p->versions[minor - 10]++;
-    exit_py_publish(&p->pub, proc, own);
+    pub->publish(pub->ctx, proc, &runtime_python_exit, own);
 }
 
 static void python_address_space(void *st, const struct rec_env *env, uint32_t proc,
                                  const struct guestos_as *as, const struct discover_module *found,
-                                 size_t n)
+                                 size_t n, const struct runtime_publisher *pub)
 {
     (void)env;
     struct python *p = st;
@@ -240,25 +240,19 @@ static void python_address_space(void *st, const struct rec_env *env, uint32_t p
         }
     }
     if (pp->state == PY_CANDIDATE)
-        try_open(p, proc, pp);
+        try_open(p, proc, pp, pub);
 }
 
 /* Candidates whose interpreter could not be read yet, tried again. */
-static int python_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
-                       bool final, struct hv_err *err)
+static void python_poll(void *st, const struct rec_env *env, uint64_t now,
+                        const struct runtime_publisher *pub)
 {
-    (void)stage;
-    (void) final;
-    (void)err;
     struct python *p = st;
-    if (!env->mem)
-        return 0;
     for (uint32_t id = 1; id <= ID_MAX_PROCS && rec_may_work(env); id++) {
         struct py_proc *pp = &p->proc[id - 1];
         if (pp->state == PY_CANDIDATE && now >= pp->next_ns)
-            try_open(p, id, pp);
+            try_open(p, id, pp, pub);
     }
-    return 0;
 }
 
 static struct py_code_slot *code_slot(struct python *p, uint32_t proc, uint64_t code)
@@ -280,9 +274,11 @@ static struct py_code_slot *code_slot(struct python *p, uint32_t proc, uint64_t 
     return NULL;
 }
 
-static int name_code(struct python *p, uint32_t proc, uint64_t pid, uint64_t code,
-                     uint64_t now, struct hv_err *err)
+static int python_name_code(void *st, const struct rec_env *env, uint32_t proc, uint64_t pid,
+                            uint64_t code, uint64_t now, struct hv_err *err)
 {
+    (void)env;
+    struct python *p = st;
     struct py_code_slot *e = code_slot(p, proc, code);
     if (!e) {
         p->table_full++;
@@ -315,7 +311,7 @@ static int name_code(struct python *p, uint32_t proc, uint64_t pid, uint64_t cod
     memcpy(e->fp, fp, sizeof(fp));
     e->looked_ns = now;
     size_t tl = 0;
-    uint8_t *table = py_code_linetable(rt, &m, code, HVFXT_PYCODE_LINETABLE_MAX, &tl);
+    uint8_t *table = py_code_linetable(rt, &m, code, HVFXT_CODE_TABLE_MAX, &tl);
     size_t ql = strlen(ci.qualname), fl = strlen(ci.filename);
     uint64_t cost = PY_CODE_COST(ql + fl + tl);
     e->named = true;
@@ -324,19 +320,20 @@ static int name_code(struct python *p, uint32_t proc, uint64_t pid, uint64_t cod
         free(table);
         return 0;
     }
-    struct hvfxt_pycode c = {
+    struct hvfxt_code c = {
+        .runtime = HVFXT_RUNTIME_PYTHON,
         .pid = pid,
         .code = code,
-        .bytecode = py_code_bytecode(rt, code),
+        .base = py_code_bytecode(rt, code),
         .firstlineno = ci.firstlineno,
-        .qualname = ci.qualname,
-        .qualname_len = (uint16_t)ql,
+        .name = ci.qualname,
+        .name_len = (uint16_t)ql,
         .filename = ci.filename,
         .filename_len = (uint16_t)fl,
-        .linetable = table,
-        .linetable_len = table ? (uint32_t)tl : 0,
+        .table = table,
+        .table_len = table ? (uint32_t)tl : 0,
     };
-    int rc = hvfxt_write_pycode(p->env->w, &c, err);
+    int rc = hvfxt_write_code(p->env->w, &c, err);
     free(table);
     if (rc == 0) {
         p->named++;
@@ -345,39 +342,15 @@ static int name_code(struct python *p, uint32_t proc, uint64_t pid, uint64_t cod
     return rc;
 }
 
-/* Each sample's code objects, named before it is written. */
-static int python_visit(void *st, const struct rec_env *env, const uint64_t *rec, uint32_t nwords,
-                        struct hv_err *err)
-{
-    (void)env;
-    struct python *p = st;
-    uint64_t pid;
-    const uint64_t *py;
-    uint32_t np;
-    if (!p->any || !hvfxt_record_python(rec, nwords, &pid, &py, &np) ||
-        !hvfxt_koid_is_guest_process(pid))
-        return 0;
-    uint64_t proc = pid - HVFXT_KOID_PROCESS_BASE;
-    if (!proc || proc > ID_MAX_PROCS)
-        return 0;
-    uint64_t now = hv_now_ns();
-    for (uint32_t i = 0; i + 1 < np; i += 2) {
-        uint64_t code = py[i] & HVFXT_PY_CODE_MASK;
-        if (code && name_code(p, (uint32_t)proc, pid, code, now, err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static void python_summary(const void *st, const struct rec_env *env, FILE *out)
 {
     const struct python *p = st;
     uint64_t samples = 0, frames = 0, reads = 0, ns = 0;
     for (unsigned i = 0; i < env->cfg->nvcpus; i++) {
-        samples += env->core->v[i].st.py_samples;
-        frames += env->core->v[i].st.py_frames;
-        reads += env->core->v[i].st.py_reads;
-        ns += env->core->v[i].st.t_py;
+        samples += env->core->v[i].st.rt_samples;
+        frames += env->core->v[i].st.rt_frames;
+        reads += env->core->v[i].st.rt_reads;
+        ns += env->core->v[i].st.t_rt;
     }
     if (!p || (!p->interpreters && !p->refused))
         return;
@@ -409,14 +382,14 @@ static void python_summary(const void *st, const struct rec_env *env, FILE *out)
                 p->refused == 1 ? "" : "s", p->refused_why);
 }
 
-const struct rec_source_ops rec_source_python = {
+const struct runtime_record_ops runtime_python_record = {
+    .id = HVFXT_RUNTIME_PYTHON,
     .name = "python",
     .wanted = python_wanted,
     .create = python_create,
-    .stages = REC_STAGE_BIT(REC_STAGE_GUEST),
-    .poll = python_poll,
     .address_space = python_address_space,
-    .visit = python_visit,
+    .poll = python_poll,
+    .name_code = python_name_code,
     .summary = python_summary,
     .destroy = python_destroy,
 };

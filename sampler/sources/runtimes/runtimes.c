@@ -1,0 +1,152 @@
+/* The language runtimes of guest processes (runtime/runtime.h, docs/runtimes.md), as one
+ * recorder source: every runtime's record half, in HV_RUNTIMES's order, sees each look at an
+ * address space and publishes what its exit half reads for that process (one runtime a
+ * process: the first that finds itself there); each sample record about to be written has the
+ * code objects of its runtime frames named by their runtime (runtime code records). It hands
+ * the exit core the published table at create (exit_core.rt). The recorder source
+ * "runtimes". */
+#include <stdlib.h>
+
+#include "common/err.h"
+#include "runtime/runtime.h"
+#include "sampler/exit/core.h"
+#include "sampler/exit/runtime_stack.h"
+#include "sampler/source/source.h"
+#include "schema/encode.h"
+#include "schema/schema.h"
+
+#define RUNTIME_RECORD_ROW_(name, id) &runtime_##name##_record,
+static const struct runtime_record_ops *const runtimes[] = {HV_RUNTIMES(RUNTIME_RECORD_ROW_)};
+#undef RUNTIME_RECORD_ROW_
+#define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
+
+struct runtimes {
+    struct exit_runtimes pub;  /* the exit core's hand-off */
+    struct exit_runtime *proc; /* per process: what is published (ops NULL: none) */
+    const struct runtime_record_ops *on[NRUNTIMES]; /* those this recording reads */
+    void *st[NRUNTIMES];
+    const struct runtime_record_ops *by_id[HVFXT_RUNTIME_MAX];
+    void *st_by_id[HVFXT_RUNTIME_MAX];
+    uint64_t unknown; /* runtime frames of a runtime the recording does not read */
+};
+
+static void publish(void *ctx, uint32_t proc, const struct runtime_exit_ops *exit, const void *data)
+{
+    struct runtimes *r = ctx;
+    if (!proc || proc > ID_MAX_PROCS || r->proc[proc - 1].ops)
+        return; /* one runtime a process, published once: the exit path may hold it */
+    r->proc[proc - 1] = (struct exit_runtime){exit, data};
+    exit_runtime_publish(&r->pub, proc, &r->proc[proc - 1]);
+}
+
+static void runtimes_destroy(void *st)
+{
+    struct runtimes *r = st;
+    if (!r)
+        return;
+    for (size_t i = 0; i < NRUNTIMES; i++)
+        if (r->on[i] && r->on[i]->destroy)
+            r->on[i]->destroy(r->st[i]);
+    free(r->proc);
+    free(r);
+}
+
+static int runtimes_create(const struct rec_env *env, void **st, struct hv_err *err)
+{
+    struct runtimes *r = calloc(1, sizeof(*r));
+    if (!r || !(r->proc = calloc(ID_MAX_PROCS, sizeof(*r->proc)))) {
+        free(r);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    }
+    *st = r;
+    for (size_t i = 0; i < NRUNTIMES; i++) {
+        const struct runtime_record_ops *ops = runtimes[i];
+        if (ops->wanted && !ops->wanted(env->cfg))
+            continue;
+        if (ops->create && ops->create(env, &r->st[i], err) < 0) {
+            hv_err_prefix(err, "%s", ops->name);
+            return -1;
+        }
+        r->on[i] = ops;
+        r->by_id[ops->id] = ops;
+        r->st_by_id[ops->id] = r->st[i];
+    }
+    env->core->rt = &r->pub; /* the exit path reads the published runtimes from here on */
+    return 0;
+}
+
+static void runtimes_address_space(void *st, const struct rec_env *env, uint32_t proc,
+                                   const struct guestos_as *as, const struct discover_module *found,
+                                   size_t n)
+{
+    struct runtimes *r = st;
+    struct runtime_publisher pub = {publish, r};
+    for (size_t i = 0; i < NRUNTIMES; i++)
+        if (r->on[i] && r->on[i]->address_space &&
+            !(proc && proc <= ID_MAX_PROCS && r->proc[proc - 1].ops))
+            r->on[i]->address_space(r->st[i], env, proc, as, found, n, &pub);
+}
+
+static int runtimes_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
+                         bool final, struct hv_err *err)
+{
+    (void)stage, (void) final, (void)err;
+    struct runtimes *r = st;
+    if (!env->mem)
+        return 0;
+    struct runtime_publisher pub = {publish, r};
+    for (size_t i = 0; i < NRUNTIMES && rec_may_work(env); i++)
+        if (r->on[i] && r->on[i]->poll)
+            r->on[i]->poll(r->st[i], env, now, &pub);
+    return 0;
+}
+
+/* A sample's runtime frames: each code object named by its runtime before the sample is
+ * written. */
+static int runtimes_visit(void *st, const struct rec_env *env, const uint64_t *rec, uint32_t nwords,
+                          struct hv_err *err)
+{
+    struct runtimes *r = st;
+    uint64_t pid;
+    const uint64_t *rt;
+    uint32_t n;
+    if (!hvfxt_record_runtime(rec, nwords, &pid, &rt, &n) || !hvfxt_koid_is_guest_process(pid))
+        return 0;
+    uint64_t proc = pid - HVFXT_KOID_PROCESS_BASE;
+    if (!proc || proc > ID_MAX_PROCS)
+        return 0;
+    const struct runtime_record_ops *ops = rt[0] < HVFXT_RUNTIME_MAX ? r->by_id[rt[0]] : NULL;
+    if (!ops || !ops->name_code) {
+        r->unknown++;
+        return 0;
+    }
+    void *rst = r->st_by_id[rt[0]];
+    uint64_t now = hv_now_ns();
+    for (uint32_t i = 1; i + 1 < n; i += 2) {
+        uint64_t code = rt[i] & HVFXT_RT_CODE_MASK;
+        if (code && ops->name_code(rst, env, (uint32_t)proc, pid, code, now, err) < 0) {
+            hv_err_prefix(err, "%s", ops->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void runtimes_summary(const void *st, const struct rec_env *env, FILE *out)
+{
+    const struct runtimes *r = st;
+    for (size_t i = 0; i < NRUNTIMES; i++)
+        if (r->on[i] && r->on[i]->summary)
+            r->on[i]->summary(r->st[i], env, out);
+}
+
+const struct rec_source_ops rec_source_runtimes = {
+    .name = "runtimes",
+    .create = runtimes_create,
+    .stages = REC_STAGE_BIT(REC_STAGE_GUEST),
+    .poll = runtimes_poll,
+    .address_space = runtimes_address_space,
+    .visit = runtimes_visit,
+    .summary = runtimes_summary,
+    .destroy = runtimes_destroy,
+};

@@ -74,8 +74,16 @@ int main(int argc, char **argv)
         for (int d = 0; d < DEPTH; d++)
             addrs[d] =
                 0xffffffff81000000ull + ((stack * 7919 + (uint64_t)d * 104729) % NSYMS) * 0x100 + 8;
-        profile_add_sample(&p, (uint64_t)s * 1000000, (uint32_t)(s & 3), 0x10000000, 0, 0, addrs,
-                           NULL, DEPTH, 1, NULL);
+        profile_add_sample(&p,
+                           &(struct prof_sample_in){.ts = (uint64_t)s * 1000000,
+                                                    .vcpu = (uint32_t)(s & 3),
+                                                    .pid = 0x10000000,
+                                                    .tid = 0,
+                                                    .cpl = 0,
+                                                    .addrs = addrs,
+                                                    .n = DEPTH,
+                                                    .weight = 1},
+                           NULL);
     }
     t0 = now();
     profile_symbolize(&p, NULL, NULL, NULL);

@@ -16,38 +16,6 @@
 #include "report/report.h"
 #include "report/report_diff.h"
 
-static void diff_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: hvprof diff BASE.fxt NEW.fxt [options]\n\n"
-            "Compare two recordings: what changed from BASE to NEW.\n\n"
-            "output:\n"
-            "  --format F        top (default: each function's self and children shares in\n"
-            "                    both, and the change), folded (\"stack base new\" lines, as\n"
-            "                    FlameGraph's difffolded.pl writes them), svg (NEW's flame graph,\n"
-            "                    red where it has more than BASE, blue where less), pprof\n"
-            "                    (base.pb.gz and new.pb.gz, functions named alike in both, for\n"
-            "                    'pprof -diff_base=base.pb.gz new.pb.gz'), or all\n"
-            "  -o, --output OUT  output file (default: standard output); with --format pprof\n"
-            "                    or all a directory (default: hvprof-diff/)\n"
-            "  --raw             counts as recorded; by default BASE's counts are scaled to\n"
-            "                    NEW's total, so that a longer recording is no change\n"
-            "  --title TEXT      title of the flame graph\n"
-            "  --limit N         rows of the table (default 50)\n"
-            "symbols (for both recordings):\n"
-            "  --symbols DIR     search DIR for symbol files by build-id or name; repeatable\n"
-            "  --vmlinux FILE, --kallsyms FILE, --system-map FILE, --kernel-symbols FILE\n"
-            "                    the guest kernel's symbols\n"
-            "filters (applied to both):\n"
-            "  --vcpu N          samples of vCPU N only\n"
-            "  --comm NAME       samples whose thread or process is named NAME\n"
-            "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
-            "  -q, --quiet       no progress or warnings on stderr\n"
-        "  -f, --force       replace an existing output file (else refused; outputs are\n"
-        "                    written as FILE.part, mode 0600, and renamed into place)\n"
-            "  -h, --help        this text\n");
-}
-
 enum diff_format { DIFF_TOP, DIFF_FOLDED, DIFF_SVG, DIFF_NFORMATS, DIFF_PPROF = DIFF_NFORMATS };
 
 static const struct {
@@ -94,106 +62,124 @@ static int write_pprofs(const struct profile *base, const struct profile *new,
     return status ? status : report_dir_write(dir, "pprof", true, "new.pb.gz", write_pprof, &j[1]);
 }
 
+enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_RAW };
+
+static const struct cli_option output_options[] = {
+    {O_FORMAT, "format", 0, "F",
+     "top (default: each function's self and children shares in\n"
+     "both, and the change), folded (\"stack base new\" lines, as\n"
+     "FlameGraph's difffolded.pl writes them), svg (NEW's flame graph,\n"
+     "red where it has more than BASE, blue where less), pprof\n"
+     "(base.pb.gz and new.pb.gz, functions named alike in both, for\n"
+     "'pprof -diff_base=base.pb.gz new.pb.gz'), or all"},
+    {'o', "output", 'o', "OUT",
+     "output file (default: standard output); with --format pprof\n"
+     "or all a directory (default: hvprof-diff/)"},
+    {O_RAW, "raw", 0, NULL,
+     "counts as recorded; by default BASE's counts are scaled to\n"
+     "NEW's total, so that a longer recording is no change"},
+    {O_TITLE, "title", 0, "TEXT", "title of the flame graph"},
+    {O_LIMIT, "limit", 0, "N", "rows of the table (default 50)"},
+    {'q', "quiet", 'q', NULL, "no progress or warnings on stderr"},
+    {'f', "force", 'f', NULL,
+     "replace an existing output file (else refused; outputs are\n"
+     "written as FILE.part, mode 0600, and renamed into place)"},
+};
+
+static const struct cli_option filter_options[] = {REPORT_INPUT_FILTER_OPTIONS};
+
+static const struct cli_group output_group = CLI_GROUP("output", output_options);
+static const struct cli_group filter_group = CLI_GROUP("filters (applied to both)", filter_options);
+static const struct cli_group *const diff_groups[] = {&output_group, &report_input_symbols_group,
+                                                      &filter_group};
+
+const struct cli_command cli_diff = {
+    .name = "diff",
+    .synopsis = "BASE.fxt NEW.fxt [options]",
+    .about = "Compare two recordings: what changed from BASE to NEW.",
+    .groups = diff_groups,
+    .ngroups = sizeof(diff_groups) / sizeof(diff_groups[0]),
+};
+
+struct diff_args {
+    int format;
+    bool all, quiet, force;
+    const char *output, *ksyms;
+    struct report_diff_opts dopt;
+    struct prof_filter filter;
+    struct symbol_path sp;
+};
+
+static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
+{
+    struct diff_args *a = ctx;
+    uint64_t v;
+    switch (id) {
+    case O_FORMAT:
+        a->all = !strcmp(arg, "all");
+        a->format = -1;
+        for (int f = 0; f < DIFF_NFORMATS && !a->all; f++)
+            if (!strcmp(arg, formats[f].name))
+                a->format = f;
+        if (!strcmp(arg, "pprof"))
+            a->format = DIFF_PPROF;
+        if (!a->all && a->format < 0) {
+            /* The names from the format table, and pprof (a directory of two files). */
+            char list[128] = "";
+            for (int f = 0; f < DIFF_NFORMATS; f++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", formats[f].name);
+            return hv_errk(err, HV_ERR_USAGE, "--format %s: expected %spprof or all", arg, list);
+        }
+        return 1;
+    case 'o':
+        a->output = arg;
+        return 1;
+    case O_TITLE:
+        a->dopt.title = arg;
+        return 1;
+    case O_LIMIT:
+        if (parse_uint(arg, "--limit", 1, 1000000, &v, err) < 0)
+            return -1;
+        a->dopt.limit = (unsigned)v;
+        return 1;
+    case O_RAW:
+        a->dopt.raw = true;
+        return 1;
+    case 'q':
+        a->quiet = true;
+        return 1;
+    case 'f':
+        a->force = true;
+        return 1;
+    default:
+        return report_input_option(id, arg, &a->sp, &a->ksyms, &a->filter, err);
+    }
+}
+
 int cmd_diff(int argc, char **argv)
 {
-    enum {
-        O_FORMAT = 256,
-        O_TITLE,
-        O_LIMIT,
-        O_RAW,
-        O_SYMBOLS,
-        O_KSYMS,
-        O_VCPU,
-        O_COMM,
-        O_USER,
-        O_KERNEL
-    };
-    static const struct option opts[] = {
-        {"format", required_argument, 0, O_FORMAT},
-        {"output", required_argument, 0, 'o'},
-        {"title", required_argument, 0, O_TITLE},
-        {"limit", required_argument, 0, O_LIMIT},
-        {"raw", no_argument, 0, O_RAW},
-        REPORT_INPUT_OPTIONS,
-        {"quiet", no_argument, 0, 'q'},
-        {"force", no_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    int format = DIFF_TOP;
-    bool all = false, quiet = false, force = false;
-    const char *output = NULL, *ksyms = NULL;
-    struct report_diff_opts dopt = {0};
-    struct prof_filter filter = {0};
-    struct symbol_path sp;
+    struct diff_args a = {.format = DIFF_TOP};
     struct profile base, new;
     struct report_diff d = {0};
     struct hv_err err;
-    int status = 2, c;
-    uint64_t v;
-    symbol_path_init(&sp);
+    int status = 2;
+    symbol_path_init(&a.sp);
     profile_init(&base);
     profile_init(&new);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qfh", opts, NULL)) != -1) {
-        switch (c) {
-        case O_FORMAT:
-            all = !strcmp(optarg, "all");
-            format = -1;
-            for (int f = 0; f < DIFF_NFORMATS && !all; f++)
-                if (!strcmp(optarg, formats[f].name))
-                    format = f;
-            if (!strcmp(optarg, "pprof"))
-                format = DIFF_PPROF;
-            if (!all && format < 0) {
-                fprintf(stderr,
-                        "hvprof diff: --format %s: expected top, folded, svg, pprof or all\n",
-                        optarg);
-                goto out;
-            }
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case O_TITLE:
-            dopt.title = optarg;
-            break;
-        case O_LIMIT:
-            if (parse_uint(optarg, "--limit", 1, 1000000, &v, &err) < 0)
-                goto bad_value;
-            dopt.limit = (unsigned)v;
-            break;
-        case O_RAW:
-            dopt.raw = true;
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case 'f':
-            force = true;
-            break;
-        case 'h':
-            diff_usage(stdout);
-            status = 0;
-            goto out;
-        default:
-            switch (report_input_option("hvprof diff", c, optarg, &sp, &ksyms, &filter)) {
-            case 1:
-                break;
-            case 0:
-                fprintf(stderr, "hvprof diff: unknown or incomplete option '%s' (try --help)\n",
-                        argv[optind - 1]);
-                /* fall through */
-            default:
-                goto out;
-            }
-        }
+    int rc = cli_parse(&cli_diff, argc, argv, handle, &a);
+    if (rc) {
+        status = rc == 1 ? 0 : 2;
+        goto out;
     }
+    int format = a.format;
+    bool all = a.all, quiet = a.quiet, force = a.force;
+    const char *output = a.output, *ksyms = a.ksyms;
+    struct report_diff_opts dopt = a.dopt;
+    struct prof_filter filter = a.filter;
     if (argc - optind != 2) {
         fprintf(stderr, "hvprof diff: two recordings, BASE and NEW, are needed (%d given)\n",
                 argc - optind < 0 ? 0 : argc - optind);
-        diff_usage(stderr);
+        cli_usage(stderr, &cli_diff);
         goto out;
     }
     if (filter.user_only && filter.kernel_only) {
@@ -213,7 +199,7 @@ int cmd_diff(int argc, char **argv)
     }
     status = 1;
     const struct report_input_opts in = {
-        .cmd = "hvprof diff", .sp = &sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
+        .cmd = "hvprof diff", .sp = &a.sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
     if (report_input_load(dopt.base_name, &in, &base) != 0 ||
         report_input_load(dopt.new_name, &in, &new) != 0)
         goto out;
@@ -223,10 +209,9 @@ int cmd_diff(int argc, char **argv)
     }
     if (!to_dir) {
         struct diff_job j = {(enum diff_format)format, &d, &dopt};
-        status = report_output_write("hvprof diff", formats[format].name, false, AT_FDCWD, output,
-                                     (quiet ? REPORT_OUT_QUIET : 0) |
-                                         (force ? REPORT_OUT_FORCE : 0),
-                                     write_diff, &j);
+        status = report_output_write(
+            "hvprof diff", formats[format].name, false, AT_FDCWD, output,
+            (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0), write_diff, &j);
         goto out;
     }
     struct report_dir dir;
@@ -241,13 +226,10 @@ int cmd_diff(int argc, char **argv)
     if (status == 0)
         status = write_pprofs(&base, &new, &dir);
     report_dir_close(&dir);
-    goto out;
-bad_value:
-    fprintf(stderr, "hvprof diff: %s\n", err.msg);
 out:
     report_diff_free(&d);
     profile_free(&base);
     profile_free(&new);
-    symbol_path_free(&sp);
+    symbol_path_free(&a.sp);
     return status;
 }

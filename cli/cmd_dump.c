@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "fxt/reader.h"
 #include "schema/decode.h"
 
@@ -14,15 +15,31 @@ static const char *const type_names[FXTR_NTYPES] = {
     "sched",    "log",  "type10", "type11", "type12", "type13", "type14", "large",
 };
 
-static void dump_usage(FILE *out)
+static const struct cli_option dump_options[] = {
+    {'s', "stats", 's', NULL, "print a count per record type and the totals instead"},
+};
+
+static const struct cli_group dump_group = CLI_GROUP("options", dump_options);
+static const struct cli_group *const dump_groups[] = {&dump_group};
+
+const struct cli_command cli_dump = {
+    .name = "dump",
+    .synopsis = "[--stats] FILE",
+    .about = "Print the records of an FXT (Fuchsia Trace Format) file, one line per record:\n"
+             "byte offset, record type, decoded fields (hvprof samples, modules, mappings and\n"
+             "loss records included). The file is checked strictly; on malformed input the\n"
+             "command prints \"FILE: offset 0x...: reason\" and exits with status 1.",
+    .groups = dump_groups,
+    .ngroups = 1,
+};
+
+static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
 {
-    fprintf(out, "usage: hvprof dump [--stats] FILE\n\n"
-                 "Print the records of an FXT (Fuchsia Trace Format) file, one line per record:\n"
-                 "byte offset, record type, decoded fields (hvprof samples, modules, mappings and\n"
-                 "loss records included). The file is checked strictly; on malformed input the\n"
-                 "command prints \"FILE: offset 0x...: reason\" and exits with status 1.\n\n"
-                 "  --stats   print a count per record type and the totals instead\n"
-                 "  --help    this text\n");
+    (void)arg, (void)err;
+    if (id != 's')
+        return 0;
+    *(int *)ctx = 1;
+    return 1;
 }
 
 static void put_str(struct fxtr_string s)
@@ -280,32 +297,16 @@ static int dump_records(const char *path, const void *buf, size_t len)
 
 int cmd_dump(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"stats", no_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int stats = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "sh", opts, NULL)) != -1) {
-        if (c == 's') {
-            stats = 1;
-        } else if (c == 'h') {
-            dump_usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "hvprof dump: unknown option '%s' (try 'hvprof dump --help')\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-    }
+    int stats = 0;
+    int parsed = cli_parse(&cli_dump, argc, argv, handle, &stats);
+    if (parsed)
+        return parsed == 1 ? 0 : 2;
     if (optind + 1 != argc) {
         if (optind >= argc)
             fprintf(stderr, "hvprof dump: no file given\n");
         else
             fprintf(stderr, "hvprof dump: one file at a time (%d given)\n", argc - optind);
-        dump_usage(stderr);
+        cli_usage(stderr, &cli_dump);
         return 2;
     }
     const char *path = argv[optind];

@@ -52,33 +52,6 @@ enum {
 #define RING_SIZE_DEFAULT (64ull << 20) /* with --ring TIME */
 #define RING_VCPU_BUFFER  (256u << 10)  /* per-vCPU ring under --ring, unless --buffer */
 
-static const struct option record_longopts[] = {
-    {"hz", required_argument, NULL, OPT_HZ},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"duration", required_argument, NULL, OPT_DURATION},
-    {"buffer", required_argument, NULL, OPT_BUFFER},
-    {"recheck", required_argument, NULL, OPT_RECHECK},
-    {"abandon-periods", required_argument, NULL, OPT_ABANDON},
-    {"no-leaf-repair", no_argument, NULL, OPT_NO_LEAF},
-    {"defer-user-stacks", no_argument, NULL, OPT_DEFER_USER},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"stage-times", no_argument, NULL, OPT_STAGE_TIMES},
-    {"guest-os", required_argument, NULL, OPT_GUEST_OS},
-    {"symbols", required_argument, NULL, OPT_SYMBOLS},
-    {"max-metadata", required_argument, NULL, OPT_MAX_METADATA},
-    {"ring", required_argument, NULL, OPT_RING},
-    {"ring-keep", required_argument, NULL, OPT_RING_KEEP},
-    {"events", required_argument, NULL, OPT_EVENTS},
-    {"exit-stacks-every", required_argument, NULL, OPT_EXIT_EVERY},
-    {"off-cpu", no_argument, NULL, OPT_OFF_CPU},
-    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
-    {"off-cpu-hz", required_argument, NULL, OPT_OFF_CPU_HZ},
-    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-};
-#define RECORD_OPTS_COUNT (sizeof(record_longopts) / sizeof(record_longopts[0]))
-
 /* Only an ELF64 kernel carries its own symbols into the trace (a bzImage's are in vmlinux). */
 static bool rs_kernel_is_elf(const char *path)
 {
@@ -91,81 +64,102 @@ static bool rs_kernel_is_elf(const char *path)
     return hv_elf_is_elf64(m, n);
 }
 
-static void usage(FILE *out)
-{
-    fprintf(
-        out,
-        "usage: hvprof record -o FILE [options] [--guest demo | --kernel FILE ...]\n\n"
-        "Boot a guest and sample it from the hypervisor: a CLOCK_MONOTONIC timer per vCPU\n"
-        "forces an exit; kernel-mode samples are completed with the user stack when the\n"
-        "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
-        "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
-        "--duration, or on Ctrl-C (exit status 0); the file is complete in every case.\n\n"
-        "sampling options:\n"
-        "  -o, --output FILE      the recording (FXT) to write (required)\n"
-        "  --hz N                 samples per second per vCPU, e.g. 1000, 4kHz (default "
-        "%u)\n"
-        "  --mode cpu|wall|exits  cpu: skip ticks where the vCPU is halted (default);\n"
-        "                         wall: sample every tick; exits: take the timer exits but\n"
-        "                         record nothing (measures the machine's exit floor)\n"
-        "  --max-depth N          frames per stack, user and kernel each (default 128)\n"
-        "  --duration S           stop after S (e.g. 10, 1.5s, 500ms); exit status 0\n"
-        "  --buffer SIZE          ring per vCPU, e.g. 64K, 4M (default 1M); a full ring\n"
-        "                         drops records and the trace counts them\n"
-        "  --recheck T            re-check period while a kernel-mode sample waits for the\n"
-        "                         return to user mode (default 200us; 0 = only at ticks)\n"
-        "  --abandon-periods N    abandon a continuation after N ticks of its vCPU (default %u,\n"
-        "                         and never before 10 ms)\n"
-        "  --no-leaf-repair       do not decode the code at the sampled PC\n"
-        "  --defer-user-stacks    kernel-mode samples always take the user stack at the\n"
-        "                         thread's next user-mode exit, even where the kernel walk\n"
-        "                         found the user registers it entered the kernel with\n"
-        "                         (Linux ORC; by default that stack is walked at once)\n"
-        "  --guest-os auto|linux|generic\n"
-        "                         what the guest's memory is read as: linux finds the\n"
-        "                         kernel's VMCOREINFO and symbols (kallsyms) in it and puts\n"
-        "                         them into the recording; auto (default) is linux for a\n"
-        "                         bzImage kernel, generic for an ELF64 one\n"
-        "  --symbols DIR          the guest's binaries on this host, found by build-id\n"
-        "                         (DIR/.build-id/xx/rest[.debug] or any file in DIR;\n"
-        "                         repeatable): their unwind tables (DWARF CFI) where the\n"
-        "                         guest's memory does not show them whole (docs/cfi.md);\n"
-        "                         'hvprof report' then looks in the first DIR too\n"
-        "  --max-metadata SIZE    bytes the recording may spend on what the guest says about\n"
-        "                         itself: modules, mappings, symbols, names (default 64M);\n"
-        "                         what does not fit is left out and counted\n"
-        "  --ring SIZE|TIME[,SIZE]\n"
-        "                         flight recorder: keep only the newest samples, SIZE bytes\n"
-        "                         (e.g. 64M) or the last TIME (e.g. 30s, 5min; at most SIZE,\n"
-        "                         default 64M); FILE gets them at the end; SIGUSR2, a guest\n"
-        "                         kernel panic or a guest reset or triple fault writes a\n"
-        "                         snapshot beside FILE (rec.fxt: rec.<UTC time>Z.fxt)\n"
-        "  --ring-keep N          snapshots kept, the newest (default %u)\n"
-        "  --events exits         also record every VM exit hvprof handles (port I/O, MMIO,\n"
-        "                         HLT) with its device, register, host time and the guest's\n"
-        "                         stacks that caused it; 'hvprof report --exits' shows them\n"
-        "                         (docs/exits.md)\n"
-        "  --exit-stacks-every N  with --events exits: the stacks of every Nth exit of a vCPU\n"
-        "                         only (1: all); by default as many as cost at most 5%% of\n"
-        "                         the vCPU's time; every exit is still counted and timed\n"
-        "  --off-cpu              also record the time every guest thread spends off its CPU\n"
-        "                         (sleeping, waiting for I/O, runnable), with its kernel and\n"
-        "                         user stacks, read from the guest kernel's memory (Linux);\n"
-        "                         'hvprof report --off-cpu' or '--wall' shows it\n"
-        "                         (docs/off-cpu.md)\n"
-        "  --off-cpu-hz N         with --off-cpu: visits of the threads a second (default %u,\n"
-        "                         at most %u)\n"
-        "  --no-python            no Python frames: by default the frames of a CPython\n"
-        "                         3.11 or 3.13 program (function, file, line) are read from\n"
-        "                         the interpreter's memory at each sample (docs/python.md)\n"
-        "  --quiet                no progress line, no summary: errors and what the file\n"
-        "                         lacks only\n"
-        "  --stage-times          print the exit hook's mean time per stage, per vCPU\n\n",
-        SAMPLER_DEFAULT_HZ, SAMPLER_DEFAULT_ABANDON, RING_KEEP_DEFAULT, OFF_CPU_HZ_DEFAULT,
-        OFF_CPU_HZ_MAX);
-    run_opts_usage(out);
-    fprintf(out, "  -h, --help         this text\n");
-}
+/* The help's numbers are the code's (checked here at build time). */
+_Static_assert(SAMPLER_DEFAULT_HZ == 1000u, "--hz's help says 1000");
+_Static_assert(SAMPLER_DEFAULT_ABANDON == 10u, "--abandon-periods' help says 10");
+_Static_assert(RING_KEEP_DEFAULT == 10u, "--ring-keep's help says 10");
+_Static_assert(OFF_CPU_HZ_DEFAULT == 50u && OFF_CPU_HZ_MAX == 100u,
+               "--off-cpu-hz's help says 50, at most 100");
+
+static const struct cli_option record_options[] = {
+    {'o', "output", 'o', "FILE", "the recording (FXT) to write (required)"},
+    {OPT_HZ, "hz", 0, "N", "samples per second per vCPU, e.g. 1000, 4kHz (default 1000)"},
+    {OPT_MODE, "mode", 0, "cpu|wall|exits",
+     "cpu: skip ticks where the vCPU is halted (default);\n"
+     "wall: sample every tick; exits: take the timer exits but\n"
+     "record nothing (measures the machine's exit floor)"},
+    {OPT_MAX_DEPTH, "max-depth", 0, "N", "frames per stack, user and kernel each (default 128)"},
+    {OPT_DURATION, "duration", 0, "S", "stop after S (e.g. 10, 1.5s, 500ms); exit status 0"},
+    {OPT_BUFFER, "buffer", 0, "SIZE",
+     "ring per vCPU, e.g. 64K, 4M (default 1M); a full ring\n"
+     "drops records and the trace counts them"},
+    {OPT_RECHECK, "recheck", 0, "T",
+     "re-check period while a kernel-mode sample waits for the\n"
+     "return to user mode (default 200us; 0 = only at ticks)"},
+    {OPT_ABANDON, "abandon-periods", 0, "N",
+     "abandon a continuation after N ticks of its vCPU (default 10,\n"
+     "and never before 10 ms)"},
+    {OPT_NO_LEAF, "no-leaf-repair", 0, NULL, "do not decode the code at the sampled PC"},
+    {OPT_DEFER_USER, "defer-user-stacks", 0, NULL,
+     "kernel-mode samples always take the user stack at the\n"
+     "thread's next user-mode exit, even where the kernel walk\n"
+     "found the user registers it entered the kernel with\n"
+     "(Linux ORC; by default that stack is walked at once)"},
+    {OPT_GUEST_OS, "guest-os", 0, "auto|linux|generic",
+     "what the guest's memory is read as: linux finds the\n"
+     "kernel's VMCOREINFO and symbols (kallsyms) in it and puts\n"
+     "them into the recording; auto (default) is linux for a\n"
+     "bzImage kernel, generic for an ELF64 one"},
+    {OPT_SYMBOLS, "symbols", 0, "DIR",
+     "the guest's binaries on this host, found by build-id\n"
+     "(DIR/.build-id/xx/rest[.debug] or any file in DIR;\n"
+     "repeatable): their unwind tables (DWARF CFI) where the\n"
+     "guest's memory does not show them whole (docs/cfi.md);\n"
+     "'hvprof report' then looks in the first DIR too"},
+    {OPT_MAX_METADATA, "max-metadata", 0, "SIZE",
+     "bytes the recording may spend on what the guest says about\n"
+     "itself: modules, mappings, symbols, names (default 64M);\n"
+     "what does not fit is left out and counted"},
+    {OPT_RING, "ring", 0, "SIZE|TIME[,SIZE]",
+     "flight recorder: keep only the newest samples, SIZE bytes\n"
+     "(e.g. 64M) or the last TIME (e.g. 30s, 5min; at most SIZE,\n"
+     "default 64M); FILE gets them at the end; SIGUSR2, a guest\n"
+     "kernel panic or a guest reset or triple fault writes a\n"
+     "snapshot beside FILE (rec.fxt: rec.<UTC time>Z.fxt)"},
+    {OPT_RING_KEEP, "ring-keep", 0, "N", "snapshots kept, the newest (default 10)"},
+    {OPT_EVENTS, "events", 0, "exits",
+     "also record every VM exit hvprof handles (port I/O, MMIO,\n"
+     "HLT) with its device, register, host time and the guest's\n"
+     "stacks that caused it; 'hvprof report --exits' shows them\n"
+     "(docs/exits.md)"},
+    {OPT_EXIT_EVERY, "exit-stacks-every", 0, "N",
+     "with --events exits: the stacks of every Nth exit of a vCPU\n"
+     "only (1: all); by default as many as cost at most 5% of\n"
+     "the vCPU's time; every exit is still counted and timed"},
+    {OPT_OFF_CPU, "off-cpu", 0, NULL,
+     "also record the time every guest thread spends off its CPU\n"
+     "(sleeping, waiting for I/O, runnable), with its kernel and\n"
+     "user stacks, read from the guest kernel's memory (Linux);\n"
+     "'hvprof report --off-cpu' or '--wall' shows it\n"
+     "(docs/off-cpu.md)"},
+    {OPT_OFF_CPU_HZ, "off-cpu-hz", 0, "N",
+     "with --off-cpu: visits of the threads a second (default 50,\n"
+     "at most 100)"},
+    {OPT_NO_PYTHON, "no-python", 0, NULL,
+     "no Python frames: by default the frames of a CPython\n"
+     "3.11 or 3.13 program (function, file, line) are read from\n"
+     "the interpreter's memory at each sample (docs/python.md)"},
+    {OPT_QUIET, "quiet", 0, NULL,
+     "no progress line, no summary: errors and what the file\n"
+     "lacks only"},
+    {OPT_STAGE_TIMES, "stage-times", 0, NULL,
+     "print the exit hook's mean time per stage, per vCPU"},
+};
+
+static const struct cli_group sampling_group = CLI_GROUP("sampling options", record_options);
+static const struct cli_group *const record_groups[] = {&sampling_group, &run_opts_group};
+
+const struct cli_command cli_record = {
+    .name = "record",
+    .synopsis = "-o FILE [options] [--guest demo | --kernel FILE ...]",
+    .about = "Boot a guest and sample it from the hypervisor: a CLOCK_MONOTONIC timer per vCPU\n"
+             "forces an exit; kernel-mode samples are completed with the user stack when the\n"
+             "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
+             "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
+             "--duration, or on Ctrl-C (exit status 0); the file is complete in every case.",
+    .groups = record_groups,
+    .ngroups = sizeof(record_groups) / sizeof(record_groups[0]),
+};
 
 struct record_extra {
     uint64_t duration_ns;
@@ -346,6 +340,20 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     return 0;
 }
 
+/* cli_parse's handler: the sampling options, then the guest's. */
+struct record_parse {
+    struct sampler_config *c;
+    struct record_extra *x;
+    struct run_opts *o;
+};
+
+static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
+{
+    struct record_parse *rp = ctx;
+    int r = handle_record_opt(rp->c, id, arg, rp->x, err);
+    return r ? r : run_opts_handle(rp->o, id, arg, err);
+}
+
 /* The signal handler's only way to the sampler (conventions: globals only for handlers). */
 static struct sampler *volatile snapshot_sampler;
 
@@ -375,11 +383,6 @@ int cmd_record(int argc, char **argv)
 int record_main(int argc, char **argv, const struct record_hooks *tool)
 {
     run_signals_install(); /* first: a signal at any moment of start-up is handled */
-    struct option longopts[RUN_OPTS_COUNT + RECORD_OPTS_COUNT + 1];
-    memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
-    memcpy(longopts + RUN_OPTS_COUNT, record_longopts, sizeof(record_longopts));
-    longopts[RUN_OPTS_COUNT + RECORD_OPTS_COUNT] = (struct option){0};
-
     /* Static, like the recording's extras: what run_opts_finish read (a disk's kernel and
      * initrd) stays reachable until the process ends, whichever way the command returns. */
     static struct run_opts o;
@@ -398,31 +401,10 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     x = (struct record_extra){0};
     symbol_path_init(&x.symbols);
     struct hv_err err = {0};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (opt == '?') {
-            fprintf(stderr, "hvprof record: unknown option '%s' (try 'hvprof record --help')\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-        if (opt == ':') {
-            fprintf(stderr, "hvprof record: option '%s' needs a value\n", argv[optind - 1]);
-            return 2;
-        }
-        int r = handle_record_opt(&c, opt, optarg, &x, &err);
-        if (r == 0)
-            r = run_opts_handle(&o, opt, optarg, &err);
-        if (r < 0) {
-            fprintf(stderr, "hvprof record: %s\n", err.msg);
-            return 2;
-        }
-    }
+    struct record_parse rp = {&c, &x, &o};
+    int parsed = cli_parse(&cli_record, argc, argv, handle, &rp);
+    if (parsed)
+        return parsed == 1 ? 0 : 2;
     if (optind < argc) {
         fprintf(stderr, "hvprof record: unexpected argument '%s'\n", argv[optind]);
         return 2;

@@ -18,51 +18,69 @@
 #include "report/fxt_load.h"
 #include "report/report.h"
 
-static void report_usage(FILE *out)
+enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS, O_OFF_CPU, O_WALL };
+
+/* --format's help from the report's format table, before main() runs (the table's rows are
+ * constant: they point at it). */
+static char format_help[512];
+__attribute__((constructor)) static void format_help_init(void)
 {
-    fprintf(
-        out,
-        "usage: hvprof report FILE [options]\n\n"
-        "Symbolize an hvprof recording and write a report.\n\n"
-        "output:\n"
-        "  --format F        top (default), tree (callers and callees), json, folded, pprof,\n"
-        "                    perf-script, svg, timeline, or all\n"
-        "  -o, --output OUT  output file (default: standard output); with --format all a\n"
-        "                    directory (default: hvprof-report/)\n"
-        "  --title TEXT      title of the flame graph / pprof comment / timeline VM name\n"
-        "  --limit N         rows of the top table, entries of the tree (default 50)\n"
-        "symbols:\n"
-        "  --symbols DIR     search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
-        "                    or any ELF file directly in DIR) or by name; repeatable\n"
-        "  --vmlinux FILE    guest Linux kernel ELF\n"
-        "  --kallsyms FILE   guest /proc/kallsyms copy\n"
-        "  --system-map FILE guest System.map (KASLR slide from the recorded MSR_LSTAR)\n"
-        "  --kernel-symbols FILE  any of the three above (detected by content)\n"
-        "filters:\n"
-        "  --vcpu N          samples of vCPU N only\n"
-        "  --pid P           process P: the guest's own pid as the report shows it (Linux\n"
-        "                    guests), or a process koid; without guest pids n means\n"
-        "                    koid 0x10000000+n\n"
-        "  --tid T           thread T: the guest's tid, or a thread koid (n: 0x40000000+n)\n"
-        "  --comm NAME       samples whose thread or process is named NAME\n"
-        "  --user, --kernel  samples taken at CPL 3 / CPL 0 only\n"
-        "  --time FROM,TO    samples in [FROM, TO) seconds from the recording's start, e.g.\n"
-        "                    2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
-        "                    perf-script and the timeline print it (@2651.86,@2652.2)\n"
-        "  --exits           the exit events (record --events exits) instead of the samples:\n"
-        "                    a table of exits by site with their host time, then their\n"
-        "                    stacks rooted at [exit:...] in any format (docs/exits.md)\n"
-        "  --off-cpu         the time guest threads spent off their CPU (record --off-cpu)\n"
-        "                    instead of the samples, in microseconds, each stack under a\n"
-        "                    leaf [off-cpu:S|D|R|...] naming the thread's state\n"
-        "                    (docs/off-cpu.md)\n"
-        "  --wall            both: on-CPU samples weighted by the period and off-CPU time,\n"
-        "                    in microseconds (a hot/cold view of where time went)\n"
-        "  -q, --quiet       no progress or warnings on stderr\n"
-        "  -f, --force       replace an existing output file (else refused; outputs are\n"
-        "                    written as FILE.part, mode 0600, and renamed into place)\n"
-        "  -h, --help        this text\n");
+    snprintf(format_help, sizeof(format_help),
+             "%s,\n"
+             "or all (every format into a directory); default top (docs/report.md)",
+             report_format_list());
 }
+
+static const struct cli_option output_options[] = {
+    {O_FORMAT, "format", 0, "F", format_help},
+    {'o', "output", 'o', "OUT",
+     "output file (default: standard output); with --format all a\n"
+     "directory (default: hvprof-report/)"},
+    {O_TITLE, "title", 0, "TEXT", "title of the flame graph / pprof comment / timeline VM name"},
+    {O_LIMIT, "limit", 0, "N", "rows of the top table, entries of the tree (default 50)"},
+    {'q', "quiet", 'q', NULL, "no progress or warnings on stderr"},
+    {'f', "force", 'f', NULL,
+     "replace an existing output file (else refused; outputs are\n"
+     "written as FILE.part, mode 0600, and renamed into place)"},
+};
+
+static const struct cli_option filter_options[] = {
+    REPORT_INPUT_FILTER_OPTIONS,
+    {O_PID, "pid", 0, "P",
+     "process P: the guest's own pid as the report shows it (Linux\n"
+     "guests), or a process koid; without guest pids n means\n"
+     "koid 0x10000000+n"},
+    {O_TID, "tid", 0, "T", "thread T: the guest's tid, or a thread koid (n: 0x40000000+n)"},
+    {O_TIME, "time", 0, "FROM,TO",
+     "samples in [FROM, TO) seconds from the recording's start, e.g.\n"
+     "2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
+     "perf-script and the timeline print it (@2651.86,@2652.2)"},
+    {O_EXITS, "exits", 0, NULL,
+     "the exit events (record --events exits) instead of the samples:\n"
+     "a table of exits by site with their host time, then their\n"
+     "stacks rooted at [exit:...] in any format (docs/exits.md)"},
+    {O_OFF_CPU, "off-cpu", 0, NULL,
+     "the time guest threads spent off their CPU (record --off-cpu)\n"
+     "instead of the samples, in microseconds, each stack under a\n"
+     "leaf [off-cpu:S|D|R|...] naming the thread's state\n"
+     "(docs/off-cpu.md)"},
+    {O_WALL, "wall", 0, NULL,
+     "both: on-CPU samples weighted by the period and off-CPU time,\n"
+     "in microseconds (a hot/cold view of where time went)"},
+};
+
+static const struct cli_group output_group = CLI_GROUP("output", output_options);
+static const struct cli_group filter_group = CLI_GROUP("filters", filter_options);
+static const struct cli_group *const report_groups[] = {&output_group, &report_input_symbols_group,
+                                                        &filter_group};
+
+const struct cli_command cli_report = {
+    .name = "report",
+    .synopsis = "FILE [options]",
+    .about = "Symbolize an hvprof recording and write a report.",
+    .groups = report_groups,
+    .ngroups = sizeof(report_groups) / sizeof(report_groups[0]),
+};
 
 /* report_write for one format, as report_output_write calls it. */
 struct format_job {
@@ -87,9 +105,8 @@ static int write_one(enum report_format f, const struct profile *p, const struct
 
 /* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
  * 0x1000004e). */
-static int parse_id(const char *s, const char *what, uint64_t *out)
+static int parse_id(const char *s, const char *what, uint64_t *out, struct hv_err *err)
 {
-    struct hv_err err;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
         char *end;
         errno = 0;
@@ -99,11 +116,7 @@ static int parse_id(const char *s, const char *what, uint64_t *out)
             return 0;
         }
     }
-    if (parse_uint(s, what, 0, UINT32_MAX, out, &err) < 0) {
-        fprintf(stderr, "hvprof report: %s\n", err.msg);
-        return -1;
-    }
-    return 0;
+    return parse_uint(s, what, 0, UINT32_MAX, out, err) < 0 ? -1 : 0;
 }
 
 /* One bound of --time: "" (open), seconds, or @timestamp. -1 on a bad value. */
@@ -132,7 +145,7 @@ static int time_bound(const char *s, size_t len, double *out, int *absolute)
 }
 
 /* --time FROM,TO (docs/report.md, "Filters"). */
-static int parse_time_window(const char *arg, struct prof_filter *f)
+static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_err *err)
 {
     const char *comma = strchr(arg, ',');
     int absolute = -1;
@@ -140,127 +153,106 @@ static int parse_time_window(const char *arg, struct prof_filter *f)
         time_bound(comma + 1, strlen(comma + 1), &f->time_to, &absolute) < 0 ||
         (f->time_from < 0 && f->time_to < 0) ||
         (f->time_from >= 0 && f->time_to >= 0 && f->time_to <= f->time_from)) {
-        fprintf(stderr,
-                "hvprof report: --time %.64s: expected FROM,TO in seconds from the start (2.5,4; "
-                "10,; ,1.5) or as timestamps (@2651.86,@2652.2), FROM before TO\n",
-                arg);
-        return -1;
+        return hv_errk(err, HV_ERR_USAGE,
+                       "--time %.64s: expected FROM,TO in seconds from the start (2.5,4; 10,; "
+                       ",1.5) or as timestamps (@2651.86,@2652.2), FROM before TO",
+                       arg);
     }
     f->has_time = true;
     f->time_absolute = absolute == 1;
     return 0;
 }
 
+/* What the options set (cli_parse's handler). */
+struct report_args {
+    int format;
+    bool all, quiet, force;
+    const char *output, *ksyms;
+    struct report_opts ro;
+    struct prof_filter filter;
+    struct symbol_path sp;
+    struct profile *p;
+};
+
+static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
+{
+    struct report_args *a = ctx;
+    uint64_t v;
+    switch (id) {
+    case O_FORMAT:
+        a->all = !strcmp(arg, "all");
+        if (!a->all && (a->format = report_format_parse(arg)) < 0)
+            return hv_errk(err, HV_ERR_USAGE, "--format %s: expected %s or all", arg,
+                           report_format_list());
+        return 1;
+    case 'o':
+        a->output = arg;
+        return 1;
+    case O_TITLE:
+        a->ro.title = arg;
+        return 1;
+    case O_LIMIT:
+        if (parse_uint(arg, "--limit", 1, 1000000, &v, err) < 0)
+            return -1;
+        a->ro.top_limit = (unsigned)v;
+        return 1;
+    case O_PID:
+        if (parse_id(arg, "--pid", &a->filter.pid, err) < 0)
+            return -1;
+        a->filter.has_pid = true;
+        return 1;
+    case O_TID:
+        if (parse_id(arg, "--tid", &a->filter.tid, err) < 0)
+            return -1;
+        a->filter.has_tid = true;
+        return 1;
+    case O_TIME:
+        return parse_time_window(arg, &a->filter, err) < 0 ? -1 : 1;
+    case O_EXITS:
+        a->p->exits = true;
+        a->ro.event_name = "vm-exit";
+        return 1;
+    case O_OFF_CPU:
+        a->p->off_cpu = true;
+        a->ro.event_name = "offcpu-time"; /* perf record --off-cpu's event */
+        return 1;
+    case O_WALL:
+        a->p->wall = true;
+        a->ro.event_name = "wall-clock";
+        return 1;
+    case 'q':
+        a->quiet = true;
+        return 1;
+    case 'f':
+        a->force = true;
+        return 1;
+    default:
+        return report_input_option(id, arg, &a->sp, &a->ksyms, &a->filter, err);
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
-    enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS, O_OFF_CPU, O_WALL };
-    static const struct option opts[] = {
-        {"format", required_argument, 0, O_FORMAT},
-        {"output", required_argument, 0, 'o'},
-        {"title", required_argument, 0, O_TITLE},
-        {"limit", required_argument, 0, O_LIMIT},
-        REPORT_INPUT_OPTIONS,
-        {"pid", required_argument, 0, O_PID},
-        {"tid", required_argument, 0, O_TID},
-        {"time", required_argument, 0, O_TIME},
-        {"exits", no_argument, 0, O_EXITS},
-        {"off-cpu", no_argument, 0, O_OFF_CPU},
-        {"wall", no_argument, 0, O_WALL},
-        {"quiet", no_argument, 0, 'q'},
-        {"force", no_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    int format = REPORT_TOP;
-    bool all = false, quiet = false, force = false;
-    const char *output = NULL, *ksyms = NULL;
-    struct report_opts ro = {0};
-    struct prof_filter filter = {0};
-    struct symbol_path sp;
     struct profile p;
+    struct report_args a = {.format = REPORT_TOP, .p = &p};
     struct hv_err err;
-    int status = 2, c;
-    uint64_t v;
-    symbol_path_init(&sp);
+    int status = 2;
+    symbol_path_init(&a.sp);
     profile_init(&p);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qfh", opts, NULL)) != -1) {
-        switch (c) {
-        case O_FORMAT:
-            all = !strcmp(optarg, "all");
-            if (!all && (format = report_format_parse(optarg)) < 0) {
-                fprintf(stderr,
-                        "hvprof report: --format %s: expected top, tree, json, folded, pprof, "
-                        "perf-script, svg, timeline or all\n",
-                        optarg);
-                goto out;
-            }
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case O_TITLE:
-            ro.title = optarg;
-            break;
-        case O_LIMIT:
-            if (parse_uint(optarg, "--limit", 1, 1000000, &v, &err) < 0)
-                goto bad_value;
-            ro.top_limit = (unsigned)v;
-            break;
-        case O_PID:
-            if (parse_id(optarg, "--pid", &filter.pid) < 0)
-                goto out;
-            filter.has_pid = true;
-            break;
-        case O_TID:
-            if (parse_id(optarg, "--tid", &filter.tid) < 0)
-                goto out;
-            filter.has_tid = true;
-            break;
-        case O_TIME:
-            if (parse_time_window(optarg, &filter) < 0)
-                goto out;
-            break;
-        case O_EXITS:
-            p.exits = true;
-            ro.event_name = "vm-exit";
-            break;
-        case O_OFF_CPU:
-            p.off_cpu = true;
-            ro.event_name = "offcpu-time"; /* perf record --off-cpu's event */
-            break;
-        case O_WALL:
-            p.wall = true;
-            ro.event_name = "wall-clock";
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case 'f':
-            force = true;
-            break;
-        case 'h':
-            report_usage(stdout);
-            status = 0;
-            goto out;
-        default:
-            switch (report_input_option("hvprof report", c, optarg, &sp, &ksyms, &filter)) {
-            case 1:
-                break;
-            case 0:
-                fprintf(stderr, "hvprof report: unknown or incomplete option '%s' (try --help)\n",
-                        argv[optind - 1]);
-                /* fall through */
-            default:
-                goto out;
-            }
-        }
+    int rc = cli_parse(&cli_report, argc, argv, handle, &a);
+    if (rc) {
+        status = rc == 1 ? 0 : 2;
+        goto out;
     }
+    int format = a.format;
+    bool all = a.all, quiet = a.quiet, force = a.force;
+    const char *output = a.output, *ksyms = a.ksyms;
+    struct report_opts ro = a.ro;
+    struct prof_filter filter = a.filter;
     if (optind != argc - 1) {
         fprintf(stderr, optind >= argc ? "hvprof report: no recording given\n"
                                        : "hvprof report: one recording at a time\n");
-        report_usage(stderr);
+        cli_usage(stderr, &cli_report);
         goto out;
     }
     if ((int)p.exits + (int)p.off_cpu + (int)p.wall > 1) {
@@ -281,7 +273,7 @@ int cmd_report(int argc, char **argv)
     status = 1;
     /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */
     const struct report_input_opts in = {.cmd = "hvprof report",
-                                         .sp = &sp,
+                                         .sp = &a.sp,
                                          .ksyms = ksyms,
                                          .filter = &filter,
                                          .want_lines = all || format == REPORT_PPROF,
@@ -304,11 +296,8 @@ int cmd_report(int argc, char **argv)
                                   report_format_filename(j.f), write_format, &j);
     }
     report_dir_close(&dir);
-    goto out;
-bad_value:
-    fprintf(stderr, "hvprof report: %s\n", err.msg);
 out:
     profile_free(&p);
-    symbol_path_free(&sp);
+    symbol_path_free(&a.sp);
     return status;
 }

@@ -5,55 +5,39 @@
 
 #include "cli/commands.h"
 #include "cli/disk_notes.h"
+#include "cli/options.h"
 #include "cli/run_opts.h"
 #include "cli/run_sandbox.h"
 
-static void usage(FILE *out)
+static const struct cli_group *const run_groups[] = {&run_opts_group};
+
+const struct cli_command cli_run = {
+    .name = "run",
+    .synopsis = "[--guest demo | --kernel FILE] [options]",
+    .about = "Boot a guest under hvprof's VMM (no sampling) and exit with the guest's status:\n"
+             "the value it writes to the debug-exit port, 0 on reset, 1 on a triple fault or\n"
+             "KVM error, 124 on --timeout, 128+N on signal N.",
+    .groups = run_groups,
+    .ngroups = sizeof(run_groups) / sizeof(run_groups[0]),
+};
+
+static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
 {
-    fprintf(out, "usage: hvprof run [--guest demo | --kernel FILE] [options]\n\n"
-                 "Boot a guest under hvprof's VMM (no sampling) and exit with the guest's status:\n"
-                 "the value it writes to the debug-exit port, 0 on reset, 1 on a triple fault or\n"
-                 "KVM error, 124 on --timeout, 128+N on signal N.\n\n");
-    run_opts_usage(out);
-    fprintf(out, "  -h, --help         this text\n");
+    return run_opts_handle(ctx, id, arg, err);
 }
 
 int cmd_run(int argc, char **argv)
 {
     run_signals_install(); /* first: a signal at any moment of start-up is handled */
-    struct option longopts[RUN_OPTS_COUNT + 2];
-    memcpy(longopts, run_opts_longopts, sizeof(run_opts_longopts));
-    longopts[RUN_OPTS_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
-    longopts[RUN_OPTS_COUNT + 1] = (struct option){0};
-
     /* Static, like the recording's extras: what run_opts_finish read (a disk's kernel and
      * initrd) stays reachable until the process ends, whichever way the command returns. */
     static struct run_opts o;
     run_opts_init(&o);
     o.prog = "hvprof run";
     struct hv_err err = {0};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (opt == '?') {
-            fprintf(stderr, "hvprof run: unknown option '%s' (try 'hvprof run --help')\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-        if (opt == ':') {
-            fprintf(stderr, "hvprof run: option '%s' needs a value\n", argv[optind - 1]);
-            return 2;
-        }
-        if (run_opts_handle(&o, opt, optarg, &err) < 0) {
-            fprintf(stderr, "hvprof run: %s\n", err.msg);
-            return 2;
-        }
-    }
+    int parsed = cli_parse(&cli_run, argc, argv, handle, &o);
+    if (parsed)
+        return parsed == 1 ? 0 : 2;
     if (optind < argc) {
         fprintf(stderr, "hvprof run: unexpected argument '%s'\n", argv[optind]);
         return 2;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "sandbox/sandbox.h"
 #include "cli/record.h"
 #include "cli/report_input.h"
@@ -27,20 +28,44 @@
 #include "report/fxt_load.h"
 #include "report/report.h"
 
-static void top_usage(FILE *out)
+/* top's own options; the rest are record's, forwarded to it as they are (cmd_top below). Its
+ * table is for --help and docs/options.md: the parse is top's own, which passes every other
+ * argument on. */
+static const struct cli_option top_options[] = {
+    {0x400, "refresh", 0, "S", "redraw every S seconds (default 1)"},
+    {0x401, "window", 0, "S", "the table covers the last S seconds (default 5; 0: the whole run)"},
+};
+
+static const struct cli_group live_group = CLI_GROUP("live table", top_options);
+
+static const struct cli_group *const *top_groups(size_t *n)
 {
-    fprintf(
-        out,
-        "usage: hvprof top [--refresh S] [--window S] RECORD-OPTIONS...\n\n"
-        "Record a guest as 'hvprof record' does (every record option works; without -o the\n"
-        "recording goes to a temporary file removed at the end, without --console the\n"
-        "guest's console too) and show the hottest functions of the last seconds while it\n"
-        "runs.\n\n"
-        "  --refresh S       redraw every S seconds (default 1)\n"
-        "  --window S        the table covers the last S seconds (default 5; 0: the whole run)\n"
-        "  --symbols DIR     also where the table's symbols come from (as in report)\n"
-        "keys: q quit (stops the guest, as Ctrl-C), k kernel samples only, u user only,\n"
-        "      a all, p per process, f per function, v next vCPU (then all again)\n");
+    static const struct cli_group *g[8];
+    static size_t ng;
+    if (!ng) {
+        g[ng++] = &live_group;
+        for (size_t i = 0; i < cli_record.ngroups && ng < 8; i++)
+            g[ng++] = cli_record.groups[i];
+    }
+    *n = ng;
+    return g;
+}
+
+const struct cli_command *cli_top(void)
+{
+    static struct cli_command c = {
+        .name = "top",
+        .synopsis = "[--refresh S] [--window S] RECORD-OPTIONS...",
+        .about =
+            "Record a guest as 'hvprof record' does (every record option works; without -o the\n"
+            "recording goes to a temporary file removed at the end, without --console the\n"
+            "guest's console too) and show the hottest functions of the last seconds while it\n"
+            "runs; record's --symbols are where the table's symbols come from too.\n"
+            "keys: q quit (stops the guest, as Ctrl-C), k kernel samples only, u user only,\n"
+            "      a all, p per process, f per function, v next vCPU (then all again)",
+    };
+    c.groups = top_groups(&c.ngroups);
+    return &c;
 }
 
 struct top_view {
@@ -311,7 +336,7 @@ int cmd_top(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            top_usage(stdout);
+            cli_usage(stdout, cli_top());
             free(rargv);
             return 0;
         }

@@ -8,3 +8,9 @@ int cmd_report(int argc, char **argv); /* cli/cmd_report.c: symbolize + formats 
 int cmd_top(int argc, char **argv);    /* cli/cmd_top.c: record with a live table (report/) */
 int cmd_diff(int argc, char **argv);   /* cli/cmd_diff.c: two recordings compared (report/) */
 int cmd_dump(int argc, char **argv);   /* cli/cmd_dump.c: print an FXT file (fxt/) */
+
+/* Each command's options, one table (cli/options.h): its --help and docs/options.md
+ * (`hvprof help --markdown`). top's groups are its own and record's. */
+struct cli_command;
+extern const struct cli_command cli_run, cli_record, cli_report, cli_diff, cli_dump;
+const struct cli_command *cli_top(void);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 
 struct subcommand {
     const char *name;
@@ -21,6 +22,18 @@ static const struct subcommand subcommands[] = {
     {"dump", cmd_dump, "print the records of an FXT file, or --stats"},
 };
 
+/* docs/options.md: every command's options from their tables (test_options_doc compares). */
+static void markdown(FILE *out)
+{
+    fprintf(out, "# Command-line options\n\n"
+                 "Generated from the option tables (cli/options.h) by `hvprof help --markdown`;\n"
+                 "`test_options_doc` checks that this file is what the build prints.\n\n");
+    const struct cli_command *cmds[] = {&cli_run,    &cli_record, cli_top(),
+                                        &cli_report, &cli_diff,   &cli_dump};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        cli_markdown(out, cmds[i]);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: hvprof <command> [options]\n\n"
@@ -30,8 +43,8 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
         fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(out,
-            "\n'hvprof <command> --help' describes each command. 'hvprof --version' prints the "
-            "version.\n");
+            "\n'hvprof <command> --help' describes each command; 'hvprof help --markdown' lists\n"
+            "every option (docs/options.md). 'hvprof --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,6 +58,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    if (!strcmp(name, "help") && argc == 3 && !strcmp(argv[2], "--markdown")) {
+        markdown(stdout);
+        return 0;
+    }
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);
         return 0;

@@ -67,22 +67,33 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
     }
 }
 
-int report_input_option(const char *cmd, int opt, const char *arg, struct symbol_path *sp,
-                        const char **ksyms, struct prof_filter *filter)
+static const struct cli_option symbols_options[] = {
+    {REPORT_INPUT_OPT_SYMBOLS, "symbols", 0, "DIR",
+     "search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
+     "or any ELF file directly in DIR) or by name; repeatable"},
+    {REPORT_INPUT_OPT_KSYMS, "vmlinux", 0, "FILE", "guest Linux kernel ELF"},
+    {REPORT_INPUT_OPT_KSYMS, "kallsyms", 0, "FILE", "guest /proc/kallsyms copy"},
+    {REPORT_INPUT_OPT_KSYMS, "system-map", 0, "FILE",
+     "guest System.map (KASLR slide from the recorded MSR_LSTAR)"},
+    {REPORT_INPUT_OPT_KSYMS, "kernel-symbols", 0, "FILE",
+     "any of the three above (detected by content)"},
+};
+
+const struct cli_group report_input_symbols_group = CLI_GROUP("symbols", symbols_options);
+
+int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
+                        struct prof_filter *filter, struct hv_err *err)
 {
-    struct hv_err err = {0};
     uint64_t v;
     switch (opt) {
     case REPORT_INPUT_OPT_SYMBOLS:
-        if (symbol_path_add_dir(sp, arg, &err) < 0)
-            break;
-        return 1;
+        return symbol_path_add_dir(sp, arg, err) < 0 ? -1 : 1;
     case REPORT_INPUT_OPT_KSYMS:
         *ksyms = arg;
         return 1;
     case REPORT_INPUT_OPT_VCPU:
-        if (parse_uint(arg, "--vcpu", 0, UINT32_MAX, &v, &err) < 0)
-            break;
+        if (parse_uint(arg, "--vcpu", 0, UINT32_MAX, &v, err) < 0)
+            return -1;
         filter->has_vcpu = true;
         filter->vcpu = (uint32_t)v;
         return 1;
@@ -98,8 +109,6 @@ int report_input_option(const char *cmd, int opt, const char *arg, struct symbol
     default:
         return 0;
     }
-    fprintf(stderr, "%s: %s\n", cmd, err.msg);
-    return -1;
 }
 
 int report_input_load(const char *file, const struct report_input_opts *o, struct profile *p)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli/options.h"
 #include "common/err.h"
 #include "report/profile.h"
 #include "symbolize/symbol_path.h"
@@ -20,8 +21,8 @@ struct report_input_opts {
 };
 
 /* The options `report` and `diff` share: where symbols come from and the filters that mean the
- * same in any recording. REPORT_INPUT_OPTIONS expands to their getopt_long entries (the file
- * includes <getopt.h>); report_input_option handles them. */
+ * same in any recording, as rows of their option tables (cli/options.h);
+ * report_input_option handles them. */
 enum {
     REPORT_INPUT_OPT_SYMBOLS = 0x300,
     REPORT_INPUT_OPT_KSYMS,
@@ -30,23 +31,21 @@ enum {
     REPORT_INPUT_OPT_USER,
     REPORT_INPUT_OPT_KERNEL,
 };
-#define REPORT_INPUT_OPTIONS                                                                       \
-    {"symbols", required_argument, 0, REPORT_INPUT_OPT_SYMBOLS},                                   \
-        {"vmlinux", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                                 \
-        {"kallsyms", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                                \
-        {"system-map", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                              \
-        {"kernel-symbols", required_argument, 0, REPORT_INPUT_OPT_KSYMS},                          \
-        {"vcpu", required_argument, 0, REPORT_INPUT_OPT_VCPU},                                     \
-        {"comm", required_argument, 0, REPORT_INPUT_OPT_COMM},                                     \
-        {"user", no_argument, 0, REPORT_INPUT_OPT_USER},                                           \
+/* Where symbols come from: a group of its own. */
+extern const struct cli_group report_input_symbols_group;
+/* The shared filters, rows to put in a command's filter table. */
+#define REPORT_INPUT_FILTER_OPTIONS                                                                \
+    {REPORT_INPUT_OPT_VCPU, "vcpu", 0, "N", "samples of vCPU N only"},                             \
+        {REPORT_INPUT_OPT_COMM, "comm", 0, "NAME",                                                 \
+         "samples whose thread or process is named NAME"},                                         \
+        {REPORT_INPUT_OPT_USER, "user", 0, NULL, "samples taken at CPL 3 only"},                   \
     {                                                                                              \
-        "kernel", no_argument, 0, REPORT_INPUT_OPT_KERNEL                                          \
+        REPORT_INPUT_OPT_KERNEL, "kernel", 0, NULL, "samples taken at CPL 0 only"                  \
     }
 
-/* 1: `opt` was one of REPORT_INPUT_OPTIONS, applied; 0: not one of them; -1: a bad value, said
- * on stderr after `cmd`. */
-int report_input_option(const char *cmd, int opt, const char *arg, struct symbol_path *sp,
-                        const char **ksyms, struct prof_filter *filter);
+/* 1: `opt` was one of the shared options, applied; 0: not one of them; -1: a bad value (err). */
+int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
+                        struct prof_filter *filter, struct hv_err *err);
 
 /* Load `file` into `p` (initialized), then filter and symbolize it. 0, or 1 after printing the
  * error. */
@@ -57,8 +56,8 @@ typedef int (*report_output_fn)(void *ctx, FILE *out, struct hv_err *err);
 /* One output to `path` (NULL or "-": stdout), a file made in `dirfd` (AT_FDCWD, or the
  * directory of --format all) as common/output.h makes outputs: written as NAME.part and renamed
  * into place when whole, an existing file replaced only with REPORT_OUT_FORCE, a symbolic link
- * never followed. A file that could not be written whole leaves NAME as it was; a binary one is never
- * written to a terminal; a reader that closed the pipe on stdout (`| head`) ends the command
+ * never followed. A file that could not be written whole leaves NAME as it was; a binary one is
+ * never written to a terminal; a reader that closed the pipe on stdout (`| head`) ends the command
  * quietly. Returns the exit status: 0, 1 (write error) or 2 (binary to a terminal). */
 #define REPORT_OUT_QUIET 1u /* no "wrote FILE" */
 #define REPORT_OUT_FORCE 2u /* --force: replace an existing file (common/output.h) */

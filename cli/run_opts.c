@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/libvirt_domain.h"
+#include "cli/options.h"
 #include "cli/parse.h"
 #include "vmm/qcow/qcow_image.h"
 #include "common/files.h"
@@ -21,74 +22,62 @@
 #define DEMO_KERNEL "hvprof-guest.elf"
 #define DEMO_INITRD "hvprof-guest.cpio"
 
-const struct option run_opts_longopts[RUN_OPTS_COUNT] = {
-    {"guest", required_argument, NULL, RUN_OPT_GUEST},
-    {"kernel", required_argument, NULL, RUN_OPT_KERNEL},
-    {"initrd", required_argument, NULL, RUN_OPT_INITRD},
-    {"cmdline", required_argument, NULL, RUN_OPT_CMDLINE},
-    {"vcpus", required_argument, NULL, RUN_OPT_VCPUS},
-    {"mem", required_argument, NULL, RUN_OPT_MEM},
-    {"console", required_argument, NULL, RUN_OPT_CONSOLE},
-    {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
-    {"disk", required_argument, NULL, RUN_OPT_DISK},
-    {"libvirt", required_argument, NULL, RUN_OPT_LIBVIRT},
-    {"connect", required_argument, NULL, RUN_OPT_CONNECT},
-    {"libvirt-ignore-unsupported", no_argument, NULL, RUN_OPT_LIBVIRT_IGNORE},
-    {"console-max", required_argument, NULL, RUN_OPT_CONSOLE_MAX},
-    {"boot-entry", required_argument, NULL, RUN_OPT_BOOT_ENTRY},
-    {"net", required_argument, NULL, RUN_OPT_NET},
-    {"force", no_argument, NULL, RUN_OPT_FORCE},
-    {"no-sandbox", no_argument, NULL, RUN_OPT_NO_SANDBOX},
-    {"user", required_argument, NULL, RUN_OPT_USER},
+/* The help's numbers are the code's (checked here at build time). */
+_Static_assert(BOOT_MAX_CPUS == 1024u, "--vcpus's help says at most 1024");
+_Static_assert(VM_MAX_DISKS == 4u, "--disk's help says at most 4");
+_Static_assert(RUN_DEFAULT_MEM == 256ull << 20, "--mem's help says 256M");
+
+static const struct cli_option run_options[] = {
+    {RUN_OPT_GUEST, "guest", 0, "demo", "the built-in test guest (kernel + its boot archive)"},
+    {RUN_OPT_KERNEL, "kernel", 0, "FILE", "an ELF64 kernel (hvprof boot ABI) or a Linux bzImage"},
+    {RUN_OPT_INITRD, "initrd", 0, "FILE",
+     "boot archive / initramfs (default with --guest demo: hvprof-guest.cpio)"},
+    {RUN_OPT_CMDLINE, "cmdline", 0, "STR", "kernel command line"},
+    {RUN_OPT_VCPUS, "vcpus", 0, "N", "virtual CPUs (default 1, at most 1024)"},
+    {RUN_OPT_MEM, "mem", 0, "SIZE", "guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)"},
+    {RUN_OPT_CONSOLE, "console", 0, "FILE",
+     "write the guest's serial console to FILE (default: stdout)"},
+    {RUN_OPT_CONSOLE_MAX, "console-max", 0, "SIZE",
+     "write at most SIZE of it (default 64M); a note marks the cut"},
+    {RUN_OPT_FORCE, "force", 0, NULL,
+     "replace an existing output that is not a recording (an\n"
+     "existing recording is kept as FILE.old without it)"},
+    {RUN_OPT_USER, "user", 0, "NAME",
+     "once set up, run as NAME (default: the user sudo ran hvprof\n"
+     "for); confined either way: no capabilities, seccomp per\n"
+     "thread (docs/security.md)"},
+    {RUN_OPT_NO_SANDBOX, "no-sandbox", 0, NULL,
+     "do not confine hvprof (debugging only: said loudly)"},
+    {RUN_OPT_TIMEOUT, "timeout", 0, "S",
+     "stop the guest after S seconds (e.g. 10, 1.5s, 500ms); exit status 124"},
+    {RUN_OPT_DISK, "disk", 0, "FILE[,format=raw|qcow2][,readonly]",
+     "a raw or qcow2 disk image as a virtio block device\n"
+     "(/dev/vda, vdb, ...; at most 4; docs/virtio.md); format= pins\n"
+     "the format (else probed, and said); a qcow2 image's backing\n"
+     "files must state their format (backing-format=qcow2 says it)\n"
+     "and lie beside it (backing-dir=DIR allows another;\n"
+     "docs/security.md); with no --kernel, the disk boots its own\n"
+     "default boot entry (GRUB's grub.cfg or BLS entries on\n"
+     "ext2/3/4; docs/disk-boot.md)"},
+    {RUN_OPT_BOOT_ENTRY, "boot-entry", 0, "E",
+     "that entry instead: a position (\"1>2\"), title or id"},
+    {RUN_OPT_NET, "net", 0, "user[,hostfwd=tcp:127.0.0.1:8080-:80]...",
+     "a virtio network card on user-mode networking (libslirp,\n"
+     "QEMU's -netdev user: guest 10.0.2.15 by DHCP), host ports\n"
+     "forwarded in; also mac=ADDR, restrict=on (nothing reached\n"
+     "but what is forwarded), host=on (the host's own addresses;\n"
+     "docs/net.md)"},
+    {RUN_OPT_LIBVIRT, "libvirt", 0, "DOMAIN",
+     "boot a libvirt domain as it is defined: memory, vCPUs,\n"
+     "kernel, initrd, command line, disks (options given here win;\n"
+     "docs/libvirt.md; a build without libvirt says so)"},
+    {RUN_OPT_CONNECT, "connect", 0, "URI",
+     "the libvirt connection (qemu:///system, test:///FILE.xml, ...)"},
+    {RUN_OPT_LIBVIRT_IGNORE, "libvirt-ignore-unsupported", 0, NULL,
+     "boot the domain without what hvprof cannot give it"},
 };
 
-void run_opts_usage(FILE *out)
-{
-    fprintf(out,
-            "guest options:\n"
-            "  --guest demo       the built-in test guest (kernel + its boot archive)\n"
-            "  --kernel FILE      an ELF64 kernel (hvprof boot ABI) or a Linux bzImage\n"
-            "  --initrd FILE      boot archive / initramfs (default with --guest demo: "
-            "hvprof-guest.cpio)\n"
-            "  --cmdline STR      kernel command line\n"
-            "  --vcpus N          virtual CPUs (default 1, at most %u)\n"
-            "  --mem SIZE         guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)\n"
-            "  --console FILE     write the guest's serial console to FILE (default: stdout)\n"
-            "  --console-max SIZE write at most SIZE of it (default 64M); a note marks the cut\n"
-            "  --force            replace an existing output that is not a recording (an\n"
-            "                     existing recording is kept as FILE.old without it)\n"
-            "  --user NAME        once set up, run as NAME (default: the user sudo ran hvprof\n"
-            "                     for); confined either way: no capabilities, seccomp per\n"
-            "                     thread (docs/security.md)\n"
-            "  --no-sandbox       do not confine hvprof (debugging only: said loudly)\n"
-            "  --timeout S        stop the guest after S seconds (e.g. 10, 1.5s, 500ms); "
-            "exit status 124\n"
-            "  --disk FILE[,format=raw|qcow2][,readonly]  a raw or qcow2 disk image as a virtio\n"
-            "                     block device (/dev/vda, vdb, ...; at most %u; docs/virtio.md);\n"
-            "                     format= pins the format (else probed, and said); a qcow2\n"
-            "                     image's backing files must state their format\n"
-            "                     (backing-format=qcow2 says it) and lie beside it\n"
-            "                     (backing-dir=DIR allows another; docs/security.md); with no\n"
-            "                     --kernel, the disk boots its own default boot entry (GRUB's\n"
-            "                     grub.cfg or BLS entries on ext2/3/4; docs/disk-boot.md)\n"
-            "  --boot-entry E     that entry instead: a position (\"1>2\"), title or id\n"
-            "  --net user[,hostfwd=tcp:127.0.0.1:8080-:80]...  a virtio network card on\n"
-            "                     user-mode networking (libslirp, QEMU's -netdev user: guest\n"
-            "                     10.0.2.15 by DHCP), host ports forwarded in; also mac=ADDR,\n"
-            "                     restrict=on (nothing reached but what is forwarded; docs/net.md)\n"
-            "  --libvirt DOMAIN   boot a libvirt domain as it is defined: memory, vCPUs, kernel,\n"
-            "                     initrd, command line, disks (options given here win;\n"
-            "                     docs/libvirt.md)%s\n"
-            "  --connect URI      the libvirt connection (qemu:///system, test:///FILE.xml, ...)\n"
-            "  --libvirt-ignore-unsupported  boot the domain without what hvprof cannot give it\n",
-            BOOT_MAX_CPUS, VM_MAX_DISKS,
-#ifdef HVPROF_HAVE_LIBVIRT
-            ""
-#else
-            " (not in this build)"
-#endif
-    );
-}
+const struct cli_group run_opts_group = CLI_GROUP("guest options", run_options);
 
 void run_opts_init(struct run_opts *o)
 {
@@ -458,8 +447,8 @@ int run_session_open(struct run_session *s, const struct run_opts *o, const stru
     if (o->console) {
         /* NAME.part until the guest is loaded (common/output.h): a guest that cannot boot
          * leaves an existing console log as it was. */
-        if (hv_output_open(&s->console, AT_FDCWD, o->console, o->force ? HV_OUTPUT_FORCE : 0,
-                           err) < 0)
+        if (hv_output_open(&s->console, AT_FDCWD, o->console, o->force ? HV_OUTPUT_FORCE : 0, err) <
+            0)
             return hv_err_prefix(err, "--console");
         s->console_fd = s->console.fd;
         s->console.fd = -1; /* closed by run_session_close */

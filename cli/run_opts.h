@@ -2,8 +2,8 @@
  * code that turns them into a booted-but-not-running VM.
  *
  *   struct run_opts o;  run_opts_init(&o);
- *   getopt_long(..., longopts merged from run_opts_longopts, ...):
- *       r = run_opts_handle(&o, opt, optarg, &err)   1 = consumed, 0 = not ours, -1 = error
+ *   cli_parse(cmd with run_opts_group among its groups, ..., handler):
+ *       r = run_opts_handle(&o, id, arg, &err)       1 = consumed, 0 = not ours, -1 = error
  *   run_opts_finish(&o, &err)                        resolve --guest demo, check files
  *   struct run_session s;
  *   run_session_open(&s, &o, &hooks, sync_regs, &err)  vm_create + boot_load + vm_set_entry
@@ -19,15 +19,16 @@
 #include <stdio.h>
 
 #include "cli/disk_spec.h"
+#include "cli/options.h"
 #include "cli/domain_xml.h"
 #include "common/err.h"
 #include "common/output.h"
 #include "vmm/boot/boot.h"
 #include "vmm/vm.h"
 
-#define RUN_DEFAULT_MEM   (256ull << 20)
-#define RUN_DEFAULT_VCPUS 1u
-#define RUN_MIN_MEM       VM_MIN_MEM
+#define RUN_DEFAULT_MEM    (256ull << 20)
+#define RUN_DEFAULT_VCPUS  1u
+#define RUN_MIN_MEM        VM_MIN_MEM
 #define RUN_MAX_DISK_FILES (VM_MAX_DISKS * 16) /* each disk's chain: QCOW_MAX_CHAIN files */
 
 /* getopt_long `val`s of the shared options (outside the ASCII range of short options). */
@@ -52,12 +53,8 @@ enum {
     RUN_OPT_USER,
 };
 
-/* The shared long options; RUN_OPTS_COUNT entries, no terminator (append them to your table). */
-#define RUN_OPTS_COUNT 18
-extern const struct option run_opts_longopts[RUN_OPTS_COUNT];
-
-/* Help lines for the shared options ("  --vcpus N ..."), for a command's --help. */
-void run_opts_usage(FILE *out);
+/* The shared options, one table (cli/options.h): a group of every command that boots a guest. */
+extern const struct cli_group run_opts_group;
 
 struct run_opts {
     const char *guest;  /* "demo" or NULL */

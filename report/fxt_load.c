@@ -102,8 +102,17 @@ static int on_joined(void *ctx, const struct hvfxt_join_sample *s, const uint64_
                      const uint32_t *flags, uint32_t n, struct hv_err *err)
 {
     struct loader *l = ctx;
-    int si = profile_add_sample(l->p, s->ts, s->vcpu, s->pid, s->tid, s->cpl, s->addr, s->flags,
-                                s->n, 1, err);
+    int si = profile_add_sample(l->p,
+                                &(struct prof_sample_in){.ts = s->ts,
+                                                         .vcpu = s->vcpu,
+                                                         .pid = s->pid,
+                                                         .tid = s->tid,
+                                                         .cpl = s->cpl,
+                                                         .addrs = s->addr,
+                                                         .flags = s->flags,
+                                                         .n = s->n,
+                                                         .weight = 1},
+                                err);
     if (si < 0 || (n > 0 && append_completion(l, si, addr, flags, n) < 0))
         return -1;
     l->st->samples++;
@@ -253,8 +262,17 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         l->flags[n++] = PROF_FRAME_KERNEL;
     }
     uint64_t weight = off_event ? (s->off_cpu_ns + 500) / 1000 : 1;
-    int si =
-        profile_add_sample(l->p, ts, vcpu, pid, tid, cpl, l->addr, l->flags, n, weight, l->err);
+    int si = profile_add_sample(l->p,
+                                &(struct prof_sample_in){.ts = ts,
+                                                         .vcpu = vcpu,
+                                                         .pid = pid,
+                                                         .tid = tid,
+                                                         .cpl = cpl,
+                                                         .addrs = l->addr,
+                                                         .flags = l->flags,
+                                                         .n = n,
+                                                         .weight = weight},
+                                l->err);
     if (si < 0)
         return -1;
     if (off_event)

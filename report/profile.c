@@ -62,26 +62,24 @@ static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *
     return 0;
 }
 
-int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t pid, uint64_t tid,
-                       uint8_t cpl, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
-                       uint64_t weight, struct hv_err *err)
+int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struct hv_err *err)
 {
     if (p->samples.n >= UINT32_MAX - 1)
         return hv_errk(err, HV_ERR_LIMIT, "profile: too many samples");
     if (PROF_VEC_RESERVE(p->samples, err) < 0)
         return -1;
-    uint32_t k = cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
+    uint32_t k = in->cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
     uint32_t first = (uint32_t)p->frames.n;
-    if (add_frames(p, addrs, flags, n, k, k | PROF_FRAME_RA, err) < 0)
+    if (add_frames(p, in->addrs, in->flags, in->n, k, k | PROF_FRAME_RA, err) < 0)
         return -1;
-    p->samples.v[p->samples.n] = (struct prof_sample){.ts = ts,
-                                                      .pid = pid,
-                                                      .tid = tid,
-                                                      .weight = weight,
-                                                      .vcpu = vcpu,
-                                                      .cpl = cpl,
+    p->samples.v[p->samples.n] = (struct prof_sample){.ts = in->ts,
+                                                      .pid = in->pid,
+                                                      .tid = in->tid,
+                                                      .weight = in->weight,
+                                                      .vcpu = in->vcpu,
+                                                      .cpl = in->cpl,
                                                       .first = first,
-                                                      .nframes = n};
+                                                      .nframes = in->n};
     return (int)p->samples.n++;
 }
 

@@ -171,11 +171,19 @@ struct profile {
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 
-/* Building. Frames are leaf first; flags may be NULL: frame 0 is then an exact pc, the rest
- * return addresses, and all are kernel frames iff cpl == 0. Returns the index, or -1. */
-int profile_add_sample(struct profile *p, uint64_t ts, uint32_t vcpu, uint64_t pid, uint64_t tid,
-                       uint8_t cpl, const uint64_t *addrs, const uint32_t *flags, uint32_t n,
-                       uint64_t weight, struct hv_err *err);
+/* Building. A sample: its frames leaf first; flags may be NULL: frame 0 is then an exact pc,
+ * the rest return addresses, and all are kernel frames iff cpl == 0. Returns the index, or
+ * -1. */
+struct prof_sample_in {
+    uint64_t ts, pid, tid;
+    uint32_t vcpu;
+    uint8_t cpl;
+    const uint64_t *addrs;
+    const uint32_t *flags;
+    uint32_t n;
+    uint64_t weight;
+};
+int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struct hv_err *err);
 /* Append frames to sample `s` (a completion record's user stack after a partial kernel one);
  * flags NULL = user-space return addresses.
  * `s` must be the last sample whose frames were added. */

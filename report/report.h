@@ -22,6 +22,8 @@ enum report_format {
 /* "top" -> REPORT_TOP ...; -1 if unknown. */
 int report_format_parse(const char *name);
 const char *report_format_name(enum report_format f);
+/* Every format's name in the table's order, ", " between them ("top, tree, json, ..."). */
+const char *report_format_list(void);
 /* File name used for the format in `--format all -o DIR` ("top.txt", "profile.pb.gz", ...). */
 const char *report_format_filename(enum report_format f);
 /* pprof and timeline are binary: written to a file, never to a terminal. */

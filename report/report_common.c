@@ -32,6 +32,18 @@ int report_format_parse(const char *name)
     return -1;
 }
 
+const char *report_format_list(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        size_t n = 0;
+        for (int i = 0; i < REPORT_NFORMATS && n < sizeof(list); i++)
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+                                  formats[i].name);
+    }
+    return list;
+}
+
 const char *report_format_name(enum report_format f)
 {
     return (unsigned)f < REPORT_NFORMATS ? formats[f].name : "?";

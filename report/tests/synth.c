@@ -36,20 +36,60 @@ size_t synth_profile(struct profile *p)
     uint64_t kern[] = {0xffffffff81200010ull, 0xffffffff81400020ull};
     size_t n = 0;
     for (int i = 0; i < 60; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, (uint32_t)(i & 1), SYNTH_PID,
-                                       SYNTH_TID, 3, hot, NULL, 5, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p,
+                                       &(struct prof_sample_in){.ts = 1000000000ull + n * 1000000,
+                                                                .vcpu = (uint32_t)(i & 1),
+                                                                .pid = SYNTH_PID,
+                                                                .tid = SYNTH_TID,
+                                                                .cpl = 3,
+                                                                .addrs = hot,
+                                                                .n = 5,
+                                                                .weight = 1},
+                                       NULL) >= 0);
     for (int i = 0; i < 25; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, 0, SYNTH_PID, SYNTH_TID, 3,
-                                       warm, NULL, 4, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p,
+                                       &(struct prof_sample_in){.ts = 1000000000ull + n * 1000000,
+                                                                .vcpu = 0,
+                                                                .pid = SYNTH_PID,
+                                                                .tid = SYNTH_TID,
+                                                                .cpl = 3,
+                                                                .addrs = warm,
+                                                                .n = 4,
+                                                                .weight = 1},
+                                       NULL) >= 0);
     for (int i = 0; i < 5; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, 1, SYNTH_PID2,
-                                       SYNTH_PID2 + 0x30000000, 3, nosym, NULL, 2, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p,
+                                       &(struct prof_sample_in){.ts = 1000000000ull + n * 1000000,
+                                                                .vcpu = 1,
+                                                                .pid = SYNTH_PID2,
+                                                                .tid = SYNTH_PID2 + 0x30000000,
+                                                                .cpl = 3,
+                                                                .addrs = nosym,
+                                                                .n = 2,
+                                                                .weight = 1},
+                                       NULL) >= 0);
     for (int i = 0; i < 4; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, 1, SYNTH_PID2,
-                                       SYNTH_PID2 + 0x30000000, 3, raw, NULL, 1, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p,
+                                       &(struct prof_sample_in){.ts = 1000000000ull + n * 1000000,
+                                                                .vcpu = 1,
+                                                                .pid = SYNTH_PID2,
+                                                                .tid = SYNTH_PID2 + 0x30000000,
+                                                                .cpl = 3,
+                                                                .addrs = raw,
+                                                                .n = 1,
+                                                                .weight = 1},
+                                       NULL) >= 0);
     for (int i = 0; i < 6; i++, n++)
-        assert_true(profile_add_sample(p, 1000000000ull + n * 1000000, 0, 0x10000000, 0, 0, kern,
-                                       NULL, 2, 1, NULL) >= 0);
+        assert_true(profile_add_sample(p,
+                                       &(struct prof_sample_in){.ts = 1000000000ull + n * 1000000,
+                                                                .vcpu = 0,
+                                                                .pid = 0x10000000,
+                                                                .tid = 0,
+                                                                .cpl = 0,
+                                                                .addrs = kern,
+                                                                .n = 2,
+                                                                .weight = 1},
+                                       NULL) >= 0);
 
     struct symbol_path sp;
     symbol_path_init(&sp);

@@ -64,7 +64,12 @@ static void test_return_address_boundary_in_profile(void **state)
     /* Same address twice: as the exact pc it is the next function, as a return address the
      * caller whose last instruction is the call. */
     uint64_t a[] = {next, next};
-    assert_true(profile_add_sample(&p, 0, 0, 7, 7, 3, a, NULL, 2, 1, NULL) >= 0);
+    assert_true(
+        profile_add_sample(
+            &p,
+            &(struct prof_sample_in){
+                .ts = 0, .vcpu = 0, .pid = 7, .tid = 7, .cpl = 3, .addrs = a, .n = 2, .weight = 1},
+            NULL) >= 0);
     struct symbol_path sp;
     symbol_path_init(&sp);
     assert_int_equal(profile_load_symbols(&p, &sp, NULL, NULL), 0); /* by its recorded path */
@@ -84,7 +89,12 @@ static void test_kaslr_slide_applied(void **state)
     profile_init(&p);
     p.kernel_lstar = 0xffffffff81400000ull + 0x2a00000; /* entry_SYSCALL_64 + slide */
     uint64_t a[] = {0xffffffff81200010ull + 0x2a00000};
-    assert_true(profile_add_sample(&p, 0, 0, 1, 1, 0, a, NULL, 1, 1, NULL) >= 0);
+    assert_true(
+        profile_add_sample(
+            &p,
+            &(struct prof_sample_in){
+                .ts = 0, .vcpu = 0, .pid = 1, .tid = 1, .cpl = 0, .addrs = a, .n = 1, .weight = 1},
+            NULL) >= 0);
     char ks[4096];
     snprintf(ks, sizeof(ks), "%s/kallsyms.txt", FIXTURE_SRC);
     assert_int_equal(profile_set_kernel_symbols(&p, ks, NULL), 0);

@@ -278,8 +278,16 @@ static void test_top_process_rows(void **state)
             profile_set_name(&p, procs[i].koid, 0, procs[i].name, procs[i].guest, NULL), 0);
         uint64_t a[] = {0xffffffff81000000ull + i};
         for (unsigned k = 0; k < procs[i].samples; k++)
-            assert_true(profile_add_sample(&p, ts++, 0, procs[i].koid, procs[i].koid + 1, 0, a,
-                                           NULL, 1, 1, NULL) >= 0);
+            assert_true(profile_add_sample(&p,
+                                           &(struct prof_sample_in){.ts = ts++,
+                                                                    .vcpu = 0,
+                                                                    .pid = procs[i].koid,
+                                                                    .tid = procs[i].koid + 1,
+                                                                    .cpl = 0,
+                                                                    .addrs = a,
+                                                                    .n = 1,
+                                                                    .weight = 1},
+                                           NULL) >= 0);
     }
     p.guest_ids = true;
     assert_int_equal(profile_link_processes(&p, NULL), 0);
@@ -415,10 +423,28 @@ static void test_timeline_exits_and_steal(void **state)
     p.ticks_per_sec = 1000000000ull;
     p.exits = true;
     const uint64_t pc[2] = {0xffffffff81000010ull, 0xffffffffffe00000ull};
-    assert_int_equal(
-        profile_add_sample(&p, 1000000, 0, 0x10000001, 0x40000001, 0, pc, NULL, 2, 1, &err), 0);
-    assert_int_equal(
-        profile_add_sample(&p, 1001000, 0, 0x10000001, 0x40000001, 0, pc, NULL, 2, 1, &err), 1);
+    assert_int_equal(profile_add_sample(&p,
+                                        &(struct prof_sample_in){.ts = 1000000,
+                                                                 .vcpu = 0,
+                                                                 .pid = 0x10000001,
+                                                                 .tid = 0x40000001,
+                                                                 .cpl = 0,
+                                                                 .addrs = pc,
+                                                                 .n = 2,
+                                                                 .weight = 1},
+                                        &err),
+                     0);
+    assert_int_equal(profile_add_sample(&p,
+                                        &(struct prof_sample_in){.ts = 1001000,
+                                                                 .vcpu = 0,
+                                                                 .pid = 0x10000001,
+                                                                 .tid = 0x40000001,
+                                                                 .cpl = 0,
+                                                                 .addrs = pc,
+                                                                 .n = 2,
+                                                                 .weight = 1},
+                                        &err),
+                     1);
     p.samples.v[0].exit_ns = 1500; /* past the next exit's time: cut there */
     p.samples.v[1].exit_ns = 10;
     const struct prof_steal steal[] = {{0, 0, 0},
@@ -501,14 +527,39 @@ static void test_timeline_off_cpu(void **state)
     const uint64_t on[1] = {0x401000}, off[2] = {HVFXT_OFF_CPU_FRAME_BASE + 4, 0xffffffff81000010};
     /* A sample at 10 ms, then 30 ms off the CPU ending at 50 ms, then 5 ms ending at 52 ms
      * (it began before the last record's end: cut there). */
-    assert_int_equal(
-        profile_add_sample(&p, 10000000, 0, 0x10000001, 0x40000001, 3, on, NULL, 1, 1000, &err), 0);
-    assert_int_equal(
-        profile_add_sample(&p, 50000000, 0, 0x10000001, 0x40000001, 0, off, NULL, 2, 30000, &err),
-        1);
-    assert_int_equal(
-        profile_add_sample(&p, 52000000, 0, 0x10000001, 0x40000001, 0, off, NULL, 2, 5000, &err),
-        2);
+    assert_int_equal(profile_add_sample(&p,
+                                        &(struct prof_sample_in){.ts = 10000000,
+                                                                 .vcpu = 0,
+                                                                 .pid = 0x10000001,
+                                                                 .tid = 0x40000001,
+                                                                 .cpl = 3,
+                                                                 .addrs = on,
+                                                                 .n = 1,
+                                                                 .weight = 1000},
+                                        &err),
+                     0);
+    assert_int_equal(profile_add_sample(&p,
+                                        &(struct prof_sample_in){.ts = 50000000,
+                                                                 .vcpu = 0,
+                                                                 .pid = 0x10000001,
+                                                                 .tid = 0x40000001,
+                                                                 .cpl = 0,
+                                                                 .addrs = off,
+                                                                 .n = 2,
+                                                                 .weight = 30000},
+                                        &err),
+                     1);
+    assert_int_equal(profile_add_sample(&p,
+                                        &(struct prof_sample_in){.ts = 52000000,
+                                                                 .vcpu = 0,
+                                                                 .pid = 0x10000001,
+                                                                 .tid = 0x40000001,
+                                                                 .cpl = 0,
+                                                                 .addrs = off,
+                                                                 .n = 2,
+                                                                 .weight = 5000},
+                                        &err),
+                     2);
     p.samples.v[1].off_cpu_ns = 30000000;
     p.samples.v[2].off_cpu_ns = 5000000;
     char *buf = NULL;

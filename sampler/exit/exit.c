@@ -10,14 +10,14 @@
 #include "sampler/exit/continuation.h"
 #include "sampler/exit/core.h"
 
-void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
+void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t ticks)
 {
-    struct exit_vcpu *sv = &s->v[v->index];
+    struct exit_vcpu *sv = &core->v[v->index];
     if (ticks == 0 || atomic_load_explicit(&sv->stopped, memory_order_relaxed))
         return; /* a plain kick (stop request): nothing to sample */
     uint64_t t0 = hv_now_ns();
     sv->st.exits++;
-    if (s->cfg.mode == SAMPLER_MODE_EXITS)
+    if (core->cfg.mode == SAMPLER_MODE_EXITS)
         return;
     enum exit_tick tick = exit_tick(sv, t0);
     if (tick == EXIT_TICK_NONE)
@@ -36,10 +36,10 @@ void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
      * guest's kernel, where the thread we wait for is, gets a few instructions per exit: nested
      * under emulation (exits of 100-300 us against 200 us) that starved it, and its
      * clocksource watchdog saw every read-back delayed ("marking unstable"). */
-    bool want_recheck = sv->npend > 0 && s->cfg.recheck_ns > 0 && !sv->recheck_paused;
+    bool want_recheck = sv->npend > 0 && core->cfg.recheck_ns > 0 && !sv->recheck_paused;
     if (want_recheck) {
         uint64_t cost = hv_now_ns() - t0;
-        exit_recheck_arm(sv, cost * 2 > s->cfg.recheck_ns ? cost * 2 : s->cfg.recheck_ns);
+        exit_recheck_arm(sv, cost * 2 > core->cfg.recheck_ns ? cost * 2 : core->cfg.recheck_ns);
     } else if (sv->recheck_armed) {
         exit_recheck_arm(sv, 0);
     }
@@ -62,11 +62,11 @@ void exit_vcpu_interrupted(struct exit_core *s, struct vcpu *v, uint64_t ticks)
 #define EXIT_STACKS_SHARE    20         /* 1/20: 5 % */
 #define EXIT_STACKS_BURST_NS 10000000ll /* 10 ms of walks */
 
-bool exit_stacks_due(const struct exit_core *s, struct exit_vcpu *sv, uint64_t now)
+bool exit_stacks_due(const struct exit_core *core, struct exit_vcpu *sv, uint64_t now)
 {
     sv->exit_seq++;
-    if (s->cfg.exit_every)
-        return sv->exit_seq % s->cfg.exit_every == 0;
+    if (core->cfg.exit_every)
+        return sv->exit_seq % core->cfg.exit_every == 0;
     if (!sv->exit_budget_ts)
         sv->exit_budget_ns = EXIT_STACKS_BURST_NS;
     else if (now > sv->exit_budget_ts) {
@@ -80,11 +80,11 @@ bool exit_stacks_due(const struct exit_core *s, struct exit_vcpu *sv, uint64_t n
     return sv->exit_budget_ns > 0;
 }
 
-void exit_vcpu_exited(struct exit_core *s, struct vcpu *v, uint32_t site, uint64_t exit_ns,
+void exit_vcpu_exited(struct exit_core *core, struct vcpu *v, uint32_t site, uint64_t exit_ns,
                       uint64_t done_ns)
 {
-    struct exit_vcpu *sv = &s->v[v->index];
-    if (!s->cfg.exit_events || atomic_load_explicit(&sv->stopped, memory_order_relaxed))
+    struct exit_vcpu *sv = &core->v[v->index];
+    if (!core->cfg.exit_events || atomic_load_explicit(&sv->stopped, memory_order_relaxed))
         return;
     uint64_t t0 = hv_now_ns();
     sv->st.exit_events++;
@@ -92,7 +92,7 @@ void exit_vcpu_exited(struct exit_core *s, struct vcpu *v, uint32_t site, uint64
     /* The stacks of every exit_every-th: the guest stopped at the instruction that exited, its
      * registers already in kvm_run (KVM_CAP_SYNC_REGS), walked as a sample is. */
     struct gw_snapshot snap;
-    if (exit_stacks_due(s, sv, t0) && vcpu_snapshot(v, &snap, 0) == 0) {
+    if (exit_stacks_due(core, sv, t0) && vcpu_snapshot(v, &snap, 0) == 0) {
         sv->event = (struct exit_event){.on = true, .site = site, .host_ns = host_ns};
         exit_take(sv, &snap, exit_ns, true);
         sv->event.on = false;

@@ -83,17 +83,31 @@ static void add_runtime(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
     smp->n_rt = sv->n_rt;
 }
 
+/* A user walk that may be done again later from a copy of its stack: whose, with which map,
+ * from where, and what it found now. */
+struct copy_request {
+    uint64_t now;
+    uint32_t proc, thread;
+    uint64_t pid, tid;
+    const struct gw_cfi_map *map;
+    const struct gw_regs *regs;
+    const struct gw_stack *st;
+    uint64_t walk; /* its walk word */
+    uint64_t id;   /* the continuation the copy completes, 0: a fresh one */
+};
+
 /* Copy the user stack just walked for a walk later, when the walk met code the process's map
- * has no tables for (stack_copy.h); the copy completes continuation `id` (0: a fresh one).
+ * has no tables for (stack_copy.h); the copy completes continuation r->id (0: a fresh one).
  * Returns that id, or 0 with no copy taken. */
-static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc, uint32_t thread,
-                               uint64_t pid, uint64_t tid, const struct gw_cfi_map *map,
-                               const struct gw_regs *regs, const struct gw_stack *st, uint64_t walk,
-                               uint64_t id)
+static uint64_t copy_for_later(struct exit_vcpu *sv, const struct copy_request *r)
 {
+    uint64_t now = r->now, id = r->id;
+    uint32_t proc = r->proc;
+    const struct gw_cfi_map *map = r->map;
+    const struct gw_stack *st = r->st;
     if (!exit_copy_wanted(sv, map, st))
         return 0;
-    struct exit_stack_copy *c = exit_copy_take(sv, proc, map, regs, st, walk);
+    struct exit_stack_copy *c = exit_copy_take(sv, proc, map, r->regs, st, r->walk);
     if (!c)
         return 0;
     c->id = id ? id : exit_cont_fresh(sv);
@@ -101,9 +115,9 @@ static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc
      * off thread continuation is (exit_cont_handed_off). */
     if (!id)
         sv->st.completed++;
-    c->thread = thread;
-    c->pid = pid;
-    c->tid = tid;
+    c->thread = r->thread;
+    c->pid = r->pid;
+    c->tid = r->tid;
     c->ts = now;
     exit_copy_commit(sv);
     /* Its code has no tables yet: ask the drain thread to look soon
@@ -120,24 +134,25 @@ static uint64_t copy_for_later(struct exit_vcpu *sv, uint64_t now, uint32_t proc
 static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t proc,
                           uint32_t thread, uint64_t pid, uint64_t tid)
 {
-    struct exit_core *s = sv->core;
-    id_thread_mark_user(s->ids, thread);
+    struct exit_core *core = sv->core;
+    id_thread_mark_user(core->ids, thread);
     uint64_t cont = exit_cont_take(sv, thread);
-    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, core->cfg.max_depth);
     uint64_t later = 0;
     if (cont || due) {
-        const struct gw_cfi_map *map = exit_cfi_map(s->cfi, proc);
+        const struct gw_cfi_map *map = exit_cfi_map(core->cfi, proc);
         sv->walker.cfi = map;
         walk(sv, &ustack);
         count_cfi(sv, &ustack);
         /* Code no look has found yet: ask the drain thread to look soon
          * (sampler/sources/user_modules/user_modules.c). */
         if (due && !gw_cfi_map_find(map, sv->walker.snap.rip))
-            id_proc_unknown_code(s->ids, proc, now);
+            id_proc_unknown_code(core->ids, proc, now);
         struct gw_regs regs = gw_regs_of(&sv->walker.snap);
         if (!sv->event.on) /* an exit event's stacks are whole in its record (docs/exits.md) */
-            later = copy_for_later(sv, now, proc, thread, pid, tid, map, &regs, &ustack,
-                                   user_walk_word(HVFXT_STOP_NONE, 0, &ustack), cont);
+            later = copy_for_later(
+                sv, &(struct copy_request){now, proc, thread, pid, tid, map, &regs, &ustack,
+                                           user_walk_word(HVFXT_STOP_NONE, 0, &ustack), cont});
     }
     if (cont && later)
         exit_cont_handed_off(sv, cont);
@@ -187,40 +202,40 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
                         uint32_t proc, uint32_t thread, uint64_t pid, uint64_t tid,
                         const struct guestos_ident *who)
 {
-    struct exit_core *s = sv->core;
+    struct exit_core *core = sv->core;
     bool halted = (snap->have & GW_SNAP_HALTED) && snap->halted;
-    if (halted && s->cfg.mode == SAMPLER_MODE_CPU) {
+    if (halted && core->cfg.mode == SAMPLER_MODE_CPU) {
         sv->st.idle++;
         return;
     }
-    struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, s->cfg.max_depth);
+    struct gw_stack kstack = GW_STACK_INIT(sv->frames_k, core->cfg.max_depth);
     walk(sv, &kstack);
     /* The thread's own user registers at kernel entry (the walk's, or where the OS keeps them)
      * show a user thread, even at its first sample. */
     bool entry =
-        !halted && who->as_root && guestos_user_entry(s->os, &sv->os, &sv->walker, who, &kstack);
+        !halted && who->as_root && guestos_user_entry(core->os, &sv->os, &sv->walker, who, &kstack);
     if (entry)
-        id_thread_mark_user(s->ids, thread);
-    bool user_thread = !halted && id_thread_is_user(s->ids, thread);
+        id_thread_mark_user(core->ids, thread);
+    bool user_thread = !halted && id_thread_is_user(core->ids, thread);
     /* The kernel walk reached the registers the thread entered the kernel with: its user stack
      * starts at that exact PC, and its pages were in use a moment ago, so walk it now. Only a
      * walk that met a page not present falls back to the continuation (the page may be back
      * when the thread is); any other end would be the same later (docs/orc.md). */
-    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, s->cfg.max_depth);
+    struct gw_stack ustack = GW_STACK_INIT(sv->frames_u, core->cfg.max_depth);
     bool user_now = false;
     uint64_t later = 0; /* the continuation a copy of the user stack completes */
     if (user_thread && entry) {
         sv->st.user_entry++;
         /* No stack pointer: only the PC is known (Linux: in the system-call entry before its
          * pt_regs are pushed); the rest of the stack through the continuation. */
-        if (!s->cfg.defer_user_stacks && kstack.user_regs.rsp) {
+        if (!core->cfg.defer_user_stacks && kstack.user_regs.rsp) {
             if (who->as_root != who->cr3_root) { /* mid-switch: CR3 is the next task's */
                 struct gw_snapshot own = *snap;
                 own.cr3 = who->as_root;
                 gw_walker_begin(&sv->walker, &own);
             }
-            sv->walker.cfi = exit_cfi_map(s->cfi, proc);
-            gw_unwinder_run(s->os->user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
+            sv->walker.cfi = exit_cfi_map(core->cfi, proc);
+            gw_unwinder_run(core->os->user_unwinder, &sv->walker, &kstack.user_regs, &ustack);
             count_cfi(sv, &ustack);
             user_now = ustack.stop != GW_STOP_UNMAPPED && ustack.stop != GW_STOP_NONE;
             sv->st.user_at_entry += user_now;
@@ -228,11 +243,12 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
              * drain thread to look at the address space
              * (sampler/sources/user_modules/user_modules.c). */
             if (user_now) {
-                id_proc_seen_user(s->ids, proc, now);
+                id_proc_seen_user(core->ids, proc, now);
                 if (!sv->event.on)
-                    later = copy_for_later(sv, now, proc, thread, pid, tid, sv->walker.cfi,
-                                           &kstack.user_regs, &ustack,
-                                           user_walk_word(HVFXT_STOP_NONE, 0, &ustack), 0);
+                    later = copy_for_later(
+                        sv, &(struct copy_request){now, proc, thread, pid, tid, sv->walker.cfi,
+                                                   &kstack.user_regs, &ustack,
+                                                   user_walk_word(HVFXT_STOP_NONE, 0, &ustack), 0});
             }
         }
     }
@@ -309,12 +325,12 @@ static void label(struct exit_vcpu *sv, const struct guestos_task *t, uint32_t p
 
 uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
 {
-    struct exit_core *s = sv->core;
+    struct exit_core *core = sv->core;
     struct guestos_ident who;
-    guestos_identify(s->os, &sv->os, &sv->walker, snap, &who);
+    guestos_identify(core->os, &sv->os, &sv->walker, snap, &who);
     struct id_proc_info info = {snap->cr0, who.as_root, snap->cr4, snap->efer, now};
-    uint32_t proc = id_proc_get(s->ids, who.proc_key, &info);
-    uint32_t thread = id_thread_get(s->ids, proc, who.thread_key, now);
+    uint32_t proc = id_proc_get(core->ids, who.proc_key, &info);
+    uint32_t thread = id_thread_get(core->ids, proc, who.thread_key, now);
     if (who.task.known)
         label(sv, &who.task, proc, thread);
     else if (who.task_unreadable)
@@ -325,13 +341,13 @@ uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now,
      * (not mid-switch): they stand still while it is in the kernel, so a kernel sample gets
      * them at once. */
     sv->n_rt = 0;
-    if (due && s->rt && who.task.known && !who.task.kthread && who.as_root &&
+    if (due && core->rt && who.task.known && !who.task.kthread && who.as_root &&
         who.as_root == who.cr3_root)
         sv->n_rt = exit_runtime_stack(sv, proc, who.task.tid);
     uint64_t walked;
     if (snap->cpl == 3) {
         if (due)
-            id_proc_seen_user(s->ids, proc, now);
+            id_proc_seen_user(core->ids, proc, now);
         walked = take_user(sv, now, due, proc, thread, pid, tid);
     } else {
         if (sv->npend)

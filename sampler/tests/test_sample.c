@@ -832,6 +832,7 @@ static void load_recording(struct fx *f, struct rec_samples *out)
     assert_int_equal(hvfxt_join_flush(&j, &err), 0);
     hvfxt_join_free(&j);
     free(x);
+    fxtr_free(&r);
     fxtr_unmap_file(buf, len);
 }
 

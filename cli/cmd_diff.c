@@ -80,10 +80,7 @@ static const struct cli_option output_options[] = {
      "NEW's total, so that a longer recording is no change"},
     {O_TITLE, "title", 0, "TEXT", "title of the flame graph"},
     {O_LIMIT, "limit", 0, "N", "rows of the table (default 50)"},
-    {'q', "quiet", 'q', NULL, "no progress or warnings on stderr"},
-    {'f', "force", 'f', NULL,
-     "replace an existing output file (else refused; outputs are\n"
-     "written as FILE.part, mode 0600, and renamed into place)"},
+    REPORT_INPUT_OUTPUT_OPTIONS,
 };
 
 static const struct cli_option filter_options[] = {REPORT_INPUT_FILTER_OPTIONS};

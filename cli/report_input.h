@@ -43,6 +43,15 @@ extern const struct cli_group report_input_symbols_group;
         REPORT_INPUT_OPT_KERNEL, "kernel", 0, NULL, "samples taken at CPL 0 only"                  \
     }
 
+/* The rows of the output options `report` and `diff` share (their ids the letters). */
+#define REPORT_INPUT_OUTPUT_OPTIONS                                                                \
+    {'q', "quiet", 'q', NULL, "no progress or warnings on stderr"},                                \
+    {                                                                                              \
+        'f', "force", 'f', NULL,                                                                   \
+            "replace an existing output file (else refused; outputs are\n"                         \
+            "written as FILE.part, mode 0600, and renamed into place)"                             \
+    }
+
 /* 1: `opt` was one of the shared options, applied; 0: not one of them; -1: a bad value (err). */
 int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
                         struct prof_filter *filter, struct hv_err *err);

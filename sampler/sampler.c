@@ -507,7 +507,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 s->meta.cut_symbol_tables, s->meta.cut_records);
     fputc('\n', out);
     sampler_sources_summary(s, out);
-    sampler_module_files_summary(&s->env, out);
+    module_files_summary(&s->env, out);
     if (s->host_virtualized)
         fprintf(out, "  note: this host is itself a virtual machine (CPUID hypervisor bit): every "
                      "time above was measured inside a virtual machine, not on the hardware\n");
@@ -584,7 +584,7 @@ void sampler_destroy(struct sampler *s)
     free(s->thread_seq);
     free(s->looked);
     discover_registry_free(&s->modules);
-    sampler_module_files_free(&s->files);
+    module_files_free(&s->files);
     sampler_flight_destroy(s);
     guestos_close(&s->os);
     free(s);

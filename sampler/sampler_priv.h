@@ -103,7 +103,7 @@ struct sampler {
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
     uint64_t *looked; /* per proc slot: when the last look at its address space began */
     struct discover_registry modules; /* modules and mappings recorded (module_registry.h) */
-    struct sampler_file_stats files;  /* modules' files read (module_files.h) */
+    struct module_file_stats files;   /* modules' files read (module_files.h) */
     struct rec_kernel kernel;         /* the kernel source's description (source.h) */
     struct meta_budget meta;          /* metadata records' budget (drain thread) */
     uint64_t drained_records;

@@ -111,7 +111,7 @@ struct proc_mem {
     /* Opening an interpreter: its module, whose read-only pages the process never touched
      * come from its file (a disk hvprof serves, or the guest's page cache: module_files.h). */
     const struct discover_module *mod;
-    struct sampler_module_file f;
+    struct module_file f;
     int file; /* 0 not looked for, 1 open, -1 none */
 };
 
@@ -126,8 +126,8 @@ static bool read_file(struct proc_mem *pm, uint64_t va, void *dst, size_t len)
         if ((sg->flags & PF_W) || va < sg->start || va + len > sg->start + sg->size)
             continue;
         if (!pm->file)
-            pm->file = sampler_module_file(pm->env, &pm->as, m, false, &pm->f) &&
-                               sampler_module_file_same(&pm->f, &pm->as)
+            pm->file = module_file_find(pm->env, &pm->as, m, false, &pm->f) &&
+                               module_file_same(&pm->f, &pm->as)
                            ? 1
                            : -1;
         if (pm->file < 0)
@@ -135,8 +135,8 @@ static bool read_file(struct proc_mem *pm, uint64_t va, void *dst, size_t len)
         uint64_t off = sg->file_offset + (va - sg->start);
         uint8_t page[2][4096];
         uint64_t first = off / 4096, last = (off + len - 1) / 4096;
-        if (!sampler_module_page(&pm->f, first, page[0]) ||
-            (last != first && !sampler_module_page(&pm->f, last, page[1])))
+        if (!module_file_page(&pm->f, first, page[0]) ||
+            (last != first && !module_file_page(&pm->f, last, page[1])))
             return false;
         memcpy(dst, &page[0][0] + off % 4096, len);
         return true;

@@ -18,12 +18,12 @@
 /* Pages of an image looked at for its file when its header page is not mapped. */
 #define IMAGE_PROBES 64
 
-static const char *volume_name(const struct sampler_module_file *f)
+static const char *volume_name(const struct module_file *f)
 {
     return f->v ? f->v->where : "the page cache";
 }
 
-/* The file of m's image from a page of it that the process maps (sampler_module_file). */
+/* The file of m's image from a page of it that the process maps (module_file_find). */
 static bool image_file(const struct rec_env *env, const struct guestos_as *as,
                        const struct discover_module *m, struct guestos_file *gf, uint64_t *va,
                        uint64_t *index)
@@ -51,10 +51,10 @@ static bool image_file(const struct rec_env *env, const struct guestos_as *as,
     return false;
 }
 
-bool sampler_module_file(const struct rec_env *env, const struct guestos_as *as,
-                         const struct discover_module *m, bool count, struct sampler_module_file *f)
+bool module_file_find(const struct rec_env *env, const struct guestos_as *as,
+                      const struct discover_module *m, bool count, struct module_file *f)
 {
-    struct sampler_file_stats *st = env->files;
+    struct module_file_stats *st = env->files;
     struct guestos_file gf;
     uint64_t probe_va, probe_index;
     if (!env->os->ops->user_page_file)
@@ -63,7 +63,7 @@ bool sampler_module_file(const struct rec_env *env, const struct guestos_as *as,
         st->not_file += count;
         return false;
     }
-    *f = (struct sampler_module_file){
+    *f = (struct module_file){
         .env = env, .gf = gf, .size = gf.size, .probe_va = probe_va, .probe_index = probe_index};
     f->v = env->cfg->disks ? diskfs_find_uuid(env->cfg->disks, gf.fs_uuid) : NULL;
     if (!f->v) {
@@ -82,7 +82,7 @@ bool sampler_module_file(const struct rec_env *env, const struct guestos_as *as,
     return true;
 }
 
-bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *dst)
+bool module_file_page(struct module_file *f, uint64_t index, void *dst)
 {
     const struct rec_env *env = f->env;
     if (index >= (f->size + 4095) / 4096)
@@ -108,14 +108,14 @@ bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *ds
     return false;
 }
 
-bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as)
+bool module_file_same(struct module_file *f, const struct guestos_as *as)
 {
     static uint8_t mem[4096], file[4096]; /* the drain thread's only */
     if ((f->probe_va & 4095) ||
         !guestos_read_user(f->env->os, f->env->mem, as, f->probe_va, mem, sizeof(mem)))
         return false;
     for (int tries = 0; tries < 2; tries++) {
-        if (sampler_module_page(f, f->probe_index, file) && !memcmp(mem, file, sizeof(mem)))
+        if (module_file_page(f, f->probe_index, file) && !memcmp(mem, file, sizeof(mem)))
             return true;
         if (!f->v || !f->env->os->ops->file_page)
             return false;
@@ -128,7 +128,7 @@ bool sampler_module_file_same(struct sampler_module_file *f, const struct guesto
 /* len bytes at off, page by page. */
 static bool file_read(void *ctx, uint64_t off, void *dst, size_t len)
 {
-    struct sampler_module_file *f = ctx;
+    struct module_file *f = ctx;
     if (off > f->size || len > f->size - off)
         return false;
     if (f->v) { /* whole ranges at once from a disk */
@@ -145,7 +145,7 @@ static bool file_read(void *ctx, uint64_t off, void *dst, size_t len)
     while (len) {
         uint64_t in = off % 4096;
         size_t n = 4096 - in < len ? (size_t)(4096 - in) : len;
-        if (!sampler_module_page(f, off / 4096, page))
+        if (!module_file_page(f, off / 4096, page))
             return false;
         memcpy(out, page + in, n);
         out += n, off += n, len -= n;
@@ -153,19 +153,19 @@ static bool file_read(void *ctx, uint64_t off, void *dst, size_t len)
     return true;
 }
 
-struct cfi_file_reader sampler_module_reader(struct sampler_module_file *f)
+struct cfi_file_reader module_file_reader(struct module_file *f)
 {
     return (struct cfi_file_reader){.name = f->name, .size = f->size, .read = file_read, .ctx = f};
 }
 
-bool sampler_module_symbols(const struct rec_env *env, const struct guestos_as *as,
-                            const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
+bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
+                         const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
 {
-    struct sampler_module_file f;
-    if (!m->build_id_len || !sampler_module_file(env, as, m, true, &f) || f.size > SYMTAB_MAX_FILE)
+    struct module_file f;
+    if (!m->build_id_len || !module_file_find(env, as, m, true, &f) || f.size > SYMTAB_MAX_FILE)
         return false;
     uint8_t *buf = calloc(1, f.size ? f.size : 1);
-    struct cfi_file_reader rd = sampler_module_reader(&f);
+    struct cfi_file_reader rd = module_file_reader(&f);
     if (!buf || !elf_symbol_parts_read(&rd, buf)) {
         free(buf);
         return false;
@@ -207,7 +207,7 @@ bool sampler_module_symbols(const struct rec_env *env, const struct guestos_as *
             env->files->symtabs_disk++;
         else
             env->files->symtabs_cache++;
-        struct module_note *n = sampler_module_note(env, m);
+        struct module_note *n = module_note_of(env, m);
         if (n) {
             n->syms_from = f.v ? FROM_DISK : FROM_CACHE;
             n->symtab = true;
@@ -217,9 +217,9 @@ bool sampler_module_symbols(const struct rec_env *env, const struct guestos_as *
     return use;
 }
 
-struct module_note *sampler_module_note(const struct rec_env *env, const struct discover_module *m)
+struct module_note *module_note_of(const struct rec_env *env, const struct discover_module *m)
 {
-    struct sampler_file_stats *st = env->files;
+    struct module_file_stats *st = env->files;
     for (size_t i = 0; i < st->notes.n; i++) {
         struct module_note *n = &st->notes.v[i];
         if (n->build_id_len == m->build_id_len &&
@@ -282,9 +282,9 @@ static void note_line(const struct module_note *n, FILE *out)
     fputc('\n', out);
 }
 
-void sampler_module_files_summary(const struct rec_env *env, FILE *out)
+void module_files_summary(const struct rec_env *env, FILE *out)
 {
-    const struct sampler_file_stats *st = env->files;
+    const struct module_file_stats *st = env->files;
     if (env->cfg->disks && !env->os->ops->user_page_file) {
         fprintf(out,
                 "  from the disks: nothing read: the %s OS layer cannot tell which file a "
@@ -313,7 +313,7 @@ void sampler_module_files_summary(const struct rec_env *env, FILE *out)
         fprintf(out, "    (and %zu more modules)\n", st->notes.n - NOTES_PRINT_MAX);
 }
 
-void sampler_module_files_free(struct sampler_file_stats *st)
+void module_files_free(struct module_file_stats *st)
 {
     vec_free(&st->notes);
 }

@@ -44,7 +44,7 @@ struct module_note {
 };
 
 /* What the looks found, for the summary. */
-struct sampler_file_stats {
+struct module_file_stats {
     uint64_t not_file;  /* the guest kernel tied the module's header page to no file */
     uint64_t elsewhere; /* a file on no disk hvprof reads (with disks) */
     uint64_t symtabs_disk, symtabs_cache; /* modules named from their file's .symtab */
@@ -54,7 +54,7 @@ struct sampler_file_stats {
     VECTOR(struct module_note) notes;
 };
 
-struct sampler_module_file {
+struct module_file {
     const struct rec_env *env;
     struct guestos_file gf;  /* as the guest kernel knows it */
     struct diskfs_volume *v; /* its disk, or NULL: the page cache */
@@ -69,9 +69,8 @@ struct sampler_module_file {
  * page of m's ELF header, else, where the process does not map that page (a forked child's
  * file mappings fault in page by page), from the first of its segments' pages it maps: the
  * page index must be the one m's own program headers give that page. */
-bool sampler_module_file(const struct rec_env *env, const struct guestos_as *as,
-                         const struct discover_module *m, bool count,
-                         struct sampler_module_file *f);
+bool module_file_find(const struct rec_env *env, const struct guestos_as *as,
+                      const struct discover_module *m, bool count, struct module_file *f);
 
 /* Whether the file holds what the process maps: its first page the module's ELF header page
  * in guest memory (m's headers and, as linkers place it, its build-id note), or where the
@@ -79,23 +78,23 @@ bool sampler_module_file(const struct rec_env *env, const struct guestos_as *as,
  * the file. Else a disk's copy of the file is another version
  * (replaced since, or the guest's writes in flight), and f falls back to the page cache when
  * the OS layer reads it. False: use none of its bytes. */
-bool sampler_module_file_same(struct sampler_module_file *f, const struct guestos_as *as);
+bool module_file_same(struct module_file *f, const struct guestos_as *as);
 
 /* A cfi_file_reader over it (a read meeting a page not cached fails). */
-struct cfi_file_reader sampler_module_reader(struct sampler_module_file *f);
+struct cfi_file_reader module_file_reader(struct module_file *f);
 
 /* Page `index` of the file into dst (4096 bytes): true when read whole. */
-bool sampler_module_page(struct sampler_module_file *f, uint64_t index, void *dst);
+bool module_file_page(struct module_file *f, uint64_t index, void *dst);
 
 /* Add m's .symtab functions, from its file, to the batch (guestos_symbol_fn, ctx). True when
  * the file had a .symtab of m's build: the batch then holds its functions; false (nothing
  * added): use what the guest's memory shows. */
-bool sampler_module_symbols(const struct rec_env *env, const struct guestos_as *as,
-                            const struct discover_module *m, guestos_symbol_fn fn, void *ctx);
+bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
+                         const struct discover_module *m, guestos_symbol_fn fn, void *ctx);
 
 /* m's account, created on first use; NULL when the table of accounts is full. */
-struct module_note *sampler_module_note(const struct rec_env *env, const struct discover_module *m);
+struct module_note *module_note_of(const struct rec_env *env, const struct discover_module *m);
 
 /* The summary's lines: what came from the disks and the page cache, and module by module. */
-void sampler_module_files_summary(const struct rec_env *env, FILE *out);
-void sampler_module_files_free(struct sampler_file_stats *st);
+void module_files_summary(const struct rec_env *env, FILE *out);
+void module_files_free(struct module_file_stats *st);

@@ -40,7 +40,7 @@ struct guestos;
 struct guestos_as;
 struct id_proc;
 struct meta_budget;
-struct sampler_file_stats;
+struct module_file_stats;
 struct vm;
 
 enum rec_stage {
@@ -118,7 +118,7 @@ struct rec_env {
     struct fxt_writer *w;              /* the file: the drain thread's only */
     struct meta_budget *meta;          /* metadata records' budget */
     struct discover_registry *modules; /* modules and mappings recorded (module_registry.h) */
-    struct sampler_file_stats *files;  /* modules' files read (module_files.h) */
+    struct module_file_stats *files;   /* modules' files read (module_files.h) */
     struct rec_kernel *kernel;         /* the guest kernel's description (above) */
     uint64_t start_ns;                 /* the recording's start (hv_now_ns) */
     bool flight_on;                    /* samples go to the flight recorder (--ring) */

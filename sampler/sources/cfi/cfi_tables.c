@@ -150,7 +150,7 @@ static struct cfi_table *compile(struct cfi *c, const struct rec_env *env,
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    struct sampler_module_file f;
+    struct module_file f;
     int have_file = -1; /* not looked for yet */
     bool fillable = m->file_offsets && !(seg->flags & PF_W);
     for (size_t p = 0; p < pages; p++) {
@@ -158,12 +158,11 @@ static struct cfi_table *compile(struct cfi *c, const struct rec_env *env,
         if (present[p] || !fillable)
             continue;
         if (have_file < 0)
-            have_file =
-                sampler_module_file(env, as, m, false, &f) && sampler_module_file_same(&f, as);
+            have_file = module_file_find(env, as, m, false, &f) && module_file_same(&f, as);
         if (!have_file)
             continue;
         uint64_t index = (seg->file_offset + (lo + p * 4096 - seg->start)) / 4096;
-        present[p] = sampler_module_page(&f, index, data + p * 4096);
+        present[p] = module_file_page(&f, index, data + p * 4096);
         fill->from = f.v ? FROM_DISK : FROM_CACHE;
         fill->pages += present[p];
     }
@@ -220,15 +219,15 @@ static struct cfi_table *from_file(struct cfi *c, const struct rec_env *env,
     return t;
 }
 
-/* The binary's file on a disk hvprof serves (sampler/parts/module_files.h), used only if its build-id
- * is the module's. */
+/* The binary's file on a disk hvprof serves (sampler/parts/module_files.h), used only if its
+ * build-id is the module's. */
 static struct cfi_table *from_disk(struct cfi *c, const struct rec_env *env,
                                    const struct guestos_as *as, const struct discover_module *m)
 {
-    struct sampler_module_file f;
-    if (!sampler_module_file(env, as, m, false, &f) || !f.v)
+    struct module_file f;
+    if (!module_file_find(env, as, m, false, &f) || !f.v)
         return NULL;
-    struct cfi_file_reader r = sampler_module_reader(&f);
+    struct cfi_file_reader r = module_file_reader(&f);
     struct hv_err err = {0};
     struct cfi_table *t = cfi_table_from_reader(&r, m->build_id, m->build_id_len, &err);
     if (!t)
@@ -304,11 +303,11 @@ static const struct cfi_table *table_for(struct cfi *c, const struct rec_env *en
     e->complete = whole || e->looks >= CFI_LOOKS;
     if (e->complete && !e->t) {
         note_failure(c, m, err.msg[0] ? err.msg : "out of memory");
-        struct module_note *n = sampler_module_note(env, m);
+        struct module_note *n = module_note_of(env, m);
         if (n)
             n->cfi_failed = true;
     }
-    struct module_note *n = from ? sampler_module_note(env, m) : NULL;
+    struct module_note *n = from ? module_note_of(env, m) : NULL;
     if (n) {
         n->cfi_from = from;
         n->fdes = e->t->stats.fdes;

@@ -143,7 +143,8 @@ uint8_t *fake_env_file(struct fake_env *f, size_t *len)
     return buf;
 }
 
-unsigned fake_env_count(struct fake_env *f, int kind, const char *marker)
+void fake_env_each(struct fake_env *f, void (*fn)(void *ctx, const struct hvfxt_record *x),
+                   void *ctx)
 {
     size_t len;
     uint8_t *buf = fake_env_file(f, &len);
@@ -152,21 +153,37 @@ unsigned fake_env_count(struct fake_env *f, int kind, const char *marker)
     struct hvfxt_record *x = malloc(sizeof(*x));
     assert_non_null(x);
     struct hv_err err = {0};
-    unsigned n = 0;
     int rc;
-    while ((rc = hvfxt_next(&r, x, &err)) == 1) {
-        if ((int)x->kind != kind)
-            continue;
-        if (marker && !(x->fxt.type == 4 && fxtr_str_is(x->fxt.u.event.name, marker)))
-            continue;
-        n++;
-    }
+    while ((rc = hvfxt_next(&r, x, &err)) == 1)
+        fn(ctx, x);
     if (rc < 0)
         fail_msg("the fake's recording: %s", err.msg);
     free(x);
     fxtr_free(&r);
     free(buf);
-    return n;
+}
+
+struct count_ctx {
+    int kind;
+    const char *marker;
+    unsigned n;
+};
+
+static void count_one(void *ctx, const struct hvfxt_record *x)
+{
+    struct count_ctx *c = ctx;
+    if ((int)x->kind != c->kind)
+        return;
+    if (c->marker && !(x->fxt.type == FXTR_EVENT && fxtr_str_is(x->fxt.u.event.name, c->marker)))
+        return;
+    c->n++;
+}
+
+unsigned fake_env_count(struct fake_env *f, int kind, const char *marker)
+{
+    struct count_ctx c = {kind, marker, 0};
+    fake_env_each(f, count_one, &c);
+    return c.n;
 }
 
 void fake_env_fini(struct fake_env *f)
@@ -176,7 +193,7 @@ void fake_env_fini(struct fake_env *f)
     fxt_writer_close(&f->w, NULL);
     close(f->fd);
     discover_registry_free(&f->modules);
-    sampler_module_files_free(&f->files);
+    module_files_free(&f->files);
     free(f->core.v);
     free(f->core.ids);
     guestos_close(&f->os);

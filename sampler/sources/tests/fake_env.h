@@ -28,7 +28,7 @@ struct fake_env {
     int fd; /* the memfd the writer writes */
     struct meta_budget meta;
     struct discover_registry modules;
-    struct sampler_file_stats files;
+    struct module_file_stats files;
     struct rec_kernel kernel;
     /* the core's queries, as the fake answers them */
     bool may_work;         /* rec_may_work's answer (true unless a test says otherwise) */
@@ -55,6 +55,9 @@ int fake_env_poll(struct fake_env *f, enum rec_stage stage, uint64_t now, bool f
 void fake_env_summary(struct fake_env *f, char *buf, size_t len);
 /* Everything the writer holds so far, flushed: a malloc'd copy and its length. */
 uint8_t *fake_env_file(struct fake_env *f, size_t *len);
+/* Every record in the file so far, decoded, to fn (a malformed one fails the test). */
+void fake_env_each(struct fake_env *f, void (*fn)(void *ctx, const struct hvfxt_record *x),
+                   void *ctx);
 /* Records of `kind` (HVFXT_REC_*) in the file so far; with `marker`, only markers of that name
  * (HVFXT_REC_MARKER). */
 unsigned fake_env_count(struct fake_env *f, int kind, const char *marker);

@@ -80,11 +80,11 @@ static int record_symbols(struct user_modules *mods, const struct rec_env *env,
     bool from_file = false;
     if (!r->file_symbols_tried) {
         r->file_symbols_tried = true;
-        (void)sampler_module_note(env, m); /* every module gets its line, named or not */
-        from_file = sampler_module_symbols(env, as, m, symbol_batch_add, &b);
+        (void)module_note_of(env, m); /* every module gets its line, named or not */
+        from_file = module_file_symbols(env, as, m, symbol_batch_add, &b);
     }
     if (!from_file && guestos_module_symbols(env->os, env->mem, as, m, symbol_batch_add, &b) > 0) {
-        struct module_note *n = sampler_module_note(env, m);
+        struct module_note *n = module_note_of(env, m);
         if (n && !n->syms_from)
             n->syms_from = FROM_MEMORY;
     }

@@ -71,44 +71,46 @@ static struct gmem no_ram;
 
 /* What the file says of module `name`: its mapping's start (in the kernel's address space) and
  * its symbols as "type name@offset" lines, in record order. */
+struct module_look {
+    const char *name;
+    uint64_t id, start;
+    bool found;
+    char *syms;
+    size_t len;
+};
+
+static void look_at(void *ctx, const struct hvfxt_record *x)
+{
+    struct module_look *m = ctx;
+    if (x->kind == HVFXT_REC_MODULE && fxtr_str_is(x->u.module.name, m->name))
+        m->id = x->u.module.id;
+    if (x->kind == HVFXT_REC_MAPPING && m->id && x->u.mapping.module_id == m->id) {
+        assert_int_equal(x->u.mapping.pid, hvfxt_koid_guest_process(0));
+        m->start = x->u.mapping.start;
+        m->found = true;
+    }
+    if (x->kind == HVFXT_REC_SYMBOLS && m->id && x->u.symbols.module_id == m->id) {
+        uint32_t index = 0, pos = 0;
+        uint64_t addr;
+        char type;
+        const char *sym;
+        size_t sym_len;
+        while (hvfxt_symbols_next(&x->u.symbols, &index, &pos, &addr, &type, &sym, &sym_len)) {
+            size_t used = strlen(m->syms);
+            snprintf(m->syms + used, m->len - used, "%c %.*s@0x%llx\n", type ? type : '-',
+                     (int)sym_len, sym, (unsigned long long)addr);
+        }
+    }
+}
+
 static bool module_in_file(struct fake_env *f, const char *name, uint64_t *start, char *syms,
                            size_t len)
 {
-    size_t flen;
-    uint8_t *buf = fake_env_file(f, &flen);
-    struct fxtr_reader r;
-    fxtr_init(&r, buf, flen);
-    struct hvfxt_record *x = malloc(sizeof(*x));
-    assert_non_null(x);
-    struct hv_err err = {0};
-    uint64_t id = 0;
-    bool found = false;
+    struct module_look m = {.name = name, .syms = syms, .len = len};
     syms[0] = 0;
-    while (hvfxt_next(&r, x, &err) == 1) {
-        if (x->kind == HVFXT_REC_MODULE && fxtr_str_is(x->u.module.name, name))
-            id = x->u.module.id;
-        if (x->kind == HVFXT_REC_MAPPING && id && x->u.mapping.module_id == id) {
-            assert_int_equal(x->u.mapping.pid, hvfxt_koid_guest_process(0));
-            *start = x->u.mapping.start;
-            found = true;
-        }
-        if (x->kind == HVFXT_REC_SYMBOLS && id && x->u.symbols.module_id == id) {
-            uint32_t index = 0, pos = 0;
-            uint64_t addr;
-            char type;
-            const char *sym;
-            size_t sym_len;
-            while (hvfxt_symbols_next(&x->u.symbols, &index, &pos, &addr, &type, &sym, &sym_len)) {
-                size_t used = strlen(syms);
-                snprintf(syms + used, len - used, "%c %.*s@0x%llx\n", type ? type : '-',
-                         (int)sym_len, sym, (unsigned long long)addr);
-            }
-        }
-    }
-    free(x);
-    fxtr_free(&r);
-    free(buf);
-    return found;
+    fake_env_each(f, look_at, &m);
+    *start = m.start;
+    return m.found;
 }
 
 static void setup(struct fake_env *f, long (*symbols)(struct guestos *, const struct gmem *,

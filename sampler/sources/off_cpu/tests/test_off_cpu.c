@@ -33,26 +33,26 @@ static struct guestos_ops ops;
 static struct gmem no_ram;
 
 /* The off-CPU time of each sample record in the file, summed, and how many there are. */
+struct off_sum {
+    uint64_t ns;
+    unsigned records;
+};
+
+static void add_off(void *ctx, const struct hvfxt_record *x)
+{
+    struct off_sum *o = ctx;
+    if (x->kind == HVFXT_REC_SAMPLE && (x->u.sample.fields & HVFXT_SF_OFF_CPU_NS)) {
+        o->ns += x->u.sample.off_cpu_ns;
+        o->records++;
+    }
+}
+
 static uint64_t off_ns_in_file(struct fake_env *f, unsigned *records)
 {
-    size_t len;
-    uint8_t *buf = fake_env_file(f, &len);
-    struct fxtr_reader r;
-    fxtr_init(&r, buf, len);
-    struct hvfxt_record *x = malloc(sizeof(*x));
-    assert_non_null(x);
-    struct hv_err err = {0};
-    uint64_t ns = 0;
-    *records = 0;
-    while (hvfxt_next(&r, x, &err) == 1)
-        if (x->kind == HVFXT_REC_SAMPLE && (x->u.sample.fields & HVFXT_SF_OFF_CPU_NS)) {
-            ns += x->u.sample.off_cpu_ns;
-            (*records)++;
-        }
-    free(x);
-    fxtr_free(&r);
-    free(buf);
-    return ns;
+    struct off_sum o = {0};
+    fake_env_each(f, add_off, &o);
+    *records = o.records;
+    return o.ns;
 }
 
 /* Not before the kernel is described (the summary says why); then, at 10 visits a second, a

@@ -2,7 +2,8 @@
  * identity of the exit core's tables gets its kernel object record before any sample that uses
  * it is written, and another when its label changes (the guest renamed it, or its leader was
  * seen); each new user address space then gets every source's first look (process_named: its
- * modules), while the pass's slice lasts. */
+ * modules), while the pass's slice lasts. Samples whose identity found no slot (a full table)
+ * have one of their own, named HVFXT_UNATTRIBUTED_NAME here once. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -50,6 +51,16 @@ static bool relabelled(const struct id_label *l, uint32_t named_seq)
 int sampler_name_identities(struct sampler *s, struct hv_err *err)
 {
     char name[64];
+    /* Samples of a full table's identity: named once, as what they are. */
+    if (!s->unattributed_named &&
+        atomic_load_explicit(&s->core.ids->unattributed, memory_order_relaxed)) {
+        uint32_t proc = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_PROCESS - HVFXT_KOID_PROCESS_BASE);
+        uint32_t thread = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_THREAD - HVFXT_KOID_THREAD_BASE);
+        if (hvfxt_write_guest_process(&s->w, proc, HVFXT_UNATTRIBUTED_NAME, -1, err) < 0 ||
+            hvfxt_write_guest_thread(&s->w, thread, proc, HVFXT_UNATTRIBUTED_NAME, -1, err) < 0)
+            return -1;
+        s->unattributed_named = true;
+    }
     for (uint32_t id = 1; id <= ID_MAX_PROCS; id++) {
         uint8_t state = s->proc_named[id - 1];
         const struct id_proc *p = id_proc_at(s->core.ids, id);

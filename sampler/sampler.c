@@ -455,10 +455,19 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
             t.mean_exit_ns / 1000.0);
     fprintf(out,
             "  %" PRIu64 " timer exits, %" PRIu64 " re-check exits, %" PRIu64
-            " records in the file%s; guest identities: %" PRIu64 " table-full lookups\n",
+            " records in the file%s; guest identities: %" PRIu64 " table-full lookups",
             t.exits, t.rechecks, s->w.records_written - s->w.records_lost,
             s->w.records_lost ? " (those the disk took before the write error)" : "",
             (uint64_t)atomic_load(&s->core.ids->full));
+    uint64_t unattributed = 0;
+    for (unsigned i = 0; i < s->cfg.nvcpus; i++)
+        unattributed += s->core.v[i].st.unattributed;
+    if (unattributed)
+        fprintf(out,
+                ", %" PRIu64 " stops under the identity " HVFXT_UNATTRIBUTED_NAME
+                " (more live processes or threads than the tables' %u and %u slots)",
+                unattributed, ID_MAX_PROCS, ID_MAX_THREADS);
+    fputc('\n', out);
     uint64_t tmax = 0, hook_ns = 0, cpu_ns = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         tmax = s->core.v[i].st.t_max > tmax ? s->core.v[i].st.t_max : tmax;

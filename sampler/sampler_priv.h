@@ -101,6 +101,7 @@ struct sampler {
     uint8_t *proc_named; /* per proc slot: 0 new, 1 named, 2 its first look done */
     uint8_t *thread_named;
     uint32_t *proc_seq, *thread_seq; /* label sequence each was last named at (id_label.h) */
+    bool unattributed_named;         /* the full tables' identity's records written */
     uint64_t *looked; /* per proc slot: when the last look at its address space began */
     struct discover_registry modules; /* modules and mappings recorded (module_registry.h) */
     struct module_file_stats files;   /* modules' files read (module_files.h) */

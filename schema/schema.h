@@ -143,7 +143,14 @@ enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
 #define HVFXT_KOID_PROCESS_BASE   0x10000000ull
 #define HVFXT_KOID_THREAD_BASE    0x40000000ull
 #define HVFXT_KOID_KERNEL_PROCESS HVFXT_KOID_PROCESS_BASE /* guest address space 0 */
-#define HVFXT_MAX_VCPUS           0xefffu /* vCPU koids stay below the guest ranges */
+/* Samples whose process or thread found no slot in the recorder's identity tables (more live
+ * ones than slots): at the top of each guest range, named HVFXT_UNATTRIBUTED_NAME, never
+ * the kernel's (docs/fxt-samples.md, section 4); not UINT32_MAX, which readers may take for
+ * -1. */
+#define HVFXT_KOID_UNATTRIBUTED_PROCESS (HVFXT_KOID_PROCESS_BASE + 0x2fffffffull)
+#define HVFXT_KOID_UNATTRIBUTED_THREAD  (HVFXT_KOID_THREAD_BASE + 0xbffffffeull)
+#define HVFXT_UNATTRIBUTED_NAME         "[unattributed: table full]"
+#define HVFXT_MAX_VCPUS                 0xefffu /* vCPU koids stay below the guest ranges */
 static inline uint64_t hvfxt_koid_vcpu(uint32_t i)
 {
     return HVFXT_KOID_VCPU_BASE + (i & 0xefffu);

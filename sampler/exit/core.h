@@ -77,6 +77,9 @@ struct vcpu_stats {
     uint64_t records;      /* records committed to the ring */
     uint64_t walk_fail;    /* stacks that ended on a fault or invalid frame */
     uint64_t task_unknown; /* stops whose guest task the OS layer could not read */
+    /* Stops whose process or thread found no slot in the identity tables: their samples go to
+     * the unattributed identity, never the kernel's. */
+    uint64_t unattributed;
     /* Kernel samples of user threads whose kernel walk reached the user entry frame (the exact
      * user PC at kernel entry), and of those whose user stack was walked from there at once. */
     uint64_t user_entry, user_at_entry;

@@ -62,6 +62,9 @@ struct id_table {
     struct id_proc procs[ID_MAX_PROCS];
     struct id_thread threads[ID_MAX_THREADS];
     _Atomic uint64_t full; /* lookups that found no slot */
+    /* A sample went to the unattributed identity (HVFXT_KOID_UNATTRIBUTED_*): the drain thread
+     * names it once. */
+    _Atomic bool unattributed;
 };
 
 void id_table_init(struct id_table *t);

@@ -330,12 +330,21 @@ uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now,
     guestos_identify(core->os, &sv->os, &sv->walker, snap, &who);
     struct id_proc_info info = {snap->cr0, who.as_root, snap->cr4, snap->efer, now};
     uint32_t proc = id_proc_get(core->ids, who.proc_key, &info);
-    uint32_t thread = id_thread_get(core->ids, proc, who.thread_key, now);
+    /* No slot for its process: no thread under it either (id 0 is no identity). */
+    uint32_t thread = proc ? id_thread_get(core->ids, proc, who.thread_key, now) : 0;
     if (who.task.known)
         label(sv, &who.task, proc, thread);
     else if (who.task_unreadable)
         sv->st.task_unknown++;
-    uint64_t pid = hvfxt_koid_guest_process(proc), tid = hvfxt_koid_guest_thread(thread);
+    /* A full table's sample goes to the unattributed identity, which says so, never to guest
+     * address space 0 (the kernel's). */
+    uint64_t pid = proc ? hvfxt_koid_guest_process(proc) : HVFXT_KOID_UNATTRIBUTED_PROCESS;
+    uint64_t tid = thread ? hvfxt_koid_guest_thread(thread) : HVFXT_KOID_UNATTRIBUTED_THREAD;
+    if (!proc || !thread) {
+        sv->st.unattributed++;
+        if (!atomic_load_explicit(&core->ids->unattributed, memory_order_relaxed))
+            atomic_store_explicit(&core->ids->unattributed, true, memory_order_relaxed);
+    }
 
     /* The runtime frames of a user thread, read while its address space is the one CR3 holds
      * (not mid-switch): they stand still while it is in the kernel, so a kernel sample gets

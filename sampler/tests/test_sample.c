@@ -992,6 +992,39 @@ static void test_exit_stacks_budget(void **state)
     assert_int_equal(sv->exit_budget_ns, 10000000);
 }
 
+/* More live processes than the table's slots: the sample goes to the unattributed identity,
+ * which the drain thread names once, and the summary counts; never to address space 0 (the
+ * kernel's), where such samples went before. */
+static void test_table_full_unattributed(void **state)
+{
+    struct fx *f = *state;
+    struct id_proc_info info = {0};
+    /* Every slot taken (a lookup fails once its probe neighbourhood is full: keep going until
+     * all ID_MAX_PROCS are). */
+    unsigned taken = 0;
+    for (uint64_t k = 1; taken < ID_MAX_PROCS; k++) {
+        assert_true(k < 100 * ID_MAX_PROCS);
+        taken += id_proc_get(f->s->core.ids, 0x100000000ull + (k << 12), &info) != 0;
+    }
+    tick(f, 0, user_at(f, FS_BASE0));
+    assert_int_equal(drain(f, 0), 1);
+    const struct hvfxt_sample_view *v = &f->rec[0].u.sample;
+    assert_int_equal(v->pid, HVFXT_KOID_UNATTRIBUTED_PROCESS);
+    assert_int_equal(v->tid, HVFXT_KOID_UNATTRIBUTED_THREAD);
+    assert_int_equal(f->s->core.v[0].st.unattributed, 1);
+    assert_true(atomic_load(&f->s->core.ids->full) > 0);
+    /* The drain pass names it; the summary says how many stops went there, and why. */
+    assert_int_equal(sampler_drain_once(f->s, false), 0);
+    assert_true(f->s->unattributed_named);
+    char summary[8192] = "";
+    FILE *mem = fmemopen(summary, sizeof(summary), "w");
+    sampler_print_summary(f->s, mem);
+    fclose(mem);
+    assert_non_null(strstr(summary, "1 stops under the identity [unattributed: table full] "
+                                    "(more live processes or threads than the tables' 1024 "
+                                    "and 8192 slots)"));
+}
+
 /* A source that fails stops the recording like a write error, and its error names it: the
  * kind stays (out of memory is not "cannot write"), the file's name only for a write error. */
 static int failing_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
@@ -1040,6 +1073,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_copied_entry_stack, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_copies_stop_when_fruitless, setup_copies, teardown),
         cmocka_unit_test_setup_teardown(test_source_failure_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_full_unattributed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,7 +121,9 @@ def breakdown(r, cfg, tmp):
         for frames, depth in RECURSE_DEPTH.items():
             cl = runs.guest_cmdline("recurse", cfg.bd_seconds, extra=f"depth={depth}")
             out = os.path.join(tmp, "recurse.fxt")
-            res = r.run("in-VMM stage timers", [r.hvprof, "record", "--stage-times",
+            # The bench's own console file, replaced each round (outputs are never replaced
+            # without --force: docs/security.md).
+            res = r.run("in-VMM stage timers", [r.hvprof, "record", "--stage-times", "--force",
                                                 *_guest(r, 1, cl), "--hz", "1000", "-o", out,
                                                 "--console", os.path.join(tmp, "console.log")],
                         _timeout(cfg, cfg.bd_seconds))

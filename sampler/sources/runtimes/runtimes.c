@@ -27,7 +27,6 @@ struct runtimes {
     void *st[NRUNTIMES];
     const struct runtime_record_ops *by_id[HVFXT_RUNTIME_MAX];
     void *st_by_id[HVFXT_RUNTIME_MAX];
-    uint64_t unknown; /* runtime frames of a runtime the recording does not read */
 };
 
 static void publish(void *ctx, uint32_t proc, const struct runtime_exit_ops *exit, const void *data)
@@ -116,10 +115,10 @@ static int runtimes_visit(void *st, const struct rec_env *env, const uint64_t *r
     if (!proc || proc > ID_MAX_PROCS)
         return 0;
     const struct runtime_record_ops *ops = rt[0] < HVFXT_RUNTIME_MAX ? r->by_id[rt[0]] : NULL;
-    if (!ops || !ops->name_code) {
-        r->unknown++;
+    /* Frames come only from a runtime published here, whose record half is on: any other id
+     * names nothing. */
+    if (!ops || !ops->name_code)
         return 0;
-    }
     void *rst = r->st_by_id[rt[0]];
     uint64_t now = hv_now_ns();
     for (uint32_t i = 1; i + 1 < n; i += 2) {

@@ -41,7 +41,6 @@
 
 struct proc_look {
     uint64_t at;        /* time the last look ended (0: none yet) */
-    uint64_t began;     /* time it began */
     uint64_t wait;      /* until the next */
     unsigned fruitless; /* early looks for unknown code in a row that found nothing */
 };
@@ -51,7 +50,6 @@ struct proc_look {
 struct user_modules {
     struct proc_look look[ID_MAX_PROCS];
     uint32_t cursor; /* where the last pass of re-looks stopped */
-    uint64_t began;  /* when the look under way (or the last one) began */
     uint64_t looks, relooks_found, symbols, symbol_modules, ns;
 };
 
@@ -113,7 +111,6 @@ static int look(struct user_modules *mods, const struct rec_env *env, uint32_t p
     if (!found)
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     uint64_t t0 = hv_now_ns();
-    mods->began = t0;
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(env->os, env->mem, &as, found, MOD_MAX_PER_PROC);
     int written =
@@ -154,7 +151,7 @@ static int modules_process_named(void *st, const struct rec_env *env, uint32_t p
         return 0;
     if (look(mods, env, proc, p, p->info.first_ts, err) < 0)
         return -1;
-    mods->look[proc - 1] = (struct proc_look){hv_now_ns(), mods->began, MOD_LOOK_MIN_NS, 0};
+    mods->look[proc - 1] = (struct proc_look){hv_now_ns(), MOD_LOOK_MIN_NS, 0};
     return 1;
 }
 
@@ -190,7 +187,6 @@ static int modules_poll(void *st, const struct rec_env *env, enum rec_stage stag
         if (written > 0)
             mods->relooks_found++;
         l->at = hv_now_ns();
-        l->began = mods->began;
         l->wait = written > 0 ? MOD_LOOK_MIN_NS
                               : (l->wait * 2 > MOD_LOOK_MAX_NS ? MOD_LOOK_MAX_NS : l->wait * 2);
         l->fruitless = written > 0 ? 0 : l->fruitless + 1;

@@ -29,33 +29,40 @@ static uint32_t new_proc(struct fake_env *f, uint64_t key, uint64_t cr3)
     return id;
 }
 
+/* The source on a fake whose guest memory is g's. */
+static void setup(struct fake_env *f, struct gimg *g)
+{
+    assert_int_equal(gimg_init(g, false), 0);
+    fake_env_init(f, 1);
+    f->env.mem = &g->mem;
+    fake_env_create(f, &rec_source_user_modules, false);
+}
+
+/* The core's first look at process `proc`, as names.c asks for it. */
+static int named(struct fake_env *f, uint32_t proc)
+{
+    struct hv_err err = {0};
+    return rec_source_user_modules.process_named(f->st, &f->env, proc,
+                                                 id_proc_at(f->core.ids, proc), &err);
+}
+
 /* A kernel thread has no address space to look into; a pass whose slice is spent asks again
  * next pass; a user address space is looked at, and every source sees what it found. */
 static void test_first_look(void **state)
 {
     (void)state;
     struct gimg g;
-    assert_int_equal(gimg_init(&g, false), 0);
     struct fake_env f;
-    fake_env_init(&f, 1);
-    f.env.mem = &g.mem;
-    fake_env_create(&f, &rec_source_user_modules, false);
-    struct hv_err err = {0};
+    setup(&f, &g);
     uint32_t kthread = new_proc(&f, 1, 0);
-    assert_int_equal(rec_source_user_modules.process_named(f.st, &f.env, kthread,
-                                                           id_proc_at(f.core.ids, kthread), &err),
-                     1);
+    assert_int_equal(named(&f, kthread), 1);
     assert_int_equal(f.looks, 0);
     uint32_t user = new_proc(&f, 2, g.root);
     f.may_work = false;
-    assert_int_equal(rec_source_user_modules.process_named(f.st, &f.env, user,
-                                                           id_proc_at(f.core.ids, user), &err),
-                     0);
+    assert_int_equal(named(&f, user), 0);
     assert_int_equal(f.looks, 0);
     f.may_work = true;
-    assert_int_equal(rec_source_user_modules.process_named(f.st, &f.env, user,
-                                                           id_proc_at(f.core.ids, user), &err),
-                     1);
+    assert_int_equal(named(&f, user), 1);
     assert_int_equal(f.looks, 1);
     assert_int_equal(f.looked_proc, user);
     assert_int_equal(f.looked_n, 0); /* no ELF image mapped in it */
@@ -73,16 +80,10 @@ static void test_relooks(void **state)
 {
     (void)state;
     struct gimg g;
-    assert_int_equal(gimg_init(&g, false), 0);
     struct fake_env f;
-    fake_env_init(&f, 1);
-    f.env.mem = &g.mem;
-    fake_env_create(&f, &rec_source_user_modules, false);
-    struct hv_err err = {0};
+    setup(&f, &g);
     uint32_t user = new_proc(&f, 2, g.root);
-    assert_int_equal(rec_source_user_modules.process_named(f.st, &f.env, user,
-                                                           id_proc_at(f.core.ids, user), &err),
-                     1);
+    assert_int_equal(named(&f, user), 1);
     uint64_t t = hv_now_ns();
     assert_int_equal(fake_env_poll(&f, REC_STAGE_GUEST, t + 1000000000ull, false), 0);
     assert_int_equal(f.looks, 1); /* no user code run since */

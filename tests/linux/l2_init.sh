@@ -6,6 +6,8 @@
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
 # Everything the tests compare with the recording is printed as "HVTEST ..." lines.
+# Those lines carry no kernel time stamp ("[   1.2] "): the test bed takes one inside a line for a
+# kernel message that cut it (tb_each_line), so dmesg lines go out without theirs.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -44,7 +46,7 @@ if { [ "$plan" = root ] || [ "$plan" = python ]; } && [ ! -e /hvtest-on-disk ]; 
     exec switch_root /newroot /init
   fi
   echo "HVTEST root mount failed"
-  dmesg | grep -i -E 'virtio|ext4|vda' | sed 's/^/HVTEST root dmesg /'
+  dmesg | grep -i -E 'virtio|ext4|vda' | sed 's/^\[[ 0-9.]*\] //; s/^/HVTEST root dmesg /'
   echo "HVTEST done"
   reboot -f
 fi
@@ -186,7 +188,7 @@ while time.monotonic() < end: fib(18)" &
       echo "HVTEST disk read done"
     else
       echo "HVTEST disk missing"
-      dmesg | grep -i -E 'virtio|LNRO|ACPI (Error|Warning)' | sed 's/^/HVTEST disk dmesg /'
+      dmesg | grep -i -E 'virtio|LNRO|ACPI (Error|Warning)' | sed 's/^\[[ 0-9.]*\] //; s/^/HVTEST disk dmesg /'
       ls /sys/bus/acpi/devices /sys/bus/platform/devices 2>/dev/null | tr '\n' ' ' |
         sed 's/^/HVTEST disk devices /'
       echo

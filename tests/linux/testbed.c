@@ -218,16 +218,83 @@ static void run_group(const char *group, const struct tb_scenario *s, size_t n, 
                  group, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
 }
 
-static void parse_console(struct tb_result *r)
+/* The length of the kernel's message time stamp at `s` ("[   12.345678] ", CONFIG_PRINTK_TIME),
+ * or 0 if `s` does not start with one. */
+static size_t printk_stamp(const char *s)
 {
-    for (const char *line = r->console; line && *line;) {
+    const char *p = s;
+    if (*p++ != '[')
+        return 0;
+    while (*p == ' ')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p++ != '.' || !isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p++ != ']')
+        return 0;
+    return (size_t)(p - s);
+}
+
+/* The guest's programs write to the console through the tty, a whole write() at a time, but the
+ * kernel writes its messages straight to the UART (printk's console driver) between any two
+ * characters of that output: "HVTEST map 12 2000[    3.1] clocksource: ...\n0000-2001000 ...".
+ * tb_each_line hands `fn` the programs' lines whole again: the part before a message that cut a
+ * line waits for the next line that is not a kernel message and is joined to it. */
+void tb_each_line(const char *console, void (*fn)(const char *line, void *arg), void *arg)
+{
+    char cut[512] = "";
+    for (const char *line = console; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) : strlen(line);
-        char buf[512];
-        if (n >= sizeof(buf))
-            n = sizeof(buf) - 1;
-        memcpy(buf, line, n);
-        buf[n] = 0;
+        char buf[1024];
+        size_t have = 0;
+        if (printk_stamp(line)) {
+            /* A message of the kernel's own, whole: a cut line stays waiting. */
+            have = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
+            memcpy(buf, line, have);
+        } else {
+            /* A line of its own is no line's rest: the waiting part goes alone. */
+            if (cut[0] && !strncmp(line, "HVTEST ", 7)) {
+                fn(cut, arg);
+                cut[0] = 0;
+            }
+            have = strlen(cut);
+            memcpy(buf, cut, have);
+            cut[0] = 0;
+            size_t take = n < sizeof(buf) - 1 - have ? n : sizeof(buf) - 1 - have;
+            memcpy(buf + have, line, take);
+            have += take;
+        }
+        buf[have] = 0;
+        line = end ? end + 1 : NULL;
+        char *stamp = NULL;
+        for (char *p = buf + 1; *p && !stamp; p++)
+            if (*p == '[' && printk_stamp(p))
+                stamp = p;
+        if (stamp && !printk_stamp(buf)) {
+            size_t keep = (size_t)(stamp - buf);
+            if (keep >= sizeof(cut))
+                keep = sizeof(cut) - 1;
+            memcpy(cut, buf, keep);
+            cut[keep] = 0;
+            fn(stamp, arg);
+            continue;
+        }
+        fn(buf, arg);
+    }
+    if (cut[0])
+        fn(cut, arg);
+}
+
+static void parse_line(const char *buf, void *arg)
+{
+    struct tb_result *r = arg;
+    {
         const char *h = strstr(buf, "HVTEST ");
         if (h) {
             char name[40], path[96], type;
@@ -279,8 +346,12 @@ static void parse_console(struct tb_result *r)
                 snprintf(m->path, sizeof(m->path), "%s", path);
             }
         }
-        line = end ? end + 1 : NULL;
     }
+}
+
+static void parse_console(struct tb_result *r)
+{
+    tb_each_line(r->console, parse_line, r);
 }
 
 void tb_load(struct tb_result *r, const char *out, const char *name)
@@ -1459,8 +1530,18 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
             lo = r->maps[m].lo;
             hi = r->maps[m].hi;
         }
-    if (!hi)
+    if (!hi) {
+        /* What the console has of the program, to tell a lost line from a program that never
+         * ran. */
+        for (const char *l = r->console; l && *l;) {
+            const char *e = strchr(l, '\n');
+            int n = e ? (int)(e - l) : (int)strlen(l);
+            if (memmem(l, (size_t)n, name, strlen(name)))
+                print_message("%s: console: %.*s\n", r->name, n, l);
+            l = e ? e + 1 : NULL;
+        }
         fail_msg("%s: the guest printed no mapping of %s", r->name, path);
+    }
     struct profile p;
     profile_init(&p);
     load_symbolized(r, &p);

@@ -170,6 +170,9 @@ unsigned tb_each_run(const char *out, const struct tb_scenario *s, unsigned repe
                      void *ctx);
 
 void tb_load(struct tb_result *r, const char *out, const char *name);
+/* Each line of a guest console as the guest's programs wrote it: a kernel message printed in
+ * the middle of one of their lines is handed over on its own and the line joined again. */
+void tb_each_line(const char *console, void (*fn)(const char *line, void *arg), void *arg);
 
 /* The run's recording as a profile symbolized with only what it carries (no files), or the test
  * fails. profile_free() it. */

@@ -88,6 +88,9 @@ struct runtime_record_ops {
      * when the file cannot be written. */
     int (*name_code)(void *st, const struct rec_env *env, uint32_t proc, uint64_t pid,
                      uint64_t code, uint64_t now, struct hv_err *err);
+    /* Process `proc` ended (the source's process_ended): what the runtime kept for it goes,
+     * what its exit half may still read through rec_retire. Its runtime is unpublished. */
+    void (*process_ended)(void *st, const struct rec_env *env, uint32_t proc);
     /* Its lines of the summary ("  python: ..."), from its own counts and the exit core's. */
     void (*summary)(const void *st, const struct rec_env *env, FILE *out);
     void (*destroy)(void *st);

@@ -89,6 +89,9 @@ int sampler_drain_once(struct sampler *s, bool final)
      * recorder's panic snapshot holds the samples up to it. */
     if (sampler_sources_poll(s, REC_STAGE_DRAINED, hv_now_ns(), final, &err) < 0)
         goto fail;
+    /* After the rings too: an identity's samples so far are in the file before its end. */
+    if (!final && sampler_reclaim_pass(s, hv_now_ns(), &err) < 0)
+        goto fail;
     /* To the file every pass (record-aligned writes): a SIGKILL, crash or OOM kill loses at most
      * what the rings took since the last pass, not the writer's whole buffer
      * (docs/reliability.md, "What a kill loses"). */

@@ -68,9 +68,10 @@ struct sampler *sampler_create(const struct sampler_config *cfg, struct hv_err *
     s->proc_seq = calloc(ID_MAX_PROCS, sizeof(*s->proc_seq));
     s->thread_seq = calloc(ID_MAX_THREADS, sizeof(*s->thread_seq));
     s->looked = calloc(ID_MAX_PROCS, sizeof(*s->looked));
+    s->reclaim = sampler_reclaim_create(cfg->nvcpus);
     discover_registry_init(&s->modules);
     if (!s->core.ids || !s->core.v || !s->proc_named || !s->thread_named || !s->proc_seq ||
-        !s->thread_seq || !s->looked) {
+        !s->thread_seq || !s->looked || !s->reclaim) {
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
         sampler_destroy(s);
         return NULL;
@@ -468,6 +469,7 @@ void sampler_print_summary(const struct sampler *s, FILE *out)
                 " (more live processes or threads than the tables' %u and %u slots)",
                 unattributed, ID_MAX_PROCS, ID_MAX_THREADS);
     fputc('\n', out);
+    sampler_reclaim_summary(s->reclaim, out);
     uint64_t tmax = 0, hook_ns = 0, cpu_ns = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         tmax = s->core.v[i].st.t_max > tmax ? s->core.v[i].st.t_max : tmax;
@@ -584,6 +586,8 @@ void sampler_destroy(struct sampler *s)
         for (unsigned i = 0; i < s->cfg.nvcpus; i++)
             fxt_ring_destroy(&s->core.v[i].ring);
     }
+    /* What the sources retired goes first: it may point into their state. */
+    sampler_reclaim_destroy(s->reclaim);
     sampler_sources_destroy(s);
     free(s->core.v);
     free(s->core.ids);

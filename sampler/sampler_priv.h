@@ -114,6 +114,7 @@ struct sampler {
     bool host_virtualized;         /* hvprof itself runs in a VM: timings are emulated */
     bool flight_on;                /* cfg.ring_bytes: samples go to the flight recorder */
     struct sampler_flight *flight; /* flight.h; the drain thread's, but for its request counter */
+    struct sampler_reclaim *reclaim; /* identities given back (reclaim.c) */
     const char *guest_stop;        /* sampler_guest_stopped's `why`, or NULL */
 };
 
@@ -177,3 +178,26 @@ int sampler_modules_kernel_image(struct sampler *s, const char *name,
 int sampler_modules_decompressor(struct sampler *s, uint64_t start, uint64_t end,
                                  struct hv_err *err);
 int sampler_modules_reset_vector(struct sampler *s, struct hv_err *err);
+
+/* reclaim.c: identities that follow the guest's lifecycle, on the drain thread
+ * (docs/identities.md): which of the exit core's identities ended, each ended one's record in
+ * the trace and every source's word that it is gone, and the slots given back once the exit
+ * core's grace is over. */
+struct sampler_reclaim;
+
+/* Its state for a recording of `nvcpus` vCPUs; NULL when out of memory. */
+struct sampler_reclaim *sampler_reclaim_create(unsigned nvcpus);
+/* Frees what is still retired (the recording's vCPUs have stopped). */
+void sampler_reclaim_destroy(struct sampler_reclaim *r);
+
+/* One drain pass's part: gives back what ended a pass ago if the grace is over, and every
+ * RECLAIM_SWEEP_NS ends the identities the guest no longer has. -1 only when the file cannot
+ * be written (err). */
+int sampler_reclaim_pass(struct sampler *s, uint64_t now, struct hv_err *err);
+
+/* rec_retire's core: free_fn(ptr) after the grace (at once when out of memory for the list,
+ * after waiting for the grace). */
+void sampler_reclaim_retire(struct sampler *s, void *ptr, void (*free_fn)(void *));
+
+/* The summary's words on it: "N processes and M threads ended (...)"; nothing before any. */
+void sampler_reclaim_summary(const struct sampler_reclaim *r, FILE *out);

@@ -72,12 +72,18 @@ static void core_totals(const struct rec_core *c, struct sampler_totals *t)
     sampler_get_totals(of(c), t);
 }
 
+static void core_retire(struct rec_core *c, void *ptr, void (*free_fn)(void *))
+{
+    sampler_reclaim_retire(of(c), ptr, free_fn);
+}
+
 static const struct rec_core_ops core_ops = {
     .may_work = core_may_work,
     .address_space = core_address_space,
     .looked = core_looked,
     .snapshot = core_snapshot,
     .totals = core_totals,
+    .retire = core_retire,
 };
 
 /* "source NAME: what failed"; a write error keeps saying which file. */

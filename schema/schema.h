@@ -223,6 +223,15 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_GUEST_PID "guest_pid"
 #define HVFXT_ARG_GUEST_TID "guest_tid"
 
+/* A guest process or thread the recorder saw end (the guest's task list no longer has it, or it
+ * aged out of a full table: docs/identities.md): an instant event "identity_ended" on the
+ * control thread with the process's koid, and the thread's for a thread. No sample after it
+ * carries the koids but those already in flight; the next process or thread in its slot has
+ * another koid (docs/fxt-samples.md, section 4). */
+#define HVFXT_IDENTITY_ENDED "identity_ended"
+#define HVFXT_ARG_PROCESS    "process"
+#define HVFXT_ARG_THREAD     "thread"
+
 /* The guest kernel's panic (or crash dump), as its own memory records it: an instant event
  * "guest_panic" on the control thread when hvprof sees it, with the CPU (docs/fxt-samples.md,
  * section 5). */

@@ -36,6 +36,7 @@
 #define PY_OPEN_TRIES    50                    /* opens of one process's interpreter */
 #define PY_OPEN_EVERY_NS 100000000ull          /* 100 ms between them */
 #define PY_MAX_CODES     (1u << 16)            /* code objects named per recording (a power of 2) */
+#define PY_CODE_GONE     1ull /* a code slot given back (code objects are aligned: no code's) */
 #define PY_CODE_TRIES    3                     /* reads of a code object that does not read */
 #define PY_CODE_COST(n)  (64u + (uint64_t)(n)) /* bytes of a code record with n bytes of text */
 /* A code object named is looked at again (its fingerprint, three reads) when a sample shows it
@@ -50,11 +51,11 @@ struct py_proc {
     uint64_t runtime, version;   /* run-time addresses of _PyRuntime and Py_Version */
     uint64_t next_ns;            /* a candidate's next open */
     struct discover_module *mod; /* a candidate's interpreter module, freed once opened */
-    struct py_runtime *rt;       /* published to the exit half, freed at close */
+    struct py_runtime *rt;       /* published to the exit half, retired when the process ends */
 };
 
 struct py_code_slot {
-    uint64_t code; /* 0: empty */
+    uint64_t code; /* 0: empty; PY_CODE_GONE: an ended process's, probes go on past it */
     uint32_t proc;
     uint8_t tries; /* failed reads */
     bool named;
@@ -258,20 +259,44 @@ static void python_poll(void *st, const struct rec_env *env, uint64_t now,
 static struct py_code_slot *code_slot(struct python *p, uint32_t proc, uint64_t code)
 {
     uint64_t h = (code >> 4) * 0x9e3779b97f4a7c15ull ^ (uint64_t)proc * 0xc2b2ae3d27d4eb4full;
+    struct py_code_slot *gone = NULL;
     for (uint32_t k = 0; k < PY_MAX_CODES; k++) {
         struct py_code_slot *e = &p->codes[(h + k) & (PY_MAX_CODES - 1)];
         if (e->code == code && e->proc == proc)
             return e;
+        if (e->code == PY_CODE_GONE && !gone)
+            gone = e;
         if (!e->code) {
-            /* Keep a quarter free: probes stay short. */
-            if (p->ncodes >= PY_MAX_CODES / 4 * 3)
+            /* Keep a quarter free: probes stay short. A given-back slot is taken first. */
+            if (!gone && p->ncodes >= PY_MAX_CODES / 4 * 3)
                 return NULL;
-            p->ncodes++;
+            if (!gone)
+                p->ncodes++;
+            e = gone ? gone : e;
             *e = (struct py_code_slot){.code = code, .proc = proc};
             return e;
         }
     }
     return NULL;
+}
+
+/* Its process ended: its interpreter's description retired, its code objects' slots given
+ * back (only a Python process has any). */
+static void python_process_ended(void *st, const struct rec_env *env, uint32_t proc)
+{
+    struct python *p = st;
+    if (!p || !proc || proc > ID_MAX_PROCS)
+        return;
+    struct py_proc *pp = &p->proc[proc - 1];
+    if (pp->state == PY_NONE)
+        return;
+    if (pp->rt)
+        rec_retire(env, pp->rt, free);
+    free(pp->mod);
+    *pp = (struct py_proc){0};
+    for (uint32_t k = 0; k < PY_MAX_CODES; k++)
+        if (p->codes[k].proc == proc && p->codes[k].code > PY_CODE_GONE)
+            p->codes[k] = (struct py_code_slot){.code = PY_CODE_GONE};
 }
 
 static int python_name_code(void *st, const struct rec_env *env, uint32_t proc, uint64_t pid,
@@ -390,6 +415,7 @@ const struct runtime_record_ops runtime_python_record = {
     .address_space = python_address_space,
     .poll = python_poll,
     .name_code = python_name_code,
+    .process_ended = python_process_ended,
     .summary = python_summary,
     .destroy = python_destroy,
 };

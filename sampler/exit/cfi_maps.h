@@ -1,9 +1,9 @@
 /* The per-process unwind maps the recorder publishes to the exit path (docs/cfi.md): for each
  * process id of the id tables, the map of its modules with compiled DWARF CFI
  * (guestwalk/cfi_unwind.h). The drain thread publishes a new map with a release store; a vCPU
- * loads it with acquire before a user walk of that process. A published map is immutable and
- * lives until the recording closes (a vCPU may still walk with an older one), so the exit path
- * never waits and never frees. */
+ * loads it with acquire before a user walk of that process. A published map is immutable; one
+ * replaced or unpublished is freed only after the exit core's grace (grace.h: no stop that may
+ * have loaded it still runs), so the exit path never waits and never frees. */
 #pragma once
 
 #include <stdatomic.h>

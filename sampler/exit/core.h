@@ -148,6 +148,7 @@ struct exit_vcpu {
     uint64_t rt[1 + 2 * RUNTIME_MAX_FRAMES]; /* this stop's runtime frames (runtime_stack.h) */
     uint32_t n_rt;                           /* words of rt */
     _Atomic bool stopped;
+    _Atomic uint64_t grace_seq; /* odd while a stop uses the tables (grace.h) */
 };
 
 /* The exit path's view of a recording: set up by the recorder, read by every vCPU thread. */

@@ -2,9 +2,18 @@
  * (generic: the canonical CR3 root; Linux: the same, or a kernel thread's own key), thread =
  * (process, thread key: the FS base, or the guest's tid). Each carries a label with what the
  * guest kernel says about it (id_label.h: pid or tid, name), when the OS layer can tell.
- * Each gets a small stable id: its slot in a fixed-size open-addressing table shared by every
- * vCPU thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
+ * Each gets a small id: its slot in a fixed-size open-addressing table shared by every vCPU
+ * thread. Lookup and insert are lock-free (one CAS to claim a slot) and never allocate, so
  * they are safe on the vCPU exit path. Ids are 1-based; 0 means "table full" (counted).
+ *
+ * Identities follow the guest's own lifecycle (docs/identities.md): the drain thread ends one
+ * whose process or thread is gone (id_*_end: its key no longer matches, so the next stop of that
+ * key is a new identity), and once no exit that may still hold the old id is running (the exit
+ * core's grace, grace.h) gives the slot back (id_*_release: the next incarnation's generation,
+ * the slot claimable again). A slot's incarnation has its own number, generation * slots + id,
+ * which is what the trace's koids carry (id_proc_number): a reused slot is a new process in
+ * the trace. Ended and freed slots stay in the probe chains (only never-used slots end a probe),
+ * so no key behind them is lost.
  *
  * The drain thread names new entries in the trace: it walks the tables from where it stopped
  * (entries are published with a release store of `ready`). */
@@ -19,6 +28,15 @@
 #define ID_MAX_PROCS   1024u /* power of two */
 #define ID_MAX_THREADS 8192u /* power of two */
 #define ID_PROBES      64u   /* linear-probe bound: a full neighbourhood counts as "full" */
+/* Generations a slot counts through before its incarnation numbers repeat: the numbers stay
+ * below the koid ranges' tops (schema.h: 0x30000000 processes, 0xc0000000 threads, the last of
+ * each the unattributed identity's). */
+#define ID_PROC_GENERATIONS   (0x2fffffffu / ID_MAX_PROCS)
+#define ID_THREAD_GENERATIONS (0xbffffffeu / ID_MAX_THREADS)
+
+/* Key words that are no key: bits 63 and 62 both set (the stored keys never have both). */
+#define ID_KEY_ENDED 0xc000000000000001ull /* ended, its old ids maybe still in use: skipped */
+#define ID_KEY_FREE  0xc000000000000002ull /* given back: claimable, the probe goes on past it */
 
 /* What the drain thread needs to discover modules of a new address space later. */
 struct id_proc_info {
@@ -28,10 +46,13 @@ struct id_proc_info {
 };
 
 struct id_proc {
-    _Atomic uint64_t key; /* process key + 1; 0 = empty */
+    _Atomic uint64_t key; /* the key's word (id_table.c); 0: never used; ID_KEY_ENDED, _FREE */
+    _Atomic uint32_t gen; /* this incarnation's generation (the drain thread's, set before FREE) */
     _Atomic int ready;    /* info published */
     struct id_proc_info info;
     struct id_label label; /* guest pid and name */
+    /* Time of its last sample (relaxed: the drain thread ages identities the guest cannot list). */
+    _Atomic uint64_t last_ts;
     /* Time of its last user-mode sample (relaxed: a hint for the drain thread, which looks at
      * a process's modules again while it keeps running user code). */
     _Atomic uint64_t last_user_ts;
@@ -45,8 +66,10 @@ struct id_proc {
 };
 
 struct id_thread {
-    _Atomic uint64_t key; /* proc id << 54 | thread_key[53:0]; 0 = empty */
+    _Atomic uint64_t key; /* proc id << 52 | thread_key[51:0] (+1); 0, ID_KEY_ENDED, _FREE */
+    _Atomic uint32_t gen;
     _Atomic int ready;
+    _Atomic uint64_t last_ts; /* its last sample */
     _Atomic bool seen_user; /* sampled at CPL 3 at least once: a user thread */
     /* The open RFC-0274 continuation of this thread (0 = none). Shared by every vCPU, so a
      * thread that migrates while in the kernel is completed wherever it returns to user mode;
@@ -75,6 +98,56 @@ uint32_t id_proc_get(struct id_table *t, uint64_t key, const struct id_proc_info
 
 /* Id of the thread (process `proc`, thread key), inserting it on first sight; 0 if full. */
 uint32_t id_thread_get(struct id_table *t, uint32_t proc, uint64_t thread_key, uint64_t ts);
+
+/* Drain thread: the id of a live identity with this key, 0 if none (nothing inserted). */
+uint32_t id_proc_find(const struct id_table *t, uint64_t key);
+uint32_t id_thread_find(const struct id_table *t, uint32_t proc, uint64_t thread_key);
+
+/* Drain thread: end live identity `id` (its key matches no stop from now on); false if it was
+ * not live. Its slot stays taken until id_*_release, after the exit core's grace. */
+bool id_proc_end(struct id_table *t, uint32_t id);
+bool id_thread_end(struct id_table *t, uint32_t id);
+/* Drain thread, once no exit that began before the end is still running: the ended slot's state
+ * cleared, its generation moved on, the slot claimable. */
+void id_proc_release(struct id_table *t, uint32_t id);
+void id_thread_release(struct id_table *t, uint32_t id);
+/* Whether slot `id` holds a live identity (published or being published). */
+bool id_proc_live(const struct id_table *t, uint32_t id);
+bool id_thread_live(const struct id_table *t, uint32_t id);
+
+/* The number of the incarnation slot `id` holds now (generation * slots + id), which its koid
+ * carries (hvfxt_koid_guest_process); 0 for id 0. */
+static inline uint32_t id_proc_number(const struct id_table *t, uint32_t id)
+{
+    if (!id || id > ID_MAX_PROCS)
+        return 0;
+    return atomic_load_explicit(&t->procs[id - 1].gen, memory_order_acquire) * ID_MAX_PROCS + id;
+}
+static inline uint32_t id_thread_number(const struct id_table *t, uint32_t id)
+{
+    if (!id || id > ID_MAX_THREADS)
+        return 0;
+    return atomic_load_explicit(&t->threads[id - 1].gen, memory_order_acquire) * ID_MAX_THREADS +
+           id;
+}
+
+/* The slot whose current incarnation has number `n` (a koid's), 0 if none has it now. */
+static inline uint32_t id_proc_of_number(const struct id_table *t, uint64_t n)
+{
+    if (!n || n >= (uint64_t)ID_PROC_GENERATIONS * ID_MAX_PROCS)
+        return 0;
+    uint32_t id = (uint32_t)((n - 1) % ID_MAX_PROCS) + 1;
+    return id_proc_number(t, id) == n ? id : 0;
+}
+
+/* Process / thread `id` was sampled at `ts` (nothing for id 0). */
+static inline void id_seen(struct id_table *t, uint32_t proc, uint32_t thread, uint64_t ts)
+{
+    if (proc && proc <= ID_MAX_PROCS)
+        atomic_store_explicit(&t->procs[proc - 1].last_ts, ts, memory_order_relaxed);
+    if (thread && thread <= ID_MAX_THREADS)
+        atomic_store_explicit(&t->threads[thread - 1].last_ts, ts, memory_order_relaxed);
+}
 
 /* The labels of process / thread `id` (NULL for id 0 / out of range). */
 struct id_label *id_proc_label(struct id_table *t, uint32_t id);

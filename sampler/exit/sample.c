@@ -5,6 +5,7 @@
  * calls but clock_gettime (vDSO). */
 #include "guestwalk/cfi_unwind.h"
 #include "sampler/exit/continuation.h"
+#include "sampler/exit/grace.h"
 #include "sampler/exit/core.h"
 #include "sampler/exit/runtime_stack.h"
 #include "sampler/exit/stack_copy.h"
@@ -323,7 +324,17 @@ static void label(struct exit_vcpu *sv, const struct guestos_task *t, uint32_t p
         id_label_set(pl, t->pid, t->kthread, t->comm);
 }
 
+static uint64_t take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due);
+
 uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
+{
+    exit_grace_enter(sv);
+    uint64_t walked = take(sv, snap, now, due);
+    exit_grace_leave(sv);
+    return walked;
+}
+
+static uint64_t take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now, bool due)
 {
     struct exit_core *core = sv->core;
     struct guestos_ident who;
@@ -338,8 +349,12 @@ uint64_t exit_take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t now,
         sv->st.task_unknown++;
     /* A full table's sample goes to the unattributed identity, which says so, never to guest
      * address space 0 (the kernel's). */
-    uint64_t pid = proc ? hvfxt_koid_guest_process(proc) : HVFXT_KOID_UNATTRIBUTED_PROCESS;
-    uint64_t tid = thread ? hvfxt_koid_guest_thread(thread) : HVFXT_KOID_UNATTRIBUTED_THREAD;
+    uint64_t pid = proc ? hvfxt_koid_guest_process(id_proc_number(core->ids, proc))
+                        : HVFXT_KOID_UNATTRIBUTED_PROCESS;
+    uint64_t tid = thread ? hvfxt_koid_guest_thread(id_thread_number(core->ids, thread))
+                          : HVFXT_KOID_UNATTRIBUTED_THREAD;
+    if (due)
+        id_seen(core->ids, proc, thread, now);
     if (!proc || !thread) {
         sv->st.unattributed++;
         if (!atomic_load_explicit(&core->ids->unattributed, memory_order_relaxed))

@@ -13,6 +13,15 @@ void discover_registry_init(struct discover_registry *r)
     r->next_id = 1;
 }
 
+void discover_registry_forget(struct discover_registry *r, uint64_t pid_koid)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < r->maps.n; i++)
+        if (r->maps.v[i].pid != pid_koid)
+            r->maps.v[o++] = r->maps.v[i];
+    r->maps.n = o;
+}
+
 void discover_registry_free(struct discover_registry *r)
 {
     vec_free(&r->mods);

@@ -52,6 +52,10 @@ int64_t discover_registry_id(const struct discover_registry *r, const uint8_t *b
 struct discover_registry_module *discover_registry_find(struct discover_registry *r,
                                                         const struct discover_module *m);
 
+/* Address space `pid_koid` ended: its mappings are forgotten (a later one under another koid
+ * gets its own records). Modules stay: another process may map them. */
+void discover_registry_forget(struct discover_registry *r, uint64_t pid_koid);
+
 /* Write what is new among `m[0..n)` for address space `pid_koid` (hvfxt_koid_guest_process).
  * Returns the number of records written, or -1. */
 int discover_record(struct fxt_writer *w, struct discover_registry *reg, uint64_t pid_koid,

@@ -105,6 +105,10 @@ struct rec_core_ops {
     void (*snapshot)(struct rec_core *c, const char *why);
     /* The recording's sample counts so far. */
     void (*totals)(const struct rec_core *c, struct sampler_totals *t);
+    /* free_fn(ptr) once no exit that may use what ptr points to is running (the exit core's
+     * grace, sampler/exit/grace.h): for what a source published to the exit path and has
+     * since unpublished. At the recording's end at the latest. */
+    void (*retire)(struct rec_core *c, void *ptr, void (*free_fn)(void *));
 };
 
 /* What every source is given. Pointers the core owns; `mem` and `vm` are NULL before the
@@ -148,6 +152,10 @@ static inline void rec_totals(const struct rec_env *env, struct sampler_totals *
 {
     env->ops->totals(env->c, t);
 }
+static inline void rec_retire(const struct rec_env *env, void *ptr, void (*free_fn)(void *))
+{
+    env->ops->retire(env->c, ptr, free_fn);
+}
 
 /* One source. Every hook may be NULL (a source without create has no state: `st` is NULL);
  * `st` is what create made. */
@@ -173,6 +181,13 @@ struct rec_source_ops {
     void (*address_space)(void *st, const struct rec_env *env, uint32_t proc,
                           const struct guestos_as *as, const struct discover_module *found,
                           size_t n);
+    /* Process `proc` ended (the guest's task list no longer has it, or it aged out: docs/
+     * identities.md): whatever the source keeps for it goes (what it published to the exit path
+     * through rec_retire). Its slot is given back to a later process after the exit core's
+     * grace, and `proc` may then name another. Its threads ended before it (thread_ended). */
+    void (*process_ended)(void *st, const struct rec_env *env, uint32_t proc);
+    /* Thread `thread` (of process `proc`) ended, as process_ended. */
+    void (*thread_ended)(void *st, const struct rec_env *env, uint32_t proc, uint32_t thread);
     /* Every ring record, about to be written (the file or the flight recorder): names what
      * it refers to first. -1 on error. */
     int (*visit)(void *st, const struct rec_env *env, const uint64_t *rec, uint32_t nwords,

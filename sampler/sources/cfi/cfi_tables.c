@@ -7,8 +7,10 @@
  * is compiled again at a later look while any FDE was missing, up to CFI_LOOKS times); then the
  * process's map of modules with tables (guestwalk/cfi_unwind.h) is published to the exit path,
  * which loads it with acquire before a user walk of that process. Tables and maps are immutable
- * once published and kept until the recording closes (a vCPU may still walk with an older one). The
- * recorder source "cfi": it hands the exit core its maps at create (exit_core.cfi). */
+ * once published. A table (one per binary) is kept until the recording closes; a map replaced
+ * by a newer one, or whose process ended, is retired (rec_retire: freed once no vCPU can still
+ * walk with it), so the maps kept are the live processes' (docs/identities.md). The recorder
+ * source "cfi": it hands the exit core its maps at create (exit_core.cfi). */
 #include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,7 +27,6 @@
 
 #define CFI_LOOKS      4             /* compilations of a module while FDEs are missing */
 #define CFI_MAX_TABLES 4096          /* distinct binaries */
-#define CFI_MAX_MAPS   16384         /* maps published in all (then the last ones stay) */
 #define CFI_READ_MAX   (64ull << 20) /* bytes of a module's tables read from the guest */
 /* Compiled tables kept in all: glibc's is ~0.3 MiB, a 100 MB binary's ~25 MiB. Past it no table
  * is compiled (frame pointers for the rest): thousands of forged binaries with 64 MiB of tables
@@ -46,7 +47,8 @@ struct cfi {
     VECTOR(struct cfi_entry) e;
     VECTOR(struct cfi_table *) tables; /* every table compiled, freed at close */
     struct exit_cfi_maps maps;         /* the exit path's hand-off (sampler/exit/cfi_maps.h) */
-    VECTOR(struct gw_cfi_map *) all;   /* every map published, freed at close */
+    size_t maps_live;                  /* maps published now (one per live process at most) */
+    uint64_t maps_retired;             /* replaced or their process ended */
     uint64_t compiled, failed, no_build_id, bytes_read, ns;
     uint64_t from_file;               /* tables compiled from the binary's file instead */
     uint64_t from_disk;               /* ... from (or with pages from) its file on a disk */
@@ -74,10 +76,10 @@ static void cfi_destroy(void *st)
         cfi_table_free(c->tables.v[i]);
         free(c->tables.v[i]);
     }
-    for (size_t i = 0; i < c->all.n; i++)
-        free(c->all.v[i]);
+    /* The vCPUs have stopped: what is still published goes with the rest. */
+    for (uint32_t proc = 1; proc <= ID_MAX_PROCS; proc++)
+        free((void *)exit_cfi_current(&c->maps, proc));
     vec_free(&c->tables);
-    vec_free(&c->all);
     vec_free(&c->e);
     free(c);
 }
@@ -349,7 +351,7 @@ static void cfi_address_space(void *st, const struct rec_env *env, uint32_t proc
                               size_t n)
 {
     struct cfi *c = st;
-    if (!c || proc == 0 || proc > ID_MAX_PROCS || c->all.n >= CFI_MAX_MAPS)
+    if (!c || proc == 0 || proc > ID_MAX_PROCS)
         return;
     struct gw_cfi_map *map = malloc(sizeof(*map) + (n ? n : 1) * sizeof(map->m[0]));
     if (!map)
@@ -373,11 +375,30 @@ static void cfi_address_space(void *st, const struct rec_env *env, uint32_t proc
             map->m[o++] = map->m[i];
     map->n = o;
     const struct gw_cfi_map *cur = exit_cfi_current(&c->maps, proc);
-    if ((!cur && !map->n) || same_map(cur, map) || !vec_append(&c->all, map)) {
+    if ((!cur && !map->n) || same_map(cur, map)) {
         free(map);
         return;
     }
     exit_cfi_publish(&c->maps, proc, map);
+    if (cur) {
+        rec_retire(env, (void *)cur, free);
+        c->maps_retired++;
+    } else {
+        c->maps_live++;
+    }
+}
+
+/* Its process ended: its map is unpublished, and freed once no vCPU can be walking with it. */
+static void cfi_process_ended(void *st, const struct rec_env *env, uint32_t proc)
+{
+    struct cfi *c = st;
+    const struct gw_cfi_map *cur = c ? exit_cfi_current(&c->maps, proc) : NULL;
+    if (!cur)
+        return;
+    exit_cfi_publish(&c->maps, proc, NULL);
+    rec_retire(env, (void *)cur, free);
+    c->maps_live--;
+    c->maps_retired++;
 }
 
 static void cfi_summary(const void *state, const struct rec_env *env, FILE *out)
@@ -440,6 +461,7 @@ const struct rec_source_ops rec_source_cfi = {
     .name = "cfi",
     .create = cfi_create,
     .address_space = cfi_address_space,
+    .process_ended = cfi_process_ended,
     .summary = cfi_summary,
     .destroy = cfi_destroy,
 };

@@ -48,6 +48,9 @@ struct off_thread {
     bool moved;      /* moved to the next visit's table: a tombstone that keeps probes going */
     int32_t tid;
     uint32_t proc, thread, vcpu;
+    /* Their koids when identified: the time is written under them even if the identities end
+     * (and their slots go to others) before it is (docs/identities.md). */
+    uint64_t pid_koid, tid_koid;
     uint64_t cpu_ns, switches, resume_sp;
     bool off;    /* off its CPU at the last visit */
     bool walked; /* frames hold the stacks of the sleep it is in */
@@ -190,8 +193,8 @@ static int flush(struct off_cpu *o, struct off_thread *e, uint64_t now)
     struct hvfxt_sample smp = {
         .fields = HVFXT_SF_PID | HVFXT_SF_TID | HVFXT_SF_BOOT_TS | HVFXT_SF_VCPU | HVFXT_SF_CPL |
                   HVFXT_SF_OFF_CPU_NS | HVFXT_SF_TASK_STATE,
-        .pid = hvfxt_koid_guest_process(e->proc),
-        .tid = hvfxt_koid_guest_thread(e->thread),
+        .pid = e->pid_koid,
+        .tid = e->tid_koid,
         .ts = now,
         .vcpu = e->vcpu,
         .cpl = 0,
@@ -368,6 +371,8 @@ static void identify(struct off_cpu *o, struct off_thread *e,
     struct id_proc_info info = {t->as.cr0, t->as.root, t->as.cr4, t->as.efer, now};
     e->proc = id_proc_get(o->env->core->ids, t->proc_key, &info);
     e->thread = e->proc ? id_thread_get(o->env->core->ids, e->proc, t->thread_key, now) : 0;
+    e->pid_koid = hvfxt_koid_guest_process(id_proc_number(o->env->core->ids, e->proc));
+    e->tid_koid = hvfxt_koid_guest_thread(id_thread_number(o->env->core->ids, e->thread));
     struct id_label *pl = id_proc_label(o->env->core->ids, e->proc),
                     *tl = id_thread_label(o->env->core->ids, e->thread);
     if (tl)
@@ -405,16 +410,22 @@ static int visit_thread(void *ctx, const struct guestos_thread *t)
     }
     /* Ids every visit: a process that exec'd has a new address space, hence new ids. */
     uint32_t proc = e->proc, thread = e->thread;
+    uint64_t old_pid = e->pid_koid, old_tid = e->tid_koid;
     identify(o, e, t, v->now);
-    if (!is_new && (proc != e->proc || thread != e->thread)) {
+    if (!is_new && (old_pid != e->pid_koid || old_tid != e->tid_koid)) {
         /* The time so far is its old identity's. */
         uint32_t np = e->proc, nt = e->thread;
+        uint64_t npk = e->pid_koid, ntk = e->tid_koid;
         e->proc = proc;
         e->thread = thread;
+        e->pid_koid = old_pid;
+        e->tid_koid = old_tid;
         if (flush(o, e, v->now) < 0)
             return v->rc = -1;
         e->proc = np;
         e->thread = nt;
+        e->pid_koid = npk;
+        e->tid_koid = ntk;
         e->walked = false;
     }
     e->vcpu = t->cpu < o->env->cfg->nvcpus ? t->cpu : 0;

@@ -23,6 +23,7 @@ static const struct runtime_record_ops *const runtimes[] = {HV_RUNTIMES(RUNTIME_
 struct runtimes {
     struct exit_runtimes pub;  /* the exit core's hand-off */
     struct exit_runtime *proc; /* per process: what is published (ops NULL: none) */
+    bool *ended;               /* per process slot: its process ended, its entry maybe in use */
     const struct runtime_record_ops *on[NRUNTIMES]; /* those this recording reads */
     void *st[NRUNTIMES];
     const struct runtime_record_ops *by_id[HVFXT_RUNTIME_MAX];
@@ -32,8 +33,11 @@ struct runtimes {
 static void publish(void *ctx, uint32_t proc, const struct runtime_exit_ops *exit, const void *data)
 {
     struct runtimes *r = ctx;
-    if (!proc || proc > ID_MAX_PROCS || r->proc[proc - 1].ops)
+    if (!proc || proc > ID_MAX_PROCS || (r->proc[proc - 1].ops && !r->ended[proc - 1]))
         return; /* one runtime a process, published once: the exit path may hold it */
+    /* An ended process's entry is rewritten only by its slot's next process, which exists
+     * only after the exit core's grace: no vCPU reads the old one any more. */
+    r->ended[proc - 1] = false;
     r->proc[proc - 1] = (struct exit_runtime){exit, data};
     exit_runtime_publish(&r->pub, proc, &r->proc[proc - 1]);
 }
@@ -47,13 +51,17 @@ static void runtimes_destroy(void *st)
         if (r->on[i] && r->on[i]->destroy)
             r->on[i]->destroy(r->st[i]);
     free(r->proc);
+    free(r->ended);
     free(r);
 }
 
 static int runtimes_create(const struct rec_env *env, void **st, struct hv_err *err)
 {
     struct runtimes *r = calloc(1, sizeof(*r));
-    if (!r || !(r->proc = calloc(ID_MAX_PROCS, sizeof(*r->proc)))) {
+    if (!r || !(r->proc = calloc(ID_MAX_PROCS, sizeof(*r->proc))) ||
+        !(r->ended = calloc(ID_MAX_PROCS, sizeof(*r->ended)))) {
+        if (r)
+            free(r->proc);
         free(r);
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
@@ -82,8 +90,24 @@ static void runtimes_address_space(void *st, const struct rec_env *env, uint32_t
     struct runtime_publisher pub = {publish, r};
     for (size_t i = 0; i < NRUNTIMES; i++)
         if (r->on[i] && r->on[i]->address_space &&
-            !(proc && proc <= ID_MAX_PROCS && r->proc[proc - 1].ops))
+            !(proc && proc <= ID_MAX_PROCS && r->proc[proc - 1].ops && !r->ended[proc - 1]))
             r->on[i]->address_space(r->st[i], env, proc, as, found, n, &pub);
+}
+
+/* Its process ended: unpublished, and each runtime drops what it kept for it (what its exit
+ * half may still read, through rec_retire). */
+static void runtimes_process_ended(void *st, const struct rec_env *env, uint32_t proc)
+{
+    struct runtimes *r = st;
+    if (!r || !proc || proc > ID_MAX_PROCS)
+        return;
+    if (r->proc[proc - 1].ops && !r->ended[proc - 1]) {
+        exit_runtime_publish(&r->pub, proc, NULL);
+        r->ended[proc - 1] = true;
+    }
+    for (size_t i = 0; i < NRUNTIMES; i++)
+        if (r->on[i] && r->on[i]->process_ended)
+            r->on[i]->process_ended(r->st[i], env, proc);
 }
 
 static int runtimes_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
@@ -111,8 +135,9 @@ static int runtimes_visit(void *st, const struct rec_env *env, const uint64_t *r
     uint32_t n;
     if (!hvfxt_record_runtime(rec, nwords, &pid, &rt, &n) || !hvfxt_koid_is_guest_process(pid))
         return 0;
-    uint64_t proc = pid - HVFXT_KOID_PROCESS_BASE;
-    if (!proc || proc > ID_MAX_PROCS)
+    /* Its process now (a sample of one that ended, in flight, names nothing). */
+    uint32_t proc = id_proc_of_number(env->core->ids, pid - HVFXT_KOID_PROCESS_BASE);
+    if (!proc)
         return 0;
     const struct runtime_record_ops *ops = rt[0] < HVFXT_RUNTIME_MAX ? r->by_id[rt[0]] : NULL;
     /* Frames come only from a runtime published here, whose record half is on: any other id
@@ -123,7 +148,7 @@ static int runtimes_visit(void *st, const struct rec_env *env, const uint64_t *r
     uint64_t now = hv_now_ns();
     for (uint32_t i = 1; i + 1 < n; i += 2) {
         uint64_t code = rt[i] & HVFXT_RT_CODE_MASK;
-        if (code && ops->name_code(rst, env, (uint32_t)proc, pid, code, now, err) < 0) {
+        if (code && ops->name_code(rst, env, proc, pid, code, now, err) < 0) {
             hv_err_prefix(err, "%s", ops->name);
             return -1;
         }
@@ -145,6 +170,7 @@ const struct rec_source_ops rec_source_runtimes = {
     .stages = REC_STAGE_BIT(REC_STAGE_GUEST),
     .poll = runtimes_poll,
     .address_space = runtimes_address_space,
+    .process_ended = runtimes_process_ended,
     .visit = runtimes_visit,
     .summary = runtimes_summary,
     .destroy = runtimes_destroy,

@@ -37,6 +37,7 @@ struct fake_env {
     size_t looked_n;       /* ... and its module count */
     uint64_t looked_began; /* ... and when it began: rec_looked's answer for that process */
     unsigned snapshots;    /* rec_snapshot calls */
+    unsigned retired;      /* rec_retire calls (freed at once) */
     char last_snapshot[32];
     struct sampler_totals totals;
     /* the source under test, once created (fake_env_create) */

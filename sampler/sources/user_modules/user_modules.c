@@ -114,7 +114,9 @@ static int look(struct user_modules *mods, const struct rec_env *env, uint32_t p
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(env->os, env->mem, &as, found, MOD_MAX_PER_PROC);
     int written =
-        discover_record(env->w, env->modules, hvfxt_koid_guest_process(proc), found, n, ts, err);
+        discover_record(env->w, env->modules,
+                        hvfxt_koid_guest_process(id_proc_number(env->core->ids, proc)), found, n,
+                        ts, err);
     for (size_t i = 0; i < n && written >= 0; i++)
         if (record_symbols(mods, env, &as, &found[i], err) < 0)
             written = -1;
@@ -153,6 +155,17 @@ static int modules_process_named(void *st, const struct rec_env *env, uint32_t p
         return -1;
     mods->look[proc - 1] = (struct proc_look){hv_now_ns(), MOD_LOOK_MIN_NS, 0};
     return 1;
+}
+
+/* Its process ended: no more looks, its mappings forgotten. */
+static void modules_process_ended(void *st, const struct rec_env *env, uint32_t proc)
+{
+    struct user_modules *mods = st;
+    if (!mods || !proc || proc > ID_MAX_PROCS)
+        return;
+    mods->look[proc - 1] = (struct proc_look){0};
+    discover_registry_forget(env->modules,
+                             hvfxt_koid_guest_process(id_proc_number(env->core->ids, proc)));
 }
 
 static int modules_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
@@ -216,6 +229,7 @@ const struct rec_source_ops rec_source_user_modules = {
     .stages = REC_STAGE_BIT(REC_STAGE_GUEST),
     .poll = modules_poll,
     .process_named = modules_process_named,
+    .process_ended = modules_process_ended,
     .summary = modules_summary,
     .destroy = modules_destroy,
 };

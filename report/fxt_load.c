@@ -400,6 +400,15 @@ static void on_event(struct loader *l, const struct fxtr_record *rec)
                 l->st->panic_cpu = (uint32_t)rec->u.event.args[i].v.u;
         return;
     }
+    if (fxtr_str_is(rec->u.event.name, HVFXT_IDENTITY_ENDED)) {
+        for (unsigned i = 0; i < rec->u.event.nargs; i++)
+            if (fxtr_str_is(rec->u.event.args[i].name, HVFXT_ARG_THREAD))
+                l->st->threads_ended++;
+            else if (fxtr_str_is(rec->u.event.args[i].name, HVFXT_ARG_PROCESS) &&
+                     rec->u.event.nargs == 1)
+                l->st->processes_ended++;
+        return;
+    }
     if (fxtr_str_is(rec->u.event.name, HVFXT_VCPU_STEAL)) {
         struct prof_steal st = {.ts = rec->u.event.ts, .vcpu = UINT32_MAX};
         bool have_ns = false;

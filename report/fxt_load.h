@@ -28,6 +28,8 @@ struct fxt_load_stats {
     uint64_t off_cpu_skipped; /* off-CPU records left out of a profile of samples */
     uint64_t runtime_samples; /* samples with a language runtime's frames (Python's) */
     uint64_t runtime_codes;   /* runtime code records */
+    /* Guest processes and threads the recorder saw end (identity_ended: docs/identities.md). */
+    uint64_t processes_ended, threads_ended;
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

@@ -89,8 +89,30 @@ int record_run(struct record_result *r, int signal_after_ms, int sig, int sig2, 
         }
     }
     int st;
-    if (waitpid(pid, &st, 0) < 0)
-        return -1;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        char path[64], line[256];
+        snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+        FILE *f = fopen(path, "r");
+        unsigned long long lo, hi, kib, total = 0;
+        bool big = false;
+        while (f && fgets(line, sizeof(line), f)) {
+            if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2)
+                big = hi - lo >= (256ull << 20);
+            else if (sscanf(line, "Rss: %llu", &kib) == 1 && !big)
+                total += kib;
+        }
+        if (f) {
+            fclose(f);
+            if (total && r->nrss < RECORD_RSS_MAX)
+                r->rss_kib[r->nrss++] = total;
+        }
+        sleep_ms(RECORD_RSS_EVERY_MS);
+    }
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     r->term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
     r->summary = slurp(err_path);

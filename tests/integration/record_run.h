@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define RECORD_RSS_MAX      4096
+#define RECORD_RSS_EVERY_MS 100
+
 struct record_result {
     int status;         /* exit status of hvprof record, -1 if it died of a signal */
     int term_signal;    /* the signal, if it died of one */
@@ -16,6 +19,10 @@ struct record_result {
     char console_path[256];
     char *summary; /* hvprof's stderr (malloc'd, NUL-terminated) */
     char *console; /* the guest console (malloc'd, NUL-terminated) */
+    /* hvprof's resident memory (KiB) every RECORD_RSS_EVERY_MS while it ran, without the guest's
+     * RAM (its mappings of 256 MiB and more, which the guest fills as it likes). */
+    uint64_t rss_kib[RECORD_RSS_MAX];
+    unsigned nrss;
 };
 
 /* Run `hvprof record -o <tmp>.fxt --console <tmp>.log --guest demo <args...>` (NULL-

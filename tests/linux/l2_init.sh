@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|python|net|offcpu|panic,
-# hvtest.ms=N;
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|python|net|offcpu|panic|churn,
+# hvtest.ms=N; hvtest.churn=N (plan=churn: how many short-lived processes);
 # hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
 # them (/proc/PID/stack), for the captured-guest tests (tests/linux/capture.sh).
@@ -18,6 +18,7 @@ end=reboot
 stacks=0
 debian=0
 rootdev=/dev/vda
+churn=5000
 for a in $(cat /proc/cmdline); do
   case $a in
     hvtest.plan=*) plan=${a#*=} ;;
@@ -26,6 +27,7 @@ for a in $(cat /proc/cmdline); do
     hvtest.stacks=*) stacks=${a#*=} ;;
     hvtest.debian=*) debian=${a#*=} ;;
     hvtest.root=*) rootdev=${a#*=} ;;
+    hvtest.churn=*) churn=${a#*=} ;;
   esac
 done
 # hvtest.plan=root (docs/virtio.md): from the initramfs, load the disk's and ext4's modules
@@ -87,6 +89,19 @@ case $plan in
     wait ;;
   sys)
     /bin/hv_syscalls "$ms" ;;
+  churn)
+    # A busy guest's process churn (docs/identities.md): the shell starts $churn short-lived
+    # processes (hv_blip, 2 ms of work each) one after another while hv_busy works; then
+    # hv_busy goes on for $ms ms more, so the long-lived process outlives them all.
+    /bin/hv_busy 600000 &
+    busy=$!
+    i=0
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    while [ $i -lt "$churn" ]; do /bin/hv_blip 2000; i=$((i + 1)); done
+    echo "HVTEST churn started=$i from=$t0 to=$(cut -d' ' -f1 /proc/uptime)"
+    busybox usleep $((ms * 1000))
+    kill $busy
+    wait $busy 2>/dev/null ;;
   panic)
     # A kernel panic with a workload running (docs/sampling.md, "A flight recorder"): the
     # magic SysRq crash, which panics the kernel that reads it (panic=-1: it restarts at once).

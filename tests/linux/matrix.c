@@ -154,6 +154,14 @@ static const struct tb_scenario python[] = {
      TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
 };
 
+/* A busy guest's churn (docs/identities.md): the shell starts 5,000 short-lived processes beside
+ * hv_busy, through identity tables of 1,024 processes: the guest's task list ends each one's
+ * identity and gives its slot back. */
+static const struct tb_scenario churn[] = {
+    {"generic-churn", "record", "generic", 2, "512M", "hvtest.plan=churn hvtest.ms=1500",
+     "--hz 1000 --timeout 600", NULL, TB_CI_ONE_VCPU},
+};
+
 /* The flight recorder on a guest that panics (docs/sampling.md, "A flight recorder"): its
  * ring of 1 MiB holds the last seconds, the kernel's own panic record is seen, and the last
  * samples are the panic's path. */
@@ -208,6 +216,7 @@ static const struct {
     GROUP("disk-root", disk_root), GROUP("kernels", kernels),
     GROUP("flight", flight),       GROUP("net", net),
     GROUP("offcpu", offcpu),       GROUP("python", python),
+    GROUP("churn", churn),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -223,5 +232,5 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot", "modes",  "disk",   "disk-root", "flight",
-                                    "net",  "offcpu", "python", NULL};
+const char *const tb_ci_shared[] = {"boot",   "modes",  "disk",  "disk-root", "flight",
+                                    "net",    "offcpu", "python", "churn",   NULL};

@@ -257,6 +257,7 @@ cc() { gcc -O1 -g -fno-omit-frame-pointer -I"$src" "$@"; }
 # default 0x400000), so that the guest's own account of which addresses are whose (HVTEST map
 # lines) tells their samples apart.
 cc -static -no-pie -Wl,-Ttext-segment=0x20000000 -o "$w/hv_busy" "$src/busy.c"
+cc -static -no-pie -Wl,-Ttext-segment=0x30000000 -o "$w/hv_blip" "$src/blip.c"
 cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
 cc -pie -fPIE -pthread -o "$w/hv_offcpu" "$src/offcpu.c"
 cc -no-pie -Wl,-Ttext-segment=0x10000000 -o "$w/hv_libcall" "$src/libcall.c"

@@ -29,6 +29,11 @@
 #define GUEST_SYS_HOSTILE                                                                          \
     13 /* (op, a, b, c) -> op's result: debug operations for the hostile                           \
           programs only (below; docs/test-guest.md "Hostile programs") */
+#define GUEST_SYS_SPAWN                                                                            \
+    14 /* (name, arg) -> pid: a new process of boot-archive program `name`                         \
+          (GUEST_SYS_INSTANCE gives it `arg`), quiet, its memory given back                         \
+          when it ends; GUEST_EAGAIN: no process or thread slot now */
+#define GUEST_SYS_WAIT 15 /* (pid) -> its exit status, once it ended (0 if long gone) */
 
 /* GUEST_SYS_HOSTILE operations. They damage the caller's own address space or the machine on
  * purpose, in ways a profiler must survive; the kernel stays correct for every other process.

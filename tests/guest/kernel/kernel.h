@@ -74,29 +74,40 @@ static inline struct cpu *this_cpu(void)
 #define PROC_NAME_MAX 32
 
 enum thread_state { T_FREE, T_RUNNABLE, T_RUNNING, T_BLOCKED, T_DEAD };
-enum proc_state { P_FREE, P_LIVE, P_DONE };
+enum proc_state { P_FREE, P_STARTING, P_LIVE, P_DONE };
 
 struct process;
 
+/* Thread and process ids are never reused; their slots are, once a thread is dead and off
+ * every CPU and the run queue, and a spawned process has given its memory back. */
 struct thread {
     enum thread_state state;
     int tid; /* 1-based, never reused */
     struct process *proc;
     struct trapframe tf;
     u64 fs_base;
-    int join_tid;        /* while T_BLOCKED */
+    int join_tid;        /* while T_BLOCKED in thread_join */
+    int wait_pid;        /* while T_BLOCKED in wait */
+    int stack_slot;      /* its stack: TOP - slot * USER_STACK_SLOT */
+    bool in_rq;          /* linked in the run queue (a dead one too, until popped) */
+    int joiners;         /* threads blocked joining it */
     struct thread *next; /* run queue */
 };
 
+#define PROC_STACK_SLOTS 64 /* threads of one process alive at once */
+
 struct process {
     enum proc_state state;
-    int pid;      /* 1-based */
-    int instance; /* copy number among processes of the same program */
+    int pid;      /* 1-based, never reused */
+    int instance; /* copy number among processes of the same program (spawn: its argument) */
     char name[PROC_NAME_MAX];
-    u64 cr3; /* physical address of the PML4 */
+    u64 cr3; /* physical address of the PML4 (never reused: every process has its own root) */
     int live_threads;
-    int stack_slots; /* thread stacks handed out so far (slot 0 = main) */
+    u64 slots_used, slots_mapped; /* stack slots: a bit each */
     bool exiting;
+    bool spawned; /* started by GUEST_SYS_SPAWN: quiet, gives its memory back at its end */
+    u64 image_lo, image_hi; /* its program's pages */
+    int waiters;            /* threads blocked waiting for it */
     int status;
 };
 
@@ -215,6 +226,10 @@ static inline u64 kimage_to_phys(const void *p)
 /* mem.c */
 void mem_init(const struct hvprof_bootinfo *bi);
 u64 phys_alloc(u64 size); /* 4 KiB or 2 MiB, aligned, zero; panics when out of memory */
+/* A 4 KiB page from the pools of pages processes gave back, else new: `clean` = all zero (a
+ * page table's); else maybe a used page (a program's data or stack). */
+u64 page_alloc(bool clean);
+void page_free(u64 pa, bool clean); /* clean: every word zero but what the pool writes */
 u64 mem_free_bytes(void);
 
 /* vm.c: user address spaces */
@@ -222,12 +237,17 @@ u64 mem_free_bytes(void);
 #define PTE_W    0x2ull
 #define PTE_U    0x4ull
 #define PTE_PS   0x80ull
+#define PTE_SHARED 0x200ull /* AVL bit 9: a page of a program's code shared by its processes */
 #define PTE_ADDR 0x000ffffffffff000ull
 u64 vm_new_pml4(void);
 void vm_map(u64 pml4, u64 va, u64 pa, u64 flags, bool huge);
 u64 *vm_pte(u64 pml4, u64 va); /* the 4 KiB PTE for va, creating page tables on the way */
 bool vm_user_range_ok(u64 pml4, u64 va, u64 len, bool write);
 void vm_map_stack(u64 pml4, u64 top, bool huge);
+/* A process that gives its memory back (spawned, no hostile mappings): the pages of [lo, hi)
+ * unmapped (shared code pages stay), then the tables that covered only such ranges. */
+void vm_unmap_range(u64 pml4, u64 lo, u64 hi);
+void vm_free_tables(u64 pml4, u64 lo, u64 hi);
 
 /* cpu.c */
 void cpu_init_tables(struct cpu *c); /* GDT, TSS, IDT, CR4 features */
@@ -259,15 +279,24 @@ void archive_init(const void *base, u64 size);
 const void *archive_find(const char *name, u64 *size);
 
 /* elf.c */
-int elf_load(u64 pml4, const u8 *img, u64 size, u64 *entry, const char **why);
+/* shared: the process gives its memory back (its read-only pages are the program's). */
+/* [*lo, *hi): the pages it mapped. */
+int elf_load(u64 pml4, const u8 *img, u64 size, u64 *entry, const char **why, bool shared,
+             u64 *lo, u64 *hi);
 
 /* proc.c */
 struct process *proc_spawn(const char *name, int instance);
+/* GUEST_SYS_SPAWN: pid, or GUEST_EAGAIN (no slot) / GUEST_EINVAL (no such program). */
+long proc_spawn_user(const char *name, int arg);
+/* GUEST_SYS_WAIT: blocks `cur` until process pid ends; false if it is not running (then
+ * *status is its status if its slot still says, else 0). Caller holds sched_lock. */
+bool proc_wait(struct thread *cur, int pid, int *status);
 struct thread *thread_new(struct process *p, u64 rip, u64 rdi, u64 rsi, u64 fs_base);
 int thread_create_user(struct thread *cur, u64 fn, u64 arg, u64 fs_base, u64 entry);
 void proc_exit(struct thread *cur, int status); /* caller holds sched_lock */
 void thread_die(struct thread *t);              /* caller holds sched_lock */
 struct thread *thread_by_tid(int tid);
+int thread_last_tid(void); /* the highest tid given so far */
 void proc_start_all(void);
 extern spinlock_t sched_lock;
 

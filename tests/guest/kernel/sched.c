@@ -10,6 +10,7 @@ volatile u64 first_user_tsc;
 void rq_push(struct thread *t)
 {
     t->next = NULL;
+    t->in_rq = true;
     if (rq_tail)
         rq_tail->next = t;
     else
@@ -24,6 +25,7 @@ static struct thread *rq_pop(void)
         rq_head = t->next;
         if (!rq_head)
             rq_tail = NULL;
+        t->in_rq = false;
         if (t->state == T_RUNNABLE)
             return t;
     }

@@ -56,20 +56,36 @@ static long sys_write(struct thread *t, u64 buf, u64 len)
     return (long)len;
 }
 
+/* A NUL-terminated user string into out[n]: the page checked once, not each byte (each check
+ * is a page walk of emulated CPL 0 work). 0, GUEST_EFAULT or GUEST_EINVAL (too long). */
+static long copy_user_str(struct thread *t, u64 va, char *out, u64 n)
+{
+    for (u64 i = 0; i < n; i++) {
+        if ((i == 0 || ((va + i) & 0xfff) == 0) && !vm_user_range_ok(t->proc->cr3, va + i, 1, false))
+            return GUEST_EFAULT;
+        out[i] = *(const char *)(va + i);
+        if (!out[i])
+            return 0;
+    }
+    return GUEST_EINVAL;
+}
+
 static long sys_param(struct thread *t, u64 name, long def)
 {
     char key[32];
-    u64 i;
-    for (i = 0; i < sizeof(key); i++) {
-        if (!vm_user_range_ok(t->proc->cr3, name + i, 1, false))
-            return GUEST_EFAULT;
-        key[i] = *(const char *)(name + i);
-        if (!key[i])
-            break;
-    }
-    if (i == sizeof(key))
+    long r = copy_user_str(t, name, key, sizeof(key));
+    return r ? r : cmdline_int(key, def);
+}
+
+static long sys_spawn(struct thread *t, u64 name, long arg)
+{
+    char prog[PROC_NAME_MAX];
+    long r = copy_user_str(t, name, prog, sizeof(prog));
+    if (r)
+        return r;
+    if (arg < 0 || arg > 0x7fffffff)
         return GUEST_EINVAL;
-    return cmdline_int(key, def);
+    return proc_spawn_user(prog, (int)arg);
 }
 
 void syscall_dispatch(struct cpu *c, struct trapframe *tf)
@@ -101,6 +117,10 @@ void syscall_dispatch(struct cpu *c, struct trapframe *tf)
         break;
     case GUEST_SYS_THREAD_JOIN: {
         struct thread *w = thread_by_tid((int)tf->rdi);
+        if (!w && tf->rdi >= 1 && tf->rdi <= (u64)thread_last_tid()) {
+            r = 0; /* ended long ago: its slot is another thread's now */
+            break;
+        }
         if (!w || w->proc != t->proc || w == t) {
             r = GUEST_EINVAL;
             break;
@@ -113,6 +133,7 @@ void syscall_dispatch(struct cpu *c, struct trapframe *tf)
         }
         t->state = T_BLOCKED;
         t->join_tid = w->tid;
+        w->joiners++;
         sched_block(c, tf);
         spin_unlock(&sched_lock);
         return;
@@ -133,8 +154,24 @@ void syscall_dispatch(struct cpu *c, struct trapframe *tf)
         r = t->proc->instance;
         break;
     case GUEST_SYS_HOSTILE:
-        r = sys_hostile(t, tf);
+        /* A spawned process gives its memory back by its known ranges: none of these. */
+        r = t->proc->spawned ? GUEST_EINVAL : sys_hostile(t, tf);
         break;
+    case GUEST_SYS_SPAWN:
+        r = sys_spawn(t, tf->rdi, (long)tf->rsi);
+        break;
+    case GUEST_SYS_WAIT: {
+        int status;
+        spin_lock(&sched_lock);
+        if (proc_wait(t, (int)tf->rdi, &status)) {
+            sched_block(c, tf);
+            spin_unlock(&sched_lock);
+            return;
+        }
+        spin_unlock(&sched_lock);
+        r = status;
+        break;
+    }
     case GUEST_SYS_SET_FS:
         if (tf->rdi >= 0x800000000000ull) {
             r = GUEST_EINVAL;

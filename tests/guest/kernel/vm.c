@@ -18,7 +18,7 @@ u64 vm_new_pml4(void)
 static u64 *next_table(u64 *table, int idx)
 {
     if (!(table[idx] & PTE_P))
-        table[idx] = phys_alloc(4096) | PTE_P | PTE_W | PTE_U;
+        table[idx] = page_alloc(true) | PTE_P | PTE_W | PTE_U;
     if (table[idx] & PTE_PS)
         panic("vm_map: address already mapped by a large page");
     return phys_to_virt(table[idx] & PTE_ADDR);
@@ -86,9 +86,54 @@ void vm_map_stack(u64 pml4, u64 top, bool huge)
         vm_map(pml4, top - 0x200000, phys_alloc(0x200000), PTE_W | PTE_U, true);
         return;
     }
-    /* One allocation and one page-table walk: the stack lies inside one page table. */
-    u64 pa = phys_alloc(USER_STACK_SIZE);
+    /* One page-table walk: the stack lies inside one page table. Its pages may be another
+     * process's old ones: a stack's bytes are read only after they are written. */
     u64 *pte = vm_pte(pml4, top - USER_STACK_SIZE);
     for (u64 off = 0; off < USER_STACK_SIZE; off += 4096)
-        *pte++ = (pa + off) | PTE_P | PTE_W | PTE_U;
+        *pte++ = page_alloc(false) | PTE_P | PTE_W | PTE_U;
+}
+
+/* The entry for va at `level` (3: PML4E ... 0: PTE), or NULL where a table above is absent. */
+static u64 *entry_at(u64 pml4, u64 va, int level)
+{
+    u64 *t = phys_to_virt(pml4);
+    for (int l = 3; l > level; l--) {
+        u64 e = t[va >> (12 + 9 * l) & 511];
+        if (!(e & PTE_P) || (e & PTE_PS))
+            return NULL;
+        t = phys_to_virt(e & PTE_ADDR);
+    }
+    return &t[va >> (12 + 9 * level) & 511];
+}
+
+void vm_unmap_range(u64 pml4, u64 lo, u64 hi)
+{
+    /* One walk to each page table, then its entries (each walk is emulated CPL 0 work). */
+    for (u64 va = lo & ~0xfffull; va < hi;) {
+        u64 region_end = (va | 0x1fffffull) + 1;
+        u64 *pte = entry_at(pml4, va, 0);
+        for (; va < hi && va < region_end; va += 4096, pte = pte ? pte + 1 : NULL) {
+            if (!pte || !(*pte & PTE_P))
+                continue;
+            if (!(*pte & PTE_SHARED))
+                page_free(*pte & PTE_ADDR, false);
+            *pte = 0;
+        }
+        va = region_end;
+    }
+}
+
+void vm_free_tables(u64 pml4, u64 lo, u64 hi)
+{
+    /* Bottom up: a table's entries were cleared before it goes (level 1 holds page tables). */
+    for (int level = 1; level <= 3; level++) {
+        u64 span = 1ull << (12 + 9 * level);
+        for (u64 va = lo & ~(span - 1); va < hi; va += span) {
+            u64 *e = entry_at(pml4, va, level);
+            if (!e || !(*e & PTE_P) || (*e & PTE_PS))
+                continue;
+            page_free(*e & PTE_ADDR, true);
+            *e = 0;
+        }
+    }
 }

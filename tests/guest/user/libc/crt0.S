@@ -1,10 +1,16 @@
 /* Process and thread entry points of the guest libc. RBP is 0 on entry (the kernel clears it),
- * so the user frame-pointer chain ends at _start / thread_start. */
+ * so the user frame-pointer chain ends at _start / thread_start. A process's .bss is zeroed
+ * here: a spawned process's pages may be another's old ones (docs/test-guest.md). */
     .text
     .globl _start
     .type _start, @function
 _start:
     xor %ebp, %ebp
+    mov $__bss_start, %rdi
+    mov $_end, %rcx
+    sub %rdi, %rcx
+    xor %eax, %eax
+    rep stosb
     call main
     mov %eax, %edi
     call exit

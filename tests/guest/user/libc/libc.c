@@ -36,6 +36,16 @@ long thread_join(long tid)
     return guest_syscall(GUEST_SYS_THREAD_JOIN, tid, 0, 0, 0);
 }
 
+long spawn(const char *prog, long arg)
+{
+    return guest_syscall(GUEST_SYS_SPAWN, (long)prog, arg, 0, 0);
+}
+
+long wait_pid(long pid)
+{
+    return guest_syscall(GUEST_SYS_WAIT, pid, 0, 0, 0);
+}
+
 long set_fs_base(void *fs_base)
 {
     return guest_syscall(GUEST_SYS_SET_FS, (long)fs_base, 0, 0, 0);

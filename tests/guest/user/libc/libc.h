@@ -19,6 +19,8 @@ long yield(void);
 long thread_create(void (*fn)(void *), void *arg, void *fs_base); /* returns tid or < 0 */
 long thread_join(long tid);
 long set_fs_base(void *fs_base);
+long spawn(const char *prog, long arg); /* a new process of `prog`: its pid, or < 0 */
+long wait_pid(long pid);                /* its exit status, once it ended */
 long getpid(void);
 long instance(void);
 long param(const char *name, long def); /* name=V from the guest command line */

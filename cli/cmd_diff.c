@@ -197,6 +197,8 @@ int cmd_diff(int argc, char **argv)
     status = 1;
     const struct report_input_opts in = {
         .cmd = "hvprof diff", .sp = &a.sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
+    /* Both as one entry per distinct stack (docs/report.md, "Memory"), but for a --time window. */
+    base.aggregate = new.aggregate = !filter.has_time;
     if (report_input_load(dopt.base_name, &in, &base) != 0 ||
         report_input_load(dopt.new_name, &in, &new) != 0)
         goto out;

@@ -136,13 +136,15 @@ static int snapshot(struct top_view *v, char **text, size_t *tlen, uint64_t *sam
     size_t whole = fxtr_whole_records(map, len);
     struct profile p;
     profile_init(&p);
+    /* The whole recording as one entry per distinct stack; a window needs each sample's time. */
+    p.aggregate = v->window <= 0;
     struct hv_err err = {0};
     int rc = -1;
     if (fxt_load_profile(map, whole, &p, NULL, NULL, NULL, &err) < 0 || !p.samples.n)
         goto done;
     uint64_t last = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
-        last = p.samples.v[i].ts > last ? p.samples.v[i].ts : last;
+        last = p.samples.v[i].ts_last > last ? p.samples.v[i].ts_last : last;
         v->max_vcpu = p.samples.v[i].vcpu > v->max_vcpu ? p.samples.v[i].vcpu : v->max_vcpu;
     }
     double tps = p.ticks_per_sec ? (double)p.ticks_per_sec : 1e9;

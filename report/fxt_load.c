@@ -33,25 +33,34 @@ struct loader {
     uint64_t *addr; /* scratch frame arrays */
     uint32_t *flags;
     size_t cap;
+    uint64_t *jaddr; /* a joined sample's frames: its partial record's, then its completion's */
+    uint32_t *jflags;
+    size_t jcap;
     bool hvprof_provider;
 };
 
-static int reserve(struct loader *l, size_t n)
+/* Room for n frames in a pair of arrays indexed alike: both grow to the same capacity
+ * (common/vector.h). */
+static int reserve_pair(struct loader *l, uint64_t **addr, uint32_t **flags, size_t *cap, size_t n)
 {
-    if (n <= l->cap)
+    if (n <= *cap)
         return 0;
-    /* Two arrays indexed alike: both grow to the same capacity (common/vector.h). */
-    size_t cap_a = l->cap, cap_f = l->cap;
-    uint64_t *a = hv_vec_grow(l->addr, &cap_a, n, sizeof(*a));
+    size_t cap_a = *cap, cap_f = *cap;
+    uint64_t *a = hv_vec_grow(*addr, &cap_a, n, sizeof(*a));
     if (a)
-        l->addr = a;
-    uint32_t *f = hv_vec_grow(l->flags, &cap_f, n, sizeof(*f));
+        *addr = a;
+    uint32_t *f = hv_vec_grow(*flags, &cap_f, n, sizeof(*f));
     if (f)
-        l->flags = f;
+        *flags = f;
     if (!a || !f)
         return hv_errk(l->err, HV_ERR_NO_MEMORY, "out of memory");
-    l->cap = cap_a < cap_f ? cap_a : cap_f;
+    *cap = cap_a < cap_f ? cap_a : cap_f;
     return 0;
+}
+
+static int reserve(struct loader *l, size_t n)
+{
+    return reserve_pair(l, &l->addr, &l->flags, &l->cap, n);
 }
 
 /* A string of the recording, its control characters shown as '?' (a hostile guest's names must
@@ -69,18 +78,6 @@ static char *str_dup(struct fxtr_string s)
     return c;
 }
 
-/* Append a completed user stack to sample si, within the loader's budget (the sample keeps its
- * own frames when the budget is spent; the count says how many were cut). */
-static int append_completion(struct loader *l, int si, const uint64_t *addr, const uint32_t *flags,
-                             uint32_t n)
-{
-    if (n > l->completion_budget) {
-        l->st->completions_cut++;
-        return 0;
-    }
-    l->completion_budget -= n;
-    return profile_append_frames(l->p, (uint32_t)si, addr, flags, n, l->err);
-}
 
 static bool modmap_eq(const void *ctx, uint32_t idx)
 {
@@ -102,18 +99,35 @@ static int on_joined(void *ctx, const struct hvfxt_join_sample *s, const uint64_
                      const uint32_t *flags, uint32_t n, struct hv_err *err)
 {
     struct loader *l = ctx;
+    /* The completed user stack goes after the partial record's frames, within the loader's
+     * budget (the sample keeps its own frames when the budget is spent; the count says how
+     * many were cut). One whole stack: an aggregating profile keys samples by it. */
+    if (n > l->completion_budget) {
+        l->st->completions_cut++;
+        n = 0;
+    }
+    l->completion_budget -= n;
+    if (reserve_pair(l, &l->jaddr, &l->jflags, &l->jcap, (size_t)s->n + n + 1) < 0)
+        return -1;
+    memcpy(l->jaddr, s->addr, s->n * sizeof(*s->addr));
+    memcpy(l->jaddr + s->n, addr, n * sizeof(*addr));
+    uint32_t k = s->cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        l->jflags[i] = s->flags ? s->flags[i] : i == 0 ? k : k | PROF_FRAME_RA;
+    for (uint32_t i = 0; i < n; i++)
+        l->jflags[s->n + i] = flags ? flags[i] : PROF_FRAME_RA;
     int si = profile_add_sample(l->p,
                                 &(struct prof_sample_in){.ts = s->ts,
                                                          .vcpu = s->vcpu,
                                                          .pid = s->pid,
                                                          .tid = s->tid,
                                                          .cpl = s->cpl,
-                                                         .addrs = s->addr,
-                                                         .flags = s->flags,
-                                                         .n = s->n,
+                                                         .addrs = l->jaddr,
+                                                         .flags = l->jflags,
+                                                         .n = s->n + n,
                                                          .weight = 1},
                                 err);
-    if (si < 0 || (n > 0 && append_completion(l, si, addr, flags, n) < 0))
+    if (si < 0)
         return -1;
     l->st->samples++;
     return 0;
@@ -271,14 +285,16 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
                                                          .addrs = l->addr,
                                                          .flags = l->flags,
                                                          .n = n,
-                                                         .weight = weight},
+                                                         .weight = weight,
+                                                         .off_cpu_ns = off_event ? s->off_cpu_ns : 0,
+                                                         .exit_ns = exit_event &&
+                                                                            (s->fields &
+                                                                             HVFXT_SF_EXIT_NS)
+                                                                        ? s->exit_ns
+                                                                        : 0},
                                 l->err);
     if (si < 0)
         return -1;
-    if (off_event)
-        l->p->samples.v[si].off_cpu_ns = s->off_cpu_ns;
-    if (exit_event)
-        l->p->samples.v[si].exit_ns = (s->fields & HVFXT_SF_EXIT_NS) ? s->exit_ns : 0;
     l->st->samples++;
     return 0;
 }
@@ -604,6 +620,8 @@ done:
     vec_free(&l.mods);
     hashidx_free(&l.mod_ids);
     free(l.addr);
+    free(l.jaddr);
+    free(l.jflags);
     free(l.flags);
     free(x);
     fxtr_free(&r);

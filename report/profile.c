@@ -42,6 +42,7 @@ void profile_free(struct profile *p)
     free(p->steal.v);
     prof_symbolize_index_free(p);
     prof_maps_index_free(p);
+    prof_aggregate_free(p);
     for (unsigned i = 0; i < HVFXT_RUNTIME_MAX; i++)
         if (p->runtime[i].free)
             p->runtime[i].free(p->runtime[i].data);
@@ -64,37 +65,46 @@ static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *
 
 int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struct hv_err *err)
 {
+    p->samples_in++;
+    uint64_t hash = 0;
+    if (p->aggregate) {
+        int at = prof_aggregate_find(p, in, &hash);
+        if (at >= 0) {
+            struct prof_sample *s = &p->samples.v[at];
+            s->weight += in->weight;
+            s->off_cpu_ns += in->off_cpu_ns;
+            s->exit_ns += in->exit_ns;
+            s->ts = in->ts < s->ts ? in->ts : s->ts;
+            s->ts_last = in->ts > s->ts_last ? in->ts : s->ts_last;
+            return at;
+        }
+    }
     if (p->samples.n >= UINT32_MAX - 1)
         return hv_errk(err, HV_ERR_LIMIT, "profile: too many samples");
     if (PROF_VEC_RESERVE(p->samples, err) < 0)
         return -1;
     uint32_t k = in->cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
-    uint32_t first = (uint32_t)p->frames.n;
-    if (add_frames(p, in->addrs, in->flags, in->n, k, k | PROF_FRAME_RA, err) < 0)
+    /* A stack the process had before is shared, not copied (profile_aggregate.c). */
+    uint64_t stack_hash;
+    int same = prof_stack_find(p, in, &stack_hash);
+    uint32_t first = same >= 0 ? p->samples.v[same].first : (uint32_t)p->frames.n;
+    if (same < 0 && (add_frames(p, in->addrs, in->flags, in->n, k, k | PROF_FRAME_RA, err) < 0 ||
+                     prof_stack_insert(p, stack_hash, (uint32_t)p->samples.n, err) < 0))
         return -1;
     p->samples.v[p->samples.n] = (struct prof_sample){.ts = in->ts,
+                                                      .ts_last = in->ts,
                                                       .pid = in->pid,
                                                       .tid = in->tid,
                                                       .weight = in->weight,
                                                       .vcpu = in->vcpu,
                                                       .cpl = in->cpl,
                                                       .first = first,
-                                                      .nframes = in->n};
-    return (int)p->samples.n++;
-}
-
-int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
-                          const uint32_t *flags, uint32_t n, struct hv_err *err)
-{
-    if (s >= p->samples.n)
-        return hv_errf(err, "profile: no sample %u", s);
-    struct prof_sample *sm = &p->samples.v[s];
-    if (sm->first + sm->nframes != p->frames.n)
-        return hv_errf(err, "profile: frames can only be appended to the newest sample");
-    if (add_frames(p, addrs, flags, n, PROF_FRAME_RA, PROF_FRAME_RA, err) < 0)
+                                                      .nframes = in->n,
+                                                      .off_cpu_ns = in->off_cpu_ns,
+                                                      .exit_ns = in->exit_ns};
+    if (p->aggregate && prof_aggregate_insert(p, hash, (uint32_t)p->samples.n, err) < 0)
         return -1;
-    p->samples.v[s].nframes += n;
-    return 0;
+    return (int)p->samples.n++;
 }
 
 /* A copy of a name from a recording or a symbol file with its control characters (C0, DEL)
@@ -333,4 +343,5 @@ void profile_filter(struct profile *p, const struct prof_filter *f)
         p->samples.v[w++] = *s;
     }
     p->samples.n = w;
+    prof_aggregate_free(p); /* they name samples by index */
 }

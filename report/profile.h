@@ -58,7 +58,8 @@ struct prof_frame {
 };
 
 struct prof_sample {
-    uint64_t ts; /* ticks (profile.ticks_per_sec) */
+    uint64_t ts;      /* ticks (profile.ticks_per_sec) */
+    uint64_t ts_last; /* the last of the samples merged into it (profile.aggregate), else ts */
     uint64_t pid, tid;
     uint64_t weight; /* number of samples this entry stands for (1 from the recorder) */
     uint32_t vcpu;
@@ -148,6 +149,8 @@ struct profile {
     void *func_index;     /* private: functions by (name, module) (profile_funcs.c) */
     void *name_index;     /* private: names by (pid, tid) */
     void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
+    void *agg_index;      /* private: samples by key, when aggregating (profile_aggregate.c) */
+    void *stack_index;    /* private: a stack's first sample (profile_aggregate.c) */
     /* private: each runtime's code records (its report half's), freed with its free */
     struct {
         void *data;
@@ -166,6 +169,12 @@ struct profile {
      * has a leaf frame naming the thread's state (hvfxt_off_cpu_frame). */
     bool off_cpu, wall;
     bool weight_us;
+    /* One entry per distinct (pid, tid, vCPU, ring, stack), its weight all of theirs (the
+     * memory of a report grows with distinct stacks, not samples): for every format but those
+     * that need each sample's time (the timeline, perf-script, a --time window). An entry's
+     * ts is its first sample's, ts_last its last's. Set before loading. */
+    bool aggregate;
+    uint64_t samples_in; /* samples added (an entry counts those merged into it) */
 };
 
 void profile_init(struct profile *p);
@@ -182,13 +191,9 @@ struct prof_sample_in {
     const uint32_t *flags;
     uint32_t n;
     uint64_t weight;
+    uint64_t off_cpu_ns, exit_ns; /* an off-CPU record's time, an exit event's host time */
 };
 int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struct hv_err *err);
-/* Append frames to sample `s` (a completion record's user stack after a partial kernel one);
- * flags NULL = user-space return addresses.
- * `s` must be the last sample whose frames were added. */
-int profile_append_frames(struct profile *p, uint32_t s, const uint64_t *addrs,
-                          const uint32_t *flags, uint32_t n, struct hv_err *err);
 /* Returns the module index; an existing module with the same build-id (or, without one, the same
  * name) is reused. */
 int profile_add_module(struct profile *p, const char *name, const uint8_t *build_id,

@@ -39,5 +39,15 @@ void prof_funcs_index_free(struct profile *p);
 void prof_maps_index_free(struct profile *p);
 const uint32_t *prof_mappings_of(struct profile *p, uint64_t pid, size_t *n);
 
+/* profile_aggregate.c: the entry of the sample `in` is (its index, or -1; *hash its key's hash),
+ * the index of entries by key, and its end. */
+struct prof_sample_in;
+int prof_aggregate_find(const struct profile *p, const struct prof_sample_in *in, uint64_t *hash);
+int prof_aggregate_insert(struct profile *p, uint64_t hash, uint32_t idx, struct hv_err *err);
+/* The same for stacks: the first sample with the stack of `in` (process, ring, frames). */
+int prof_stack_find(const struct profile *p, const struct prof_sample_in *in, uint64_t *hash);
+int prof_stack_insert(struct profile *p, uint64_t hash, uint32_t idx, struct hv_err *err);
+void prof_aggregate_free(struct profile *p);
+
 /* Drop the symbolization's location and function index (profile_symbolize() rebuilds it). */
 void prof_symbolize_index_free(struct profile *p);

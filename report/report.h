@@ -26,6 +26,9 @@ const char *report_format_name(enum report_format f);
 const char *report_format_list(void);
 /* File name used for the format in `--format all -o DIR` ("top.txt", "profile.pb.gz", ...). */
 const char *report_format_filename(enum report_format f);
+/* perf-script and the timeline write each sample with its own time: the profile must keep
+ * them all (profile.aggregate off). */
+bool report_format_needs_each_sample(enum report_format f);
 /* pprof and timeline are binary: written to a file, never to a terminal. */
 bool report_format_is_binary(enum report_format f);
 

@@ -7,21 +7,28 @@ typedef int (*report_writer)(const struct profile *p, const struct report_opts *
                              struct hv_err *err);
 
 /* Every output format in one place: its --format name, its file in `--format all -o DIR`,
- * whether it is binary (never to a terminal) and its writer. */
+ * whether it is binary (never to a terminal), whether it needs every sample with its own time
+ * (else the profile may keep one entry per distinct stack: profile.aggregate) and its writer. */
 static const struct {
     const char *name, *file;
-    bool binary;
+    bool binary, each_sample;
     report_writer write;
 } formats[REPORT_NFORMATS] = {
-    [REPORT_TOP] = {"top", "top.txt", false, report_write_top},
-    [REPORT_FOLDED] = {"folded", "stacks.folded", false, report_write_folded},
-    [REPORT_PPROF] = {"pprof", "profile.pb.gz", true, report_write_pprof},
-    [REPORT_PERF_SCRIPT] = {"perf-script", "perf-script.txt", false, report_write_perf_script},
-    [REPORT_SVG] = {"svg", "flamegraph.svg", false, report_write_svg},
-    [REPORT_TIMELINE] = {"timeline", "timeline.fxt", true, report_write_timeline},
-    [REPORT_TREE] = {"tree", "tree.txt", false, report_write_tree},
-    [REPORT_JSON] = {"json", "profile.json", false, report_write_json},
+    [REPORT_TOP] = {"top", "top.txt", false, false, report_write_top},
+    [REPORT_FOLDED] = {"folded", "stacks.folded", false, false, report_write_folded},
+    [REPORT_PPROF] = {"pprof", "profile.pb.gz", true, false, report_write_pprof},
+    [REPORT_PERF_SCRIPT] = {"perf-script", "perf-script.txt", false, true,
+                            report_write_perf_script},
+    [REPORT_SVG] = {"svg", "flamegraph.svg", false, false, report_write_svg},
+    [REPORT_TIMELINE] = {"timeline", "timeline.fxt", true, true, report_write_timeline},
+    [REPORT_TREE] = {"tree", "tree.txt", false, false, report_write_tree},
+    [REPORT_JSON] = {"json", "profile.json", false, false, report_write_json},
 };
+
+bool report_format_needs_each_sample(enum report_format f)
+{
+    return f >= 0 && f < REPORT_NFORMATS && formats[f].each_sample;
+}
 
 int report_format_parse(const char *name)
 {

@@ -128,6 +128,33 @@ static size_t add_named(struct named *v, size_t n, const struct profile *p, bool
  * (hvprof diff), names are compared over both profiles, so that the same function is named the
  * same in both files and `pprof -diff_base` subtracts it. NULL when out of memory; all false
  * when no name is shared. */
+/* A pprof sample's identity: its labels' sources (pid, tid, vCPU, ring) and its locations. */
+struct sample_key {
+    const struct profile *p;
+    const struct prof_sample *s;
+    const uint64_t *loc_ids;    /* per frame, filled for s and every sample before it */
+    const uint32_t *sample_rep; /* each output sample's first profile sample */
+};
+
+static uint64_t sample_hash(const struct sample_key *k)
+{
+    const struct prof_sample *s = k->s;
+    uint64_t h = hashidx_u64(HASHIDX_SEED, s->pid);
+    h = hashidx_u64(h, s->tid);
+    h = hashidx_u64(h, ((uint64_t)s->vcpu << 8) | s->cpl);
+    return hashidx_bytes(h, &k->loc_ids[s->first], s->nframes * sizeof(*k->loc_ids));
+}
+
+static bool sample_eq(const void *ctx, uint32_t out)
+{
+    const struct sample_key *k = ctx;
+    const struct prof_sample *a = k->s, *b = &k->p->samples.v[k->sample_rep[out]];
+    return a->pid == b->pid && a->tid == b->tid && a->vcpu == b->vcpu && a->cpl == b->cpl &&
+           a->nframes == b->nframes &&
+           !memcmp(&k->loc_ids[a->first], &k->loc_ids[b->first],
+                   a->nframes * sizeof(*k->loc_ids));
+}
+
 static bool *shared_names(const struct profile *p, const struct profile *other)
 {
     size_t n = p->funcs.n + (other ? other->funcs.n : 0);
@@ -197,12 +224,13 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     Perftools__Profiles__Label **labelp = calloc(ns * NLABELS + 1, sizeof(*labelp));
     uint64_t *loc_ids = calloc(p->frames.n + 1, sizeof(*loc_ids));
     int64_t *values = calloc(ns * 2 + 1, sizeof(*values));
+    uint32_t *sample_rep = calloc(ns + 1, sizeof(*sample_rep)); /* each output's first sample */
     bool *shared = shared_names(p, o->names_with);
     int64_t comment_id = 0;
     uint8_t *packed = NULL;
     int rc = -1;
     if (!maps || !mapp || !locs || !locp || !lines || !linep || !fns || !fnp || !smp || !smpp ||
-        !labels || !labelp || !loc_ids || !values || !shared)
+        !labels || !labelp || !loc_ids || !values || !shared || !sample_rep)
         goto oom;
     str_id(&st, ""); /* string_table[0] must be "" */
 
@@ -291,23 +319,43 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
      * count unit"; none for the string labels. */
     int64_t units[NLABELS] = {str_id(&st, "index"), str_id(&st, "id"), str_id(&st, "id"), 0, 0,
                               str_id(&st, "ring")};
+    /* One pprof sample per distinct (labels, locations), in order of first appearance, its
+     * values the sum of theirs: the same file whether the profile kept every sample or one
+     * entry per distinct stack (profile.aggregate). */
+    struct hashidx groups;
+    hashidx_init(&groups);
+    size_t nout = 0;
     for (size_t i = 0; i < ns; i++) {
         const struct prof_sample *s = &p->samples.v[i];
-        Perftools__Profiles__Sample *ps = &smp[i];
-        perftools__profiles__sample__init(ps);
         for (uint32_t f = 0; f < s->nframes; f++)
             loc_ids[s->first + f] = (uint64_t)p->frames.v[s->first + f].loc + 1;
+        struct sample_key key = {p, s, loc_ids, sample_rep};
+        uint64_t h = sample_hash(&key);
+        uint32_t g = hashidx_find(&groups, h, sample_eq, &key);
+        if (g != HASHIDX_NONE) {
+            values[2 * g] += (int64_t)s->weight;
+            values[2 * g + 1] += (int64_t)(s->weight * p->period_ns);
+            continue;
+        }
+        if (hashidx_insert(&groups, h, (uint32_t)nout) < 0) {
+            hashidx_free(&groups);
+            goto oom;
+        }
+        sample_rep[nout] = (uint32_t)i;
+        size_t j = nout++;
+        Perftools__Profiles__Sample *ps = &smp[j];
+        perftools__profiles__sample__init(ps);
         ps->n_location_id = s->nframes;
         ps->location_id = &loc_ids[s->first];
-        values[2 * i] = (int64_t)s->weight;
-        values[2 * i + 1] = (int64_t)(s->weight * p->period_ns);
+        values[2 * j] = (int64_t)s->weight;
+        values[2 * j + 1] = (int64_t)(s->weight * p->period_ns);
         ps->n_value = timed ? 2 : 1;
-        ps->value = &values[2 * i];
-        Perftools__Profiles__Label *lb = &labels[i * NLABELS];
+        ps->value = &values[2 * j];
+        Perftools__Profiles__Label *lb = &labels[j * NLABELS];
         for (int k = 0; k < NLABELS; k++) {
             perftools__profiles__label__init(&lb[k]);
             lb[k].key = keys[k];
-            labelp[i * NLABELS + k] = &lb[k];
+            labelp[j * NLABELS + k] = &lb[k];
         }
         /* Numbers with a unit: pprof's decoder drops a numeric label whose value and unit are
          * both 0 (profile/encode.go), and vcpu 0, cpl 0 and the guest's pid 0 (its idle tasks)
@@ -322,16 +370,17 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
         lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
         ps->n_label = NLABELS;
-        ps->label = &labelp[i * NLABELS];
-        smpp[i] = ps;
+        ps->label = &labelp[j * NLABELS];
+        smpp[j] = ps;
     }
+    hashidx_free(&groups);
     if (st.failed)
         goto oom;
     if (ns) {
         uint64_t lo = UINT64_MAX, hi = 0;
         for (size_t i = 0; i < ns; i++) {
             lo = p->samples.v[i].ts < lo ? p->samples.v[i].ts : lo;
-            hi = p->samples.v[i].ts > hi ? p->samples.v[i].ts : hi;
+            hi = p->samples.v[i].ts_last > hi ? p->samples.v[i].ts_last : hi;
         }
         double ns_per_tick = 1e9 / (double)(p->ticks_per_sec ? p->ticks_per_sec : 1000000000ull);
         prof.duration_nanos = (int64_t)((double)(hi - lo) * ns_per_tick) + (int64_t)p->period_ns;
@@ -342,7 +391,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     prof.location = locp;
     prof.n_function = nfn;
     prof.function = fnp;
-    prof.n_sample = ns;
+    prof.n_sample = nout;
     prof.sample = smpp;
     prof.n_string_table = st.n;
     prof.string_table = st.v;
@@ -373,6 +422,7 @@ done:
     free(labelp);
     free(loc_ids);
     free(values);
+    free(sample_rep);
     strtab_free(&st);
     return rc;
 }

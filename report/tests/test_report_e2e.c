@@ -10,6 +10,10 @@
 
 #include <cmocka.h>
 
+#include "report/fxt_load.h"
+#include "report/profile.h"
+#include "report/report.h"
+#include "symbolize/symbol_path.h"
 #include "testutil.h"
 
 struct e2e {
@@ -104,6 +108,55 @@ static void test_pprof(void **state)
     free(out);
 }
 
+/* The recording loaded as every sample and as one entry per distinct stack (profile.aggregate,
+ * docs/report.md "Memory"), symbolized alike. */
+static char *write_loaded(const struct e2e *e, bool aggregate, enum report_format f, size_t *len,
+                          size_t *entries)
+{
+    struct profile p;
+    profile_init(&p);
+    p.aggregate = aggregate;
+    p.want_lines = f == REPORT_PPROF;
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    struct hv_err err = {0};
+    char kdir[4096];
+    snprintf(kdir, sizeof(kdir), "%.4000s/..", e->progs);
+    if (fxt_load_profile_file(e->rec, &p, NULL, NULL, NULL, &err) < 0 ||
+        symbol_path_add_dir(&sp, e->progs, &err) < 0 || symbol_path_add_dir(&sp, kdir, &err) < 0 ||
+        profile_load_symbols(&p, &sp, NULL, &err) < 0 || profile_symbolize(&p, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, len);
+    assert_non_null(out);
+    struct report_opts o = {0};
+    assert_int_equal(report_write(f, &p, &o, out, &err), 0);
+    fclose(out);
+    *entries = p.samples.n;
+    symbol_path_free(&sp);
+    profile_free(&p);
+    return buf;
+}
+
+/* Every format that needs no sample's own time writes the same bytes from either. */
+static void test_aggregated_outputs_identical(void **state)
+{
+    struct e2e *e = *state;
+    static const enum report_format fs[] = {REPORT_TOP,  REPORT_FOLDED, REPORT_PPROF,
+                                            REPORT_TREE, REPORT_SVG,    REPORT_JSON};
+    for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+        size_t la, lb, na, nb;
+        char *a = write_loaded(e, false, fs[i], &la, &na);
+        char *b = write_loaded(e, true, fs[i], &lb, &nb);
+        print_message("%s: %zu bytes; %zu samples kept as %zu entries\n", report_format_name(fs[i]),
+                      la, na, nb);
+        assert_true(nb < na);
+        assert_true(la > 0 && la == lb && !memcmp(a, b, la));
+        free(a);
+        free(b);
+    }
+}
+
 static void test_svg_perf_script_timeline(void **state)
 {
     struct e2e *e = *state;
@@ -161,6 +214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_top_and_folded),
         cmocka_unit_test(test_pprof),
+        cmocka_unit_test(test_aggregated_outputs_identical),
         cmocka_unit_test(test_svg_perf_script_timeline),
         cmocka_unit_test(test_cut_stacks_are_reported),
     };

@@ -254,7 +254,14 @@ static int parse_metadata(struct ctx *c, uint64_t h, struct cur *k)
             memset(pv, 0, sizeof(*pv));
             pv->id = id;
         }
-        pv->name = rec->u.meta.name;
+        /* The reader's own copy: a windowed reader's buffer moves on (fxtr_rebase). */
+        char *copy = malloc((size_t)len + 1);
+        if (!copy)
+            return fail(c, "out of memory");
+        memcpy(copy, p, len);
+        copy[len] = 0;
+        free((void *)pv->name.ptr);
+        pv->name = (struct fxtr_string){copy, (uint32_t)len};
         return 0;
     }
     case 2: { /* provider section */
@@ -308,8 +315,15 @@ static int parse_string(struct ctx *c, uint64_t h, struct cur *k)
         pv->str = ns;
         pv->str_cap = (uint32_t)ncap;
     }
-    /* A zero-length string still counts as registered: keep a non-NULL pointer. */
-    pv->str[index] = (struct fxtr_string){len ? (const char *)p : "", (uint32_t)len};
+    /* The reader's own copy (a windowed reader's buffer moves on: fxtr_rebase); a zero-length
+     * string still counts as registered: a non-NULL pointer. */
+    char *copy = malloc((size_t)len + 1);
+    if (!copy)
+        return fail(c, "out of memory");
+    memcpy(copy, p, len);
+    copy[len] = 0;
+    free((void *)pv->str[index].ptr);
+    pv->str[index] = (struct fxtr_string){copy, (uint32_t)len};
     return 0;
 }
 
@@ -503,10 +517,22 @@ void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len)
     r->cur = -1;
 }
 
+void fxtr_rebase(struct fxtr_reader *r, const void *buf, size_t len, size_t base)
+{
+    r->buf = buf;
+    r->len = len;
+    r->off = 0;
+    r->base = base;
+}
+
 void fxtr_free(struct fxtr_reader *r)
 {
-    for (size_t i = 0; i < r->nprov; i++)
+    for (size_t i = 0; i < r->nprov; i++) {
+        for (uint32_t k = 0; k < r->prov[i].str_cap; k++)
+            free((void *)r->prov[i].str[k].ptr);
         free(r->prov[i].str);
+        free((void *)r->prov[i].name.ptr);
+    }
     free(r->prov);
     r->prov = NULL;
     r->nprov = r->prov_cap = 0;
@@ -517,7 +543,7 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     /* Whole record: a caller must never see a previous record's fields (an unknown record
      * leaves its union part zero). */
     memset(rec, 0, sizeof(*rec));
-    rec->offset = r->off;
+    rec->offset = r->base + r->off;
     struct ctx c = {.r = r, .rec = rec, .err = err};
     if (r->off == r->len && !r->seen_magic)
         return fail(&c, "empty input: no FXT magic number record");

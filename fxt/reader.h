@@ -155,6 +155,7 @@ struct fxtr_provider;
 struct fxtr_reader {
     const uint8_t *buf;
     size_t len, off;
+    size_t base; /* the file offset of buf[0] (records' offsets are the file's) */
     uint64_t nrecords;
     struct fxtr_provider *prov; /* array of known providers */
     size_t nprov, prov_cap;
@@ -168,6 +169,10 @@ void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len);
  * records), nothing else checked. */
 size_t fxtr_whole_records(const void *buf, size_t len);
 void fxtr_free(struct fxtr_reader *r);
+/* A windowed reader (a file read part by part): the next bytes are buf[0..len), buf[0] at file
+ * offset `base`; the caller moves the unread bytes of the last window to the front. The reader
+ * holds nothing of an earlier window (it copies the strings it keeps). */
+void fxtr_rebase(struct fxtr_reader *r, const void *buf, size_t len, size_t base);
 /* 1: *rec holds the next record; 0: end of buffer (every byte consumed); -1: malformed, err is
  * "offset 0x...: reason" and the reader stays at that record. */
 int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err);

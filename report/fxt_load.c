@@ -2,7 +2,11 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/vector.h"
 #include "schema/decode.h"
@@ -490,16 +494,82 @@ static int fix_file_offsets(struct profile *p, struct hv_err *err)
     return 0;
 }
 
+/* A recording read part by part (docs/report.md, "Memory"): a window of the file, the whole
+ * records at its start given to the reader, the rest moved to the front when it gets there, so
+ * that a report holds its profile, not the file. */
+#define WINDOW_BYTES (64u << 20)
+
+struct window {
+    int fd;
+    uint8_t *buf;
+    size_t cap, len;   /* bytes held: buf[0..len) */
+    size_t base;       /* the file offset of buf[0] */
+    size_t whole;      /* buf[0..whole) is whole records */
+    size_t file_bytes; /* the file's size when opened (progress, budgets) */
+    bool eof;
+    struct hv_err *err;
+};
+
+/* More of the file after the reader consumed `used` bytes of the window; -1 on a read error. */
+static int window_refill(struct window *w, struct fxtr_reader *r, size_t used)
+{
+    size_t keep = w->len - used;
+    memmove(w->buf, w->buf + used, keep);
+    w->base += used;
+    w->len = keep;
+    /* A record longer than the window (its header says how long) gets a window of its size. */
+    if (keep >= 8) {
+        uint64_t h;
+        memcpy(&h, w->buf, 8);
+        uint64_t words = (h & 0xf) == 15 ? (h >> 4) & 0xffffffffull : (h >> 4) & 0xfff;
+        size_t need = (size_t)(words * 8 < w->file_bytes ? words * 8 : w->file_bytes);
+        if (need > w->cap) {
+            uint8_t *nb = realloc(w->buf, need);
+            if (!nb)
+                return hv_errk(w->err, HV_ERR_NO_MEMORY, "out of memory");
+            w->buf = nb;
+            w->cap = need;
+        }
+    }
+    while (!w->eof && w->len < w->cap) {
+        ssize_t n = read(w->fd, w->buf + w->len, w->cap - w->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return hv_errf_errno(w->err, "read");
+        if (n == 0)
+            w->eof = true; /* a file that shrank reads as its prefix */
+        w->len += (size_t)n;
+    }
+    w->whole = fxtr_whole_records(w->buf, w->len);
+    if (w->eof)
+        w->whole = w->len; /* the reader reports what is cut at the end */
+    fxtr_rebase(r, w->buf, w->len, w->base);
+    return 0;
+}
+
+static int load(const void *buf, size_t len, struct window *w, struct profile *p,
+                struct fxt_load_stats *st, void (*progress)(void *ctx, size_t done, size_t total),
+                void *ctx, struct hv_err *err);
+
 int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_load_stats *st,
                      void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                      struct hv_err *err)
+{
+    return load(buf, len, NULL, p, st, progress, ctx, err);
+}
+
+/* buf[0..len): the whole recording, or (w) the window's first part, len then the file's size. */
+static int load(const void *buf, size_t len, struct window *w, struct profile *p,
+                struct fxt_load_stats *st, void (*progress)(void *ctx, size_t done, size_t total),
+                void *ctx, struct hv_err *err)
 {
     static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
     struct fxt_load_stats dummy;
     if (!st)
         st = &dummy;
     memset(st, 0, sizeof(*st));
-    if (len < 8 || memcmp(buf, magic, 8))
+    if ((w ? w->len : len) < 8 || memcmp(buf, magic, 8))
         return hv_errk(err, HV_ERR_CORRUPT,
                        "not an hvprof recording: no FXT magic record at the start "
                        "(hvprof record writes Fuchsia Trace Format files)");
@@ -512,7 +582,7 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     if (hvfxt_join_init(&l.join, on_joined, &l, err) < 0)
         return -1;
     struct fxtr_reader r;
-    fxtr_init(&r, buf, len);
+    fxtr_init(&r, buf, w ? w->len : len);
     struct hvfxt_record *x = malloc(sizeof(*x));
     if (!x) {
         hvfxt_join_free(&l.join);
@@ -521,7 +591,11 @@ int fxt_load_profile(const void *buf, size_t len, struct profile *p, struct fxt_
     const struct fxtr_record *rec = &x->fxt;
     int rc, out = -1;
     size_t next_progress = 0;
-    while ((rc = hvfxt_next(&r, x, err)) == 1) {
+    for (;;) {
+        if (w && r.off >= w->whole && !w->eof && window_refill(w, &r, r.off) < 0)
+            goto done;
+        if ((rc = hvfxt_next(&r, x, err)) != 1)
+            break;
         st->records++;
         if (progress && rec->offset >= next_progress) {
             progress(ctx, rec->offset, len);
@@ -632,12 +706,32 @@ int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_s
                           void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                           struct hv_err *err)
 {
-    const void *buf;
-    size_t len;
-    if (fxtr_map_file(path, &buf, &len, err) < 0)
+    struct window w = {.fd = open(path, O_RDONLY | O_CLOEXEC), .err = err};
+    struct stat sb;
+    if (w.fd < 0 || fstat(w.fd, &sb) < 0) {
+        hv_errf_errno(err, "%s", path);
+        if (w.fd >= 0)
+            close(w.fd);
         return -1;
-    int rc = fxt_load_profile(buf, len, p, st, progress, ctx, err);
-    fxtr_unmap_file(buf, len);
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(w.fd);
+        return hv_errk(err, HV_ERR_USAGE, "%s: not a regular file", path);
+    }
+    w.file_bytes = (size_t)sb.st_size;
+    w.cap = WINDOW_BYTES;
+    w.buf = malloc(w.cap);
+    struct fxtr_reader probe; /* window_refill rebases a reader: this one only fills it */
+    fxtr_init(&probe, NULL, 0);
+    int rc = -1;
+    if (!w.buf)
+        hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    else if (window_refill(&w, &probe, 0) == 0)
+        rc = load(w.buf, w.file_bytes > w.len ? w.file_bytes : w.len, &w, p, st, progress, ctx,
+                  err);
+    fxtr_free(&probe);
+    free(w.buf);
+    close(w.fd);
     if (rc < 0)
         hv_err_prefix(err, "%s", path);
     return rc;

@@ -21,10 +21,12 @@
 #include "sampler/sampler_priv.h"
 #include "schema/recording.h"
 
-#define RECLAIM_SWEEP_NS 250000000ull /* 250 ms */
+#define RECLAIM_SWEEP_NS 250000000ull /* 250 ms; longer while a sweep costs more than 5 % */
+#define RECLAIM_SWEEP_MAX_NS 4000000000ull
 #define RECLAIM_AGE_NS   200000000ull /* 200 ms unsampled before an identity may age out */
 #define RECLAIM_MISSES   2u           /* task lists in a row without it */
 #define RECLAIM_LIST_MAX 262144       /* guest threads one sweep lists at most */
+#define RECLAIM_RECENT   1024u        /* ended process keys kept to see one come back */
 
 struct retired {
     void *ptr;
@@ -43,7 +45,7 @@ struct age_cand {
 
 struct sampler_reclaim {
     unsigned nvcpus;
-    uint64_t last_sweep_ns;
+    uint64_t last_sweep_ns, sweep_every_ns;
     uint8_t proc_missed[ID_MAX_PROCS], thread_missed[ID_MAX_THREADS];
     uint8_t proc_listed[ID_MAX_PROCS], thread_listed[ID_MAX_THREADS];
     uint8_t proc_ending[ID_MAX_PROCS];
@@ -54,8 +56,12 @@ struct sampler_reclaim {
     uint64_t *mark;
     bool waiting;
     struct age_cand cand[ID_MAX_THREADS];
+    /* The key words of the processes ended last (a ring): a new identity with one of them is an
+     * ended process that was still there (the list missed it, or it aged out while alive). */
+    uint64_t recent[RECLAIM_RECENT];
+    unsigned nrecent;
     /* for the summary */
-    uint64_t ended_procs, ended_threads, by_list, by_age, sweeps, lists_failed;
+    uint64_t ended_procs, ended_threads, by_list, by_age, sweeps, lists_failed, came_back;
 };
 
 struct sampler_reclaim *sampler_reclaim_create(unsigned nvcpus)
@@ -227,6 +233,8 @@ static int end_proc(struct sampler *s, uint32_t id, uint64_t now, struct hv_err 
     for (size_t i = 0; i < s->nsrc; i++)
         if (s->src[i].ops->process_ended)
             s->src[i].ops->process_ended(s->src[i].st, &s->env, id);
+    r->recent[r->nrecent++ % RECLAIM_RECENT] =
+        atomic_load_explicit(&s->core.ids->procs[id - 1].key, memory_order_relaxed);
     id_proc_end(s->core.ids, id);
     r->batch_procs[r->nbatch_procs++] = id;
     r->ended_procs++;
@@ -251,6 +259,16 @@ static void decide_procs(struct sampler *s, bool listed, uint64_t sweep_ns)
         if (!p || !id_proc_live(ids, id))
             continue;
         live++;
+        /* New since the last sweep, with an ended one's key: that one had not ended. */
+        if (p->info.first_ts + r->sweep_every_ns >= sweep_ns && r->nrecent) {
+            unsigned n = r->nrecent < RECLAIM_RECENT ? r->nrecent : RECLAIM_RECENT;
+            for (unsigned k = 0; k < n; k++)
+                if (r->recent[k] == key) {
+                    r->came_back++;
+                    r->recent[k] = 0;
+                    break;
+                }
+        }
         if (listed && guest_named(&p->label)) {
             if (r->proc_listed[id - 1] || p->info.first_ts >= sweep_ns)
                 r->proc_missed[id - 1] = 0;
@@ -323,10 +341,17 @@ int sampler_reclaim_pass(struct sampler *s, uint64_t now, struct hv_err *err)
             return 0;
         release_batch(s);
     }
-    if (now - r->last_sweep_ns >= RECLAIM_SWEEP_NS) {
+    if (!r->sweep_every_ns)
+        r->sweep_every_ns = RECLAIM_SWEEP_NS;
+    if (now - r->last_sweep_ns >= r->sweep_every_ns) {
         r->last_sweep_ns = now;
         r->sweeps++;
         bool listed = list_guest(s);
+        /* A guest of many thousands of threads makes the list slow to read: sweep less often
+         * rather than spend the drain thread on it. */
+        uint64_t cost = hv_now_ns() - now;
+        if (cost * 20 > r->sweep_every_ns && r->sweep_every_ns < RECLAIM_SWEEP_MAX_NS)
+            r->sweep_every_ns *= 2;
         decide_procs(s, listed, now);
         if (end_threads(s, listed, now, now, err) < 0)
             return -1;
@@ -360,5 +385,9 @@ void sampler_reclaim_summary(const struct sampler_reclaim *r, FILE *out)
     if (r->lists_failed)
         fprintf(out, "; the task list could not be read whole %" PRIu64 " of %" PRIu64 " times",
                 r->lists_failed, r->sweeps);
+    if (r->came_back)
+        fprintf(out, "; %" PRIu64 " came back (ended while the guest still ran them: each a new "
+                     "koid with the same name)",
+                r->came_back);
     fputc('\n', out);
 }

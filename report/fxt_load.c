@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/vector.h"
 #include "schema/decode.h"
 #include "schema/join.h"
@@ -706,19 +707,17 @@ int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_s
                           void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                           struct hv_err *err)
 {
-    struct window w = {.fd = open(path, O_RDONLY | O_CLOEXEC), .err = err};
+    struct window w = {.fd = hv_open_input(path, err), .err = err};
     struct stat sb;
-    if (w.fd < 0 || fstat(w.fd, &sb) < 0) {
-        hv_errf_errno(err, "%s", path);
-        if (w.fd >= 0)
-            close(w.fd);
+    if (w.fd < 0)
+        return -1;
+    if (fstat(w.fd, &sb) < 0) {
+        hv_errf_errno(err, "%s: stat", path);
+        close(w.fd);
         return -1;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        close(w.fd);
-        return hv_errk(err, HV_ERR_USAGE, "%s: not a regular file", path);
-    }
-    w.file_bytes = (size_t)sb.st_size;
+    /* A block device says no size: a record may then take up to 1 GiB of window. */
+    w.file_bytes = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : (size_t)1 << 30;
     w.cap = WINDOW_BYTES;
     w.buf = malloc(w.cap);
     struct fxtr_reader probe; /* window_refill rebases a reader: this one only fills it */

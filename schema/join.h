@@ -13,7 +13,9 @@
  * partial records that reach the file after their completion — the drain thread writes vCPU
  * rings one after the other, so another vCPU's earlier partial records can come later — are
  * joined through a direct-mapped table of the last HVFXT_JOIN_RECENT completions (ids are
- * unique in a recording: vCPU << 56 | counter, so a stale slot cannot match a new id). */
+ * unique in a recording: vCPU << 56 | counter, so a stale slot cannot match a new id). What is
+ * kept follows what waits, not the recording's length: an emitted record's slot is taken by the
+ * next one, and the ids whose records were all emitted are dropped once they are most. */
 #pragma once
 
 #include <stdbool.h>
@@ -49,8 +51,11 @@ struct hvfxt_join_chain;
 struct hvfxt_join_done;
 
 struct hvfxt_join {
-    VECTOR(struct hvfxt_join_pending) pend; /* completed ones have addr NULL */
+    VECTOR(struct hvfxt_join_pending) pend; /* emitted ones have addr NULL, on the free list */
+    uint32_t free_pend;                     /* the first free slot of pend (NONE: none) */
+    uint64_t seq;                           /* partial records kept so far (their order) */
     VECTOR(struct hvfxt_join_chain) chains;
+    size_t dead_chains; /* chains with nothing waiting */
     struct hashidx chain_ids;       /* chains by id */
     struct hvfxt_join_done *recent; /* HVFXT_JOIN_RECENT entries */
     hvfxt_join_fn emit;

@@ -1,7 +1,8 @@
 /* schema/join.h: partial records joined with their completion in file order, the entry pc
  * kept over the completion's first frame, a partial record that comes after its completion
  * joined from the recent table, never-completed ones flushed with no user frames, many waiting
- * ids each completed in O(1), and a callback's error stopping the join. */
+ * ids each completed in O(1), what is kept bounded by what waits, and a callback's error
+ * stopping the join. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,6 +150,40 @@ static void test_many_waiting(void **state)
     hvfxt_join_free(&j);
 }
 
+/* A million continuations, two partial records each, completed as a recording goes: what the
+ * join keeps follows what waits (a few slots), not the million; never-completed records come
+ * out of the flush in file order though their slots were reused out of it. */
+static void test_bounded_by_waiting(void **state)
+{
+    (void)state;
+    struct seen w = {.fail_at = -1};
+    struct hvfxt_join j;
+    struct hv_err err = {0};
+    assert_int_equal(hvfxt_join_init(&j, on_joined, &w, &err), 0);
+    uint64_t k[2] = {0xffffffff81000010ull, 0xffffffff81000020ull}, u[1] = {0x401000};
+    uint32_t kf[2] = {0, 1}, uf[1] = {0};
+    for (uint64_t id = 1; id <= 1000000; id++) {
+        struct hvfxt_join_sample a = partial(id * 2, k, kf, 2, false),
+                                 b = partial(id * 2 + 1, k, kf, 2, false);
+        assert_int_equal(hvfxt_join_partial(&j, id, &a, &err), 0);
+        assert_int_equal(hvfxt_join_partial(&j, id, &b, &err), 0);
+        assert_int_equal(hvfxt_join_complete(&j, id, u, uf, 1, &err), 0);
+    }
+    assert_int_equal(w.n, 2000000);
+    print_message("kept: %zu record slots, %zu ids\n", j.pend.n, j.chains.n);
+    assert_true(j.pend.n <= 2 && j.chains.n <= 10000);
+    /* Three that never complete, the slots of the last completed ones taken out of order. */
+    for (uint64_t id = 2000001; id <= 2000003; id++) {
+        struct hvfxt_join_sample a = partial(id, k, kf, 2, false);
+        assert_int_equal(hvfxt_join_partial(&j, id, &a, &err), 0);
+    }
+    w.n = 0;
+    assert_int_equal(hvfxt_join_flush(&j, &err), 0);
+    assert_int_equal(w.n, 3);
+    assert_true(w.ts[0] == 2000001 && w.ts[1] == 2000002 && w.ts[2] == 2000003);
+    hvfxt_join_free(&j);
+}
+
 static void test_callback_error(void **state)
 {
     (void)state;
@@ -172,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_join_in_order),
         cmocka_unit_test(test_partial_after_completion),
         cmocka_unit_test(test_many_waiting),
+        cmocka_unit_test(test_bounded_by_waiting),
         cmocka_unit_test(test_callback_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

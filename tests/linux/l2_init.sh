@@ -94,7 +94,7 @@ case $plan in
     # processes (hv_blip, 2 ms of work each) one after another while hv_busy works (niced: on
     # one vCPU it would halve the loop's share); then hv_busy goes on for $ms ms more, so the
     # long-lived process outlives them all.
-    nice -n 10 /bin/hv_busy 600000 &
+    /bin/hv_busy 600000 nice &
     busy=$!
     i=0
     t0=$(cut -d' ' -f1 /proc/uptime)

@@ -114,8 +114,10 @@ static int on_joined(void *ctx, const struct hvfxt_join_sample *s, const uint64_
     l->completion_budget -= n;
     if (reserve_pair(l, &l->jaddr, &l->jflags, &l->jcap, (size_t)s->n + n + 1) < 0)
         return -1;
-    memcpy(l->jaddr, s->addr, s->n * sizeof(*s->addr));
-    memcpy(l->jaddr + s->n, addr, n * sizeof(*addr));
+    if (s->n) /* a flushed record's completion is NULL, 0 frames */
+        memcpy(l->jaddr, s->addr, s->n * sizeof(*s->addr));
+    if (n)
+        memcpy(l->jaddr + s->n, addr, n * sizeof(*addr));
     uint32_t k = s->cpl == PROF_CPL_KERNEL ? PROF_FRAME_KERNEL : 0;
     for (uint32_t i = 0; i < s->n; i++)
         l->jflags[i] = s->flags ? s->flags[i] : i == 0 ? k : k | PROF_FRAME_RA;

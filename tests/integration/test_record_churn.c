@@ -190,7 +190,12 @@ static void test_churn(void **state)
     print_message("hvprof RSS: %" PRIu64 " KiB a third of the way in, %" PRIu64
                   " KiB at the end\n",
                   early, end);
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan's quarantine keeps freed memory resident by design: the bound is the plain build's. */
+    print_message("ASan build: hvprof's memory bound not judged\n");
+#else
     assert_true(end * 10 <= early * 11);
+#endif
     free(fs_tid);
     free(pids);
     profile_free(&p);

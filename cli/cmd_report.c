@@ -277,8 +277,8 @@ int cmd_report(int argc, char **argv)
                                          .quiet = quiet};
     /* One entry per distinct stack unless an output needs each sample's own time
      * (docs/report.md, "Memory"). */
-    p.aggregate = !filter.has_time && !all &&
-                  !report_format_needs_each_sample((enum report_format)format);
+    p.aggregate =
+        !filter.has_time && !all && !report_format_needs_each_sample((enum report_format)format);
     if (report_input_load(file, &in, &p) != 0)
         goto out;
     if (!all) {

@@ -83,7 +83,6 @@ static char *str_dup(struct fxtr_string s)
     return c;
 }
 
-
 static bool modmap_eq(const void *ctx, uint32_t idx)
 {
     const struct loader *l = ((const struct loader *const *)ctx)[0];
@@ -283,23 +282,21 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         l->flags[n++] = PROF_FRAME_KERNEL;
     }
     uint64_t weight = off_event ? (s->off_cpu_ns + 500) / 1000 : 1;
-    int si = profile_add_sample(l->p,
-                                &(struct prof_sample_in){.ts = ts,
-                                                         .vcpu = vcpu,
-                                                         .pid = pid,
-                                                         .tid = tid,
-                                                         .cpl = cpl,
-                                                         .addrs = l->addr,
-                                                         .flags = l->flags,
-                                                         .n = n,
-                                                         .weight = weight,
-                                                         .off_cpu_ns = off_event ? s->off_cpu_ns : 0,
-                                                         .exit_ns = exit_event &&
-                                                                            (s->fields &
-                                                                             HVFXT_SF_EXIT_NS)
-                                                                        ? s->exit_ns
-                                                                        : 0},
-                                l->err);
+    int si = profile_add_sample(
+        l->p,
+        &(struct prof_sample_in){.ts = ts,
+                                 .vcpu = vcpu,
+                                 .pid = pid,
+                                 .tid = tid,
+                                 .cpl = cpl,
+                                 .addrs = l->addr,
+                                 .flags = l->flags,
+                                 .n = n,
+                                 .weight = weight,
+                                 .off_cpu_ns = off_event ? s->off_cpu_ns : 0,
+                                 .exit_ns =
+                                     exit_event && (s->fields & HVFXT_SF_EXIT_NS) ? s->exit_ns : 0},
+        l->err);
     if (si < 0)
         return -1;
     l->st->samples++;
@@ -728,8 +725,8 @@ int fxt_load_profile_file(const char *path, struct profile *p, struct fxt_load_s
     if (!w.buf)
         hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     else if (window_refill(&w, &probe, 0) == 0)
-        rc = load(w.buf, w.file_bytes > w.len ? w.file_bytes : w.len, &w, p, st, progress, ctx,
-                  err);
+        rc =
+            load(w.buf, w.file_bytes > w.len ? w.file_bytes : w.len, &w, p, st, progress, ctx, err);
     fxtr_free(&probe);
     free(w.buf);
     close(w.fd);

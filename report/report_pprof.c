@@ -151,8 +151,7 @@ static bool sample_eq(const void *ctx, uint32_t out)
     const struct prof_sample *a = k->s, *b = &k->p->samples.v[k->sample_rep[out]];
     return a->pid == b->pid && a->tid == b->tid && a->vcpu == b->vcpu && a->cpl == b->cpl &&
            a->nframes == b->nframes &&
-           !memcmp(&k->loc_ids[a->first], &k->loc_ids[b->first],
-                   a->nframes * sizeof(*k->loc_ids));
+           !memcmp(&k->loc_ids[a->first], &k->loc_ids[b->first], a->nframes * sizeof(*k->loc_ids));
 }
 
 static bool *shared_names(const struct profile *p, const struct profile *other)

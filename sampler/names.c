@@ -72,8 +72,8 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
                       &s->proc_seq[id - 1]);
             /* A first name always (samples refer to it); a new name within the budget. */
             if ((!state || meta_budget_allows(&s->meta, NAME_RECORD_COST)) &&
-                hvfxt_write_guest_process(&s->w, id_proc_number(s->core.ids, id), name, pid,
-                                          err) < 0)
+                hvfxt_write_guest_process(&s->w, id_proc_number(s->core.ids, id), name, pid, err) <
+                    0)
                 return -1;
             if (!state)
                 s->proc_named[id - 1] = state = 1;

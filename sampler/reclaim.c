@@ -21,12 +21,12 @@
 #include "sampler/sampler_priv.h"
 #include "schema/recording.h"
 
-#define RECLAIM_SWEEP_NS 250000000ull /* 250 ms; longer while a sweep costs more than 5 % */
+#define RECLAIM_SWEEP_NS     250000000ull /* 250 ms; longer while a sweep costs more than 5 % */
 #define RECLAIM_SWEEP_MAX_NS 4000000000ull
-#define RECLAIM_AGE_NS   200000000ull /* 200 ms unsampled before an identity may age out */
-#define RECLAIM_MISSES   2u           /* task lists in a row without it */
-#define RECLAIM_LIST_MAX 262144       /* guest threads one sweep lists at most */
-#define RECLAIM_RECENT   1024u        /* ended process keys kept to see one come back */
+#define RECLAIM_AGE_NS       200000000ull /* 200 ms unsampled before an identity may age out */
+#define RECLAIM_MISSES       2u           /* task lists in a row without it */
+#define RECLAIM_LIST_MAX     262144       /* guest threads one sweep lists at most */
+#define RECLAIM_RECENT       1024u        /* ended process keys kept to see one come back */
 
 struct retired {
     void *ptr;
@@ -306,8 +306,8 @@ static int end_threads(struct sampler *s, bool listed, uint64_t sweep_ns, uint64
             continue;
         live++;
         uint32_t proc = th->proc;
-        bool end = !proc || proc > ID_MAX_PROCS || r->proc_ending[proc - 1] ||
-                   !id_proc_live(ids, proc);
+        bool end =
+            !proc || proc > ID_MAX_PROCS || r->proc_ending[proc - 1] || !id_proc_live(ids, proc);
         if (!end && listed && guest_named(&th->label)) {
             if (r->thread_listed[id - 1] || th->first_ts >= sweep_ns)
                 r->thread_missed[id - 1] = 0;
@@ -386,8 +386,9 @@ void sampler_reclaim_summary(const struct sampler_reclaim *r, FILE *out)
         fprintf(out, "; the task list could not be read whole %" PRIu64 " of %" PRIu64 " times",
                 r->lists_failed, r->sweeps);
     if (r->came_back)
-        fprintf(out, "; %" PRIu64 " came back (ended while the guest still ran them: each a new "
-                     "koid with the same name)",
+        fprintf(out,
+                "; %" PRIu64 " came back (ended while the guest still ran them: each a new "
+                "koid with the same name)",
                 r->came_back);
     fputc('\n', out);
 }

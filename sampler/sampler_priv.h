@@ -111,11 +111,11 @@ struct sampler {
     uint64_t lost;          /* records not written after a write failure (writer + rings) */
     _Atomic uint64_t lstar; /* guest MSR_LSTAR at the end (vCPU 0), for Linux KASLR */
     uint64_t last_progress_ns;
-    bool host_virtualized;         /* hvprof itself runs in a VM: timings are emulated */
-    bool flight_on;                /* cfg.ring_bytes: samples go to the flight recorder */
-    struct sampler_flight *flight; /* flight.h; the drain thread's, but for its request counter */
+    bool host_virtualized;           /* hvprof itself runs in a VM: timings are emulated */
+    bool flight_on;                  /* cfg.ring_bytes: samples go to the flight recorder */
+    struct sampler_flight *flight;   /* flight.h; the drain thread's, but for its request counter */
     struct sampler_reclaim *reclaim; /* identities given back (reclaim.c) */
-    const char *guest_stop;        /* sampler_guest_stopped's `why`, or NULL */
+    const char *guest_stop;          /* sampler_guest_stopped's `why`, or NULL */
 };
 
 /* The recording whose exit core `core` is. */

@@ -200,8 +200,7 @@ int hvfxt_join_complete(struct hvfxt_join *j, uint64_t id, const uint64_t *addr,
         c->head = c->tail = NONE;
         j->dead_chains++;
     }
-    if (j->dead_chains > 4096 && j->dead_chains * 2 > j->chains.n &&
-        drop_dead_chains(j, err) < 0)
+    if (j->dead_chains > 4096 && j->dead_chains * 2 > j->chains.n && drop_dead_chains(j, err) < 0)
         return -1;
     /* Kept for partial records of other vCPU streams that come later in the file. */
     struct hvfxt_join_done *d = &j->recent[done_slot(id)];

@@ -55,7 +55,7 @@ struct hvfxt_join {
     uint32_t free_pend;                     /* the first free slot of pend (NONE: none) */
     uint64_t seq;                           /* partial records kept so far (their order) */
     VECTOR(struct hvfxt_join_chain) chains;
-    size_t dead_chains; /* chains with nothing waiting */
+    size_t dead_chains;             /* chains with nothing waiting */
     struct hashidx chain_ids;       /* chains by id */
     struct hvfxt_join_done *recent; /* HVFXT_JOIN_RECENT entries */
     hvfxt_join_fn emit;

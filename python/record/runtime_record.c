@@ -33,11 +33,11 @@
 #include "sampler/source/source.h"
 #include "schema/recording.h"
 
-#define PY_OPEN_TRIES    50                    /* opens of one process's interpreter */
-#define PY_OPEN_EVERY_NS 100000000ull          /* 100 ms between them */
-#define PY_MAX_CODES     (1u << 16)            /* code objects named per recording (a power of 2) */
+#define PY_OPEN_TRIES    50           /* opens of one process's interpreter */
+#define PY_OPEN_EVERY_NS 100000000ull /* 100 ms between them */
+#define PY_MAX_CODES     (1u << 16)   /* code objects named per recording (a power of 2) */
 #define PY_CODE_GONE     1ull /* a code slot given back (code objects are aligned: no code's) */
-#define PY_CODE_TRIES    3                     /* reads of a code object that does not read */
+#define PY_CODE_TRIES    3    /* reads of a code object that does not read */
 #define PY_CODE_COST(n)  (64u + (uint64_t)(n)) /* bytes of a code record with n bytes of text */
 /* A code object named is looked at again (its fingerprint, three reads) when a sample shows it
  * this long after the last look: a freed one's address is reused by the next, which then gets

@@ -124,7 +124,8 @@ static char *write_loaded(const struct e2e *e, bool aggregate, enum report_forma
     snprintf(kdir, sizeof(kdir), "%.4000s/..", e->progs);
     if (fxt_load_profile_file(e->rec, &p, NULL, NULL, NULL, &err) < 0 ||
         symbol_path_add_dir(&sp, e->progs, &err) < 0 || symbol_path_add_dir(&sp, kdir, &err) < 0 ||
-        profile_load_symbols(&p, &sp, NULL, &err) < 0 || profile_symbolize(&p, NULL, NULL, &err) < 0)
+        profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     char *buf = NULL;
     FILE *out = open_memstream(&buf, len);

@@ -70,7 +70,7 @@ struct id_thread {
     _Atomic uint32_t gen;
     _Atomic int ready;
     _Atomic uint64_t last_ts; /* its last sample */
-    _Atomic bool seen_user; /* sampled at CPL 3 at least once: a user thread */
+    _Atomic bool seen_user;   /* sampled at CPL 3 at least once: a user thread */
     /* The open RFC-0274 continuation of this thread (0 = none). Shared by every vCPU, so a
      * thread that migrates while in the kernel is completed wherever it returns to user mode;
      * whoever clears it (CAS) writes the one completion record. */

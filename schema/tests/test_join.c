@@ -204,10 +204,8 @@ static void test_callback_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_join_in_order),
-        cmocka_unit_test(test_partial_after_completion),
-        cmocka_unit_test(test_many_waiting),
-        cmocka_unit_test(test_bounded_by_waiting),
+        cmocka_unit_test(test_join_in_order),  cmocka_unit_test(test_partial_after_completion),
+        cmocka_unit_test(test_many_waiting),   cmocka_unit_test(test_bounded_by_waiting),
         cmocka_unit_test(test_callback_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

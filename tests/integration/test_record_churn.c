@@ -24,8 +24,8 @@
 #include "symbolize/symbol_path.h"
 #include "tests/common/need_kvm.h"
 
-#define PROCS   3000
-#define THREADS 3000
+#define PROCS    3000
+#define THREADS  3000
 #define FS_BASE0 0x100000000000ull
 
 static const char *frame_func(const struct profile *p, const struct prof_frame *f)
@@ -105,11 +105,12 @@ static void test_churn(void **state)
     if (fxt_load_profile_file(r->out_path, &p, &st, NULL, NULL, &err) < 0 ||
         symbol_path_add_dir(&sp, guest_build_path("tests/guest/progs"), &err) < 0 ||
         symbol_path_add_dir(&sp, guest_build_path("tests/guest"), &err) < 0 ||
-        profile_load_symbols(&p, &sp, NULL, &err) < 0 || profile_symbolize(&p, NULL, NULL, &err) < 0)
+        profile_load_symbols(&p, &sp, NULL, &err) < 0 ||
+        profile_symbolize(&p, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     symbol_path_free(&sp);
-    print_message("%zu samples; %" PRIu64 " processes and %" PRIu64 " threads ended\n",
-                  p.samples.n, st.processes_ended, st.threads_ended);
+    print_message("%zu samples; %" PRIu64 " processes and %" PRIu64 " threads ended\n", p.samples.n,
+                  st.processes_ended, st.threads_ended);
     assert_true(st.processes_ended > PROCS / 2);
     assert_true(st.threads_ended > THREADS / 2);
 
@@ -165,8 +166,8 @@ static void test_churn(void **state)
         child_pids += !strcmp(pids[i].prog, "churn_child.elf");
     }
     print_message("%" PRIu64 " user samples in %zu processes: %" PRIu64
-                  " of another program than their process's first; workload %" PRIu64
-                  " (%" PRIu64 " outside its identity); children %" PRIu64 " in %" PRIu64
+                  " of another program than their process's first; workload %" PRIu64 " (%" PRIu64
+                  " outside its identity); children %" PRIu64 " in %" PRIu64
                   " processes; churn threads %" PRIu64 " (%" PRIu64 " under a wrong identity)\n",
                   user, npids, mixed, workload, workload_elsewhere, child, child_pids, thread_work,
                   thread_wrong);
@@ -187,8 +188,7 @@ static void test_churn(void **state)
         print_message("  RSS at %.1f s: %" PRIu64 " KiB\n", i * RECORD_RSS_EVERY_MS / 1000.0,
                       r->rss_kib[i]);
     uint64_t early = r->rss_kib[r->nrss / 3], end = r->rss_kib[r->nrss - 1];
-    print_message("hvprof RSS: %" PRIu64 " KiB a third of the way in, %" PRIu64
-                  " KiB at the end\n",
+    print_message("hvprof RSS: %" PRIu64 " KiB a third of the way in, %" PRIu64 " KiB at the end\n",
                   early, end);
 #if defined(__SANITIZE_ADDRESS__)
     /* ASan's quarantine keeps freed memory resident by design: the bound is the plain build's. */

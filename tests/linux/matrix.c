@@ -237,5 +237,5 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot",   "modes",  "disk",  "disk-root", "flight",
-                                    "net",    "offcpu", "python", "churn",   NULL};
+const char *const tb_ci_shared[] = {"boot", "modes",  "disk",   "disk-root", "flight",
+                                    "net",  "offcpu", "python", "churn",     NULL};

@@ -113,10 +113,9 @@ static int look(struct user_modules *mods, const struct rec_env *env, uint32_t p
     uint64_t t0 = hv_now_ns();
     struct guestos_as as = {info->cr0, info->cr3, info->cr4, info->efer, pid};
     size_t n = guestos_discover_modules(env->os, env->mem, &as, found, MOD_MAX_PER_PROC);
-    int written =
-        discover_record(env->w, env->modules,
-                        hvfxt_koid_guest_process(id_proc_number(env->core->ids, proc)), found, n,
-                        ts, err);
+    int written = discover_record(env->w, env->modules,
+                                  hvfxt_koid_guest_process(id_proc_number(env->core->ids, proc)),
+                                  found, n, ts, err);
     for (size_t i = 0; i < n && written >= 0; i++)
         if (record_symbols(mods, env, &as, &found[i], err) < 0)
             written = -1;

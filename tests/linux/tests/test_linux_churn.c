@@ -53,8 +53,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     assert_true(churn > 1024); /* past the tables' size */
     const char *cl = strstr(r->console, "HVTEST churn started=");
     if (!cl || atoi(cl + strlen("HVTEST churn started=")) < churn)
-        fail_msg("%s: the guest did not start its %d processes:\n%s", r->name, churn,
-                 r->console);
+        fail_msg("%s: the guest did not start its %d processes:\n%s", r->name, churn, r->console);
     double from = 0, to = 0;
     if (sscanf(cl, "HVTEST churn started=%*d from=%lf to=%lf", &from, &to) == 2)
         printf("%s: %d processes in %.1f s of the guest's time\n", r->name, churn, to - from);
@@ -121,8 +120,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     if (blip < 200 || blip_wrong * 1000 > blip)
         fail_msg("%s: hv_blip's samples are not under their own processes", r->name);
     if (nb * 4 < blip / 4) /* ~2 ms each at 1 kHz: one or two samples a process */
-        fail_msg("%s: hv_blip's samples fall in too few processes (merged identities?)",
-                 r->name);
+        fail_msg("%s: hv_blip's samples fall in too few processes (merged identities?)", r->name);
     free(blip_pids);
     profile_free(&p);
     t->runs++;

@@ -80,8 +80,9 @@ static void test_other_brackets_stay(void **state)
 {
     (void)state;
     struct lines l = {0};
-    tb_each_line("HVTEST map 7 1000-2000 [anon]\nHVTEST kmodsym ffffffffc0453000 t brd_probe [brd]\n",
-                 keep, &l);
+    tb_each_line(
+        "HVTEST map 7 1000-2000 [anon]\nHVTEST kmodsym ffffffffc0453000 t brd_probe [brd]\n", keep,
+        &l);
     assert_int_equal(l.n, 2);
     assert_string_equal(l.v[0], "HVTEST map 7 1000-2000 [anon]");
     assert_string_equal(l.v[1], "HVTEST kmodsym ffffffffc0453000 t brd_probe [brd]");

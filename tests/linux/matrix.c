@@ -157,7 +157,7 @@ static const struct tb_scenario python[] = {
 /* A busy guest's churn (docs/identities.md): the shell starts short-lived processes beside
  * hv_busy, through identity tables of 1,024 processes: the guest's task list ends each one's
  * identity and gives its slot back. 5,000 in the full matrix; CI's 1,500, past the tables' size
- * (each fork and exec costs ~50 ms of emulated time here). */
+ * (each fork and exec costs ~30 ms of emulated time here). */
 static const struct tb_scenario churn[] = {
     {"generic-churn", "record", "generic", 2, "512M",
      "hvtest.plan=churn hvtest.churn=5000 hvtest.ms=1500", "--hz 1000 --timeout 1200", NULL,

@@ -68,12 +68,11 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
             continue;
         if (!state || relabelled(&p->label, s->proc_seq[id - 1])) {
             int64_t pid;
-            proc_name(p, id_proc_number(s->core.ids, id), name, sizeof(name), &pid,
-                      &s->proc_seq[id - 1]);
+            uint32_t number = id_proc_number(s->core.ids, id); /* this incarnation's */
+            proc_name(p, number, name, sizeof(name), &pid, &s->proc_seq[id - 1]);
             /* A first name always (samples refer to it); a new name within the budget. */
             if ((!state || meta_budget_allows(&s->meta, NAME_RECORD_COST)) &&
-                hvfxt_write_guest_process(&s->w, id_proc_number(s->core.ids, id), name, pid, err) <
-                    0)
+                hvfxt_write_guest_process(&s->w, number, name, pid, err) < 0)
                 return -1;
             if (!state)
                 s->proc_named[id - 1] = state = 1;
@@ -99,12 +98,12 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
         if (!t || (s->thread_named[id - 1] && !relabelled(&t->label, s->thread_seq[id - 1])))
             continue;
         int64_t tid;
-        thread_name(t, id_thread_number(s->core.ids, id), name, sizeof(name), &tid,
-                    &s->thread_seq[id - 1]);
+        uint32_t number = id_thread_number(s->core.ids, id);
+        thread_name(t, number, name, sizeof(name), &tid, &s->thread_seq[id - 1]);
         if (s->thread_named[id - 1] && !meta_budget_allows(&s->meta, NAME_RECORD_COST))
             continue;
-        if (hvfxt_write_guest_thread(&s->w, id_thread_number(s->core.ids, id),
-                                     id_proc_number(s->core.ids, t->proc), name, tid, err) < 0)
+        if (hvfxt_write_guest_thread(&s->w, number, id_proc_number(s->core.ids, t->proc), name, tid,
+                                     err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;
     }

@@ -1,6 +1,7 @@
 /* The cfi source on its own (sampler/sources/cfi/): the maps it publishes to the exit core
  * after a look at an address space. A module without .eh_frame_hdr gets no table and is in the
- * map all the same (the exit path then walks it with frame pointers, without waiting). */
+ * map all the same (the exit path then walks it with frame pointers, without waiting). A map
+ * replaced, or whose process ended, is retired (freed after the exit core's grace). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,10 +38,20 @@ static void test_cfi_maps(void **state)
     /* The same modules again: the map in place stays. */
     rec_source_cfi.address_space(f.st, &f.env, 1, &as, m, 2);
     assert_ptr_equal(exit_cfi_current(f.core.cfi, 1), map);
-    /* Another module: a new map, the old one kept for walks still using it. */
+    assert_int_equal(f.retired, 0);
+    /* Another module: a new map, the old one retired (walks may still use it). */
     m[1].end = 0x7f0000003000;
     rec_source_cfi.address_space(f.st, &f.env, 1, &as, m, 2);
     assert_ptr_not_equal(exit_cfi_current(f.core.cfi, 1), map);
+    assert_int_equal(f.retired, 1);
+    /* Its process ended: unpublished and retired; another process's is untouched. */
+    rec_source_cfi.address_space(f.st, &f.env, 2, &as, m, 2);
+    rec_source_cfi.process_ended(f.st, &f.env, 1);
+    assert_null(exit_cfi_current(f.core.cfi, 1));
+    assert_non_null(exit_cfi_current(f.core.cfi, 2));
+    assert_int_equal(f.retired, 2);
+    rec_source_cfi.process_ended(f.st, &f.env, 1); /* nothing left to retire */
+    assert_int_equal(f.retired, 2);
     /* No process, or out of range: nothing. */
     rec_source_cfi.address_space(f.st, &f.env, 0, &as, m, 2);
     rec_source_cfi.address_space(f.st, &f.env, ID_MAX_PROCS + 1, &as, m, 2);

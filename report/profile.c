@@ -65,7 +65,6 @@ static int add_frames(struct profile *p, const uint64_t *addrs, const uint32_t *
 
 int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struct hv_err *err)
 {
-    p->samples_in++;
     uint64_t hash = 0;
     if (p->aggregate) {
         int at = prof_aggregate_find(p, in, &hash);

@@ -174,7 +174,6 @@ struct profile {
      * that need each sample's time (the timeline, perf-script, a --time window). An entry's
      * ts is its first sample's, ts_last its last's. Set before loading. */
     bool aggregate;
-    uint64_t samples_in; /* samples added (an entry counts those merged into it) */
 };
 
 void profile_init(struct profile *p);

@@ -245,6 +245,16 @@ static void dump_record(const struct hvfxt_record *x)
     fputc('\n', stdout);
 }
 
+/* A file cut inside a record: everything before the cut was read, said once. */
+static void warn_cut(const char *path, uint64_t offset, uint64_t have, uint64_t records)
+{
+    fflush(stdout);
+    fprintf(stderr,
+            "hvprof dump: %s was cut at byte %" PRIu64 ", inside the record that starts at byte "
+            "%" PRIu64 ": the %" PRIu64 " complete records before it are shown\n",
+            path, offset + have, offset, records);
+}
+
 static int dump_stats(const char *path, const void *buf, size_t len)
 {
     struct hvfxt_stats st;
@@ -264,11 +274,18 @@ static int dump_stats(const char *path, const void *buf, size_t len)
                st.overwritten);
     if (st.symbol_records)
         printf("symbols   %10" PRIu64 " (in %" PRIu64 " records)\n", st.symbols, st.symbol_records);
+    if (st.cut)
+        printf("cut       at byte %" PRIu64 ", inside a record of %s%" PRIu64
+               " bytes from byte %" PRIu64 " (%" PRIu64 " of them in the file)\n",
+               st.cut_offset + st.cut_have, st.cut_need ? "" : "at least ",
+               st.cut_need ? st.cut_need : 8, st.cut_offset, st.cut_have);
     if (rc) {
         fflush(stdout);
         fprintf(stderr, "hvprof dump: %s: %s\n", path, err.msg);
         return 1;
     }
+    if (st.cut)
+        warn_cut(path, st.cut_offset, st.cut_have, st.records);
     return 0;
 }
 
@@ -283,8 +300,13 @@ static int dump_records(const char *path, const void *buf, size_t len)
     struct hv_err err = {0};
     fxtr_init(&r, buf, len);
     int rc;
-    while ((rc = hvfxt_next(&r, rec, &err)) == 1)
+    uint64_t n = 0;
+    while ((rc = hvfxt_next(&r, rec, &err)) == 1) {
         dump_record(rec);
+        n++;
+    }
+    if (rc == 0 && r.cut)
+        warn_cut(path, r.cut_offset, r.cut_have, n);
     fxtr_free(&r);
     free(rec);
     if (rc < 0) {

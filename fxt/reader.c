@@ -538,6 +538,18 @@ void fxtr_free(struct fxtr_reader *r)
     r->nprov = r->prov_cap = 0;
 }
 
+/* The input ends inside a record: the end, said in r->cut (the records before it stand; a
+ * damaged file reports what it holds). */
+static int cut_end(struct fxtr_reader *r, size_t need)
+{
+    r->cut = true;
+    r->cut_offset = r->base + r->off;
+    r->cut_have = r->len - r->off;
+    r->cut_need = need;
+    r->off = r->len;
+    return 0;
+}
+
 int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err)
 {
     /* Whole record: a caller must never see a previous record's fields (an unknown record
@@ -549,6 +561,8 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
         return fail(&c, "empty input: no FXT magic number record");
     if (r->off == r->len)
         return 0;
+    if (r->len - r->off < 8 && r->seen_magic)
+        return cut_end(r, 0);
     if (r->len - r->off < 8)
         return fail(&c, "%zu trailing bytes, less than a record header", r->len - r->off);
     uint64_t h = load64(r->buf + r->off);
@@ -559,12 +573,11 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     r->seen_magic = true;
     if (rec->nwords == 0)
         return fail(&c, "record of type %u has size 0", rec->type);
+    if (rec->nwords > (r->len - r->off) / 8)
+        return cut_end(r, (size_t)rec->nwords * 8);
     if (rec->type == 15 && rec->nwords > NORMAL_MAX)
         return fail(&c, "large record of %llu words (4096 or more breaks 12-bit framing)",
                     (unsigned long long)rec->nwords);
-    if (rec->nwords > (r->len - r->off) / 8)
-        return fail(&c, "record of %llu words runs past the end of the file (%zu bytes left)",
-                    (unsigned long long)rec->nwords, r->len - r->off);
     struct cur k = {.p = r->buf + r->off, .n = rec->nwords, .i = 1};
     int rc;
     switch (rec->type) {

@@ -161,6 +161,12 @@ struct fxtr_reader {
     size_t nprov, prov_cap;
     long cur; /* index into prov, -1 before the first section */
     bool seen_magic;
+    /* The input ended inside a record (a copy or download interrupted, `head -c`): fxtr_next
+     * returned 0 there, every record before it read. cut_offset is where the cut record
+     * starts, cut_have its bytes there, cut_need the bytes its header declares (0: the cut is
+     * inside the header itself). */
+    bool cut;
+    size_t cut_offset, cut_have, cut_need;
 };
 
 void fxtr_init(struct fxtr_reader *r, const void *buf, size_t len);
@@ -173,8 +179,9 @@ void fxtr_free(struct fxtr_reader *r);
  * offset `base`; the caller moves the unread bytes of the last window to the front. The reader
  * holds nothing of an earlier window (it copies the strings it keeps). */
 void fxtr_rebase(struct fxtr_reader *r, const void *buf, size_t len, size_t base);
-/* 1: *rec holds the next record; 0: end of buffer (every byte consumed); -1: malformed, err is
- * "offset 0x...: reason" and the reader stays at that record. */
+/* 1: *rec holds the next record; 0: end of buffer (every byte consumed, or the input ends
+ * inside a record: r->cut says so); -1: malformed, err is "offset 0x...: reason" and the reader
+ * stays at that record. */
 int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err);
 
 /* An error at the record just returned by fxtr_next (for decoders layered on top): err is

@@ -355,6 +355,10 @@ int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_e
             break;
         }
     }
+    st->cut = r.cut;
+    st->cut_offset = r.cut_offset;
+    st->cut_have = r.cut_have;
+    st->cut_need = r.cut_need;
     free(x);
     fxtr_free(&r);
     return rc < 0 ? -1 : 0;

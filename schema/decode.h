@@ -98,6 +98,10 @@ struct hvfxt_stats {
     uint64_t samples, completions, modules, mappings, loss_records, dropped;
     uint64_t symbol_records, symbols;
     uint64_t overwritten; /* records the flight recorder let go (`record --ring`) */
+    /* The file ends inside a record (fxtr_reader.cut): where it starts, its bytes there and
+     * the bytes it declares (0: cut inside its header). */
+    bool cut;
+    uint64_t cut_offset, cut_have, cut_need;
 };
 /* Read a whole recording. Returns 0, or -1 with err (stats hold what was read before). */
 int hvfxt_stats(const void *buf, size_t len, struct hvfxt_stats *st, struct hv_err *err);

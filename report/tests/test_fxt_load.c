@@ -506,6 +506,51 @@ static void test_steal_markers(void **state)
     profile_free(&p);
 }
 
+/* A recording cut at any byte after its header (a copy interrupted, `head -c`) loads: every
+ * complete record before the cut, the same as the file cut at that record's end, with the cut
+ * said in the stats. */
+static void test_cut_anywhere(void **state)
+{
+    (void)state;
+    static struct buf b;
+    b.n = 0;
+    header(&b, "hvprof");
+    size_t head = b.n * 8;
+    b.n = 0;
+    build_recording(&b);
+    size_t len = b.n * 8;
+    size_t boundary = head, next = head; /* the last record end at or before the cut */
+    for (size_t cut = head; cut <= len; cut++) {
+        /* Where the record at `boundary` ends: its header's size (FXT spec, "Record header"). */
+        while (next <= cut && next < len) {
+            boundary = next;
+            uint64_t h;
+            memcpy(&h, (const uint8_t *)b.w + next, 8);
+            next += 8 * ((h >> 4) & 0xfff);
+        }
+        if (next <= cut)
+            boundary = next;
+        struct profile whole, cutp;
+        struct fxt_load_stats sw, sc;
+        struct hv_err err = {0};
+        profile_init(&whole);
+        profile_init(&cutp);
+        assert_int_equal(fxt_load_profile(b.w, boundary, &whole, &sw, NULL, NULL, &err), 0);
+        if (fxt_load_profile(b.w, cut, &cutp, &sc, NULL, NULL, &err) != 0)
+            fail_msg("cut at %zu of %zu: %s", cut, len, err.msg);
+        assert_int_equal(sc.cut, cut != boundary);
+        if (sc.cut) {
+            assert_int_equal(sc.cut_offset, boundary);
+            assert_int_equal(sc.cut_have, cut - boundary);
+        }
+        assert_int_equal(sc.records, sw.records);
+        assert_int_equal(cutp.samples.n, whole.samples.n);
+        assert_int_equal(cutp.names.n, whole.names.n);
+        profile_free(&whole);
+        profile_free(&cutp);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_exit_events),
         cmocka_unit_test(test_off_cpu_records),
         cmocka_unit_test(test_steal_markers),
+        cmocka_unit_test(test_cut_anywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

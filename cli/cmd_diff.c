@@ -83,12 +83,9 @@ static const struct cli_option output_options[] = {
     REPORT_INPUT_OUTPUT_OPTIONS,
 };
 
-static const struct cli_option filter_options[] = {REPORT_INPUT_FILTER_OPTIONS};
-
 static const struct cli_group output_group = CLI_GROUP("output", output_options);
-static const struct cli_group filter_group = CLI_GROUP("filters (applied to both)", filter_options);
-static const struct cli_group *const diff_groups[] = {&output_group, &report_input_symbols_group,
-                                                      &filter_group};
+static const struct cli_group *const diff_groups[] = {&output_group, &report_input_filter_group,
+                                                      &report_input_symbols_group};
 
 const struct cli_command cli_diff = {
     .name = "diff",

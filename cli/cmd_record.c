@@ -458,6 +458,16 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
             c.symbol_dir = x.first_symbols;
     }
     c.vm_name = o.guest ? "hvprof demo guest" : c.guest_desc;
+    /* The command line, for the recording to say how it was made (report --header): words
+     * with a blank or a quote in single quotes, as a shell would take them back. */
+    static char cmdline[1024];
+    size_t used = (size_t)snprintf(cmdline, sizeof(cmdline), "hvprof");
+    for (int i = 0; i < argc && used < sizeof(cmdline); i++) {
+        bool quote = !argv[i][0] || strpbrk(argv[i], " \t'\"$;&|<>*?") != NULL;
+        used += (size_t)snprintf(cmdline + used, sizeof(cmdline) - used, quote ? " '%s'" : " %s",
+                                 argv[i]);
+    }
+    c.command_line = cmdline;
 
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */
     signal(SIGXFSZ, SIG_IGN);

@@ -18,7 +18,33 @@
 #include "report/fxt_load.h"
 #include "report/report.h"
 
-enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_PID, O_TID, O_TIME, O_EXITS, O_OFF_CPU, O_WALL };
+enum {
+    O_FORMAT = 256,
+    O_TITLE,
+    O_LIMIT,
+    O_EXITS,
+    O_OFF_CPU,
+    O_WALL,
+    O_STDIO,
+    O_CHILDREN,
+    O_NO_CHILDREN,
+    O_PERCENT_LIMIT,
+    O_HEADER,
+    O_HEADER_ONLY,
+    O_MAX_DEPTH,
+    O_FOLD_RECURSION,
+};
+
+/* --sort's help from the keys' table. */
+static char sort_help[256];
+__attribute__((constructor)) static void sort_help_init(void)
+{
+    snprintf(sort_help, sizeof(sort_help),
+             "the top table's rows keyed as perf's --sort: any of\n"
+             "%s (cpu too), e.g. comm,dso,sym;\n"
+             "default dso,sym with the per-process and per-vCPU tables",
+             report_sort_key_list());
+}
 
 /* --format's help from the report's format table, before main() runs (the table's rows are
  * constant: they point at it). */
@@ -38,20 +64,31 @@ static const struct cli_option output_options[] = {
      "directory (default: hvprof-report/)"},
     {O_TITLE, "title", 0, "TEXT", "title of the flame graph / pprof comment / timeline VM name"},
     {O_LIMIT, "limit", 0, "N", "rows of the top table, entries of the tree (default 50)"},
+    {'i', "input", 'i', "FILE", "the recording (perf's -i; or give it as the argument)"},
+    {'s', "sort", 's', "KEYS", sort_help},
+    {O_CHILDREN, "children", 0, NULL,
+     "the top table's Children and Self columns, by children\n"
+     "(samples with the function anywhere on the stack; the default)"},
+    {O_NO_CHILDREN, "no-children", 0, NULL,
+     "one Overhead column: the samples at the leaf (perf's\n"
+     "--no-children)"},
+    {O_PERCENT_LIMIT, "percent-limit", 0, "PCT", "rows under PCT % of the samples left out"},
+    {O_HEADER, "header", 0, NULL,
+     "open with what the recording says of itself: its time, length,\n"
+     "rate, vCPUs, guest kernel and command line"},
+    {O_HEADER_ONLY, "header-only", 0, NULL, "that alone (perf's --header-only)"},
+    {O_STDIO, "stdio", 0, NULL, "text on standard output (the default; perf's --stdio)"},
+    {'g', "call-graph", 'g', NULL, "the callers and callees of each function (--format tree)"},
+    {O_MAX_DEPTH, "max-depth", 0, "N",
+     "folded stacks and flame graphs: the N frames nearest the root\n"
+     "of each stack (a tall graph's height capped)"},
+    {O_FOLD_RECURSION, "fold-recursion", 0, NULL,
+     "folded stacks and flame graphs: a function that calls itself,\n"
+     "directly or through frames of its own, one frame"},
     REPORT_INPUT_OUTPUT_OPTIONS,
 };
 
-static const struct cli_option filter_options[] = {
-    REPORT_INPUT_FILTER_OPTIONS,
-    {O_PID, "pid", 0, "P",
-     "process P: the guest's own pid as the report shows it (Linux\n"
-     "guests), or a process koid; without guest pids n means\n"
-     "koid 0x10000000+n"},
-    {O_TID, "tid", 0, "T", "thread T: the guest's tid, or a thread koid (n: 0x40000000+n)"},
-    {O_TIME, "time", 0, "FROM,TO",
-     "samples in [FROM, TO) seconds from the recording's start, e.g.\n"
-     "2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
-     "perf-script and the timeline print it (@2651.86,@2652.2)"},
+static const struct cli_option event_options[] = {
     {O_EXITS, "exits", 0, NULL,
      "the exit events (record --events exits) instead of the samples:\n"
      "a table of exits by site with their host time, then their\n"
@@ -67,9 +104,9 @@ static const struct cli_option filter_options[] = {
 };
 
 static const struct cli_group output_group = CLI_GROUP("output", output_options);
-static const struct cli_group filter_group = CLI_GROUP("filters", filter_options);
-static const struct cli_group *const report_groups[] = {&output_group, &report_input_symbols_group,
-                                                        &filter_group};
+static const struct cli_group event_group = CLI_GROUP("what to report", event_options);
+static const struct cli_group *const report_groups[] = {
+    &output_group, &event_group, &report_input_filter_group, &report_input_symbols_group};
 
 const struct cli_command cli_report = {
     .name = "report",
@@ -92,6 +129,11 @@ static int write_format(void *ctx, FILE *out, struct hv_err *err)
     return report_write(j->f, j->p, j->o, out, err);
 }
 
+static int write_header(void *ctx, FILE *out, struct hv_err *err)
+{
+    return report_write_header(ctx, out, err);
+}
+
 static int write_one(enum report_format f, const struct profile *p, const struct report_opts *o,
                      int dirfd, const char *path, unsigned flags)
 {
@@ -100,71 +142,11 @@ static int write_one(enum report_format f, const struct profile *p, const struct
                                dirfd, path, flags, write_format, &j);
 }
 
-/* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
- * 0x1000004e). */
-static int parse_id(const char *s, const char *what, uint64_t *out, struct hv_err *err)
-{
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s + 2, &end, 16);
-        if (!*end && !errno && v <= UINT32_MAX) {
-            *out = v;
-            return 0;
-        }
-    }
-    return parse_uint(s, what, 0, UINT32_MAX, out, err) < 0 ? -1 : 0;
-}
-
-/* One bound of --time: "" (open), seconds, or @timestamp. -1 on a bad value. */
-static int time_bound(const char *s, size_t len, double *out, int *absolute)
-{
-    if (len == 0) {
-        *out = -1;
-        return 0;
-    }
-    bool at = s[0] == '@';
-    if (at != (*absolute == 1) && *absolute >= 0)
-        return -1; /* both bounds the same kind */
-    *absolute = at;
-    char buf[64];
-    if (len - at >= sizeof(buf) || len - at == 0)
-        return -1;
-    memcpy(buf, s + at, len - at);
-    buf[len - at] = 0;
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (*end || errno || !(v >= 0) || v > 1e12)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* --time FROM,TO (docs/report.md, "Filters"). */
-static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_err *err)
-{
-    const char *comma = strchr(arg, ',');
-    int absolute = -1;
-    if (!comma || time_bound(arg, (size_t)(comma - arg), &f->time_from, &absolute) < 0 ||
-        time_bound(comma + 1, strlen(comma + 1), &f->time_to, &absolute) < 0 ||
-        (f->time_from < 0 && f->time_to < 0) ||
-        (f->time_from >= 0 && f->time_to >= 0 && f->time_to <= f->time_from)) {
-        return hv_errk(err, HV_ERR_USAGE,
-                       "--time %.64s: expected FROM,TO in seconds from the start (2.5,4; 10,; "
-                       ",1.5) or as timestamps (@2651.86,@2652.2), FROM before TO",
-                       arg);
-    }
-    f->has_time = true;
-    f->time_absolute = absolute == 1;
-    return 0;
-}
-
 /* What the options set (cli_parse's handler). */
 struct report_args {
     int format;
-    bool all, quiet, force;
-    const char *output, *ksyms;
+    bool all, quiet, force, format_given, header_only;
+    const char *output, *ksyms, *input;
     struct report_opts ro;
     struct prof_filter filter;
     struct symbol_path sp;
@@ -177,6 +159,7 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
     uint64_t v;
     switch (id) {
     case O_FORMAT:
+        a->format_given = true;
         a->all = !strcmp(arg, "all");
         if (!a->all && (a->format = report_format_parse(arg)) < 0)
             return hv_errk(err, HV_ERR_USAGE, "--format %s: expected %s or all", arg,
@@ -193,18 +176,6 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
             return -1;
         a->ro.top_limit = (unsigned)v;
         return 1;
-    case O_PID:
-        if (parse_id(arg, "--pid", &a->filter.pid, err) < 0)
-            return -1;
-        a->filter.has_pid = true;
-        return 1;
-    case O_TID:
-        if (parse_id(arg, "--tid", &a->filter.tid, err) < 0)
-            return -1;
-        a->filter.has_tid = true;
-        return 1;
-    case O_TIME:
-        return parse_time_window(arg, &a->filter, err) < 0 ? -1 : 1;
     case O_EXITS:
         a->p->exits = true;
         a->ro.event_name = "vm-exit";
@@ -216,6 +187,53 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
     case O_WALL:
         a->p->wall = true;
         a->ro.event_name = "wall-clock";
+        return 1;
+    case 'i':
+        if (a->input)
+            return hv_errk(err, HV_ERR_USAGE, "-i %s: one recording at a time (-i %s given)", arg,
+                           a->input);
+        a->input = arg;
+        return 1;
+    case 's':
+        return report_sort_parse(arg, &a->ro.sort, err) < 0 ? -1 : 1;
+    case O_CHILDREN:
+        a->ro.no_children = false;
+        return 1;
+    case O_NO_CHILDREN:
+        a->ro.no_children = true;
+        return 1;
+    case O_PERCENT_LIMIT: {
+        char *end;
+        errno = 0;
+        double share = strtod(arg, &end);
+        if (end != arg && *end == '%')
+            end++;
+        if (*end || errno || !(share >= 0 && share <= 100))
+            return hv_errk(err, HV_ERR_USAGE, "--percent-limit %.32s: expected a share in [0, 100], "
+                                              "e.g. 1 or 0.5",
+                           arg);
+        a->ro.percent_limit = share;
+        return 1;
+    }
+    case O_HEADER:
+        a->ro.header = true;
+        return 1;
+    case O_HEADER_ONLY:
+        a->header_only = true;
+        return 1;
+    case O_STDIO:
+        return 1;
+    case 'g':
+        if (!a->format_given)
+            a->format = REPORT_TREE;
+        return 1;
+    case O_MAX_DEPTH:
+        if (parse_uint(arg, "--max-depth", 1, 100000, &v, err) < 0)
+            return -1;
+        a->ro.max_depth = (unsigned)v;
+        return 1;
+    case O_FOLD_RECURSION:
+        a->ro.fold_recursion = true;
         return 1;
     case 'q':
         a->quiet = true;
@@ -246,9 +264,10 @@ int cmd_report(int argc, char **argv)
     const char *output = a.output, *ksyms = a.ksyms;
     struct report_opts ro = a.ro;
     struct prof_filter filter = a.filter;
-    if (optind != argc - 1) {
-        fprintf(stderr, optind >= argc ? "hvprof report: no recording given\n"
-                                       : "hvprof report: one recording at a time\n");
+    if (a.input ? optind != argc : optind != argc - 1) {
+        fprintf(stderr, optind >= argc && !a.input
+                            ? "hvprof report: no recording given (hvprof report FILE, or -i FILE)\n"
+                            : "hvprof report: one recording at a time\n");
         cli_usage(stderr, &cli_report);
         goto out;
     }
@@ -260,7 +279,7 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "hvprof report: --user and --kernel exclude each other\n");
         goto out;
     }
-    const char *file = argv[optind];
+    const char *file = a.input ? a.input : argv[optind];
     const struct hv_file_role outs[] = {{"-o", all ? NULL : output}};
     const struct hv_file_role ins[] = {{"the recording", file}, {"--kernel-symbols", ksyms}};
     if (hv_check_outputs(outs, 1, ins, 2, &err) < 0) {
@@ -281,6 +300,12 @@ int cmd_report(int argc, char **argv)
         !filter.has_time && !all && !report_format_needs_each_sample((enum report_format)format);
     if (report_input_load(file, &in, &p) != 0)
         goto out;
+    if (a.header_only) {
+        status = report_output_write("hvprof report", "header", false, AT_FDCWD, output,
+                                     (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0),
+                                     write_header, &p);
+        goto out;
+    }
     if (!all) {
         status = write_one((enum report_format)format, &p, &ro, AT_FDCWD, output,
                            (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0));

@@ -156,8 +156,8 @@ static int snapshot(struct top_view *v, char **text, size_t *tlen, uint64_t *sam
         f.time_to = -1;
     }
     if (v->vcpu >= 0) {
-        f.has_vcpu = true;
-        f.vcpu = (uint32_t)v->vcpu;
+        f.nvcpus = 1;
+        f.vcpus[0] = (uint32_t)v->vcpu;
     }
     struct symbol_path sp;
     symbol_path_init(&sp);

@@ -81,10 +81,139 @@ static const struct cli_option symbols_options[] = {
 
 const struct cli_group report_input_symbols_group = CLI_GROUP("symbols", symbols_options);
 
+static const struct cli_option filter_options[] = {
+    {REPORT_INPUT_OPT_PID, "pid", 0, "P[,P...]",
+     "samples of these processes: the guest's own pids as the report\n"
+     "shows them (Linux guests), or process koids; without guest pids\n"
+     "n means koid 0x10000000+n; repeatable (--pids too, as perf)"},
+    {REPORT_INPUT_OPT_PID, "pids", 0, "P[,P...]", "the same as --pid"},
+    {REPORT_INPUT_OPT_TID, "tid", 0, "T[,T...]",
+     "samples of these threads: the guest's tids, or thread koids\n"
+     "(n: 0x40000000+n); repeatable (--tids too)"},
+    {REPORT_INPUT_OPT_TID, "tids", 0, "T[,T...]", "the same as --tid"},
+    {REPORT_INPUT_OPT_COMM, "comm", 0, "NAME[,NAME...]",
+     "samples whose thread or process is named NAME: the name, a glob\n"
+     "('work*'), or a longer name the guest's 15-character one starts;\n"
+     "repeatable (--comms too)"},
+    {REPORT_INPUT_OPT_COMM, "comms", 0, "NAME[,NAME...]", "the same as --comm"},
+    {REPORT_INPUT_OPT_VCPU, "vcpu", 'C', "N[,N...]",
+     "samples of these vCPUs (perf's -C/--cpu: the guest's CPUs);\n"
+     "repeatable"},
+    {REPORT_INPUT_OPT_VCPU, "cpu", 0, "N[,N...]", "the same as --vcpu"},
+    {REPORT_INPUT_OPT_USER, "user", 0, NULL, "samples taken at CPL 3 only"},
+    {REPORT_INPUT_OPT_KERNEL, "kernel", 0, NULL, "samples taken at CPL 0 only"},
+    {REPORT_INPUT_OPT_TIME, "time", 0, "FROM,TO",
+     "samples in [FROM, TO) seconds from the recording's start, e.g.\n"
+     "2.5,4 or 10, (to the end) or ,1.5; @T marks a timestamp as\n"
+     "perf-script and the timeline print it (@2651.86,@2652.2)"},
+};
+
+const struct cli_group report_input_filter_group = CLI_GROUP("filters", filter_options);
+
+/* A pid or tid as the report prints it (decimal), or a koid as `hvprof dump` prints it (hex,
+ * 0x1000004e). */
+static int parse_id(const char *s, const char *what, uint64_t *out, struct hv_err *err)
+{
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s + 2, &end, 16);
+        if (!*end && !errno && v <= UINT32_MAX) {
+            *out = v;
+            return 0;
+        }
+    }
+    return parse_uint(s, what, 0, UINT32_MAX, out, err) < 0 ? -1 : 0;
+}
+
+/* One bound of --time: "" (open), seconds, or @timestamp. -1 on a bad value. */
+static int time_bound(const char *s, size_t len, double *out, int *absolute)
+{
+    if (len == 0) {
+        *out = -1;
+        return 0;
+    }
+    bool at = s[0] == '@';
+    if (at != (*absolute == 1) && *absolute >= 0)
+        return -1; /* both bounds the same kind */
+    *absolute = at;
+    char buf[64];
+    if (len - at >= sizeof(buf) || len - at == 0)
+        return -1;
+    memcpy(buf, s + at, len - at);
+    buf[len - at] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end || errno || !(v >= 0) || v > 1e12)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --time FROM,TO (docs/report.md, "Filters"). */
+static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_err *err)
+{
+    const char *comma = strchr(arg, ',');
+    int absolute = -1;
+    if (f->has_time)
+        return hv_errk(err, HV_ERR_USAGE, "--time %.64s: one window per report (given twice)",
+                       arg);
+    if (!comma || time_bound(arg, (size_t)(comma - arg), &f->time_from, &absolute) < 0 ||
+        time_bound(comma + 1, strlen(comma + 1), &f->time_to, &absolute) < 0 ||
+        (f->time_from < 0 && f->time_to < 0) ||
+        (f->time_from >= 0 && f->time_to >= 0 && f->time_to <= f->time_from)) {
+        return hv_errk(err, HV_ERR_USAGE,
+                       "--time %.64s: expected FROM,TO in seconds from the start (2.5,4; 10,; "
+                       ",1.5) or as timestamps (@2651.86,@2652.2), FROM before TO",
+                       arg);
+    }
+    f->has_time = true;
+    f->time_absolute = absolute == 1;
+    return 0;
+}
+
+/* One entry of a comma-separated list into its filter's list. `opt` names the option in
+ * messages. The strings of --comm point into argv (they live as long as the command). */
+static int add_entry(struct prof_filter *f, int opt, const char *optname, char *s,
+                     struct hv_err *err)
+{
+    size_t *n = opt == REPORT_INPUT_OPT_PID   ? &f->npids
+                : opt == REPORT_INPUT_OPT_TID ? &f->ntids
+                : opt == REPORT_INPUT_OPT_VCPU
+                    ? &f->nvcpus
+                    : &f->ncomms;
+    if (*n == PROF_FILTER_MAX)
+        return hv_errk(err, HV_ERR_USAGE, "%s %.64s: more than %d entries", optname, s,
+                       PROF_FILTER_MAX);
+    if (!*s)
+        return hv_errk(err, HV_ERR_USAGE, "%s: an empty entry in the list", optname);
+    uint64_t v;
+    switch (opt) {
+    case REPORT_INPUT_OPT_PID:
+        if (parse_id(s, optname, &v, err) < 0)
+            return -1;
+        f->pids[(*n)++] = v;
+        return 0;
+    case REPORT_INPUT_OPT_TID:
+        if (parse_id(s, optname, &v, err) < 0)
+            return -1;
+        f->tids[(*n)++] = v;
+        return 0;
+    case REPORT_INPUT_OPT_VCPU:
+        if (parse_uint(s, optname, 0, UINT32_MAX, &v, err) < 0)
+            return -1;
+        f->vcpus[(*n)++] = (uint32_t)v;
+        return 0;
+    default:
+        f->comms[(*n)++] = s;
+        return 0;
+    }
+}
+
 int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
                         struct prof_filter *filter, struct hv_err *err)
 {
-    uint64_t v;
     switch (opt) {
     case REPORT_INPUT_OPT_SYMBOLS:
         return symbol_path_add_dir(sp, arg, err) < 0 ? -1 : 1;
@@ -92,14 +221,28 @@ int report_input_option(int opt, const char *arg, struct symbol_path *sp, const 
         *ksyms = arg;
         return 1;
     case REPORT_INPUT_OPT_VCPU:
-        if (parse_uint(arg, "--vcpu", 0, UINT32_MAX, &v, err) < 0)
-            return -1;
-        filter->has_vcpu = true;
-        filter->vcpu = (uint32_t)v;
-        return 1;
-    case REPORT_INPUT_OPT_COMM:
-        filter->comm = arg;
-        return 1;
+    case REPORT_INPUT_OPT_PID:
+    case REPORT_INPUT_OPT_TID:
+    case REPORT_INPUT_OPT_COMM: {
+        const char *name = opt == REPORT_INPUT_OPT_VCPU  ? "--vcpu"
+                           : opt == REPORT_INPUT_OPT_PID ? "--pid"
+                           : opt == REPORT_INPUT_OPT_TID ? "--tid"
+                                                         : "--comm";
+        /* getopt's optarg is argv's own string: the list is cut in place, each entry kept. */
+        char *s = (char *)arg;
+        for (;;) {
+            char *comma = strchr(s, ',');
+            if (comma)
+                *comma = 0;
+            if (add_entry(filter, opt, name, s, err) < 0)
+                return -1;
+            if (!comma)
+                return 1;
+            s = comma + 1;
+        }
+    }
+    case REPORT_INPUT_OPT_TIME:
+        return parse_time_window(arg, filter, err) < 0 ? -1 : 1;
     case REPORT_INPUT_OPT_USER:
         filter->user_only = true;
         return 1;
@@ -153,7 +296,15 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
         fprintf(stderr,
                 "%s: %s also holds %" PRIu64 " exit events: --exits reports them (docs/exits.md)\n",
                 cmd, file, ls.exit_events_skipped);
-    if (!quiet && !ls.session_stop)
+    if (!quiet && ls.cut)
+        fprintf(stderr,
+                "%s: %s was cut at byte %" PRIu64 ", inside a record of %s%" PRIu64
+                " bytes that starts at byte %" PRIu64 ": reporting the %" PRIu64
+                " complete records before it (%" PRIu64 " samples); the cut record and whatever "
+                "followed it are lost\n",
+                cmd, file, ls.cut_offset + ls.cut_have, ls.cut_need ? "" : "at least ",
+                ls.cut_need ? ls.cut_need : 8, ls.cut_offset, ls.records, ls.samples);
+    if (!quiet && !ls.session_stop && !ls.cut)
         fprintf(stderr,
                 "%s: %s ends without its session_stop marker: the recording was cut short (the "
                 "recorder was killed, or the file is still being written); reporting the "
@@ -179,13 +330,12 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
         return 1;
     }
     if (o->filter) {
+        char why[512];
+        profile_filter_explain(p, o->filter, why, sizeof(why));
         size_t before = p->samples.n;
         profile_filter(p, o->filter);
         if (before && !p->samples.n)
-            fprintf(stderr,
-                    "%s: no sample of %s matches the filters (--vcpu, --pid, --tid, --comm, "
-                    "--user, --kernel, --time): the report is empty\n",
-                    cmd, file);
+            fprintf(stderr, "%s: %s: the report is empty: %s\n", cmd, file, why);
     }
     pr = (struct progress){.cmd = cmd, .what = "symbolizing", .last = -1, .on = pr.on};
     p->want_lines = o->want_lines;

@@ -26,22 +26,18 @@ struct report_input_opts {
 enum {
     REPORT_INPUT_OPT_SYMBOLS = 0x300,
     REPORT_INPUT_OPT_KSYMS,
-    REPORT_INPUT_OPT_VCPU,
-    REPORT_INPUT_OPT_COMM,
+    REPORT_INPUT_OPT_VCPU = 'C', /* perf's -C/--cpu: the guest's CPUs are its vCPUs */
+    REPORT_INPUT_OPT_COMM = 0x310,
+    REPORT_INPUT_OPT_PID,
+    REPORT_INPUT_OPT_TID,
+    REPORT_INPUT_OPT_TIME,
     REPORT_INPUT_OPT_USER,
     REPORT_INPUT_OPT_KERNEL,
 };
 /* Where symbols come from: a group of its own. */
 extern const struct cli_group report_input_symbols_group;
-/* The shared filters, rows to put in a command's filter table. */
-#define REPORT_INPUT_FILTER_OPTIONS                                                                \
-    {REPORT_INPUT_OPT_VCPU, "vcpu", 0, "N", "samples of vCPU N only"},                             \
-        {REPORT_INPUT_OPT_COMM, "comm", 0, "NAME",                                                 \
-         "samples whose thread or process is named NAME"},                                         \
-        {REPORT_INPUT_OPT_USER, "user", 0, NULL, "samples taken at CPL 3 only"},                   \
-    {                                                                                              \
-        REPORT_INPUT_OPT_KERNEL, "kernel", 0, NULL, "samples taken at CPL 0 only"                  \
-    }
+/* The shared filters: a group of their own (docs/report.md, "Filters"). */
+extern const struct cli_group report_input_filter_group;
 
 /* The rows of the output options `report` and `diff` share (their ids the letters). */
 #define REPORT_INPUT_OUTPUT_OPTIONS                                                                \

@@ -405,9 +405,56 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
     free(name);
 }
 
+/* A string argument into a fixed buffer, cut to fit and made printable. */
+static void header_str(char *dst, size_t cap, const struct fxtr_arg *a)
+{
+    size_t n = a->v.s.len < cap - 1 ? a->v.s.len : cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)a->v.s.ptr[i];
+        dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    dst[n] = 0;
+}
+
+/* What the recording says of itself (profile.header, `report --header`). */
+static void on_header(struct prof_header *h, const struct fxtr_record *rec)
+{
+    bool start = fxtr_str_is(rec->u.event.name, HVFXT_SESSION_START);
+    bool info = fxtr_str_is(rec->u.event.name, HVFXT_SESSION_INFO);
+    bool kernel = fxtr_str_is(rec->u.event.name, HVFXT_GUEST_KERNEL);
+    if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
+        h->stop_ts = rec->u.event.ts;
+    for (unsigned i = 0; i < rec->u.event.nargs; i++) {
+        const struct fxtr_arg *a = &rec->u.event.args[i];
+        bool str = a->type == FXTR_ARG_STRING;
+        uint64_t v = a->type == FXTR_ARG_I32 || a->type == FXTR_ARG_I64 ? (uint64_t)a->v.i : a->v.u;
+        if (start && str && fxtr_str_is(a->name, "guest"))
+            header_str(h->guest, sizeof(h->guest), a);
+        else if (start && str && fxtr_str_is(a->name, "mode"))
+            header_str(h->mode, sizeof(h->mode), a);
+        else if (start && !str && fxtr_str_is(a->name, HVFXT_ARG_HZ))
+            h->hz = v;
+        else if (start && !str && fxtr_str_is(a->name, "vcpus"))
+            h->vcpus = (uint32_t)v;
+        else if (start && fxtr_str_is(a->name, "exit_stacks_every"))
+            h->exit_events = true;
+        else if (start && fxtr_str_is(a->name, "off_cpu_hz"))
+            h->off_cpu = true;
+        else if (info && str && fxtr_str_is(a->name, HVFXT_ARG_VERSION))
+            header_str(h->version, sizeof(h->version), a);
+        else if (info && str && fxtr_str_is(a->name, HVFXT_ARG_COMMAND))
+            header_str(h->command, sizeof(h->command), a);
+        else if (info && !str && fxtr_str_is(a->name, HVFXT_ARG_START_UNIX_NS))
+            h->start_unix_ns = v;
+        else if (kernel && str && fxtr_str_is(a->name, HVFXT_ARG_OSRELEASE))
+            header_str(h->osrelease, sizeof(h->osrelease), a);
+    }
+}
+
 /* Session settings travel as arguments of the session markers. */
 static void on_event(struct loader *l, const struct fxtr_record *rec)
 {
+    on_header(&l->p->header, rec);
     /* session_start carries the settings; session_stop what is known only at the end (the
      * guest's MSR_LSTAR, for a Linux guest's KASLR slide). */
     if (fxtr_str_is(rec->u.event.name, HVFXT_SESSION_STOP))
@@ -654,6 +701,11 @@ static int load(const void *buf, size_t len, struct window *w, struct profile *p
             break;
         }
     }
+    st->cut = r.cut;
+    st->cut_offset = r.cut_offset;
+    st->cut_have = r.cut_have;
+    st->cut_need = r.cut_need;
+    st->file_bytes = r.cut ? r.cut_offset + r.cut_have : 0;
     if (rc < 0) {
         hv_err_prefix(err, "malformed recording");
         goto done;

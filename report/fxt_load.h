@@ -30,6 +30,10 @@ struct fxt_load_stats {
     uint64_t runtime_codes;   /* runtime code records */
     /* Guest processes and threads the recorder saw end (identity_ended: docs/identities.md). */
     uint64_t processes_ended, threads_ended;
+    /* The file ends inside a record (a copy cut short): every record before it was read; where
+     * the cut record starts, its bytes there and the bytes it declares (0: inside its header). */
+    bool cut;
+    uint64_t cut_offset, cut_have, cut_need, file_bytes;
 };
 
 /* Frame assembly, leaf first: pc (exact; kernel iff cpl 0), the kernel stack (return addresses;

@@ -127,6 +127,21 @@ struct prof_func {
                       * and file its .py file); 0 native */
 };
 
+/* What a recording says of itself (its session markers and guest_kernel event; `report
+ * --header`): strings empty and numbers 0 where the recording does not say. */
+struct prof_header {
+    char guest[256];      /* the guest as record named it: kernel/disk/domain */
+    char mode[16];        /* sampling mode: cpu, wall, ... */
+    char osrelease[65];   /* the guest kernel's release, from its memory */
+    char version[64];     /* hvprof's version that recorded it */
+    char command[1024];   /* record's command line */
+    uint64_t hz;          /* samples per second per vCPU */
+    uint32_t vcpus;
+    uint64_t start_unix_ns; /* the wall-clock time of session_start, UNIX epoch */
+    uint64_t stop_ts;       /* session_stop's time (ticks), 0 if absent */
+    bool exit_events, off_cpu; /* recorded with --events exits, --off-cpu */
+};
+
 struct profile {
     VECTOR(struct prof_sample) samples;
     VECTOR(struct prof_frame) frames;
@@ -145,6 +160,7 @@ struct profile {
      * enum hvfxt_caller (the walk word; docs/fxt-samples.md). */
     uint64_t callers[2][16];
     char symbol_dir[512]; /* recorder's hint: where the guest's symbol files are */
+    struct prof_header header;
     void *index;          /* private lookup state (hash tables) */
     void *func_index;     /* private: functions by (name, module) (profile_funcs.c) */
     void *name_index;     /* private: names by (pid, tid) */
@@ -251,14 +267,18 @@ int profile_set_kernel_symbols(struct profile *p, const char *path, struct hv_er
 int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done, size_t total),
                       void *ctx, struct hv_err *err);
 
-/* Keep only samples matching the filter (in place). Frames are left in the frame array. */
-/* pid / tid: the guest's own (as shown), or a koid; in a recording without guest ids a number
- * below the koid base n means koid base + n. comm: the thread's or its process's name. */
+/* Which samples a report keeps (report/profile_filter.c): perf's filters. Each list keeps the
+ * samples matching any of its entries (--pid 78,127 or --pid 78 --pid 127); the kinds add up (a
+ * sample must pass every list given). pid / tid: the guest's own (as shown), or a koid; in a
+ * recording without guest ids a number below the koid base n means koid base + n. comm: the
+ * thread's or its process's name, exactly, as a glob (fnmatch: "work*"), or, as perf matches
+ * the kernel's 15-character comm, a longer name it is the start of. */
+#define PROF_FILTER_MAX 64 /* entries of one list */
 struct prof_filter {
-    bool has_vcpu, has_pid, has_tid;
-    uint32_t vcpu;
-    uint64_t pid, tid;
-    const char *comm;
+    size_t nvcpus, npids, ntids, ncomms;
+    uint32_t vcpus[PROF_FILTER_MAX];
+    uint64_t pids[PROF_FILTER_MAX], tids[PROF_FILTER_MAX];
+    const char *comms[PROF_FILTER_MAX];
     bool user_only, kernel_only;
     /* A time window, in seconds [from, to): relative to the recording's start (its
      * session_start marker, else its first sample) unless `absolute` (the timestamps perf-script
@@ -266,7 +286,13 @@ struct prof_filter {
     bool has_time, time_absolute;
     double time_from, time_to;
 };
+/* Keep only samples matching the filter (in place). Frames are left in the frame array. */
 void profile_filter(struct profile *p, const struct prof_filter *f);
+/* Why `f` keeps nothing of `p` (call before profile_filter): the first filter that alone keeps
+ * no sample and what the recording holds instead ("--comm workload: no thread or process is
+ * named so; names like it: workload.elf"), or that each keeps some but not together, with the
+ * recording's time span. Writes a line into buf. */
+void profile_filter_explain(struct profile *p, const struct prof_filter *f, char *buf, size_t len);
 
 uint64_t profile_total_weight(const struct profile *p);
 

@@ -6,6 +6,7 @@
 
 #include "common/err.h"
 #include "report/profile.h"
+#include "report/report_sort.h"
 
 enum report_format {
     REPORT_TOP,         /* perf-report-like table: self/total per function, per process, per vCPU */
@@ -36,6 +37,16 @@ struct report_opts {
     const char *title;      /* SVG title / pprof comment; NULL = "hvprof" */
     const char *event_name; /* perf-script event name; NULL = "cpu-clock" */
     unsigned top_limit;     /* rows in the top table; 0 = 50 */
+    /* The top table as perf's: --sort keys, --no-children, --percent-limit (report_sort.h). */
+    struct report_sort sort;
+    bool no_children;
+    double percent_limit;
+    bool header; /* the top table opens with what the recording says of itself */
+    /* Folded stacks and the flame graph: the frames nearest the root kept, at most max_depth
+     * (0: all); recursion folded (a function calling itself, directly or through frames of its
+     * own, one frame). */
+    unsigned max_depth;
+    bool fold_recursion;
     /* pprof: name functions as if this profile's were in the file too (hvprof diff writes both
      * recordings so, for `pprof -diff_base`); NULL: this profile alone. */
     const struct profile *names_with;
@@ -43,6 +54,11 @@ struct report_opts {
 
 int report_write(enum report_format f, const struct profile *p, const struct report_opts *o,
                  FILE *out, struct hv_err *err);
+
+/* What the recording says of itself (report_header.c), `report --header`. */
+int report_write_header(const struct profile *p, FILE *out, struct hv_err *err);
+/* The recording's length in seconds: session_start to session_stop, or to its last sample. */
+double report_duration_s(const struct profile *p);
 
 int report_write_top(const struct profile *p, const struct report_opts *o, FILE *out,
                      struct hv_err *err);

@@ -5,12 +5,15 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schema/recording.h"
 #include "common/output.h"
 #include "sampler/flight.h"
 #include "sampler/sampler.h"
 #include "sampler/sampler_priv.h"
+
+#include "build_info.h"
 
 static const char *mode_name(enum sampler_mode m)
 {
@@ -193,6 +196,22 @@ int sampler_attach(struct sampler *s, struct vm *vm, const struct boot_kernel_im
     if (s->cfg.off_cpu_hz)
         args[nargs++] = args[sizeof(args) / sizeof(args[0]) - 1];
     if (hvfxt_write_marker(&s->w, HVFXT_SESSION_START, s->start_ns, args, nargs, err) < 0)
+        return -1;
+    /* The wall-clock start beside the monotonic one: report --header prints when it ran. */
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    struct fxt_arg info[] = {
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline(HVFXT_ARG_VERSION),
+         .v.str = fxt_str_inline(HVPROF_VERSION_STRING)},
+        {.type = FXT_ARG_STRING,
+         .name = fxt_str_inline(HVFXT_ARG_COMMAND),
+         .v.str = fxt_str_inline(s->cfg.command_line ? s->cfg.command_line : "")},
+        {.type = FXT_ARG_U64,
+         .name = fxt_str_inline(HVFXT_ARG_START_UNIX_NS),
+         .v.u64 = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec},
+    };
+    if (hvfxt_write_marker(&s->w, HVFXT_SESSION_INFO, s->start_ns, info, 3, err) < 0)
         return -1;
     /* From here on, what is not moved from a vCPU ring is metadata (meta_budget.h). */
     s->meta = (struct meta_budget){

@@ -114,23 +114,23 @@ static void test_filters(void **state)
     assert_int_equal(p.samples.n, 6);
     profile_free(&p);
     synth_profile(&p);
-    f = (struct prof_filter){.user_only = true, .has_vcpu = true, .vcpu = 1};
+    f = (struct prof_filter){.user_only = true, .nvcpus = 1, .vcpus = {1}};
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 30 + 5 + 4);
     profile_free(&p);
     synth_profile(&p);
-    f = (struct prof_filter){.has_pid = true, .pid = SYNTH_PID2};
+    f = (struct prof_filter){.npids = 1, .pids = {SYNTH_PID2}};
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 9);
     assert_int_equal(profile_total_weight(&p), 9);
     profile_free(&p);
     synth_profile(&p);
-    f = (struct prof_filter){.has_pid = true, .pid = 2}; /* no guest pids: koid base + 2 */
+    f = (struct prof_filter){.npids = 1, .pids = {2}}; /* no guest pids: koid base + 2 */
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 9);
     profile_free(&p);
     synth_profile(&p);
-    f = (struct prof_filter){.comm = "worker-1"};
+    f = (struct prof_filter){.ncomms = 1, .comms = {"worker-1"}};
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 85);
     profile_free(&p);
@@ -156,6 +156,60 @@ static void test_filters(void **state)
     (void)n;
 }
 
+/* Lists and repeated filters add up within a kind (--vcpu 0,1 is every vCPU), kinds together
+ * narrow; names match exactly, as globs, or as the kernel's 15-character cut of a longer one;
+ * and an empty result says which filter emptied it. */
+static void test_filter_lists(void **state)
+{
+    (void)state;
+    struct profile p;
+    size_t n = synth_profile(&p);
+    struct prof_filter f = {.nvcpus = 2, .vcpus = {0, 1}};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, n);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.npids = 3, .pids = {SYNTH_PID, SYNTH_PID2, 0x10000000}};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, n);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.ncomms = 1, .comms = {"worker-*"}};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 85);
+    profile_free(&p);
+    synth_profile(&p);
+    assert_int_equal(profile_set_name(&p, SYNTH_PID, SYNTH_TID, "a_long_program_", -1, NULL), 0);
+    f = (struct prof_filter){.ncomms = 1, .comms = {"a_long_program_name"}};
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 85);
+    profile_free(&p);
+    /* "worker" alone is no name of the recording: nothing kept, and the reason names it. */
+    synth_profile(&p);
+    char why[512];
+    f = (struct prof_filter){.ncomms = 1, .comms = {"worker"}};
+    profile_filter_explain(&p, &f, why, sizeof(why));
+    assert_non_null(strstr(why, "--comm worker: no thread or process"));
+    assert_non_null(strstr(why, "worker-1"));
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 0);
+    profile_free(&p);
+    synth_profile(&p);
+    f = (struct prof_filter){.has_time = true, .time_from = 100, .time_to = -1};
+    profile_filter_explain(&p, &f, why, sizeof(why));
+    assert_non_null(strstr(why, "--time: the window holds no sample; the recording's samples span"));
+    f = (struct prof_filter){.nvcpus = 1, .vcpus = {7}};
+    profile_filter_explain(&p, &f, why, sizeof(why));
+    assert_non_null(strstr(why, "--vcpu 7: no sample of that vCPU (the recording's are 0-1)"));
+    /* worker-1's samples are all user-mode ones, the kernel's another process's. */
+    f = (struct prof_filter){.ncomms = 1, .comms = {"worker-1"}, .kernel_only = true};
+    profile_filter_explain(&p, &f, why, sizeof(why));
+    assert_non_null(strstr(why, "each filter keeps samples, but no sample passes all of them"));
+    profile_filter(&p, &f);
+    assert_int_equal(p.samples.n, 0);
+    profile_free(&p);
+}
+
 /* A recording with the guest's own pids and tids (a Linux guest): they are what the report
  * shows and what --pid/--tid select; koids still select too; a later name replaces the first. */
 static void test_guest_ids(void **state)
@@ -172,19 +226,19 @@ static void test_guest_ids(void **state)
     assert_int_equal(profile_shown_pid(&p, SYNTH_PID), 812);
     assert_int_equal(profile_shown_tid(&p, SYNTH_PID, SYNTH_TID), 813);
     assert_int_equal(profile_shown_pid(&p, SYNTH_PID2), SYNTH_PID2);
-    struct prof_filter f = {.has_pid = true, .pid = 812};
+    struct prof_filter f = {.npids = 1, .pids = {812}};
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 85);
-    f = (struct prof_filter){.has_tid = true, .tid = 813};
+    f = (struct prof_filter){.ntids = 1, .tids = {813}};
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 85);
-    f = (struct prof_filter){.has_pid = true, .pid = 2}; /* guest pids exist: 2 is a guest pid */
+    f = (struct prof_filter){.npids = 1, .pids = {2}}; /* guest pids exist: 2 is a guest pid */
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 0);
     profile_free(&p);
     synth_profile(&p);
     assert_int_equal(profile_set_name(&p, SYNTH_PID, 0, "hv_threads", 812, NULL), 0);
-    f = (struct prof_filter){.has_pid = true, .pid = SYNTH_PID2}; /* a koid */
+    f = (struct prof_filter){.npids = 1, .pids = {SYNTH_PID2}}; /* a koid */
     profile_filter(&p, &f);
     assert_int_equal(p.samples.n, 9);
     profile_free(&p);
@@ -197,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_return_address_boundary_in_profile),
         cmocka_unit_test(test_kaslr_slide_applied),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_filter_lists),
         cmocka_unit_test(test_guest_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@ struct sampler_config {
     bool defer_user_stacks;
     const char *vm_name;    /* names the VM process in the trace */
     const char *guest_desc; /* kernel path etc., for the session_start marker */
+    const char *command_line; /* record's own, for the session_info marker (NULL: none) */
     const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */
     const char *symbol_dir; /* where the guest's symbol files are, if known (a hint for report) */
     const char *guest_os;   /* the OS layer (guestos_open): "generic", "linux"; NULL = generic */

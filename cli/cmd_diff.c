@@ -16,7 +16,15 @@
 #include "report/report.h"
 #include "report/report_diff.h"
 
-enum diff_format { DIFF_TOP, DIFF_FOLDED, DIFF_SVG, DIFF_NFORMATS, DIFF_PPROF = DIFF_NFORMATS };
+enum diff_format {
+    DIFF_TOP,
+    DIFF_TREE,
+    DIFF_FOLDED,
+    DIFF_SVG,
+    DIFF_JSON,
+    DIFF_NFORMATS,
+    DIFF_PPROF = DIFF_NFORMATS
+};
 
 static const struct {
     const char *name, *file;
@@ -24,8 +32,10 @@ static const struct {
                  struct hv_err *);
 } formats[DIFF_NFORMATS] = {
     [DIFF_TOP] = {"top", "diff.txt", report_diff_write_top},
+    [DIFF_TREE] = {"tree", "diff-tree.txt", report_diff_write_tree},
     [DIFF_FOLDED] = {"folded", "diff.folded", report_diff_write_folded},
     [DIFF_SVG] = {"svg", "diff.svg", report_diff_write_svg},
+    [DIFF_JSON] = {"json", "diff.json", report_diff_write_json},
 };
 
 struct diff_job {
@@ -62,16 +72,23 @@ static int write_pprofs(const struct profile *base, const struct profile *new,
     return status ? status : report_dir_write(dir, "pprof", true, "new.pb.gz", write_pprof, &j[1]);
 }
 
-enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_RAW };
+enum { O_FORMAT = 256, O_TITLE, O_LIMIT, O_RAW, O_WIDTHS };
 
 static const struct cli_option output_options[] = {
     {O_FORMAT, "format", 0, "F",
      "top (default: each function's self and children shares in\n"
-     "both, and the change), folded (\"stack base new\" lines, as\n"
-     "FlameGraph's difffolded.pl writes them), svg (NEW's flame graph,\n"
-     "red where it has more than BASE, blue where less), pprof\n"
-     "(base.pb.gz and new.pb.gz, functions named alike in both, for\n"
-     "'pprof -diff_base=base.pb.gz new.pb.gz'), or all"},
+     "both, and the change), tree (the most changed functions'\n"
+     "callers and callees in both), folded (\"stack base new\" lines,\n"
+     "as FlameGraph's difffolded.pl writes them), svg (a flame graph\n"
+     "of both, red where NEW has more than BASE, blue where less),\n"
+     "json (docs/json.md), pprof (base.pb.gz and new.pb.gz, functions\n"
+     "named alike in both, for 'pprof -diff_base=base.pb.gz\n"
+     "new.pb.gz'), or all"},
+    {O_WIDTHS, "widths", 0, "W",
+     "the svg's widths: union (default: the larger of NEW's and\n"
+     "BASE's samples, so code gone from NEW is drawn at its BASE\n"
+     "width), new (NEW's, as flamegraph.pl draws difffolded output) or\n"
+     "base (BASE's)"},
     {'o', "output", 'o', "OUT",
      "output file (default: standard output); with --format pprof\n"
      "or all a directory (default: hvprof-diff/)"},
@@ -98,10 +115,9 @@ const struct cli_command cli_diff = {
 struct diff_args {
     int format;
     bool all, quiet, force;
-    const char *output, *ksyms;
+    const char *output;
     struct report_diff_opts dopt;
-    struct prof_filter filter;
-    struct symbol_path sp;
+    struct report_input_args in;
 };
 
 static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
@@ -139,6 +155,16 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
     case O_RAW:
         a->dopt.raw = true;
         return 1;
+    case O_WIDTHS:
+        if (!strcmp(arg, "union"))
+            a->dopt.widths = REPORT_DIFF_WIDTHS_UNION;
+        else if (!strcmp(arg, "new"))
+            a->dopt.widths = REPORT_DIFF_WIDTHS_NEW;
+        else if (!strcmp(arg, "base"))
+            a->dopt.widths = REPORT_DIFF_WIDTHS_BASE;
+        else
+            return hv_errk(err, HV_ERR_USAGE, "--widths %s: expected union, new or base", arg);
+        return 1;
     case 'q':
         a->quiet = true;
         return 1;
@@ -146,7 +172,7 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
         a->force = true;
         return 1;
     default:
-        return report_input_option(id, arg, &a->sp, &a->ksyms, &a->filter, err);
+        return report_input_option(id, arg, &a->in, err);
     }
 }
 
@@ -157,7 +183,7 @@ int cmd_diff(int argc, char **argv)
     struct report_diff d = {0};
     struct hv_err err;
     int status = 2;
-    symbol_path_init(&a.sp);
+    symbol_path_init(&a.in.sp);
     profile_init(&base);
     profile_init(&new);
     int rc = cli_parse(&cli_diff, argc, argv, handle, &a);
@@ -167,9 +193,9 @@ int cmd_diff(int argc, char **argv)
     }
     int format = a.format;
     bool all = a.all, quiet = a.quiet, force = a.force;
-    const char *output = a.output, *ksyms = a.ksyms;
+    const char *output = a.output, *ksyms = a.in.ksyms;
     struct report_diff_opts dopt = a.dopt;
-    struct prof_filter filter = a.filter;
+    struct prof_filter filter = a.in.filter;
     if (argc - optind != 2) {
         fprintf(stderr, "hvprof diff: two recordings, BASE and NEW, are needed (%d given)\n",
                 argc - optind < 0 ? 0 : argc - optind);
@@ -183,6 +209,15 @@ int cmd_diff(int argc, char **argv)
     dopt.base_name = argv[optind];
     dopt.new_name = argv[optind + 1];
     bool to_dir = all || format == DIFF_PPROF;
+    /* pprof is two files, base.pb.gz and new.pb.gz: -o names their directory. */
+    size_t olen = output ? strlen(output) : 0;
+    if (format == DIFF_PPROF && olen > 3 && !strcmp(output + olen - 3, ".gz")) {
+        fprintf(stderr,
+                "hvprof diff: -o %s: --format pprof writes two files (base.pb.gz and new.pb.gz) "
+                "into a directory; give a directory name (-o hvprof-diff)\n",
+                output);
+        goto out;
+    }
     const struct hv_file_role outs[] = {{"-o", to_dir ? NULL : output}};
     const struct hv_file_role ins[] = {{"the base recording", dopt.base_name},
                                        {"the new recording", dopt.new_name},
@@ -193,7 +228,7 @@ int cmd_diff(int argc, char **argv)
     }
     status = 1;
     const struct report_input_opts in = {
-        .cmd = "hvprof diff", .sp = &a.sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
+        .cmd = "hvprof diff", .sp = &a.in.sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
     /* Both as one entry per distinct stack (docs/report.md, "Memory"), but for a --time window. */
     base.aggregate = new.aggregate = !filter.has_time;
     if (report_input_load(dopt.base_name, &in, &base) != 0 ||
@@ -226,6 +261,6 @@ out:
     report_diff_free(&d);
     profile_free(&base);
     profile_free(&new);
-    symbol_path_free(&a.sp);
+    symbol_path_free(&a.in.sp);
     return status;
 }

@@ -146,10 +146,9 @@ static int write_one(enum report_format f, const struct profile *p, const struct
 struct report_args {
     int format;
     bool all, quiet, force, format_given, header_only;
-    const char *output, *ksyms, *input;
+    const char *output, *input;
     struct report_opts ro;
-    struct prof_filter filter;
-    struct symbol_path sp;
+    struct report_input_args in;
     struct profile *p;
 };
 
@@ -242,7 +241,7 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
         a->force = true;
         return 1;
     default:
-        return report_input_option(id, arg, &a->sp, &a->ksyms, &a->filter, err);
+        return report_input_option(id, arg, &a->in, err);
     }
 }
 
@@ -252,7 +251,7 @@ int cmd_report(int argc, char **argv)
     struct report_args a = {.format = REPORT_TOP, .p = &p};
     struct hv_err err;
     int status = 2;
-    symbol_path_init(&a.sp);
+    symbol_path_init(&a.in.sp);
     profile_init(&p);
     int rc = cli_parse(&cli_report, argc, argv, handle, &a);
     if (rc) {
@@ -261,9 +260,9 @@ int cmd_report(int argc, char **argv)
     }
     int format = a.format;
     bool all = a.all, quiet = a.quiet, force = a.force;
-    const char *output = a.output, *ksyms = a.ksyms;
+    const char *output = a.output, *ksyms = a.in.ksyms;
     struct report_opts ro = a.ro;
-    struct prof_filter filter = a.filter;
+    struct prof_filter filter = a.in.filter;
     if (a.input ? optind != argc : optind != argc - 1) {
         fprintf(stderr, optind >= argc && !a.input
                             ? "hvprof report: no recording given (hvprof report FILE, or -i FILE)\n"
@@ -289,10 +288,11 @@ int cmd_report(int argc, char **argv)
     status = 1;
     /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */
     const struct report_input_opts in = {.cmd = "hvprof report",
-                                         .sp = &a.sp,
+                                         .sp = &a.in.sp,
                                          .ksyms = ksyms,
                                          .filter = &filter,
                                          .want_lines = all || format == REPORT_PPROF,
+                                         .no_demangle = a.in.no_demangle,
                                          .quiet = quiet};
     /* One entry per distinct stack unless an output needs each sample's own time
      * (docs/report.md, "Memory"). */
@@ -324,6 +324,6 @@ int cmd_report(int argc, char **argv)
     report_dir_close(&dir);
 out:
     profile_free(&p);
-    symbol_path_free(&a.sp);
+    symbol_path_free(&a.in.sp);
     return status;
 }

@@ -77,6 +77,9 @@ static const struct cli_option symbols_options[] = {
      "guest System.map (KASLR slide from the recorded MSR_LSTAR)"},
     {REPORT_INPUT_OPT_KSYMS, "kernel-symbols", 0, "FILE",
      "any of the three above (detected by content)"},
+    {REPORT_INPUT_OPT_NO_DEMANGLE, "no-demangle", 0, NULL,
+     "C++ and Rust names as the symbol files hold them (by default\n"
+     "demangled, as perf and c++filt print them)"},
 };
 
 const struct cli_group report_input_symbols_group = CLI_GROUP("symbols", symbols_options);
@@ -211,14 +214,18 @@ static int add_entry(struct prof_filter *f, int opt, const char *optname, char *
     }
 }
 
-int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
-                        struct prof_filter *filter, struct hv_err *err)
+int report_input_option(int opt, const char *arg, struct report_input_args *a,
+                        struct hv_err *err)
 {
+    struct prof_filter *filter = &a->filter;
     switch (opt) {
     case REPORT_INPUT_OPT_SYMBOLS:
-        return symbol_path_add_dir(sp, arg, err) < 0 ? -1 : 1;
+        return symbol_path_add_dir(&a->sp, arg, err) < 0 ? -1 : 1;
     case REPORT_INPUT_OPT_KSYMS:
-        *ksyms = arg;
+        a->ksyms = arg;
+        return 1;
+    case REPORT_INPUT_OPT_NO_DEMANGLE:
+        a->no_demangle = true;
         return 1;
     case REPORT_INPUT_OPT_VCPU:
     case REPORT_INPUT_OPT_PID:
@@ -339,6 +346,7 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
     }
     pr = (struct progress){.cmd = cmd, .what = "symbolizing", .last = -1, .on = pr.on};
     p->want_lines = o->want_lines;
+    p->no_demangle = o->no_demangle;
     if (profile_symbolize(p, progress_cb, &pr, &err) < 0) {
         fprintf(stderr, "%s: %s\n", cmd, err.msg);
         return 1;

@@ -17,6 +17,7 @@ struct report_input_opts {
     const char *ksyms;                /* --vmlinux, --kallsyms, --system-map, --kernel-symbols */
     const struct prof_filter *filter; /* NULL: every sample */
     bool want_lines;                  /* source lines (pprof's -list) */
+    bool no_demangle;                 /* --no-demangle: names as the symbol files hold them */
     bool quiet;                       /* no progress, no warnings */
 };
 
@@ -26,6 +27,7 @@ struct report_input_opts {
 enum {
     REPORT_INPUT_OPT_SYMBOLS = 0x300,
     REPORT_INPUT_OPT_KSYMS,
+    REPORT_INPUT_OPT_NO_DEMANGLE,
     REPORT_INPUT_OPT_VCPU = 'C', /* perf's -C/--cpu: the guest's CPUs are its vCPUs */
     REPORT_INPUT_OPT_COMM = 0x310,
     REPORT_INPUT_OPT_PID,
@@ -48,9 +50,16 @@ extern const struct cli_group report_input_filter_group;
             "written as FILE.part, mode 0600, and renamed into place)"                             \
     }
 
+/* What the shared options set. */
+struct report_input_args {
+    struct symbol_path sp;
+    const char *ksyms;
+    struct prof_filter filter;
+    bool no_demangle;
+};
 /* 1: `opt` was one of the shared options, applied; 0: not one of them; -1: a bad value (err). */
-int report_input_option(int opt, const char *arg, struct symbol_path *sp, const char **ksyms,
-                        struct prof_filter *filter, struct hv_err *err);
+int report_input_option(int opt, const char *arg, struct report_input_args *a,
+                        struct hv_err *err);
 
 /* Load `file` into `p` (initialized), then filter and symbolize it. 0, or 1 after printing the
  * error. */

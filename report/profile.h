@@ -190,6 +190,9 @@ struct profile {
      * that need each sample's time (the timeline, perf-script, a --time window). An entry's
      * ts is its first sample's, ts_last its last's. Set before loading. */
     bool aggregate;
+    /* Function names as the symbol files hold them: C++ and Rust names not demangled (`report
+     * --no-demangle`). Set before symbolizing. */
+    bool no_demangle;
 };
 
 void profile_init(struct profile *p);

@@ -7,6 +7,7 @@
 #include "common/hashidx.h"
 #include "report/profile.h"
 #include "report/profile_priv.h"
+#include "symbolize/demangle.h"
 
 struct func_key {
     const struct profile *p;
@@ -41,7 +42,10 @@ int prof_intern_func(struct profile *p, const char *name, uint32_t module, struc
         p->func_index = fresh;
     }
     struct hashidx *ix = p->func_index;
-    char *copy = prof_dup_printable(name); /* the key too: equal names stay one function */
+    /* C++ and Rust names as people read them (perf's default; --no-demangle keeps them). */
+    char *demangled = p->no_demangle ? NULL : hv_demangle(name);
+    char *copy = prof_dup_printable(demangled ? demangled : name); /* the key too */
+    free(demangled);
     if (!copy)
         return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     struct func_key k = {p, copy, module};

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "symbolize/demangle.h"
 
 typedef int (*report_writer)(const struct profile *p, const struct report_opts *o, FILE *out,
                              struct hv_err *err);
@@ -86,8 +87,10 @@ const char *report_frame_name(const struct profile *p, const struct prof_frame *
     const char *name = "?";
     if (fr->loc < p->locs.n)
         name = p->funcs.v[p->locs.v[fr->loc].func].name;
+    /* A demangled name without its parameter list, as flame graphs show them. */
+    size_t n = hv_demangled_short_len(name);
     size_t i = 0;
-    for (; name[i] && i + 1 < len; i++) {
+    for (; i < n && i + 1 < len; i++) {
         char c = name[i];
         buf[i] = (unsigned char)c < 0x20 || c == 0x7f ? '?' : c == ';' ? ':' : c;
     }

@@ -114,9 +114,11 @@ int report_diff_build(const struct profile *base, const struct profile *new, str
     struct hashidx h;
     hashidx_init(&h);
     int rc = -1;
-    if (report_stacks_build(base, false, &a, err) < 0 ||
-        report_stacks_build(new, false, &b, err) < 0)
+    if (report_stacks_build(base, NULL, &a, err) < 0 ||
+        report_stacks_build(new, NULL, &b, err) < 0)
         goto done;
+    d->base = base;
+    d->new = new;
     d->base_total = profile_total_weight(base);
     d->new_total = profile_total_weight(new);
     if (join_stacks(d, &a, &b) < 0 || add_funcs(d, &h, base, false) < 0 ||
@@ -174,18 +176,34 @@ static int cmp_order(const void *a, const void *b)
     return c ? c : strcmp(x->f->dso, y->f->dso);
 }
 
-int report_diff_write_top(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
-                          struct hv_err *err)
+const struct diff_func **report_diff_ranked(const struct report_diff *d)
 {
-    unsigned limit = o->limit ? o->limit : 50;
-    struct order *ord = malloc((d->funcs.n ? d->funcs.n : 1) * sizeof(*ord));
-    if (!ord)
-        return hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
+    size_t n = d->funcs.n ? d->funcs.n : 1;
+    struct order *ord = malloc(n * sizeof(*ord));
+    const struct diff_func **out = malloc(n * sizeof(*out));
+    if (!ord || !out) {
+        free(ord);
+        free(out);
+        return NULL;
+    }
     for (size_t i = 0; i < d->funcs.n; i++)
         ord[i] = (struct order){fabs(dself(d, &d->funcs.v[i])), fabs(dtotal(d, &d->funcs.v[i])),
                                 &d->funcs.v[i]};
     if (d->funcs.n > 1)
         qsort(ord, d->funcs.n, sizeof(*ord), cmp_order);
+    for (size_t i = 0; i < d->funcs.n; i++)
+        out[i] = ord[i].f;
+    free(ord);
+    return out;
+}
+
+int report_diff_write_top(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                          struct hv_err *err)
+{
+    unsigned limit = o->limit ? o->limit : 50;
+    const struct diff_func **ord = report_diff_ranked(d);
+    if (!ord)
+        return hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
     fprintf(out,
             "# hvprof diff: base %s (%" PRIu64 " samples), new %s (%" PRIu64 " samples)\n"
             "# shares of each recording's own samples; Delta = new - base, in percentage points;\n"
@@ -195,7 +213,7 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
     fprintf(out, "# %9s %8s %8s  %9s %8s %8s  %-24s %s\n", "Base self", "New self", "Delta",
             "Base chld", "New chld", "Delta", "Shared Object", "Symbol");
     for (size_t i = 0; i < d->funcs.n && i < limit; i++) {
-        const struct diff_func *f = ord[i].f;
+        const struct diff_func *f = ord[i];
         fprintf(out, "  %8.2f%% %7.2f%% %+7.2f%%  %8.2f%% %7.2f%% %+7.2f%%  %-24s [%c] %s\n",
                 pct(f->base_self, d->base_total), pct(f->new_self, d->new_total), dself(d, f),
                 pct(f->base_total, d->base_total), pct(f->new_total, d->new_total), dtotal(d, f),
@@ -220,21 +238,29 @@ int report_diff_write_folded(const struct report_diff *d, const struct report_di
 int report_diff_write_svg(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
                           struct hv_err *err)
 {
-    /* The graph is the new profile's; the renderer splits texts in place, so copies. */
+    /* The renderer splits texts in place, so copies. */
     struct report_stacks st = {0};
-    double *base = malloc((d->nstacks ? d->nstacks : 1) * sizeof(*base));
-    st.v = calloc(d->nstacks ? d->nstacks : 1, sizeof(*st.v));
+    size_t n = d->nstacks ? d->nstacks : 1;
+    double *base = malloc(n * sizeof(*base)), *now = malloc(n * sizeof(*now));
+    st.v = calloc(n, sizeof(*st.v));
     int rc = -1;
-    if (!base || !st.v)
+    if (!base || !now || !st.v)
         goto oom;
-    /* Stacks gone in the new profile are there with width 0: their frames are not drawn, but
-     * their base counts make the frames below them show the loss. */
+    /* Widths: by default the union of both (each stack as wide as the larger of its new and
+     * scaled base counts), so that code gone from NEW is drawn at its BASE width, in blue;
+     * --widths new or base draws one recording's alone (Gregg's difffolded orientations). */
     for (size_t i = 0; i < d->nstacks; i++) {
         st.v[st.n].text = strdup(d->stacks[i].text);
         if (!st.v[st.n].text)
             goto oom;
-        st.v[st.n].weight = d->stacks[i].new;
-        base[st.n++] = report_diff_scaled_base(d, o, d->stacks[i].base);
+        double b = report_diff_scaled_base(d, o, d->stacks[i].base);
+        double w = o->widths == REPORT_DIFF_WIDTHS_NEW    ? (double)d->stacks[i].new
+                   : o->widths == REPORT_DIFF_WIDTHS_BASE ? b
+                   : b > (double)d->stacks[i].new         ? b
+                                                          : (double)d->stacks[i].new;
+        st.v[st.n].weight = (uint64_t)llround(w);
+        base[st.n] = b;
+        now[st.n++] = (double)d->stacks[i].new;
     }
     char title[512];
     if (o->title)
@@ -242,12 +268,22 @@ int report_diff_write_svg(const struct report_diff *d, const struct report_diff_
     else
         snprintf(title, sizeof(title), "hvprof diff: %s -> %s (red: more, blue: less)",
                  o->base_name ? o->base_name : "base", o->new_name ? o->new_name : "new");
-    rc = report_svg_render(&st, base, title, out, err);
+    const struct report_svg_diff diff = {
+        .base = base,
+        .now = now,
+        .legend = o->widths == REPORT_DIFF_WIDTHS_NEW
+                      ? "more in NEW / less in NEW; widths: the NEW samples"
+                  : o->widths == REPORT_DIFF_WIDTHS_BASE
+                      ? "more in NEW / less in NEW; widths: the BASE samples (scaled)"
+                      : "more in NEW / less in NEW (gone from NEW: drawn at its BASE width); widths: the larger of "
+                        "the two"};
+    rc = report_svg_render(&st, &diff, title, out, err);
     goto done;
 oom:
     hv_errk(err, HV_ERR_NO_MEMORY, "diff: out of memory");
 done:
     report_stacks_free(&st);
     free(base);
+    free(now);
     return rc;
 }

@@ -8,9 +8,10 @@
 int report_write_folded(const struct profile *p, const struct report_opts *o, FILE *out,
                         struct hv_err *err)
 {
-    (void)o;
     struct report_stacks st;
-    if (report_stacks_build(p, false, &st, err) < 0)
+    const struct report_stacks_opts so = {.max_depth = o->max_depth,
+                                          .fold_recursion = o->fold_recursion};
+    if (report_stacks_build(p, &so, &st, err) < 0)
         return -1;
     for (size_t i = 0; i < st.n; i++)
         fprintf(out, "%s %" PRIu64 "\n", st.v[i].text, st.v[i].weight);

@@ -4,14 +4,21 @@
  * ASCII are written as '?', so the document always parses. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/report.h"
 #include "report/report_callgraph.h"
+#include "report/report_json.h"
 
-static void json_str(FILE *out, const char *s)
+void report_json_str(FILE *out, const char *s)
+{
+    report_json_strn(out, s, strlen(s));
+}
+
+void report_json_strn(FILE *out, const char *s, size_t n)
 {
     fputc('"', out);
-    for (; *s; s++) {
+    for (const char *end = s + n; s < end; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
             fprintf(out, "\\%c", c);
@@ -44,6 +51,8 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
     struct report_group *procs = NULL, *vcpus = NULL;
     size_t nprocs = 0, nvcpus = 0, nlisted = 0;
     uint32_t *pos = malloc((g.nfuncs ? g.nfuncs : 1) * sizeof(*pos));
+    if (pos)
+        memset(pos, 0xff, (g.nfuncs ? g.nfuncs : 1) * sizeof(*pos));
     int rc = -1;
     if (!pos || report_group_by(p, false, &procs, &nprocs) < 0 ||
         report_group_by(p, true, &vcpus, &nvcpus) < 0) {
@@ -54,14 +63,33 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
         nlisted++;
     for (size_t i = 0; i < nlisted; i++)
         pos[g.order[i]] = (uint32_t)i;
-    fprintf(out, "{\"samples\": %" PRIu64 ", \"period_ns\": %" PRIu64 ", \"functions\": [", g.total,
-            p->period_ns);
+    /* What the document is and which recording it is of (docs/json.md). */
+    const struct prof_header *h = &p->header;
+    fprintf(out, "{\"format\": \"hvprof-report\", \"version\": %d,\n\"recording\": {\"guest\": ",
+            REPORT_JSON_VERSION);
+    report_json_str(out, h->guest);
+    fputs(", \"guest_kernel\": ", out);
+    report_json_str(out, h->osrelease);
+    fputs(", \"mode\": ", out);
+    report_json_str(out, h->mode);
+    fputs(", \"hvprof_version\": ", out);
+    report_json_str(out, h->version);
+    fputs(", \"command_line\": ", out);
+    report_json_str(out, h->command);
+    fprintf(out,
+            ", \"hz\": %" PRIu64 ", \"vcpus\": %u, \"start_unix_ns\": %" PRIu64
+            ", \"duration_s\": %.6f},\n",
+            h->hz, h->vcpus, h->start_unix_ns, report_duration_s(p));
+    fprintf(out,
+            "\"unit\": \"%s\", \"samples\": %" PRIu64 ", \"period_ns\": %" PRIu64
+            ", \"functions\": [",
+            p->weight_us ? "microseconds" : "samples", g.total, p->period_ns);
     for (size_t i = 0; i < nlisted; i++) {
         uint32_t f = g.order[i];
         fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-        json_str(out, p->funcs.v[f].name);
+        report_json_str(out, p->funcs.v[f].name);
         fputs(", \"dso\": ", out);
-        json_str(out, report_func_dso(p, f));
+        report_json_str(out, report_func_dso(p, f));
         fprintf(out,
                 ", \"kernel\": %s, \"self\": %" PRIu64 ", \"total\": %" PRIu64 ", \"callers\": [",
                 g.funcs[f].kernel ? "true" : "false", g.funcs[f].self, g.funcs[f].total);
@@ -77,7 +105,7 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
     for (size_t i = 0; i < nprocs; i++) {
         fprintf(out, "%s\n  {\"pid\": %" PRIu64 ", \"name\": ", i ? "," : "",
                 profile_shown_pid(p, procs[i].key));
-        json_str(out, profile_process_name(p, procs[i].key));
+        report_json_str(out, profile_process_name(p, procs[i].key));
         fprintf(out, ", \"samples\": %" PRIu64 ", \"kernel_samples\": %" PRIu64 "}",
                 procs[i].weight, procs[i].kernel);
     }
@@ -87,6 +115,25 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
                 "%s\n  {\"vcpu\": %" PRIu64 ", \"samples\": %" PRIu64
                 ", \"kernel_samples\": %" PRIu64 "}",
                 i ? "," : "", vcpus[i].key, vcpus[i].weight, vcpus[i].kernel);
+    fputs("],\n\"stacks\": [", out);
+    /* Each entry of the profile (one per distinct pid, tid, vCPU, mode and stack when the
+     * report aggregates), its frames leaf first as indices into "functions". */
+    size_t shown = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *sm = &p->samples.v[i];
+        fprintf(out,
+                "%s\n  {\"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"vcpu\": %u, \"kernel\": %s, "
+                "\"weight\": %" PRIu64 ", \"frames\": [",
+                shown++ ? "," : "", profile_shown_pid(p, sm->pid),
+                profile_shown_tid(p, sm->pid, sm->tid), sm->vcpu,
+                sm->cpl == PROF_CPL_KERNEL ? "true" : "false", sm->weight);
+        for (uint32_t f = 0; f < sm->nframes; f++) {
+            const struct prof_frame *fr = &p->frames.v[sm->first + f];
+            uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
+            fprintf(out, f ? ", %" PRIu32 : "%" PRIu32, fn < g.nfuncs ? pos[fn] : UINT32_MAX);
+        }
+        fputs("]}", out);
+    }
     fputs("]}\n", out);
     rc = 0;
 done:

@@ -13,6 +13,7 @@
 #include "common/hashidx.h"
 #include "common/vector.h"
 #include "report/report.h"
+#include "symbolize/demangle.h"
 
 static const char *const key_names[REPORT_SORT_NKEYS] = {
     [REPORT_SORT_COMM] = "comm", [REPORT_SORT_PID] = "pid",   [REPORT_SORT_TID] = "tid",
@@ -294,8 +295,11 @@ static void cell(const struct profile *p, const struct row *r, unsigned i,
         text = r->k[i] == PROF_NONE ? "[unknown]" : profile_module_basename(p, (uint32_t)r->k[i]);
         break;
     case REPORT_SORT_SYM:
-        snprintf(buf, sizeof(buf), "[%c] %s", r->kernel ? 'k' : '.',
-                 r->k[i] == PROF_NONE ? "[unknown]" : p->funcs.v[r->k[i]].name);
+        text = r->k[i] == PROF_NONE ? "[unknown]" : p->funcs.v[r->k[i]].name;
+        /* Without the parameter list: the table's column is the function's name. */
+        snprintf(buf, sizeof(buf), "[%c] %.*s", r->kernel ? 'k' : '.',
+                 (int)hv_demangled_short_len(text), text);
+        text = buf;
         break;
     case REPORT_SORT_VCPU:
         snprintf(buf, sizeof(buf), "%" PRIu64, r->k[i]);

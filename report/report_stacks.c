@@ -83,9 +83,18 @@ static const char *runtime_file(const struct profile *p, const struct prof_frame
     return folded_safe(file, buf, len);
 }
 
-int report_stacks_build(const struct profile *p, bool kernel_suffix, struct report_stacks *out,
-                        struct hv_err *err)
+static uint32_t frame_func(const struct profile *p, const struct prof_frame *fr)
 {
+    return fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
+}
+
+int report_stacks_build(const struct profile *p, const struct report_stacks_opts *o,
+                        struct report_stacks *out, struct hv_err *err)
+{
+    static const struct report_stacks_opts plain = {0};
+    if (!o)
+        o = &plain;
+    bool kernel_suffix = o->kernel_suffix;
     memset(out, 0, sizeof(*out));
     struct hashidx h;
     hashidx_init(&h);
@@ -98,8 +107,15 @@ int report_stacks_build(const struct profile *p, bool kernel_suffix, struct repo
         /* The process is the root frame, as stackcollapse-perf does with the command name. */
         if (sbuf_add(&b, folded_safe(profile_process_name(p, s->pid), name, sizeof(name))) < 0)
             goto oom;
+        uint32_t kept = 0, last_func = PROF_NONE;
         for (uint32_t f = s->nframes; f-- > 0;) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
+            uint32_t fn = frame_func(p, fr);
+            if (o->fold_recursion && fn != PROF_NONE && fn == last_func)
+                continue; /* the function called itself: one frame */
+            last_func = fn;
+            if (o->max_depth && kept++ == o->max_depth)
+                break; /* the rest of the stack's weight stays with the deepest frame kept */
             if (sbuf_add(&b, ";") < 0 ||
                 sbuf_add(&b, report_frame_name(p, fr, name, sizeof(name))) < 0 ||
                 (kernel_suffix && (fr->flags & PROF_FRAME_KERNEL) && sbuf_add(&b, "_[k]") < 0))

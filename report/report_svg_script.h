@@ -3,14 +3,16 @@
  * matching a regular expression and reports the share of samples they cover, relative to the
  * zoomed frame while zoomed (as flamegraph.pl does); "ic" (or Ctrl-I) toggles case-insensitive
  * search. Frame geometry is kept in data-x (first sample), data-w (samples) and data-d (depth)
- * so zooming is exact. */
+ * so zooming is exact. The graph is as wide as the window (laid out again on resize), and the
+ * bar of controls stays at the top of the view however tall the graph and wherever it is
+ * scrolled; it opens scrolled to the roots (the bottom of a tall graph). */
 #pragma once
 
 static const char report_svg_script[] =
     "var W, PAD, TOTAL, frames, details, unzoomb, matchedt, icb, searching = null;\n"
-    "var ignorecase = false, zx = 0, zw = 1;\n"
+    "var ignorecase = false, zx = 0, zw = 1, zd = 0, svg, controls, W0;\n"
     "function init(evt) {\n"
-    "  var svg = document.documentElement;\n"
+    "  svg = document.documentElement;\n"
     "  W = +svg.getAttribute('width'); PAD = +svg.getAttribute('data-pad');\n"
     "  TOTAL = +svg.getAttribute('data-total');\n"
     "  frames = document.getElementById('frames');\n"
@@ -31,10 +33,31 @@ static const char report_svg_script[] =
     "    if ((e.ctrlKey && e.key === 'f') || e.key === 'F3') { e.preventDefault(); search(); }\n"
     "    if (e.ctrlKey && e.key === 'i') { e.preventDefault(); toggle_ignorecase(); }\n"
     "    if (e.key === 'Escape') { unzoom(); clear_search(); } });\n"
-    "  place(0, TOTAL, 0);\n"
+    "  controls = document.getElementById('controls'); W0 = W;\n"
+    "  zw = TOTAL; resize();\n"
+    "  window.addEventListener('resize', resize);\n"
+    "  window.addEventListener('scroll', keep_bar);\n"
     "  /* Open on the roots: they are at the bottom of a tall graph. */\n"
     "  if (window.scrollTo && svg.getBoundingClientRect)\n"
     "    window.scrollTo(0, svg.getBoundingClientRect().height);\n"
+    "  keep_bar();\n"
+    "}\n"
+    "function set(id, a, v) { var e = document.getElementById(id); if (e) e.setAttribute(a, v); }\n"
+    "/* As wide as the window: the frames laid out again for its width. */\n"
+    "function resize() {\n"
+    "  var w = window.innerWidth;\n"
+    "  if (w && w >= 400 && w !== W) {\n"
+    "    W = w; svg.setAttribute('width', W);\n"
+    "    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + svg.getAttribute('height'));\n"
+    "    set('background', 'width', W); set('bar', 'width', W); set('title', 'x', W / 2);\n"
+    "    set('search', 'x', W - 110); set('ignorecase', 'x', W - 40); set('matched', 'x', W - 200);\n"
+    "    set('legend', 'transform', 'translate(' + (W - W0) / 2 + ',0)');\n"
+    "  }\n"
+    "  place(zx, zw, zd);\n"
+    "}\n"
+    "/* The controls at the top of the view, wherever it is scrolled. */\n"
+    "function keep_bar() {\n"
+    "  if (controls) controls.setAttribute('transform', 'translate(0,' + (window.scrollY || 0) + ')');\n"
     "}\n"
     "function fname(g) { return g.getAttribute('data-n'); }\n"
     "function label(g, w) {\n"
@@ -43,7 +66,7 @@ static const char report_svg_script[] =
     "}\n"
     "function place(x0, w0, d0) {\n"
     "  var scale = (W - 2 * PAD) / w0, gs = frames.children;\n"
-    "  zx = x0; zw = w0;\n"
+    "  zx = x0; zw = w0; zd = d0;\n"
     "  for (var i = 0; i < gs.length; i++) {\n"
     "    var g = gs[i], x = +g.getAttribute('data-x'), w = +g.getAttribute('data-w');\n"
     "    var d = +g.getAttribute('data-d'), r = g.querySelector('rect'), t = "

@@ -161,11 +161,103 @@ static void test_hot_path_tripled(void **state)
     profile_free(&b);
 }
 
+/* The width the SVG draws for the frame path `prefix` ("proc;a;b"): the folded lines' larger
+ * count summed over the stacks under it; their base and new sums too. */
+static void folded_under(const char *folded, const char *prefix, uint64_t *widest, uint64_t *base,
+                         uint64_t *now)
+{
+    *widest = *base = *now = 0;
+    size_t n = strlen(prefix);
+    for (const char *l = folded; *l;) {
+        const char *e = strchr(l, '\n');
+        const char *sp2 = e;
+        while (sp2 > l && sp2[-1] != ' ')
+            sp2--;
+        const char *sp1 = sp2 - 1;
+        while (sp1 > l && sp1[-1] != ' ')
+            sp1--;
+        size_t stack_len = (size_t)(sp1 - 1 - l);
+        if (stack_len >= n && !strncmp(l, prefix, n) && (stack_len == n || l[n] == ';')) {
+            uint64_t b = strtoull(sp1, NULL, 10), w = strtoull(sp2, NULL, 10);
+            *widest += b > w ? b : w;
+            *base += b;
+            *now += w;
+        }
+        l = e + 1;
+    }
+}
+
+/* Code that vanished: NEW lacks BASE's 5 samples at an unnamed address. The SVG draws the
+ * union of both recordings: every frame exactly as wide as the larger count of each stack under
+ * it in the folded output (so never narrower than either recording there), the gone frame at
+ * its BASE width and blue, with a legend; --widths new draws NEW's alone. */
+static void test_vanished_code_drawn(void **state)
+{
+    (void)state;
+    struct profile a, b;
+    synth_profile(&a);
+    synth_profile(&b);
+    size_t w = 0;
+    for (size_t i = 0; i < b.samples.n; i++)
+        if (i < 85 || i >= 90) /* synth.c: samples 85..89 are the only ones in prog_static */
+            b.samples.v[w++] = b.samples.v[i];
+    b.samples.n = w;
+    struct report_diff d;
+    struct hv_err err;
+    assert_int_equal(report_diff_build(&a, &b, &d, &err), 0);
+    struct report_diff_opts o = {.base_name = "a.fxt", .new_name = "b.fxt"};
+    char *folded = written(&d, &o, report_diff_write_folded);
+    char *svg = written(&d, &o, report_diff_write_svg);
+    assert_non_null(strstr(svg, "id=\"legend\""));
+    assert_non_null(strstr(svg, "gone from NEW: drawn at its BASE width"));
+    char path[64][256];
+    size_t checked = 0;
+    bool gone_blue = false;
+    for (const char *g = strstr(svg, "<g class=\"f\" data-n=\""); g;
+         g = strstr(g + 1, "<g class=\"f\" data-n=\"")) {
+        char name[256];
+        unsigned long long x, width;
+        unsigned depth;
+        assert_int_equal(sscanf(g, "<g class=\"f\" data-n=\"%255[^\"]\" data-x=\"%llu\" "
+                                   "data-w=\"%llu\" data-d=\"%u\"",
+                                name, &x, &width, &depth),
+                         4);
+        assert_true(depth < 64);
+        int len = snprintf(path[depth], sizeof(path[depth]), "%s%s%s",
+                           depth > 1 ? path[depth - 1] : "", depth > 1 ? ";" : "", name);
+        assert_true(len > 0 && (size_t)len < sizeof(path[depth]));
+        if (depth == 0)
+            continue;
+        uint64_t widest, base, now;
+        folded_under(folded, path[depth], &widest, &base, &now);
+        if (width != widest || width < base || width < now)
+            fail_msg("%s: drawn %llu wide, the folded stacks under it: larger %llu, base %llu, "
+                     "new %llu",
+                     path[depth], width, (unsigned long long)widest, (unsigned long long)base,
+                     (unsigned long long)now);
+        if (now == 0 && base > 0) /* gone from NEW: blue */
+            gone_blue |= strstr(line_with(g, "data-n="), ",255)\"") != NULL;
+        checked++;
+    }
+    assert_true(checked >= 8);
+    assert_true(gone_blue);
+    free(svg);
+    o.widths = REPORT_DIFF_WIDTHS_NEW;
+    svg = written(&d, &o, report_diff_write_svg);
+    assert_non_null(strstr(svg, "widths: the NEW samples"));
+    free(svg);
+    free(folded);
+    report_diff_free(&d);
+    profile_free(&a);
+    profile_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_profile),
         cmocka_unit_test(test_hot_path_tripled),
+        cmocka_unit_test(test_vanished_code_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,7 +241,7 @@ static void test_merge(void **state)
 
     /* Folded stacks: Python functions say their file. */
     struct report_stacks rs;
-    assert_int_equal(report_stacks_build(&p, false, &rs, &err), 0);
+    assert_int_equal(report_stacks_build(&p, NULL, &rs, &err), 0);
     bool found = false;
     for (size_t i = 0; i < rs.n; i++)
         found |= !strcmp(rs.v[i].text, "python3.11;main;<module> (t.py);through_c (t.py);"

@@ -34,6 +34,10 @@
 static const struct cli_option top_options[] = {
     {0x400, "refresh", 0, "S", "redraw every S seconds (default 1)"},
     {0x401, "window", 0, "S", "the table covers the last S seconds (default 5; 0: the whole run)"},
+    {0x402, "batch", 'b', NULL,
+     "plain tables one after another, no screen control (as top -b;\n"
+     "the default when standard output is not a terminal)"},
+    {0x403, "iterations", 'n', "N", "stop the guest after N tables (as top -n)"},
 };
 
 static const struct cli_group live_group = CLI_GROUP("live table", top_options);
@@ -55,7 +59,7 @@ const struct cli_command *cli_top(void)
 {
     static struct cli_command c = {
         .name = "top",
-        .synopsis = "[--refresh S] [--window S] RECORD-OPTIONS...",
+        .synopsis = "[--refresh S] [--window S] [-b] [-n N] RECORD-OPTIONS...",
         .about =
             "Record a guest as 'hvprof record' does (every record option works; without -o the\n"
             "recording goes to a temporary file removed at the end, without --console the\n"
@@ -71,6 +75,9 @@ const struct cli_command *cli_top(void)
 struct top_view {
     const char *path, *console;
     double refresh, window;
+    bool batch;           /* plain tables, no escapes (-b, or stdout not a terminal) */
+    unsigned iterations;  /* tables to show before stopping the guest; 0: until it stops */
+    unsigned shown;
     const char *symbols[16];
     size_t nsymbols;
     atomic_bool done;
@@ -82,12 +89,23 @@ struct top_view {
     unsigned max_vcpu;
 };
 
-static unsigned term_rows(void)
+/* The terminal's size, read at every frame and every tenth of a second between them: a resize
+ * (SIGWINCH's news) redraws at once. Batch mode has no screen: 40 rows of up to 200 columns. */
+static void term_size(const struct top_view *v, unsigned *rows, unsigned *cols)
 {
     struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row >= 10)
-        return ws.ws_row;
-    return 40;
+    *rows = 40;
+    *cols = 200;
+    if (!v->batch && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+        *rows = ws.ws_row < 6 ? 6 : ws.ws_row;
+        *cols = ws.ws_col < 20 ? 20 : ws.ws_col;
+    }
+}
+
+/* A line cut to the width (a wrapped line would push the header off the screen). */
+static void put_line(const char *s, size_t n, unsigned cols)
+{
+    printf("%.*s\n", (int)(n < cols ? n : cols), s);
 }
 
 /* The last line of the guest's console, for the header. */
@@ -176,7 +194,9 @@ static int snapshot(struct top_view *v, char **text, size_t *tlen, uint64_t *sam
     FILE *out = open_memstream(text, tlen);
     if (!out)
         goto done;
-    struct report_opts o = {.top_limit = term_rows()};
+    unsigned rows, cols;
+    term_size(v, &rows, &cols);
+    struct report_opts o = {.top_limit = rows};
     rc = report_write_top(&p, &o, out, &err);
     fclose(out);
 done:
@@ -193,7 +213,8 @@ static void draw(struct top_view *v)
     double seconds = 0;
     char cons[160];
     console_tail(v->console, cons, sizeof(cons));
-    unsigned rows = term_rows(), used = 0;
+    unsigned rows, cols, used = 0;
+    term_size(v, &rows, &cols);
     int rc = snapshot(v, &text, &tlen, &samples, &seconds);
     /* Nothing recorded yet: the screen is left alone, so that an error of record's (a bad
      * option, a kernel that does not load) stays readable. */
@@ -202,21 +223,29 @@ static void draw(struct top_view *v)
         return;
     }
     v->drawn = true;
-    /* Home, clear to the end: one write per frame. */
-    printf("\033[H\033[2J");
+    v->shown++;
+    /* Home, clear to the end: one write per frame; in batch mode a blank line between
+     * tables. */
+    if (v->batch)
+        printf(v->shown > 1 ? "\n" : "");
+    else
+        printf("\033[H\033[2J");
     char vcpu[32] = "all vCPUs";
     if (v->vcpu >= 0)
         snprintf(vcpu, sizeof(vcpu), "vCPU %d", v->vcpu);
     char win[32] = "the whole run";
     if (v->window > 0)
         snprintf(win, sizeof(win), "the last %g s", v->window);
-    printf("hvprof top: %.1f s recorded; %s, %s, %s samples: %llu  (q quit, k/u/a, p/f, v)\n",
-           seconds, win, vcpu,
-           v->mode == 'k'   ? "kernel"
-           : v->mode == 'u' ? "user"
-                            : "all",
-           (unsigned long long)samples);
-    printf("guest console: %s\n", cons);
+    char head[512];
+    int n = snprintf(head, sizeof(head), "hvprof top: %.1f s recorded; %s, %s, %s samples: %llu%s",
+                     seconds, win, vcpu,
+                     v->mode == 'k'   ? "kernel"
+                     : v->mode == 'u' ? "user"
+                                      : "all",
+                     (unsigned long long)samples, "");
+    put_line(head, n > 0 ? (size_t)n : 0, cols);
+    n = snprintf(head, sizeof(head), "guest console: %s", cons);
+    put_line(head, n > 0 ? (size_t)n : 0, cols);
     used = 2;
     if (rc < 0) {
         printf("\n(no samples yet)\n");
@@ -227,21 +256,27 @@ static void draw(struct top_view *v)
             char *pp = strstr(text, "# Per process");
             line = pp ? pp : text;
         }
-        for (bool first = true; line && *line && used + 1 < rows; first = false) {
+        /* The last row is the keys' (below), in an 80x24 terminal too. */
+        for (bool first = true; line && *line && used + 2 < rows; first = false) {
             char *nl = strchr(line, '\n');
-            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
             /* The report's notes on how stacks were walked stay out of a live view; its
              * column header stays. */
             bool skip =
-                !first && !v->per_process && line[0] == '#' && !memmem(line, n, "Children", 8);
+                !first && !v->per_process && line[0] == '#' && !memmem(line, len, "Children", 8);
             if (!v->per_process && !strncmp(line, "# Per process", 13))
                 break;
             if (!skip) {
-                printf("%.*s\n", (int)n, line);
+                put_line(line, len, cols);
                 used++;
             }
             line = nl ? nl + 1 : NULL;
         }
+    }
+    if (!v->batch) {
+        static const char keys[] =
+            "keys: q quit  k kernel  u user  a all  p per process  f per function  v vCPU";
+        put_line(keys, sizeof(keys) - 1, cols);
     }
     fflush(stdout);
     free(text);
@@ -281,13 +316,23 @@ static void *display(void *arg)
     struct top_view *v = arg;
     pthread_setname_np(pthread_self(), "display");
     sandbox_thread_enter(SANDBOX_UI); /* the terminal and the recording read back */
-    bool keys = isatty(STDIN_FILENO);
+    bool keys = !v->batch && isatty(STDIN_FILENO);
     while (!atomic_load(&v->done)) {
         draw(v);
-        /* Wait for the next frame, a key ending the wait early. */
+        /* -n N: after the Nth table the guest stops, as after q. */
+        if (v->iterations && v->shown >= v->iterations && !v->quitting) {
+            v->quitting = true;
+            kill(getpid(), SIGINT);
+        }
+        /* Wait for the next frame, a key or a resize ending the wait early. */
         struct pollfd pfd = {.fd = keys ? STDIN_FILENO : -1, .events = POLLIN};
         int ms = (int)(v->refresh * 1000);
+        unsigned rows0, cols0, rows1, cols1;
+        term_size(v, &rows0, &cols0);
         for (int waited = 0; waited < ms && !atomic_load(&v->done); waited += 100) {
+            term_size(v, &rows1, &cols1);
+            if (rows1 != rows0 || cols1 != cols0)
+                break;
             if (poll(&pfd, 1, 100) > 0 && (pfd.revents & POLLIN)) {
                 char c;
                 if (read(STDIN_FILENO, &c, 1) == 1) {
@@ -341,6 +386,24 @@ int cmd_top(int argc, char **argv)
             cli_usage(stdout, cli_top());
             free(rargv);
             return 0;
+        }
+        if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
+            v.batch = true;
+            continue;
+        }
+        if ((!strcmp(a, "-n") || !strcmp(a, "--iterations")) && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(argv[i + 1], &end, 10);
+            if (*end || errno || n == 0 || n > 1000000 || argv[i + 1][0] == '-') {
+                fprintf(stderr, "hvprof top: %s %s: expected a number of tables, 1 or more\n", a,
+                        argv[i + 1]);
+                free(rargv);
+                return 2;
+            }
+            v.iterations = (unsigned)n;
+            i++;
+            continue;
         }
         if ((!strcmp(a, "--refresh") || !strcmp(a, "--window")) && i + 1 < argc) {
             double *dst = a[2] == 'r' ? &v.refresh : &v.window;
@@ -404,9 +467,12 @@ int cmd_top(int argc, char **argv)
     }
     rargv[rargc++] = "--quiet";
     rargv[rargc] = NULL;
+    /* Not a terminal (a pipe, a file): plain tables, as top -b. */
+    if (!isatty(STDOUT_FILENO))
+        v.batch = true;
     /* Keys one at a time, not echoed; restored before anything else is printed. */
     struct termios saved;
-    bool raw = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    bool raw = !v.batch && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
     if (raw) {
         struct termios t = saved;
         t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -425,7 +491,7 @@ int cmd_top(int argc, char **argv)
         pthread_join(ts.th, NULL);
     if (raw)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-    if (started && status == 0)
+    if (started && status == 0 && !v.batch)
         draw(&v); /* the last frame stays on the screen */
     if (own_out)
         unlink(out_path);

@@ -54,3 +54,48 @@ for _ in $(seq 1 150); do [ -s "$dir/exit" ] && break; sleep 0.2; done
 "$hv" dump --stats "$dir/top.fxt" >/dev/null || { echo "FAIL: the recording does not read whole"; exit 1; }
 "$hv" report -q "$dir/top.fxt" | grep -q '\[\.\] hot_leaf' || { echo "FAIL: report of the recording"; exit 1; }
 ok "q: exit 0, a complete recording that report reads"
+
+# An 80x24 terminal: every line cut to the width, the header and the keys' hint on the first
+# line of every frame, the column header in view; resized to 200x60, the same.
+small=hvprof-top-small-$$
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; tmux -L "$small" kill-server 2>/dev/null || true; rm -rf "$dir"' EXIT
+tmux -L "$small" new-session -d -x 80 -y 24 \
+  "'$hv' top --guest demo --vcpus 2 --cmdline 'progs=workload,syscall seconds=120' --refresh 0.3 \
+    -o '$dir/small.fxt'; sleep 60"
+spane() { tmux -L "$small" capture-pane -p -J; }
+fits() { # $1 columns, $2 rows
+  for _ in $(seq 1 100); do
+    spane | head -1 | grep -q '^hvprof top: .* recorded' && spane | grep -q '^keys: q quit' && break
+    sleep 0.2
+  done
+  local s; s=$(spane)
+  echo "$s" | head -1 | grep -q '^hvprof top: .* recorded; the last 5 s, all vCPUs, all samples: [0-9]' ||
+    { echo "FAIL: $1x$2: the first line is not the header:"; echo "$s"; exit 1; }
+  echo "$s" | grep -q '^keys: q quit  k kernel  u user  a all  p per process  f per function  v vCPU$' ||
+    { echo "FAIL: $1x$2: the keys are not shown whole:"; echo "$s"; exit 1; }
+  echo "$s" | grep -q '# Children' || { echo "FAIL: $1x$2: no column header:"; echo "$s"; exit 1; }
+  local long; long=$(echo "$s" | awk -v w="$1" 'length($0) > w')
+  [ -z "$long" ] || { echo "FAIL: $1x$2: lines wider than the terminal:"; echo "$long"; exit 1; }
+  [ "$(echo "$s" | wc -l)" -le "$2" ] || { echo "FAIL: $1x$2: more lines than rows"; exit 1; }
+}
+await_small() {
+  for _ in $(seq 1 450); do spane | grep -q '\[\.\] hot_leaf' && return 0; sleep 0.2; done
+  echo "FAIL: 80x24: no table"; spane; exit 1
+}
+await_small
+fits 80 24
+ok "80x24: the header first, the keys shown, every line within 80 columns"
+tmux -L "$small" resize-window -x 200 -y 60
+sleep 1.5
+fits 200 60
+spane | head -1 | grep -q 'the last 5 s' || { echo "FAIL: 200x60 header"; exit 1; }
+ok "resized to 200x60: redrawn, the header first"
+tmux -L "$small" send-keys q
+
+# Batch mode: plain tables (no escape sequences), -n of them, then the guest stops.
+"$hv" top -b -n 3 --refresh 0.5 --guest demo --vcpus 1 --cmdline 'progs=workload seconds=60' \
+  > "$dir/batch.txt" 2> "$dir/batch.err" || { echo "FAIL: batch exit"; cat "$dir/batch.err"; exit 1; }
+! grep -q $'\033' "$dir/batch.txt" || { echo "FAIL: escapes in batch output"; exit 1; }
+[ "$(grep -c '^hvprof top: ' "$dir/batch.txt")" = 3 ] || { echo "FAIL: not 3 tables"; cat "$dir/batch.txt"; exit 1; }
+grep -q '\[\.\] hot_leaf' "$dir/batch.txt" || { echo "FAIL: batch table lacks hot_leaf"; exit 1; }
+ok "top -b -n 3: three plain tables, then the guest stops"

@@ -1,5 +1,6 @@
 /* hvprof record: boot a guest under sampling and write an FXT recording. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -31,7 +32,6 @@ enum {
     OPT_ABANDON,
     OPT_NO_LEAF,
     OPT_DEFER_USER,
-    OPT_QUIET,
     OPT_STAGE_TIMES,
     OPT_GUEST_OS,
     OPT_SYMBOLS,
@@ -74,6 +74,17 @@ _Static_assert(OFF_CPU_HZ_DEFAULT == 50u && OFF_CPU_HZ_MAX == 100u,
 static const struct cli_option record_options[] = {
     {'o', "output", 'o', "FILE", "the recording (FXT) to write (required)"},
     {OPT_HZ, "hz", 0, "N", "samples per second per vCPU, e.g. 1000, 4kHz (default 1000)"},
+    {'F', "freq", 'F', "N", "the same as --hz (perf's -F)"},
+    {'c', "period", 'c', "NS",
+     "a sample every NS nanoseconds of each vCPU (perf's -c for\n"
+     "cpu-clock): --hz 1e9/NS"},
+    {'a', "all-cpus", 'a', NULL, "every vCPU (always so: perf's -a, accepted)"},
+    {'g', "call-graph", 'g', NULL,
+     "stacks (always recorded: perf's -g, accepted)"},
+    {'p', "pid", 'p', "PID",
+     "refused: hvprof records a guest it boots, not a process\n"
+     "already running (profile a process of the guest with report\n"
+     "--pid)"},
     {OPT_MODE, "mode", 0, "cpu|wall|exits",
      "cpu: skip ticks where the vCPU is halted (default);\n"
      "wall: sample every tick; exits: take the timer exits but\n"
@@ -139,9 +150,13 @@ static const struct cli_option record_options[] = {
      "no Python frames: by default the frames of a CPython\n"
      "3.11 or 3.13 program (function, file, line) are read from\n"
      "the interpreter's memory at each sample (docs/python.md)"},
-    {OPT_QUIET, "quiet", 0, NULL,
+    {'q', "quiet", 'q', NULL,
      "no progress line, no summary: errors and what the file\n"
      "lacks only"},
+    {'v', "verbose", 'v', NULL,
+     "the whole account at the end (per vCPU, the exit path, steal,\n"
+     "modules, sources), as a file or pipe gets it; -vv every vCPU's\n"
+     "row however many"},
     {OPT_STAGE_TIMES, "stage-times", 0, NULL,
      "print the exit hook's mean time per stage, per vCPU"},
 };
@@ -163,6 +178,8 @@ const struct cli_command cli_record = {
 
 struct record_extra {
     uint64_t duration_ns;
+    unsigned verbose;    /* -v: the whole summary on a terminal too; -vv: every vCPU's row */
+    bool exit_every_given, ring_keep_given;
     bool buffer_given;
     bool off_cpu;        /* --off-cpu */
     uint64_t off_cpu_hz; /* --off-cpu-hz, 0: not given */
@@ -233,9 +250,31 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         c->out_path = arg;
         return 1;
     case OPT_HZ:
-        if (parse_freq_hz(arg, "--hz", 1, 100000, &v, err) < 0)
+    case 'F':
+        if (parse_freq_hz(arg, opt == OPT_HZ ? "--hz" : "-F", 1, 100000, &v, err) < 0)
             return -1;
         c->hz = v;
+        return 1;
+    case 'c':
+        /* perf's cpu-clock period is in nanoseconds: -c 1000000 is 1 kHz. */
+        if (parse_uint(arg, "-c", 10000, 1000000000, &v, err) < 0)
+            return -1;
+        if (1000000000ull % v)
+            return hv_errk(err, HV_ERR_USAGE,
+                           "-c %s: the period must divide a second (1000000 is 1 kHz)", arg);
+        c->hz = 1000000000ull / v;
+        return 1;
+    case 'a':
+    case 'g':
+        return 1;
+    case 'p':
+        return hv_errk(err, HV_ERR_USAGE,
+                       "-p %s: hvprof records a guest it boots (--guest, --kernel, --disk, "
+                       "--libvirt), not a running process; record the VM, then 'hvprof report "
+                       "FILE --pid %s' shows the guest's process",
+                       arg, arg);
+    case 'v':
+        x->verbose++;
         return 1;
     case OPT_MODE:
         if (!strcmp(arg, "cpu"))
@@ -274,6 +313,7 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_uint(arg, "--exit-stacks-every", 1, 1000000, &v, err) < 0)
             return -1;
         c->exit_every = (unsigned)v;
+        x->exit_every_given = true;
         return 1;
     case OPT_OFF_CPU:
         x->off_cpu = true;
@@ -290,6 +330,7 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
         if (parse_uint(arg, "--ring-keep", 1, 100000, &v, err) < 0)
             return -1;
         c->ring_keep = (unsigned)v;
+        x->ring_keep_given = true;
         return 1;
     case OPT_MAX_METADATA:
         if (parse_size(arg, "--max-metadata", META_BUDGET_MIN, 1ull << 40, &v, err) < 0)
@@ -316,7 +357,7 @@ static int handle_record_opt(struct sampler_config *c, int opt, const char *arg,
     case OPT_DEFER_USER:
         c->defer_user_stacks = true;
         return 1;
-    case OPT_QUIET:
+    case 'q':
         c->quiet = true;
         return 1;
     case OPT_STAGE_TIMES:
@@ -413,12 +454,35 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
         fprintf(stderr, "hvprof record: no output file (use -o FILE)\n");
         return 2;
     }
+    /* The guest's console and the progress line on one terminal would run into each other:
+     * there, the console goes to FILE.console unless --console says where (- for the
+     * terminal, the progress line then off), said once. */
+    static char console_path[PATH_MAX + 16];
+    bool console_default = false;
+    bool on_terminal = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+    if (o.console && !strcmp(o.console, "-")) {
+        o.console = NULL;
+        c.no_progress = on_terminal;
+    } else if (!o.console && on_terminal && !c.quiet) {
+        snprintf(console_path, sizeof(console_path), "%s.console", c.out_path);
+        o.console = console_path;
+        console_default = true;
+    }
     if (run_opts_finish(&o, &err) < 0 || run_opts_check_outputs(&o, c.out_path, &err) < 0) {
         fprintf(stderr, "hvprof record: %s\n", err.msg);
         return o.disk_failed ? 1 : 2; /* a disk's file, or the command line */
     }
     if (x.off_cpu_hz && !x.off_cpu) {
         fprintf(stderr, "hvprof record: --off-cpu-hz needs --off-cpu\n");
+        return 2;
+    }
+    /* Options that mean nothing without another: said before anything starts. */
+    if (x.exit_every_given && !c.exit_events) {
+        fprintf(stderr, "hvprof record: --exit-stacks-every needs --events exits\n");
+        return 2;
+    }
+    if (x.ring_keep_given && !c.ring_bytes && !c.ring_window_ns) {
+        fprintf(stderr, "hvprof record: --ring-keep needs --ring (the flight recorder)\n");
         return 2;
     }
     if (x.off_cpu)
@@ -471,6 +535,9 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
 
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
+    if (console_default)
+        fprintf(stderr, "hvprof record: the guest's console goes to %s (--console - shows it here)\n",
+                console_path);
 
     /* The disks' file systems, for binaries whose unwind tables the guest's memory lacks
      * (docs/diskfs.md). Without them the recording goes on; the summary says why. */
@@ -553,10 +620,15 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     bool sigint = res.reason == VM_STOP_SIGNAL && res.status == 128 + SIGINT;
     if (rc == 0 && !duration_stop && !(c.quiet && sigint))
         run_report_stop(stderr, "hvprof record", &res);
+    /* On a terminal a few lines, the details behind -v; a file or pipe (a log) gets all. */
+    bool full = x.verbose || !isatty(STDERR_FILENO);
     if (c.quiet) {
         sampler_print_warnings(s, stderr);
+    } else if (!full) {
+        sampler_print_brief(s, stderr);
+        sampler_print_warnings(s, stderr);
     } else {
-        sampler_print_summary(s, stderr);
+        sampler_print_summary(s, stderr, x.verbose >= 2);
         fputs(disks, stderr);
         if (c.disks)
             diskfs_describe(&dfs, dfs_note, sizeof(dfs_note));
@@ -566,10 +638,21 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
             l += n + (l[n] == '\n');
         }
     }
-    if (!c.quiet) {
+    if (!c.quiet && full) {
         char sb[160];
         run_sandbox_describe(&o, sb, sizeof(sb));
         fprintf(stderr, "  sandbox: %s\n", sb);
+    }
+    /* The last lines say what was made and what to run next (perf's "[ perf record: Captured
+     * and wrote ... ]"). */
+    struct stat ost;
+    if (!c.quiet && frc == 0 && stat(c.out_path, &ost) == 0) {
+        struct sampler_totals tt;
+        sampler_get_totals(s, &tt);
+        fprintf(stderr, "[ hvprof record: wrote %s (%.2f MB, %" PRIu64 " samples)%s ]\n",
+                c.out_path, (double)ost.st_size / 1e6, tt.user + tt.kernel + tt.idle,
+                full ? "" : "; -v for the details");
+        fprintf(stderr, "next: hvprof report %s\n", c.out_path);
     }
     if (x.stage_times)
         sampler_print_stage_times(s, stderr);

@@ -382,7 +382,58 @@ static int load_libvirt(struct run_opts *o, struct hv_err *err)
 #endif
 }
 
-int run_opts_finish(struct run_opts *o, struct hv_err *err)
+/* A field of /proc/meminfo in bytes ("MemTotal:", "MemAvailable:"), 0 if unknown. */
+static uint64_t meminfo(const char *field)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    char line[128];
+    uint64_t kib = 0;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, field, n)) {
+            kib = strtoull(line + n, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+/* What the host can give the guest, checked before anything starts: RAM it does not have is
+ * refused (the guest would be killed when it touched it), RAM it has but not free and vCPUs
+ * far beyond its CPUs warned of, with what to expect. */
+static int check_host_fits(const struct run_opts *o, FILE *warn, struct hv_err *err)
+{
+    uint64_t total = meminfo("MemTotal:"), avail = meminfo("MemAvailable:");
+    char want[32], have[32];
+    parse_format_size(o->mem_bytes, want, sizeof(want));
+    if (total && o->mem_bytes > total) {
+        parse_format_size(total & ~0xfffffull, have, sizeof(have));
+        return hv_errk(err, HV_ERR_USAGE,
+                       "--mem %s: more than the host's %s of RAM (the guest would be killed when "
+                       "it used it)",
+                       want, have);
+    }
+    if (avail && o->mem_bytes > avail) {
+        parse_format_size(avail & ~0xfffffull, have, sizeof(have));
+        fprintf(warn,
+                "hvprof: warning: --mem %s is more than the %s the host has free: the guest may "
+                "be killed if it uses it all\n",
+                want, have);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && o->vcpus > 2 * (unsigned long)cpus) {
+        double share = (double)cpus / (double)o->vcpus;
+        fprintf(warn,
+                "hvprof: warning: --vcpus %u on %ld host CPUs: each vCPU thread gets at most "
+                "%.0f%% of a CPU when all are busy; expect up to %.0f%% of the sampling ticks "
+                "missed and a guest that runs %.0fx slower\n",
+                o->vcpus, cpus, 100.0 * share, 100.0 * (1 - share), 1 / share);
+    }
+    return 0;
+}
+
+static int finish(struct run_opts *o, struct hv_err *err)
 {
     if (o->guest && o->kernel)
         return hv_errf(err, "--guest and --kernel are exclusive: pick one");
@@ -426,6 +477,12 @@ int run_opts_finish(struct run_opts *o, struct hv_err *err)
     if (o->initrd && check_readable("initrd", o->initrd, err) < 0)
         return -1;
     return 0;
+}
+
+int run_opts_finish(struct run_opts *o, struct hv_err *err)
+{
+    /* After the guest's own description (a libvirt domain, a disk) set its vCPUs and RAM. */
+    return finish(o, err) < 0 || check_host_fits(o, stderr, err) < 0 ? -1 : 0;
 }
 
 int run_opts_check_outputs(const struct run_opts *o, const char *recording, struct hv_err *err)

@@ -43,7 +43,7 @@ bool sampler_drain_may_work(const struct sampler *s)
 
 static void progress(struct sampler *s, uint64_t now, bool final)
 {
-    if (s->cfg.quiet || !isatty(STDERR_FILENO))
+    if (s->cfg.quiet || s->cfg.no_progress || !isatty(STDERR_FILENO))
         return;
     if (!final && now - s->last_progress_ns < 1000000000ull)
         return;

@@ -443,22 +443,83 @@ static void print_steal(const struct sampler *s, FILE *out)
         return;
     fprintf(out, "  steal: the vCPU threads waited for a host CPU %.1f ms of %.1f ms (%.1f%%):",
             (double)steal / 1e6, (double)wall / 1e6, 100.0 * (double)steal / (double)wall);
+    /* Of many vCPUs, the one that waited most alone. */
+    unsigned worst = 0;
+    for (unsigned i = 1; i < s->cfg.nvcpus; i++)
+        worst = s->core.v[i].st.steal_ns > s->core.v[worst].st.steal_ns ? i : worst;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         const struct vcpu_stats *st = &s->core.v[i].st;
+        if (s->cfg.nvcpus > SAMPLER_SUMMARY_VCPUS && i != worst)
+            continue;
+        if (s->cfg.nvcpus > SAMPLER_SUMMARY_VCPUS)
+            fprintf(out, " the most, vcpu%u %.1f ms (%.1f%%)", i, (double)st->steal_ns / 1e6,
+                    st->wall_ns ? 100.0 * (double)st->steal_ns / (double)st->wall_ns : 0.0);
+        if (s->cfg.nvcpus > SAMPLER_SUMMARY_VCPUS)
+            continue;
         fprintf(out, "%s vcpu%u %.1f ms (%.1f%%)", i ? "," : "", i, (double)st->steal_ns / 1e6,
                 st->wall_ns ? 100.0 * (double)st->steal_ns / (double)st->wall_ns : 0.0);
     }
     fputc('\n', out);
 }
 
-void sampler_print_summary(const struct sampler *s, FILE *out)
+static uint64_t vcpu_samples(const struct sampler *s, unsigned i)
+{
+    const struct vcpu_stats *st = &s->core.v[i].st;
+    return st->user + st->kernel + st->idle;
+}
+
+/* Which vCPUs' rows a summary prints: all of a few dozen; of more, the four busiest and the
+ * four idlest (a 1000-vCPU guest's summary stays a screen). */
+static bool vcpu_row_shown(const struct sampler *s, unsigned i, bool every_vcpu)
+{
+    unsigned n = s->cfg.nvcpus;
+    if (every_vcpu || n <= SAMPLER_SUMMARY_VCPUS)
+        return true;
+    unsigned more = 0, less = 0;
+    uint64_t mine = vcpu_samples(s, i);
+    for (unsigned j = 0; j < n; j++) {
+        uint64_t other = vcpu_samples(s, j);
+        more += other > mine || (other == mine && j < i);
+        less += other < mine || (other == mine && j > i);
+    }
+    return more < 4 || less < 4;
+}
+
+void sampler_print_brief(const struct sampler *s, FILE *out)
+{
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
+    uint64_t samples = t.user + t.kernel + t.idle;
+    double secs = (double)(hv_now_ns() - s->start_ns) / 1e9;
+    fprintf(out,
+            "hvprof record: %" PRIu64 " sample%s of %u vCPU%s at %" PRIu64
+            " Hz (%s mode) in %.1f s; %" PRIu64 " tick%s missed, %" PRIu64 " record%s dropped\n",
+            samples, samples == 1 ? "" : "s", s->cfg.nvcpus, s->cfg.nvcpus == 1 ? "" : "s",
+            s->cfg.hz, mode_name(s->cfg.mode), secs, t.missed, t.missed == 1 ? "" : "s",
+            t.dropped, t.dropped == 1 ? "" : "s");
+    if (t.missed > samples / 4 && t.missed > 100)
+        fprintf(out,
+                "hvprof record: advice: %" PRIu64 " ticks missed against %" PRIu64
+                " taken: the vCPU threads did not get a host CPU in time; lower --hz or "
+                "--vcpus (-v for the per-vCPU account)\n",
+                t.missed, samples);
+}
+
+void sampler_print_summary(const struct sampler *s, FILE *out, bool every_vcpu)
 {
     fprintf(out, "hvprof record: %s, %" PRIu64 " Hz, %s mode, %u vCPU%s\n", s->cfg.out_path,
             s->cfg.hz, mode_name(s->cfg.mode), s->cfg.nvcpus, s->cfg.nvcpus == 1 ? "" : "s");
     fprintf(out, "  %-6s %9s %9s %9s %9s %9s %9s %9s %10s\n", "vcpu", "user", "kernel", "idle",
             "missed", "complete", "abandon", "dropped", "us/sample");
+    unsigned folded = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++) {
         const struct vcpu_stats *st = &s->core.v[i].st;
+        if (!vcpu_row_shown(s, i, every_vcpu)) {
+            if (!folded++)
+                fprintf(out, "  ...    (the vCPUs between the busiest and the idlest: -vv lists "
+                             "each)\n");
+            continue;
+        }
         double us = st->t_samples ? (double)st->t_total / (double)st->t_samples / 1000.0 : 0;
         fprintf(out,
                 "  vcpu%-2u %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64

@@ -10,7 +10,7 @@
  *   sampler_start(s, &err);                            // the drain thread
  *   vm_run(vm, &res, &err);
  *   sampler_finish(s, &err);                           // drain, loss records, close the file
- *   sampler_print_summary(s, stderr);
+ *   sampler_print_summary(s, stderr, false);
  *   sampler_destroy(s);
  */
 #pragma once
@@ -49,7 +49,12 @@ int sampler_output_fd(const struct sampler *s);
  * the session_stop marker and close the file. Returns -1 if the recording could not be written
  * completely (err says why; what was written before the failure is a valid prefix). */
 int sampler_finish(struct sampler *s, struct hv_err *err);
-void sampler_print_summary(const struct sampler *s, FILE *out);
+/* The whole account (record -v, or a log); above SAMPLER_SUMMARY_VCPUS vCPUs their rows are
+ * folded to the busiest and the idlest unless every_vcpu. */
+#define SAMPLER_SUMMARY_VCPUS 32
+void sampler_print_summary(const struct sampler *s, FILE *out, bool every_vcpu);
+/* A few lines: samples, vCPUs, rate, time, what was missed or lost (record on a terminal). */
+void sampler_print_brief(const struct sampler *s, FILE *out);
 /* With cfg.ring_bytes: ask the drain thread for a snapshot of the flight recorder (written
  * within one pass, ~10 ms). Async-signal-safe: `record` calls it on SIGUSR2. */
 void sampler_request_snapshot(struct sampler *s);

@@ -40,6 +40,9 @@ struct sampler_config {
      * (docs/diskfs.md). NULL: none. Used on the drain thread only. */
     struct diskfs *disks;
     bool quiet; /* no progress line */
+    /* No progress line either: the guest's console shares its terminal (record --console -),
+     * where the line would be glued to the guest's. */
+    bool no_progress;
     /* Bytes of metadata records (modules, mappings, symbols, names) the recording may hold;
      * 0: META_BUDGET_DEFAULT (sampler/parts/meta_budget.h, `record --max-metadata`). */
     uint64_t max_metadata;

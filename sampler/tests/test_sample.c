@@ -1018,7 +1018,7 @@ static void test_table_full_unattributed(void **state)
     assert_true(f->s->unattributed_named);
     char summary[8192] = "";
     FILE *mem = fmemopen(summary, sizeof(summary), "w");
-    sampler_print_summary(f->s, mem);
+    sampler_print_summary(f->s, mem, false);
     fclose(mem);
     assert_non_null(strstr(summary, "1 stops under the identity [unattributed: table full] "
                                     "(more live processes or threads than the tables' 1024 "

@@ -99,3 +99,27 @@ tmux -L "$small" send-keys q
 [ "$(grep -c '^hvprof top: ' "$dir/batch.txt")" = 3 ] || { echo "FAIL: not 3 tables"; cat "$dir/batch.txt"; exit 1; }
 grep -q '\[\.\] hot_leaf' "$dir/batch.txt" || { echo "FAIL: batch table lacks hot_leaf"; exit 1; }
 ok "top -b -n 3: three plain tables, then the guest stops"
+
+# hvprof record on a terminal: the guest's console to its own file (said once), the progress
+# line alone on the terminal, a summary of a few lines ending with the file, its size and the
+# next command; -v gives the whole account.
+rec=hvprof-record-$$
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; tmux -L "$small" kill-server 2>/dev/null || true; tmux -L "$rec" kill-server 2>/dev/null || true; rm -rf "$dir"' EXIT
+tmux -L "$rec" new-session -d -x 120 -y 40 \
+  "'$hv' record --guest demo --duration 2 -o '$dir/r.fxt'; echo \$? > '$dir/rexit'; sleep 60"
+for _ in $(seq 1 300); do [ -s "$dir/rexit" ] && break; sleep 0.2; done
+rpane=$(tmux -L "$rec" capture-pane -p -J)
+[ "$(cat "$dir/rexit")" = 0 ] || { echo "FAIL: record exit"; echo "$rpane"; exit 1; }
+echo "$rpane" | grep -q "^hvprof record: the guest's console goes to $dir/r.fxt.console" ||
+  { echo "FAIL: the console's file is not said"; echo "$rpane"; exit 1; }
+! echo "$rpane" | grep -q 'workload:' || { echo "FAIL: the guest's console on the terminal"; echo "$rpane"; exit 1; }
+grep -q '^workload: ' "$dir/r.fxt.console" || { echo "FAIL: the console file lacks the guest's lines"; exit 1; }
+echo "$rpane" | grep -Eq '^hvprof record: [0-9]+ samples of 1 vCPU at 1000 Hz' ||
+  { echo "FAIL: no brief summary"; echo "$rpane"; exit 1; }
+echo "$rpane" | grep -Eq "^\[ hvprof record: wrote $dir/r.fxt \([0-9.]+ MB, [0-9]+ samples\); -v for the details \]" ||
+  { echo "FAIL: no final line"; echo "$rpane"; exit 1; }
+echo "$rpane" | grep -q "^next: hvprof report $dir/r.fxt" || { echo "FAIL: no next command"; exit 1; }
+lines=$(echo "$rpane" | grep -c .)
+[ "$lines" -le 8 ] || { echo "FAIL: $lines lines on the terminal"; echo "$rpane"; exit 1; }
+! echo "$rpane" | grep -Eq 'dropped(workload|hvprof-guest)' || { echo "FAIL: glued lines"; exit 1; }
+ok "record on a terminal: the console in its own file, $lines lines, the file and the next command last"

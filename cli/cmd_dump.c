@@ -28,7 +28,11 @@ const struct cli_command cli_dump = {
     .about = "Print the records of an FXT (Fuchsia Trace Format) file, one line per record:\n"
              "byte offset, record type, decoded fields (hvprof samples, modules, mappings and\n"
              "loss records included). The file is checked strictly; on malformed input the\n"
-             "command prints \"FILE: offset 0x...: reason\" and exits with status 1.",
+             "command prints \"FILE: offset 0x...: reason\" and exits with status 1; a file cut\n"
+             "inside a record shows every record before the cut and says where it was cut.",
+    .examples = "hvprof dump demo.fxt | less                 # every record\n"
+                "hvprof dump --stats demo.fxt                # counts per record type\n"
+                "hvprof dump demo.fxt | grep records_dropped # the loss records",
     .groups = dump_groups,
     .ngroups = 1,
 };

@@ -172,6 +172,9 @@ const struct cli_command cli_record = {
              "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
              "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
              "--duration, or on Ctrl-C (exit status 0); the file is complete in every case.",
+    .examples = "hvprof record --guest demo -o demo.fxt                # the built-in demo guest\n"
+                "hvprof record --disk debian.qcow2 --vcpus 2 -F 999 -o d.fxt --duration 30\n"
+                "hvprof record --libvirt web01 --off-cpu -o web.fxt    # a libvirt domain, off-CPU too",
     .groups = record_groups,
     .ngroups = sizeof(record_groups) / sizeof(record_groups[0]),
 };

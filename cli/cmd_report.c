@@ -112,6 +112,9 @@ const struct cli_command cli_report = {
     .name = "report",
     .synopsis = "FILE [options]",
     .about = "Symbolize an hvprof recording and write a report.",
+    .examples = "hvprof report demo.fxt --sort comm,dso --no-children --percent-limit 1\n"
+                "hvprof report demo.fxt --comm 'work*' --format svg -o flame.svg\n"
+                "hvprof report demo.fxt --format pprof -o demo.pb.gz && pprof -top demo.pb.gz",
     .groups = report_groups,
     .ngroups = sizeof(report_groups) / sizeof(report_groups[0]),
 };

@@ -17,6 +17,9 @@ const struct cli_command cli_run = {
     .about = "Boot a guest under hvprof's VMM (no sampling) and exit with the guest's status:\n"
              "the value it writes to the debug-exit port, 0 on reset, 1 on a triple fault or\n"
              "KVM error, 124 on --timeout, 128+N on signal N.",
+    .examples = "hvprof run --guest demo                     # boot the demo guest, no sampling\n"
+                "hvprof run --kernel bzImage --initrd initrd.img --cmdline 'console=ttyS0'\n"
+                "hvprof run --disk debian.qcow2 --net user --timeout 60",
     .groups = run_groups,
     .ngroups = sizeof(run_groups) / sizeof(run_groups[0]),
 };

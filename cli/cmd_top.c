@@ -67,6 +67,9 @@ const struct cli_command *cli_top(void)
             "runs; record's --symbols are where the table's symbols come from too.\n"
             "keys: q quit (stops the guest, as Ctrl-C), k kernel samples only, u user only,\n"
             "      a all, p per process, f per function, v next vCPU (then all again)",
+        .examples = "hvprof top --guest demo --vcpus 2             # live, q to stop\n"
+                    "hvprof top --disk debian.qcow2 --window 10 --refresh 2\n"
+                    "hvprof top -b -n 5 --guest demo > top.log      # five plain tables, then stop",
     };
     c.groups = top_groups(&c.ngroups);
     return &c;

@@ -75,6 +75,14 @@ void cli_usage(FILE *out, const struct cli_command *cmd)
     }
     fputc('\n', out);
     usage_row(out, "-h, --help", "this text", col);
+    if (cmd->examples) {
+        fputs("\nexamples:\n", out);
+        for (const char *l = cmd->examples; *l;) {
+            size_t n = strcspn(l, "\n");
+            fprintf(out, "  %.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+    }
 }
 
 /* Markdown cells: a row's help on one line, '|' escaped. */
@@ -108,6 +116,8 @@ void cli_markdown(FILE *out, const struct cli_command *cmd)
             fputs(" |\n", out);
         }
     }
+    if (cmd->examples)
+        fprintf(out, "\n### examples\n\n```\n%s\n```\n", cmd->examples);
     fputs("\n", out);
 }
 

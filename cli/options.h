@@ -51,6 +51,9 @@ struct cli_command {
     const char *about;    /* paragraphs before the options */
     const struct cli_group *const *groups;
     size_t ngroups;
+    /* Three or so example command lines, '\n' between them, each "COMMAND LINE  # what it
+     * does": the end of --help, the man page's EXAMPLES. */
+    const char *examples;
 };
 
 /* An option for the command's handler: 1 consumed, -1 a bad value (err says why, the parser

@@ -207,6 +207,35 @@ try {
     check(at.height <= at.inner || (at.scrollY > 0 && at.allTop >= 0 && at.allBottom <= at.inner),
           `flamegraph.svg: ${at.height} px tall opens at scrollY ${at.scrollY}, its root ` +
           `frame at ${Math.round(at.allTop)}-${Math.round(at.allBottom)} of ${at.inner}`);
+    // The controls in view wherever the page is scrolled, and the graph as wide as the window.
+    const controls = async () => page.evaluate(() => {
+      const box = (id) => document.getElementById(id).getBoundingClientRect();
+      const all = [...document.querySelectorAll('g.f')].find((g) => g.getAttribute('data-n') === 'all');
+      return {title: box('title'), search: box('search'), inner: window.innerHeight,
+              innerW: window.innerWidth, allW: all.querySelector('rect').getBoundingClientRect().width,
+              scrollY: window.scrollY};
+    });
+    const inView = (c) => c.title.top >= 0 && c.title.bottom <= c.inner && c.search.top >= 0 &&
+      c.search.right <= c.innerW;
+    let c = await controls();
+    await page.screenshot({path: `${reportDir}/flamegraph-view.png`});
+    check(inView(c), `flamegraph.svg: title and Search in view at the roots (title at ` +
+          `${Math.round(c.title.top)}, scrollY ${c.scrollY}; screenshot flamegraph-view.png)`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(200);
+    c = await controls();
+    check(inView(c), `flamegraph.svg: title and Search still in view scrolled to the top ` +
+          `(title at ${Math.round(c.title.top)})`);
+    await page.setViewportSize({width: 1600, height: 700});
+    await page.waitForTimeout(300);
+    c = await controls();
+    check(c.allW > 1550 && inView(c), `flamegraph.svg: at 1600 px the root frame is ` +
+          `${Math.round(c.allW)} px wide, the controls in view`);
+    await page.setViewportSize({width: 900, height: 700});
+    await page.waitForTimeout(300);
+    c = await controls();
+    check(c.allW < 900 && c.allW > 850 && inView(c), `flamegraph.svg: at 900 px the root ` +
+          `frame is ${Math.round(c.allW)} px wide, the controls in view`);
     await page.close();
   }
   // hvprof diff's flame graph (record.sh: the workload alone as the base): it renders, with
@@ -222,10 +251,12 @@ try {
       return {red: fills.filter((f) => /^rgb\(255,(\d+),\1\)$/.test(f) && f !== 'rgb(255,255,255)').length,
               blue: fills.filter((f) => /^rgb\((\d+),\1,255\)$/.test(f)).length,
               frames: fills.length, allTop: r.top, allBottom: r.bottom, inner: window.innerHeight,
-              title: document.getElementById('title').textContent};
+              title: document.getElementById('title').textContent,
+              legend: (document.getElementById('legendtext') || {}).textContent || ''};
     });
     check(seen.frames > 20 && seen.red > 0 && seen.blue > 0 && seen.allTop >= 0 &&
-          seen.allBottom <= seen.inner && seen.title.includes('red: more, blue: less'),
+          seen.allBottom <= seen.inner && seen.title.includes('red: more, blue: less') &&
+          seen.legend.includes('gone from NEW: drawn at its BASE width'),
           `diff.svg: ${seen.frames} frames, ${seen.red} red (more), ${seen.blue} blue (less), ` +
           `root at ${Math.round(seen.allTop)}-${Math.round(seen.allBottom)} of ${seen.inner}`);
     await page.close();

@@ -12,7 +12,7 @@ mkdir -p "$out/report"
 # Every function in the table (--limit): the pprof test compares each one's self samples.
 "$hvprof" report "$out/demo.fxt" --symbols "$guest/progs" --vmlinux "$guest/hvprof-guest.elf" \
   --limit 1000000 --format all -o "$out/report"
-for f in top.txt stacks.folded profile.pb.gz perf-script.txt flamegraph.svg timeline.fxt; do
+for f in top.txt stacks.folded profile.pb.gz perf-script.txt flamegraph.svg timeline.fxt profile.json; do
   [ -s "$out/report/$f" ] || { echo "record.sh: $out/report/$f missing or empty" >&2; exit 1; }
 done
 # A base to compare with (hvprof diff; pprof -diff_base): the workload program alone.
@@ -24,6 +24,6 @@ rm -rf "$out/report-base"
 "$hvprof" diff "$out/base.fxt" "$out/demo.fxt" --symbols "$guest/progs" \
   --vmlinux "$guest/hvprof-guest.elf" --limit 1000000 --format all -o "$out/report/diff"
 for f in report-base/top.txt report/diff/diff.txt report/diff/diff.folded report/diff/diff.svg \
-  report/diff/base.pb.gz report/diff/new.pb.gz; do
+  report/diff/diff.json report/diff/diff-tree.txt report/diff/base.pb.gz report/diff/new.pb.gz; do
   [ -s "$out/$f" ] || { echo "record.sh: $out/$f missing or empty" >&2; exit 1; }
 done

@@ -1,0 +1,15 @@
+# Run at build time (cmake -P): the man pages and the shell completion scripts, written by the
+# built hvprof from its option tables. -DHVPROF=<program> -DOUT=<dir> -DCOMMANDS=<a;b;...>
+file(MAKE_DIRECTORY ${OUT}/man ${OUT}/completion)
+function(gen file)
+  execute_process(COMMAND ${HVPROF} ${ARGN} OUTPUT_FILE ${file} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "hvprof ${ARGN}: exit ${rc}")
+  endif()
+endfunction()
+gen(${OUT}/man/hvprof.1 help --man)
+foreach(c ${COMMANDS})
+  gen(${OUT}/man/hvprof-${c}.1 help --man ${c})
+endforeach()
+gen(${OUT}/completion/hvprof help --completion bash)
+gen(${OUT}/completion/_hvprof help --completion zsh)

@@ -255,8 +255,9 @@ static void warn_cut(const char *path, uint64_t offset, uint64_t have, uint64_t 
     fflush(stdout);
     fprintf(stderr,
             "hvprof dump: %s was cut at byte %" PRIu64 ", inside the record that starts at byte "
-            "%" PRIu64 ": the %" PRIu64 " complete records before it are shown\n",
-            path, offset + have, offset, records);
+            "%" PRIu64 ": the %" PRIu64 " complete record%s before it %s shown\n",
+            path, offset + have, offset, records, records == 1 ? "" : "s",
+            records == 1 ? "is" : "are");
 }
 
 static int dump_stats(const char *path, const void *buf, size_t len)

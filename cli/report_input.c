@@ -289,6 +289,14 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 "%s: %s is a flight recording: it holds the newest samples; %" PRIu64
                 " older records were overwritten\n",
                 cmd, file, ls.overwritten);
+    /* Asked for what the recording was made without: an error, not an empty report. */
+    if (ls.samples == 0 && p->header.mode[0] &&
+        ((p->exits && !p->header.exit_events) || (p->off_cpu && !p->header.off_cpu))) {
+        fprintf(stderr, "%s: %s was recorded without %s: it holds no %s to report\n", cmd, file,
+                p->exits ? "--events exits" : "--off-cpu",
+                p->exits ? "exit events" : "off-CPU records");
+        return 1;
+    }
     if (!quiet && ls.samples == 0)
         fprintf(stderr, "%s: %s holds no %s\n", cmd, file,
                 p->exits     ? "exit events (record with --events exits)"
@@ -310,7 +318,7 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
                 " complete records before it (%" PRIu64 " samples); the cut record and whatever "
                 "followed it are lost\n",
                 cmd, file, ls.cut_offset + ls.cut_have, ls.cut_need ? "" : "at least ",
-                ls.cut_need ? ls.cut_need : 8, ls.cut_offset, ls.records, ls.samples);
+                ls.cut_need ? ls.cut_need : (uint64_t)8, ls.cut_offset, ls.records, ls.samples);
     if (!quiet && !ls.session_stop && !ls.cut)
         fprintf(stderr,
                 "%s: %s ends without its session_stop marker: the recording was cut short (the "

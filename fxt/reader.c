@@ -573,11 +573,11 @@ int fxtr_next(struct fxtr_reader *r, struct fxtr_record *rec, struct hv_err *err
     r->seen_magic = true;
     if (rec->nwords == 0)
         return fail(&c, "record of type %u has size 0", rec->type);
-    if (rec->nwords > (r->len - r->off) / 8)
-        return cut_end(r, (size_t)rec->nwords * 8);
     if (rec->type == 15 && rec->nwords > NORMAL_MAX)
         return fail(&c, "large record of %llu words (4096 or more breaks 12-bit framing)",
                     (unsigned long long)rec->nwords);
+    if (rec->nwords > (r->len - r->off) / 8)
+        return cut_end(r, (size_t)rec->nwords * 8);
     struct cur k = {.p = r->buf + r->off, .n = rec->nwords, .i = 1};
     int rc;
     switch (rec->type) {

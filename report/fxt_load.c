@@ -710,6 +710,13 @@ static int load(const void *buf, size_t len, struct window *w, struct profile *p
         hv_err_prefix(err, "malformed recording");
         goto done;
     }
+    if (!l.hvprof_provider && r.cut) {
+        hv_errk(err, HV_ERR_CORRUPT,
+                "cut at byte %zu, inside its first records (before hvprof's provider record): "
+                "nothing to report",
+                r.cut_offset + r.cut_have);
+        goto done;
+    }
     if (!l.hvprof_provider) {
         hv_errk(err, HV_ERR_CORRUPT,
                 "not an hvprof recording: an FXT file without hvprof's provider 0 'hvprof'");

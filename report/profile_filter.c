@@ -166,6 +166,10 @@ static void span(const struct profile *p, double *from, double *to)
 
 void profile_filter_explain(struct profile *p, const struct prof_filter *f, char *buf, size_t len)
 {
+    if (!p->samples.n) {
+        snprintf(buf, len, "the recording holds no samples");
+        return;
+    }
     if (f->ncomms)
         profile_name_processes_from_modules(p);
     struct wanted w;

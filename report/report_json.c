@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hashidx.h"
+#include "common/vector.h"
 #include "report/report.h"
 #include "report/report_callgraph.h"
 #include "report/report_json.h"
@@ -39,6 +41,93 @@ static void edges(FILE *out, const struct callgraph *g, const uint32_t *pos, siz
         fprintf(out, "%s{\"function\": %" PRIu32 ", \"samples\": %" PRIu64 "}", k ? ", " : "",
                 pos[callers ? e->caller : e->callee], e->weight);
     }
+}
+
+/* A stack as the document writes it: its shown ids, vCPU, mode and the functions of its frames
+ * (two profile entries of one such key, as a profile of every sample has, are one). */
+struct stack_key {
+    const struct profile *p;
+    const uint32_t *pos;
+    size_t nfuncs;
+    const struct prof_sample *s;
+};
+
+static uint32_t frame_fn(const struct stack_key *k, const struct prof_sample *s, uint32_t f)
+{
+    const struct prof_frame *fr = &k->p->frames.v[s->first + f];
+    uint32_t fn = fr->loc < k->p->locs.n ? k->p->locs.v[fr->loc].func : PROF_NONE;
+    return fn < k->nfuncs ? k->pos[fn] : UINT32_MAX;
+}
+
+static bool same_stack(const struct stack_key *k, const struct prof_sample *a)
+{
+    const struct profile *p = k->p;
+    const struct prof_sample *b = k->s;
+    if (profile_shown_pid(p, a->pid) != profile_shown_pid(p, b->pid) ||
+        profile_shown_tid(p, a->pid, a->tid) != profile_shown_tid(p, b->pid, b->tid) ||
+        a->vcpu != b->vcpu || (a->cpl == PROF_CPL_KERNEL) != (b->cpl == PROF_CPL_KERNEL) ||
+        a->nframes != b->nframes)
+        return false;
+    for (uint32_t f = 0; f < a->nframes; f++)
+        if (frame_fn(k, a, f) != frame_fn(k, b, f))
+            return false;
+    return true;
+}
+
+struct stack_rows {
+    VECTOR(const struct prof_sample *) first; /* each row's first entry */
+    VECTOR(uint64_t) weight;
+    const struct stack_key *key;
+};
+
+static bool row_eq(const void *ctx, uint32_t idx)
+{
+    const struct stack_rows *r = ctx;
+    return same_stack(r->key, r->first.v[idx]);
+}
+
+static int write_stacks(FILE *out, const struct profile *p, size_t nfuncs, const uint32_t *pos)
+{
+    struct stack_rows rows = {0};
+    struct hashidx h;
+    hashidx_init(&h);
+    int rc = -1;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *sm = &p->samples.v[i];
+        struct stack_key k = {p, pos, nfuncs, sm};
+        uint64_t hv = hashidx_u64(HASHIDX_SEED, profile_shown_pid(p, sm->pid));
+        hv = hashidx_u64(hv, profile_shown_tid(p, sm->pid, sm->tid));
+        hv = hashidx_u64(hv, sm->vcpu * 2u + (sm->cpl == PROF_CPL_KERNEL));
+        for (uint32_t f = 0; f < sm->nframes; f++)
+            hv = hashidx_u64(hv, frame_fn(&k, sm, f));
+        rows.key = &k;
+        uint32_t idx = hashidx_find(&h, hv, row_eq, &rows);
+        if (idx != HASHIDX_NONE) {
+            rows.weight.v[idx] += sm->weight;
+            continue;
+        }
+        if (!vec_append(&rows.first, sm) || !vec_append(&rows.weight, sm->weight) ||
+            hashidx_insert(&h, hv, (uint32_t)(rows.first.n - 1)) < 0)
+            goto done;
+    }
+    for (size_t i = 0; i < rows.first.n; i++) {
+        const struct prof_sample *sm = rows.first.v[i];
+        struct stack_key k = {p, pos, nfuncs, sm};
+        fprintf(out,
+                "%s\n  {\"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"vcpu\": %u, \"kernel\": %s, "
+                "\"weight\": %" PRIu64 ", \"frames\": [",
+                i ? "," : "", profile_shown_pid(p, sm->pid), profile_shown_tid(p, sm->pid, sm->tid),
+                sm->vcpu, sm->cpl == PROF_CPL_KERNEL ? "true" : "false", rows.weight.v[i]);
+        for (uint32_t f = 0; f < sm->nframes; f++)
+            fprintf(out, f ? ", %" PRIu32 : "%" PRIu32, frame_fn(&k, sm, f));
+        fputs("]}", out);
+    }
+    rc = 0;
+done:
+    vec_free(&rows.first);
+    vec_free(&rows.weight);
+    hashidx_free(&h);
+    return rc;
 }
 
 int report_write_json(const struct profile *p, const struct report_opts *o, FILE *out,
@@ -116,23 +205,9 @@ int report_write_json(const struct profile *p, const struct report_opts *o, FILE
                 ", \"kernel_samples\": %" PRIu64 "}",
                 i ? "," : "", vcpus[i].key, vcpus[i].weight, vcpus[i].kernel);
     fputs("],\n\"stacks\": [", out);
-    /* Each entry of the profile (one per distinct pid, tid, vCPU, mode and stack when the
-     * report aggregates), its frames leaf first as indices into "functions". */
-    size_t shown = 0;
-    for (size_t i = 0; i < p->samples.n; i++) {
-        const struct prof_sample *sm = &p->samples.v[i];
-        fprintf(out,
-                "%s\n  {\"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"vcpu\": %u, \"kernel\": %s, "
-                "\"weight\": %" PRIu64 ", \"frames\": [",
-                shown++ ? "," : "", profile_shown_pid(p, sm->pid),
-                profile_shown_tid(p, sm->pid, sm->tid), sm->vcpu,
-                sm->cpl == PROF_CPL_KERNEL ? "true" : "false", sm->weight);
-        for (uint32_t f = 0; f < sm->nframes; f++) {
-            const struct prof_frame *fr = &p->frames.v[sm->first + f];
-            uint32_t fn = fr->loc < p->locs.n ? p->locs.v[fr->loc].func : PROF_NONE;
-            fprintf(out, f ? ", %" PRIu32 : "%" PRIu32, fn < g.nfuncs ? pos[fn] : UINT32_MAX);
-        }
-        fputs("]}", out);
+    if (write_stacks(out, p, g.nfuncs, pos) < 0) {
+        hv_errk(err, HV_ERR_NO_MEMORY, "json: out of memory");
+        goto done;
     }
     fputs("]}\n", out);
     rc = 0;

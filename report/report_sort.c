@@ -12,7 +12,6 @@
 
 #include "common/hashidx.h"
 #include "common/vector.h"
-#include "report/report.h"
 #include "symbolize/demangle.h"
 
 static const char *const key_names[REPORT_SORT_NKEYS] = {

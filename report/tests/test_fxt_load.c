@@ -288,13 +288,15 @@ static void test_not_a_recording(void **state)
     assert_non_null(strstr(err.msg, "not an hvprof recording"));
     profile_free(&p);
 
-    /* Truncated recording: a malformed-file error naming the offset, never a crash. */
+    /* Truncated recording: what it holds (test_cut_anywhere), or an error naming the cut or
+     * the offset, never a crash. */
     b.n = 0;
     build_recording(&b);
     for (size_t cut = 8; cut < b.n * 8; cut += 13) {
         profile_init(&p);
         if (fxt_load_profile(b.w, cut, &p, NULL, NULL, NULL, &err) < 0)
-            assert_true(strstr(err.msg, "malformed") || strstr(err.msg, "not an hvprof"));
+            assert_true(strstr(err.msg, "malformed") || strstr(err.msg, "not an hvprof") ||
+                        strstr(err.msg, "cut at byte"));
         profile_free(&p);
     }
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "report/profile.h"
+#include "report/report.h"
 #include "synth.h"
 #include "testutil.h"
 
@@ -244,6 +245,63 @@ static void test_guest_ids(void **state)
     profile_free(&p);
 }
 
+/* A C++ program's frames (symbolize/tests/fixtures/cxx.cc, by g++): named as perf and c++filt
+ * print them, the flame graph's and table's form without the parameter list, and with
+ * --no-demangle as the symbol table holds them. */
+static struct profile cxx_profile(bool no_demangle, char *folded, size_t len)
+{
+    struct profile p;
+    profile_init(&p);
+    p.no_demangle = no_demangle;
+    const char *exe = fixture("prog_cxx");
+    uint8_t id[ELF_BUILD_ID_MAX];
+    assert_int_equal(elf_read_build_id_file(exe, id, NULL), 20);
+    int mod = profile_add_module(&p, "prog_cxx", id, 20, false, NULL);
+    assert_true(mod >= 0);
+    assert_true(profile_add_mapping(&p, SYNTH_PID, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >=
+                0);
+    uint64_t helper = nm_address(exe, "_ZN3jvm9JavaCalls11call_helperEPNS_9JavaValueERKiPNS_6ThreadE");
+    uint64_t entry = nm_address(exe, "_ZL19thread_native_entryPN3jvm6ThreadE");
+    uint64_t stack[] = {helper + 1, entry + 5, nm_address(exe, "_start") + 5};
+    assert_true(profile_add_sample(&p,
+                                   &(struct prof_sample_in){.ts = 1,
+                                                            .pid = SYNTH_PID,
+                                                            .tid = SYNTH_TID,
+                                                            .cpl = 3,
+                                                            .addrs = stack,
+                                                            .n = 3,
+                                                            .weight = 1},
+                                   NULL) >= 0);
+    struct symbol_path sp;
+    symbol_path_init(&sp);
+    assert_int_equal(symbol_path_add_dir(&sp, FIXTURE_OUT, NULL), 0);
+    size_t loaded = 0;
+    assert_int_equal(profile_load_symbols(&p, &sp, &loaded, NULL), 0);
+    symbol_path_free(&sp);
+    assert_int_equal(profile_symbolize(&p, NULL, NULL, NULL), 0);
+    FILE *f = fmemopen(folded, len, "w");
+    assert_non_null(f);
+    assert_int_equal(report_write(REPORT_FOLDED, &p, NULL, f, NULL), 0);
+    fclose(f);
+    return p;
+}
+
+static void test_demangled_names(void **state)
+{
+    (void)state;
+    char folded[1024];
+    struct profile p = cxx_profile(false, folded, sizeof(folded));
+    assert_string_equal(frame_func(&p, 0, 0),
+                        "jvm::JavaCalls::call_helper(jvm::JavaValue*, int const&, jvm::Thread*)");
+    assert_string_equal(frame_func(&p, 0, 1), "thread_native_entry(jvm::Thread*)");
+    assert_non_null(strstr(folded, ";_start;thread_native_entry;jvm::JavaCalls::call_helper 1\n"));
+    profile_free(&p);
+    p = cxx_profile(true, folded, sizeof(folded));
+    assert_string_equal(frame_func(&p, 0, 0),
+                        "_ZN3jvm9JavaCalls11call_helperEPNS_9JavaValueERKiPNS_6ThreadE");
+    profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_kaslr_slide_applied),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_filter_lists),
+        cmocka_unit_test(test_demangled_names),
         cmocka_unit_test(test_guest_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ check 0 report "$tmp/b.fxt"
 check 0 dump --stats "$tmp/a.fxt"
 check 0 dump "$tmp/b.fxt"
 # Cut 4 bytes short: records are whole 8-byte words, so this always ends inside a record.
+# A cut recording: what it holds is shown and reported (exit 0), read under valgrind too.
 head -c $(($(stat -c %s "$tmp/a.fxt") - 4)) "$tmp/a.fxt" >"$tmp/cut.fxt"
-check 1 dump "$tmp/cut.fxt"
-check 1 report "$tmp/cut.fxt"
+check 0 dump "$tmp/cut.fxt"
+check 0 report "$tmp/cut.fxt"
 exit $fail

@@ -108,10 +108,11 @@ const struct cli_command cli_diff = {
     .name = "diff",
     .synopsis = "BASE.fxt NEW.fxt [options]",
     .about = "Compare two recordings: what changed from BASE to NEW.",
-    .examples = "hvprof diff before.fxt after.fxt                      # the largest changes first\n"
-                "hvprof diff before.fxt after.fxt --format svg -o diff.svg\n"
-                "hvprof diff before.fxt after.fxt --format pprof -o cmp && pprof -diff_base "
-                "cmp/base.pb.gz cmp/new.pb.gz",
+    .examples =
+        "hvprof diff before.fxt after.fxt                      # the largest changes first\n"
+        "hvprof diff before.fxt after.fxt --format svg -o diff.svg\n"
+        "hvprof diff before.fxt after.fxt --format pprof -o cmp && pprof -diff_base "
+        "cmp/base.pb.gz cmp/new.pb.gz",
     .groups = diff_groups,
     .ngroups = sizeof(diff_groups) / sizeof(diff_groups[0]),
 };

@@ -79,8 +79,7 @@ static const struct cli_option record_options[] = {
      "a sample every NS nanoseconds of each vCPU (perf's -c for\n"
      "cpu-clock): --hz 1e9/NS"},
     {'a', "all-cpus", 'a', NULL, "every vCPU (always so: perf's -a, accepted)"},
-    {'g', "call-graph", 'g', NULL,
-     "stacks (always recorded: perf's -g, accepted)"},
+    {'g', "call-graph", 'g', NULL, "stacks (always recorded: perf's -g, accepted)"},
     {'p', "pid", 'p', "PID",
      "refused: hvprof records a guest it boots, not a process\n"
      "already running (profile a process of the guest with report\n"
@@ -172,16 +171,17 @@ const struct cli_command cli_record = {
              "guest thread is back in user mode (RFC-0274 continuations). Writes FXT; read it\n"
              "with 'hvprof report FILE' or 'hvprof dump FILE'. Stops at the guest's exit, after\n"
              "--duration, or on Ctrl-C (exit status 0); the file is complete in every case.",
-    .examples = "hvprof record --guest demo -o demo.fxt                # the built-in demo guest\n"
-                "hvprof record --disk debian.qcow2 --vcpus 2 -F 999 -o d.fxt --duration 30\n"
-                "hvprof record --libvirt web01 --off-cpu -o web.fxt    # a libvirt domain, off-CPU too",
+    .examples =
+        "hvprof record --guest demo -o demo.fxt                # the built-in demo guest\n"
+        "hvprof record --disk debian.qcow2 --vcpus 2 -F 999 -o d.fxt --duration 30\n"
+        "hvprof record --libvirt web01 --off-cpu -o web.fxt    # a libvirt domain, off-CPU too",
     .groups = record_groups,
     .ngroups = sizeof(record_groups) / sizeof(record_groups[0]),
 };
 
 struct record_extra {
     uint64_t duration_ns;
-    unsigned verbose;    /* -v: the whole summary on a terminal too; -vv: every vCPU's row */
+    unsigned verbose; /* -v: the whole summary on a terminal too; -vv: every vCPU's row */
     bool exit_every_given, ring_keep_given;
     bool buffer_given;
     bool off_cpu;        /* --off-cpu */
@@ -539,7 +539,8 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
     /* A full disk or RLIMIT_FSIZE must give EFBIG/ENOSPC from write(), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
     if (console_default)
-        fprintf(stderr, "hvprof record: the guest's console goes to %s (--console - shows it here)\n",
+        fprintf(stderr,
+                "hvprof record: the guest's console goes to %s (--console - shows it here)\n",
                 console_path);
 
     /* The disks' file systems, for binaries whose unwind tables the guest's memory lacks

@@ -211,8 +211,9 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
         if (end != arg && *end == '%')
             end++;
         if (*end || errno || !(share >= 0 && share <= 100))
-            return hv_errk(err, HV_ERR_USAGE, "--percent-limit %.32s: expected a share in [0, 100], "
-                                              "e.g. 1 or 0.5",
+            return hv_errk(err, HV_ERR_USAGE,
+                           "--percent-limit %.32s: expected a share in [0, 100], "
+                           "e.g. 1 or 0.5",
                            arg);
         a->ro.percent_limit = share;
         return 1;
@@ -304,9 +305,9 @@ int cmd_report(int argc, char **argv)
     if (report_input_load(file, &in, &p) != 0)
         goto out;
     if (a.header_only) {
-        status = report_output_write("hvprof report", "header", false, AT_FDCWD, output,
-                                     (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0),
-                                     write_header, &p);
+        status = report_output_write(
+            "hvprof report", "header", false, AT_FDCWD, output,
+            (quiet ? REPORT_OUT_QUIET : 0) | (force ? REPORT_OUT_FORCE : 0), write_header, &p);
         goto out;
     }
     if (!all) {

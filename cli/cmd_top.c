@@ -78,8 +78,8 @@ const struct cli_command *cli_top(void)
 struct top_view {
     const char *path, *console;
     double refresh, window;
-    bool batch;           /* plain tables, no escapes (-b, or stdout not a terminal) */
-    unsigned iterations;  /* tables to show before stopping the guest; 0: until it stops */
+    bool batch;          /* plain tables, no escapes (-b, or stdout not a terminal) */
+    unsigned iterations; /* tables to show before stopping the guest; 0: until it stops */
     unsigned shown;
     const char *symbols[16];
     size_t nsymbols;

@@ -124,8 +124,7 @@ void cli_completion_zsh(FILE *out, const struct cli_command *const *cmds,
                 const struct cli_option *o = &cmd->groups[g]->v[i];
                 fputs("      '", out);
                 if (o->letter)
-                    fprintf(out, "(-%c --%s)'{-%c,--%s}'", o->letter, o->name, o->letter,
-                            o->name);
+                    fprintf(out, "(-%c --%s)'{-%c,--%s}'", o->letter, o->name, o->letter, o->name);
                 else
                     fprintf(out, "--%s", o->name);
                 fputc('[', out);

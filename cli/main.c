@@ -21,11 +21,26 @@ struct subcommand {
     const char *summary;
 };
 
-static const struct cli_command *run_cmd(void) { return &cli_run; }
-static const struct cli_command *record_cmd(void) { return &cli_record; }
-static const struct cli_command *report_cmd(void) { return &cli_report; }
-static const struct cli_command *diff_cmd(void) { return &cli_diff; }
-static const struct cli_command *dump_cmd(void) { return &cli_dump; }
+static const struct cli_command *run_cmd(void)
+{
+    return &cli_run;
+}
+static const struct cli_command *record_cmd(void)
+{
+    return &cli_record;
+}
+static const struct cli_command *report_cmd(void)
+{
+    return &cli_report;
+}
+static const struct cli_command *diff_cmd(void)
+{
+    return &cli_diff;
+}
+static const struct cli_command *dump_cmd(void)
+{
+    return &cli_dump;
+}
 
 static const struct subcommand subcommands[] = {
     {"run", cmd_run, run_cmd,

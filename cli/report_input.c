@@ -160,8 +160,7 @@ static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_e
     const char *comma = strchr(arg, ',');
     int absolute = -1;
     if (f->has_time)
-        return hv_errk(err, HV_ERR_USAGE, "--time %.64s: one window per report (given twice)",
-                       arg);
+        return hv_errk(err, HV_ERR_USAGE, "--time %.64s: one window per report (given twice)", arg);
     if (!comma || time_bound(arg, (size_t)(comma - arg), &f->time_from, &absolute) < 0 ||
         time_bound(comma + 1, strlen(comma + 1), &f->time_to, &absolute) < 0 ||
         (f->time_from < 0 && f->time_to < 0) ||
@@ -181,11 +180,10 @@ static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_e
 static int add_entry(struct prof_filter *f, int opt, const char *optname, char *s,
                      struct hv_err *err)
 {
-    size_t *n = opt == REPORT_INPUT_OPT_PID   ? &f->npids
-                : opt == REPORT_INPUT_OPT_TID ? &f->ntids
-                : opt == REPORT_INPUT_OPT_VCPU
-                    ? &f->nvcpus
-                    : &f->ncomms;
+    size_t *n = opt == REPORT_INPUT_OPT_PID    ? &f->npids
+                : opt == REPORT_INPUT_OPT_TID  ? &f->ntids
+                : opt == REPORT_INPUT_OPT_VCPU ? &f->nvcpus
+                                               : &f->ncomms;
     if (*n == PROF_FILTER_MAX)
         return hv_errk(err, HV_ERR_USAGE, "%s %.64s: more than %d entries", optname, s,
                        PROF_FILTER_MAX);
@@ -214,8 +212,7 @@ static int add_entry(struct prof_filter *f, int opt, const char *optname, char *
     }
 }
 
-int report_input_option(int opt, const char *arg, struct report_input_args *a,
-                        struct hv_err *err)
+int report_input_option(int opt, const char *arg, struct report_input_args *a, struct hv_err *err)
 {
     struct prof_filter *filter = &a->filter;
     switch (opt) {

@@ -58,8 +58,7 @@ struct report_input_args {
     bool no_demangle;
 };
 /* 1: `opt` was one of the shared options, applied; 0: not one of them; -1: a bad value (err). */
-int report_input_option(int opt, const char *arg, struct report_input_args *a,
-                        struct hv_err *err);
+int report_input_option(int opt, const char *arg, struct report_input_args *a, struct hv_err *err);
 
 /* Load `file` into `p` (initialized), then filter and symbolize it. 0, or 1 after printing the
  * error. */

@@ -36,7 +36,8 @@ static const struct cli_option run_options[] = {
     {RUN_OPT_VCPUS, "vcpus", 0, "N", "virtual CPUs (default 1, at most 1024)"},
     {RUN_OPT_MEM, "mem", 0, "SIZE", "guest RAM, e.g. 256M, 1G (default 256M, minimum 16M)"},
     {RUN_OPT_CONSOLE, "console", 0, "FILE",
-     "write the guest's serial console to FILE (default: stdout)"},
+     "write the guest's serial console to FILE, - for stdout (the\n"
+     "default; record on a terminal: FILE.console beside the recording)"},
     {RUN_OPT_CONSOLE_MAX, "console-max", 0, "SIZE",
      "write at most SIZE of it (default 64M); a note marks the cut"},
     {RUN_OPT_FORCE, "force", 0, NULL,
@@ -435,6 +436,8 @@ static int check_host_fits(const struct run_opts *o, FILE *warn, struct hv_err *
 
 static int finish(struct run_opts *o, struct hv_err *err)
 {
+    if (o->console && !strcmp(o->console, "-"))
+        o->console = NULL; /* stdout, said as the tools say it */
     if (o->guest && o->kernel)
         return hv_errf(err, "--guest and --kernel are exclusive: pick one");
     if (o->libvirt && o->guest)

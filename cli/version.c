@@ -26,7 +26,7 @@ void cli_print_version(FILE *out)
     fprintf(out,
             "  libraries: elfutils %s, capstone %d.%d, protobuf-c %s, zlib %s, json-c %s, "
             "libqcow %s, libslirp %s, libseccomp %u.%u.%u\n",
-            dwfl_version(NULL), cmaj, cmin, protobuf_c_version(), zlibVersion(),
-            json_c_version(), libqcow_get_version(), slirp_version_string(),
-            sv ? sv->major : 0, sv ? sv->minor : 0, sv ? sv->micro : 0);
+            dwfl_version(NULL), cmaj, cmin, protobuf_c_version(), zlibVersion(), json_c_version(),
+            libqcow_get_version(), slirp_version_string(), sv ? sv->major : 0, sv ? sv->minor : 0,
+            sv ? sv->micro : 0);
 }

@@ -254,6 +254,19 @@ const char *profile_module_basename(const struct profile *p, uint32_t module)
     return prof_base_name(p->modules.v[module].name);
 }
 
+bool profile_time_span(const struct profile *p, uint64_t *first, uint64_t *last)
+{
+    *first = UINT64_MAX;
+    *last = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        uint64_t l = s->ts_last > s->ts ? s->ts_last : s->ts;
+        *first = s->ts < *first ? s->ts : *first;
+        *last = l > *last ? l : *last;
+    }
+    return p->samples.n > 0;
+}
+
 uint64_t profile_total_weight(const struct profile *p)
 {
     uint64_t t = 0;
@@ -298,4 +311,3 @@ void profile_name_processes_from_modules(struct profile *p)
             return;
     }
 }
-

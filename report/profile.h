@@ -130,15 +130,15 @@ struct prof_func {
 /* What a recording says of itself (its session markers and guest_kernel event; `report
  * --header`): strings empty and numbers 0 where the recording does not say. */
 struct prof_header {
-    char guest[256];      /* the guest as record named it: kernel/disk/domain */
-    char mode[16];        /* sampling mode: cpu, wall, ... */
-    char osrelease[65];   /* the guest kernel's release, from its memory */
-    char version[64];     /* hvprof's version that recorded it */
-    char command[1024];   /* record's command line */
-    uint64_t hz;          /* samples per second per vCPU */
+    char guest[256];    /* the guest as record named it: kernel/disk/domain */
+    char mode[16];      /* sampling mode: cpu, wall, ... */
+    char osrelease[65]; /* the guest kernel's release, from its memory */
+    char version[64];   /* hvprof's version that recorded it */
+    char command[1024]; /* record's command line */
+    uint64_t hz;        /* samples per second per vCPU */
     uint32_t vcpus;
-    uint64_t start_unix_ns; /* the wall-clock time of session_start, UNIX epoch */
-    uint64_t stop_ts;       /* session_stop's time (ticks), 0 if absent */
+    uint64_t start_unix_ns;    /* the wall-clock time of session_start, UNIX epoch */
+    uint64_t stop_ts;          /* session_stop's time (ticks), 0 if absent */
     bool exit_events, off_cpu; /* recorded with --events exits, --off-cpu */
 };
 
@@ -161,12 +161,12 @@ struct profile {
     uint64_t callers[2][16];
     char symbol_dir[512]; /* recorder's hint: where the guest's symbol files are */
     struct prof_header header;
-    void *index;          /* private lookup state (hash tables) */
-    void *func_index;     /* private: functions by (name, module) (profile_funcs.c) */
-    void *name_index;     /* private: names by (pid, tid) */
-    void *maps_index;     /* private: modules and mappings by key and address (profile_maps.h) */
-    void *agg_index;      /* private: samples by key, when aggregating (profile_aggregate.c) */
-    void *stack_index;    /* private: a stack's first sample (profile_aggregate.c) */
+    void *index;       /* private lookup state (hash tables) */
+    void *func_index;  /* private: functions by (name, module) (profile_funcs.c) */
+    void *name_index;  /* private: names by (pid, tid) */
+    void *maps_index;  /* private: modules and mappings by key and address (profile_maps.h) */
+    void *agg_index;   /* private: samples by key, when aggregating (profile_aggregate.c) */
+    void *stack_index; /* private: a stack's first sample (profile_aggregate.c) */
     /* private: each runtime's code records (its report half's), freed with its free */
     struct {
         void *data;
@@ -298,6 +298,9 @@ void profile_filter(struct profile *p, const struct prof_filter *f);
 void profile_filter_explain(struct profile *p, const struct prof_filter *f, char *buf, size_t len);
 
 uint64_t profile_total_weight(const struct profile *p);
+/* The first and the last sample's time in ticks (a merged entry's last is its ts_last); false
+ * without samples. */
+bool profile_time_span(const struct profile *p, uint64_t *first, uint64_t *last);
 
 /* Processes without a recorded name, or with the recorder's synthetic "as<n> cr3=0x..." one, are
  * named after their main module (the lowest user mapping of that address space) once it has a

@@ -151,13 +151,8 @@ static void similar_names(const struct profile *p, const char *want, char *buf, 
 /* The samples' first and last time, in seconds from the recording's start. */
 static void span(const struct profile *p, double *from, double *to)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t r = 0; r < p->samples.n; r++) {
-        const struct prof_sample *s = &p->samples.v[r];
-        uint64_t last = s->ts_last > s->ts ? s->ts_last : s->ts;
-        lo = s->ts < lo ? s->ts : lo;
-        hi = last > hi ? last : hi;
-    }
+    uint64_t lo, hi;
+    profile_time_span(p, &lo, &hi);
     uint64_t origin = p->start_ts ? p->start_ts : lo;
     double tps = p->ticks_per_sec ? (double)p->ticks_per_sec : 1e9;
     *from = lo != UINT64_MAX && lo >= origin ? (double)(lo - origin) / tps : 0;
@@ -186,8 +181,7 @@ void profile_filter_explain(struct profile *p, const struct prof_filter *f, char
         snprintf(buf, len,
                  "--comm %s%s: no thread or process of the recording is named so%s%s (a glob "
                  "such as 'name*' matches a prefix)",
-                 f->comms[0], f->ncomms > 1 ? ",..." : "", names[0] ? "; its names: " : "",
-                 names);
+                 f->comms[0], f->ncomms > 1 ? ",..." : "", names[0] ? "; its names: " : "", names);
     } else if (!alone[K_PID]) {
         snprintf(buf, len,
                  "--pid %" PRIu64 "%s: no sample of that process (the report's Per process table "
@@ -200,7 +194,8 @@ void profile_filter_explain(struct profile *p, const struct prof_filter *f, char
         uint32_t maxv = 0;
         for (size_t r = 0; r < p->samples.n; r++)
             maxv = p->samples.v[r].vcpu > maxv ? p->samples.v[r].vcpu : maxv;
-        snprintf(buf, len, "--vcpu %" PRIu32 "%s: no sample of that vCPU (the recording's are 0-%u)",
+        snprintf(buf, len,
+                 "--vcpu %" PRIu32 "%s: no sample of that vCPU (the recording's are 0-%u)",
                  f->vcpus[0], f->nvcpus > 1 ? ",..." : "", maxv);
     } else if (!alone[K_CPL]) {
         snprintf(buf, len, "%s: the recording holds no %s samples",

@@ -114,8 +114,7 @@ int report_diff_build(const struct profile *base, const struct profile *new, str
     struct hashidx h;
     hashidx_init(&h);
     int rc = -1;
-    if (report_stacks_build(base, NULL, &a, err) < 0 ||
-        report_stacks_build(new, NULL, &b, err) < 0)
+    if (report_stacks_build(base, NULL, &a, err) < 0 || report_stacks_build(new, NULL, &b, err) < 0)
         goto done;
     d->base = base;
     d->new = new;
@@ -275,7 +274,8 @@ int report_diff_write_svg(const struct report_diff *d, const struct report_diff_
                       ? "more in NEW / less in NEW; widths: the NEW samples"
                   : o->widths == REPORT_DIFF_WIDTHS_BASE
                       ? "more in NEW / less in NEW; widths: the BASE samples (scaled)"
-                      : "more in NEW / less in NEW (gone from NEW: drawn at its BASE width); widths: the larger of "
+                      : "more in NEW / less in NEW (gone from NEW: drawn at its BASE width); "
+                        "widths: the larger of "
                         "the two"};
     rc = report_svg_render(&st, &diff, title, out, err);
     goto done;

@@ -29,7 +29,7 @@ struct report_diff {
     struct diff_stack *stacks; /* in report_stacks_cmp_text order */
     size_t nstacks;
     VECTOR(struct diff_func) funcs;
-    uint64_t base_total, new_total; /* samples (weights) of each profile */
+    uint64_t base_total, new_total;   /* samples (weights) of each profile */
     const struct profile *base, *new; /* the profiles compared (the tree reads their calls) */
 };
 
@@ -66,10 +66,10 @@ int report_diff_write_top(const struct report_diff *d, const struct report_diff_
 int report_diff_write_folded(const struct report_diff *d, const struct report_diff_opts *o,
                              FILE *out, struct hv_err *err);
 /* The functions as JSON, and each stack's counts (report_diff_json.c; docs/json.md). */
-int report_diff_write_json(const struct report_diff *d, const struct report_diff_opts *o,
-                           FILE *out, struct hv_err *err);
+int report_diff_write_json(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                           struct hv_err *err);
 /* The most changed functions with their callers and callees in both (report_diff_tree.c). */
-int report_diff_write_tree(const struct report_diff *d, const struct report_diff_opts *o,
-                           FILE *out, struct hv_err *err);
+int report_diff_write_tree(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                           struct hv_err *err);
 int report_diff_write_svg(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
                           struct hv_err *err);

@@ -9,8 +9,8 @@
 #include "report/report_diff.h"
 #include "report/report_json.h"
 
-int report_diff_write_json(const struct report_diff *d, const struct report_diff_opts *o,
-                           FILE *out, struct hv_err *err)
+int report_diff_write_json(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                           struct hv_err *err)
 {
     (void)err;
     fprintf(out, "{\"format\": \"hvprof-diff\", \"version\": %d,\n\"base\": {\"file\": ",

@@ -86,8 +86,8 @@ static void print_side(FILE *out, const char *title, struct neighbour *v, size_t
                 pct(v[i].new, d->new_total) - pct(v[i].base, d->base_total), v[i].name, v[i].dso);
 }
 
-int report_diff_write_tree(const struct report_diff *d, const struct report_diff_opts *o,
-                           FILE *out, struct hv_err *err)
+int report_diff_write_tree(const struct report_diff *d, const struct report_diff_opts *o, FILE *out,
+                           struct hv_err *err)
 {
     struct callgraph ga = {0}, gb = {0};
     const struct diff_func **ord = NULL;

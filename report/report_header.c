@@ -9,13 +9,8 @@
 
 double report_duration_s(const struct profile *p)
 {
-    uint64_t first = UINT64_MAX, last = 0;
-    for (size_t i = 0; i < p->samples.n; i++) {
-        const struct prof_sample *s = &p->samples.v[i];
-        uint64_t l = s->ts_last > s->ts ? s->ts_last : s->ts;
-        first = s->ts < first ? s->ts : first;
-        last = l > last ? l : last;
-    }
+    uint64_t first, last;
+    profile_time_span(p, &first, &last);
     uint64_t from = p->start_ts ? p->start_ts : first;
     uint64_t to = p->header.stop_ts > last ? p->header.stop_ts : last;
     double tps = p->ticks_per_sec ? (double)p->ticks_per_sec : 1e9;
@@ -48,7 +43,8 @@ int report_write_header(const struct profile *p, FILE *out, struct hv_err *err)
         fprintf(out, "# guest          : %s\n", h->guest);
     if (h->osrelease[0])
         fprintf(out, "# guest kernel   : Linux %s\n", h->osrelease);
-    fprintf(out, "# recorded by    : hvprof %s\n", h->version[0] ? h->version : "(unknown version)");
+    fprintf(out, "# recorded by    : hvprof %s\n",
+            h->version[0] ? h->version : "(unknown version)");
     if (h->command[0])
         fprintf(out, "# command line   : %s\n", h->command);
     fprintf(out, "# samples        : %" PRIu64 "%s\n", profile_total_weight(p),

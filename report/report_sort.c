@@ -15,8 +15,8 @@
 #include "symbolize/demangle.h"
 
 static const char *const key_names[REPORT_SORT_NKEYS] = {
-    [REPORT_SORT_COMM] = "comm", [REPORT_SORT_PID] = "pid",   [REPORT_SORT_TID] = "tid",
-    [REPORT_SORT_DSO] = "dso",   [REPORT_SORT_SYM] = "sym",   [REPORT_SORT_VCPU] = "vcpu",
+    [REPORT_SORT_COMM] = "comm", [REPORT_SORT_PID] = "pid",    [REPORT_SORT_TID] = "tid",
+    [REPORT_SORT_DSO] = "dso",   [REPORT_SORT_SYM] = "sym",    [REPORT_SORT_VCPU] = "vcpu",
     [REPORT_SORT_CPL] = "cpl",   [REPORT_SORT_GUEST] = "guest"};
 
 const char *report_sort_key_list(void)
@@ -25,8 +25,7 @@ const char *report_sort_key_list(void)
     if (!list[0]) {
         size_t n = 0;
         for (int i = 0; i < REPORT_SORT_NKEYS; i++)
-            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
-                                  key_names[i]);
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", key_names[i]);
     }
     return list;
 }
@@ -64,9 +63,9 @@ int report_sort_parse(const char *arg, struct report_sort *s, struct hv_err *err
 struct row {
     uint64_t k[REPORT_SORT_MAX];
     uint64_t self, total;
-    size_t stamp; /* the last sample counted in total, + 1 */
+    size_t stamp;                    /* the last sample counted in total, + 1 */
     const struct prof_sample *first; /* the sample that made it (its pid and tid to print) */
-    bool kernel;  /* a sym row's frames are the guest kernel's */
+    bool kernel;                     /* a sym row's frames are the guest kernel's */
 };
 
 struct table {
@@ -243,10 +242,10 @@ static double pct(uint64_t part, uint64_t whole)
 static const char *column_title(enum report_sort_key k)
 {
     static const char *const titles[REPORT_SORT_NKEYS] = {
-        [REPORT_SORT_COMM] = "Command",       [REPORT_SORT_PID] = "Pid:Command",
-        [REPORT_SORT_TID] = "Tid:Command",    [REPORT_SORT_DSO] = "Shared Object",
-        [REPORT_SORT_SYM] = "Symbol",         [REPORT_SORT_VCPU] = "vCPU",
-        [REPORT_SORT_CPL] = "Mode",           [REPORT_SORT_GUEST] = "Guest"};
+        [REPORT_SORT_COMM] = "Command",    [REPORT_SORT_PID] = "Pid:Command",
+        [REPORT_SORT_TID] = "Tid:Command", [REPORT_SORT_DSO] = "Shared Object",
+        [REPORT_SORT_SYM] = "Symbol",      [REPORT_SORT_VCPU] = "vCPU",
+        [REPORT_SORT_CPL] = "Mode",        [REPORT_SORT_GUEST] = "Guest"};
     return (unsigned)k < REPORT_SORT_NKEYS ? titles[k] : "?";
 }
 
@@ -271,8 +270,8 @@ static int column_width(enum report_sort_key k)
     }
 }
 
-static void cell(const struct profile *p, const struct row *r, unsigned i,
-                 enum report_sort_key k, bool last, FILE *out)
+static void cell(const struct profile *p, const struct row *r, unsigned i, enum report_sort_key k,
+                 bool last, FILE *out)
 {
     char buf[320];
     const char *text = buf;

@@ -28,7 +28,7 @@
 struct node {
     const char *name;
     uint32_t depth;
-    uint64_t x, w; /* first sample and samples drawn (a differential graph's widths) */
+    uint64_t x, w;    /* first sample and samples drawn (a differential graph's widths) */
     double base, now; /* differential graphs: the base's samples here (scaled), the new's */
 };
 

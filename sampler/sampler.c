@@ -495,8 +495,8 @@ void sampler_print_brief(const struct sampler *s, FILE *out)
             "hvprof record: %" PRIu64 " sample%s of %u vCPU%s at %" PRIu64
             " Hz (%s mode) in %.1f s; %" PRIu64 " tick%s missed, %" PRIu64 " record%s dropped\n",
             samples, samples == 1 ? "" : "s", s->cfg.nvcpus, s->cfg.nvcpus == 1 ? "" : "s",
-            s->cfg.hz, mode_name(s->cfg.mode), secs, t.missed, t.missed == 1 ? "" : "s",
-            t.dropped, t.dropped == 1 ? "" : "s");
+            s->cfg.hz, mode_name(s->cfg.mode), secs, t.missed, t.missed == 1 ? "" : "s", t.dropped,
+            t.dropped == 1 ? "" : "s");
     if (t.missed > samples / 4 && t.missed > 100)
         fprintf(out,
                 "hvprof record: advice: %" PRIu64 " ticks missed against %" PRIu64

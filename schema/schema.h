@@ -209,10 +209,10 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
  * (FXT allows 15 arguments a record, session_start has most of them): an instant event
  * "session_info" on the control thread with hvprof's version, record's command line and the
  * wall-clock time of the start (uint64 ns since the UNIX epoch; `report --header`). */
-#define HVFXT_SESSION_INFO       "session_info"
-#define HVFXT_ARG_VERSION        "hvprof_version"
-#define HVFXT_ARG_COMMAND        "command_line"
-#define HVFXT_ARG_START_UNIX_NS  "start_unix_ns"
+#define HVFXT_SESSION_INFO      "session_info"
+#define HVFXT_ARG_VERSION       "hvprof_version"
+#define HVFXT_ARG_COMMAND       "command_line"
+#define HVFXT_ARG_START_UNIX_NS "start_unix_ns"
 
 /* Session marker arguments that `report` reads (docs/fxt-samples.md, section 5). */
 #define HVFXT_ARG_HZ         "hz"

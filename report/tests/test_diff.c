@@ -218,8 +218,9 @@ static void test_vanished_code_drawn(void **state)
         char name[256];
         unsigned long long x, width;
         unsigned depth;
-        assert_int_equal(sscanf(g, "<g class=\"f\" data-n=\"%255[^\"]\" data-x=\"%llu\" "
-                                   "data-w=\"%llu\" data-d=\"%u\"",
+        assert_int_equal(sscanf(g,
+                                "<g class=\"f\" data-n=\"%255[^\"]\" data-x=\"%llu\" "
+                                "data-w=\"%llu\" data-d=\"%u\"",
                                 name, &x, &width, &depth),
                          4);
         assert_true(depth < 64);

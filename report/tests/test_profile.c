@@ -198,7 +198,8 @@ static void test_filter_lists(void **state)
     synth_profile(&p);
     f = (struct prof_filter){.has_time = true, .time_from = 100, .time_to = -1};
     profile_filter_explain(&p, &f, why, sizeof(why));
-    assert_non_null(strstr(why, "--time: the window holds no sample; the recording's samples span"));
+    assert_non_null(
+        strstr(why, "--time: the window holds no sample; the recording's samples span"));
     f = (struct prof_filter){.nvcpus = 1, .vcpus = {7}};
     profile_filter_explain(&p, &f, why, sizeof(why));
     assert_non_null(strstr(why, "--vcpu 7: no sample of that vCPU (the recording's are 0-1)"));
@@ -260,7 +261,8 @@ static struct profile cxx_profile(bool no_demangle, char *folded, size_t len)
     assert_true(mod >= 0);
     assert_true(profile_add_mapping(&p, SYNTH_PID, 0x400000, 0x10000, 0, 0, (uint32_t)mod, NULL) >=
                 0);
-    uint64_t helper = nm_address(exe, "_ZN3jvm9JavaCalls11call_helperEPNS_9JavaValueERKiPNS_6ThreadE");
+    uint64_t helper =
+        nm_address(exe, "_ZN3jvm9JavaCalls11call_helperEPNS_9JavaValueERKiPNS_6ThreadE");
     uint64_t entry = nm_address(exe, "_ZL19thread_native_entryPN3jvm6ThreadE");
     uint64_t stack[] = {helper + 1, entry + 5, nm_address(exe, "_start") + 5};
     assert_true(profile_add_sample(&p,

@@ -24,12 +24,12 @@ struct sampler_config {
     /* Kernel-mode samples take the user stack only through a continuation, even when the kernel
      * walk found the user registers at kernel entry (docs/orc.md). */
     bool defer_user_stacks;
-    const char *vm_name;    /* names the VM process in the trace */
-    const char *guest_desc; /* kernel path etc., for the session_start marker */
+    const char *vm_name;      /* names the VM process in the trace */
+    const char *guest_desc;   /* kernel path etc., for the session_start marker */
     const char *command_line; /* record's own, for the session_info marker (NULL: none) */
-    const char *kernel_elf; /* an ELF64 guest kernel's path (its symbols come with the trace) */
-    const char *symbol_dir; /* where the guest's symbol files are, if known (a hint for report) */
-    const char *guest_os;   /* the OS layer (guestos_open): "generic", "linux"; NULL = generic */
+    const char *kernel_elf;   /* an ELF64 guest kernel's path (its symbols come with the trace) */
+    const char *symbol_dir;   /* where the guest's symbol files are, if known (a hint for report) */
+    const char *guest_os;     /* the OS layer (guestos_open): "generic", "linux"; NULL = generic */
     /* The guest's binaries on the host (`record --symbols DIR`): a binary's file by build-id
      * (and name), as a malloc'd path, or NULL. Used for DWARF CFI that the guest's memory does
      * not show whole (docs/cfi.md); NULL: none. */

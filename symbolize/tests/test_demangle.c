@@ -27,9 +27,10 @@ static void test_demangle(void **state)
 {
     (void)state;
     /* libjvm.so of OpenJDK 17 (Debian 12), as a profile of a JVM shows them mangled today. */
-    expect("_ZN9JavaCalls11call_helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
-           "JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, "
-           "JavaThread*)");
+    expect(
+        "_ZN9JavaCalls11call_helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
+        "JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, "
+        "JavaThread*)");
     expect("_ZL19thread_native_entryP6Thread", "thread_native_entry(Thread*)");
     expect("_ZNKSt8functionIFviEEclEi", "std::function<void (int)>::operator()(int) const");
     expect("_Z1fv.cold", "f() [clone .cold]");

@@ -228,7 +228,8 @@ static void test_symlink_in_report_dir(void **state)
                      0);
     char *out;
     assert_int_equal(sh("$HV report l.fxt --format all -o out", &out), 1);
-    assert_non_null(strstr(out, "top.txt: a symbolic link; hvprof replaces it, never writes through it"));
+    assert_non_null(
+        strstr(out, "top.txt: a symbolic link; hvprof replaces it, never writes through it"));
     free(out);
     char *v = hv_read_file(at("victim"), NULL);
     assert_string_equal(v, "precious\n");
@@ -283,8 +284,10 @@ static void test_outputs_never_destroy(void **state)
     const char *rec = "--quiet --guest demo --cmdline 'progs=workload seconds=0.3'";
     char cmd[1024];
     /* A recording over a recording: the first is kept, whole, as .old. */
-    snprintf(cmd, sizeof(cmd), "umask 0; $HV record -o keep.fxt %s && cp keep.fxt first.fxt && "
-             "$HV record -o keep.fxt %s", rec, rec);
+    snprintf(cmd, sizeof(cmd),
+             "umask 0; $HV record -o keep.fxt %s && cp keep.fxt first.fxt && "
+             "$HV record -o keep.fxt %s",
+             rec, rec);
     assert_int_equal(sh(cmd, NULL), 0);
     assert_true(same_bytes(at("keep.fxt.old"), at("first.fxt")));
     assert_false(same_bytes(at("keep.fxt"), at("first.fxt")));
@@ -304,8 +307,10 @@ static void test_outputs_never_destroy(void **state)
     assert_int_equal(sh(cmd, NULL), 0);
     /* A symbolic link planted at the output (a root-owned file behind it): never written
      * through; with --force the link itself is replaced. */
-    snprintf(cmd, sizeof(cmd), "echo secret >target && chmod 0600 target && ln -sf target "
-             "link.fxt && $HV record -o link.fxt %s", rec);
+    snprintf(cmd, sizeof(cmd),
+             "echo secret >target && chmod 0600 target && ln -sf target "
+             "link.fxt && $HV record -o link.fxt %s",
+             rec);
     assert_int_equal(sh(cmd, &out), 1);
     assert_non_null(strstr(out, "link.fxt: a symbolic link; hvprof replaces it, never writes "
                                 "through it"));
@@ -349,8 +354,7 @@ static void test_outputs_never_destroy(void **state)
     assert_non_null(strstr(out, "--console base.qcow2 is the same file as --disk (a file of its "
                                 "chain)"));
     free(out);
-    assert_int_equal(sh("$HV record -o base.qcow2 --force --guest demo --disk top.qcow2", &out),
-                     2);
+    assert_int_equal(sh("$HV record -o base.qcow2 --force --guest demo --disk top.qcow2", &out), 2);
     assert_non_null(strstr(out, "-o base.qcow2 is the same file as --disk (a file of its chain)"));
     free(out);
     assert_true(same_bytes(at("base.qcow2"), at("base.copy")));
@@ -424,11 +428,11 @@ static void test_kvm_not_kvm(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_output_is_an_input), cmocka_unit_test(test_second_writer),
-        cmocka_unit_test(test_closed_pipe),        cmocka_unit_test(test_full_before_header),
-        cmocka_unit_test(test_shrinking_input),    cmocka_unit_test(test_symlink_in_report_dir),
-        cmocka_unit_test(test_report_write_error), cmocka_unit_test(test_silent_garbage_warned),
-        cmocka_unit_test(test_kvm_not_kvm),        cmocka_unit_test(test_quiet_record),
+        cmocka_unit_test(test_output_is_an_input),    cmocka_unit_test(test_second_writer),
+        cmocka_unit_test(test_closed_pipe),           cmocka_unit_test(test_full_before_header),
+        cmocka_unit_test(test_shrinking_input),       cmocka_unit_test(test_symlink_in_report_dir),
+        cmocka_unit_test(test_report_write_error),    cmocka_unit_test(test_silent_garbage_warned),
+        cmocka_unit_test(test_kvm_not_kvm),           cmocka_unit_test(test_quiet_record),
         cmocka_unit_test(test_outputs_never_destroy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

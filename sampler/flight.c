@@ -228,8 +228,9 @@ void sampler_flight_snapshot(struct sampler *s, const char *why)
     if (!s->cfg.quiet)
         fprintf(stderr,
                 "%shvprof record: snapshot %s (%s): %" PRIu64
-                " records, %.1f MB, written in %.0f ms\n",
-                tty ? "\n" : "", f->last_path, why, f->buf.records, (double)f->last_bytes / 1e6,
+                " records, %.1f MiB, written in %.0f ms\n",
+                tty ? "\n" : "", f->last_path, why, f->buf.records,
+                (double)f->last_bytes / 1048576.0,
                 (double)f->last_ns / 1e6);
 }
 

@@ -22,6 +22,10 @@ static void proc_name(const struct id_proc *p, uint32_t id, char *name, size_t l
     *pid = labelled ? v.guest_id : -1;
     if (labelled && v.comm[0])
         snprintf(name, len, "%s", v.comm);
+    else if (!p->info.cr3)
+        /* No page tables: the guest before it turns paging on (its firmware or a bootloader's
+         * first steps), not a process. */
+        snprintf(name, len, "[no paging]");
     else
         snprintf(name, len, "as%u cr3=0x%" PRIx64, id, p->info.cr3);
 }

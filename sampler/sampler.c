@@ -410,9 +410,10 @@ static void sampler_print_flight(const struct sampler *s, FILE *out)
     uint64_t over = 0;
     for (unsigned i = 0; i < s->cfg.nvcpus; i++)
         over += f->over[i].dropped;
-    fprintf(out, "  flight recorder: %s kept %" PRIu64 " records (%.1f of %.1f MB)",
-            s->cfg.out_path, f->buf.records, (double)fxt_flight_bytes(&f->buf) / 1e6,
-            (double)s->cfg.ring_bytes / 1e6);
+    /* In MiB, the unit --ring's sizes are given in (4M is 4 MiB). */
+    fprintf(out, "  flight recorder: %s kept %" PRIu64 " records (%.1f of %.1f MiB)",
+            s->cfg.out_path, f->buf.records, (double)fxt_flight_bytes(&f->buf) / 1048576.0,
+            (double)s->cfg.ring_bytes / 1048576.0);
     if (over)
         fprintf(out, ", %" PRIu64 " older ones overwritten", over);
     if (s->cfg.ring_window_ns)

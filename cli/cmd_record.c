@@ -529,10 +529,22 @@ int record_main(int argc, char **argv, const struct record_hooks *tool)
      * with a blank or a quote in single quotes, as a shell would take them back. */
     static char cmdline[1024];
     size_t used = (size_t)snprintf(cmdline, sizeof(cmdline), "hvprof");
-    for (int i = 0; i < argc && used < sizeof(cmdline); i++) {
-        bool quote = !argv[i][0] || strpbrk(argv[i], " \t'\"$;&|<>*?") != NULL;
-        used += (size_t)snprintf(cmdline + used, sizeof(cmdline) - used, quote ? " '%s'" : " %s",
-                                 argv[i]);
+    for (int i = 0; i < argc && used + 8 < sizeof(cmdline); i++) {
+        bool quote = !argv[i][0] || strpbrk(argv[i], " \t'\"$;&|<>*?\\") != NULL;
+        cmdline[used++] = ' ';
+        if (quote)
+            cmdline[used++] = '\'';
+        for (const char *a = argv[i]; *a && used + 6 < sizeof(cmdline); a++) {
+            if (*a == '\'' && quote) { /* ' closes, \' is the quote, ' opens again */
+                memcpy(cmdline + used, "'\\''", 4);
+                used += 4;
+            } else {
+                cmdline[used++] = *a;
+            }
+        }
+        if (quote)
+            cmdline[used++] = '\'';
+        cmdline[used] = 0;
     }
     c.command_line = cmdline;
 

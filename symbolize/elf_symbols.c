@@ -1,4 +1,5 @@
 #include "symbolize/elf_symbols.h"
+#include "symbolize/minidebuginfo.h"
 
 #include <elf.h>
 #include <inttypes.h>
@@ -94,10 +95,45 @@ static int read_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_sy
     return 0;
 }
 
+/* The symbols of a MiniDebugInfo section (symbolize/minidebuginfo.h): its unpacked ELF's
+ * .symtab, added to the outer file's table. A section that does not unpack leaves the file
+ * with the symbols it has (the caller's warning says a stripped file is stripped). */
+static int read_minidebuginfo(Elf_Scn *scn, struct elf_symbols *es, struct hv_err *err)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    void *img = NULL;
+    size_t len = 0;
+    if (!d || !d->d_buf || !d->d_size ||
+        minidebuginfo_unpack(d->d_buf, d->d_size, &img, &len, NULL) < 0)
+        return 0;
+    int rc = 0;
+    Elf *inner = elf_memory(img, len);
+    Elf_Scn *s = NULL;
+    size_t seen = 0;
+    while (inner && elf_kind(inner) == ELF_K_ELF && (s = elf_nextscn(inner, s)) != NULL &&
+           seen++ < MAX_SECTIONS) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(s, &sh) || sh.sh_type != SHT_SYMTAB)
+            continue;
+        /* Its data must lie inside the unpacked image (libelf trusts the header). */
+        if (sh.sh_offset > len || sh.sh_size > len - sh.sh_offset)
+            break;
+        if ((rc = read_symbols(inner, s, &sh, es, err)) < 0)
+            break;
+        es->has_symtab = es->from_minidebuginfo = true;
+    }
+    if (inner)
+        elf_end(inner);
+    free(img);
+    return rc;
+}
+
 static int read_sections(Elf *e, struct elf_symbols *es, bool notes_only, struct hv_err *err)
 {
-    Elf_Scn *scn = NULL;
-    size_t seen = 0;
+    Elf_Scn *scn = NULL, *debugdata = NULL;
+    size_t seen = 0, shstrndx = 0;
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        shstrndx = 0;
     while ((scn = elf_nextscn(e, scn)) != NULL && seen++ < MAX_SECTIONS) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
@@ -117,7 +153,13 @@ static int read_sections(Elf *e, struct elf_symbols *es, bool notes_only, struct
             if (read_symbols(e, scn, &sh, es, err) < 0)
                 return -1;
         }
+        const char *name = shstrndx ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+        if (sh.sh_type == SHT_PROGBITS && name && !strcmp(name, ".gnu_debugdata"))
+            debugdata = scn;
     }
+    /* A stripped binary's local functions, from its MiniDebugInfo (Fedora, RHEL). */
+    if (!notes_only && !es->has_symtab && debugdata)
+        return read_minidebuginfo(debugdata, es, err);
     return 0;
 }
 

@@ -25,6 +25,7 @@ struct elf_symbols {
     uint64_t link_base;
     uint64_t load_lo, load_hi; /* link-time extent of the PT_LOAD segments (0, 0 if none) */
     bool has_symtab;           /* .symtab was present (else only .dynsym, e.g. a stripped binary) */
+    bool from_minidebuginfo;   /* the .symtab was the file's .gnu_debugdata's (MiniDebugInfo) */
 };
 
 /* Load from a file. `err` names the path on failure. */

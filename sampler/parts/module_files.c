@@ -211,6 +211,7 @@ bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
         if (n) {
             n->syms_from = f.v ? FROM_DISK : FROM_CACHE;
             n->symtab = true;
+            n->minidebuginfo = es.from_minidebuginfo;
         }
     }
     elf_symbols_free(&es);
@@ -276,7 +277,11 @@ static void note_line(const struct module_note *n, FILE *out)
                 n->fill_holes ? "on pages the page cache does not hold: evicted or never read"
                               : "on pages not present");
     if (n->syms_from)
-        fprintf(out, ", %s from %s", n->symtab ? ".symtab" : ".dynsym", from_name(n->syms_from));
+        fprintf(out, ", %s from %s",
+                n->minidebuginfo ? ".symtab of its MiniDebugInfo"
+                : n->symtab      ? ".symtab"
+                                 : ".dynsym",
+                from_name(n->syms_from));
     else
         fprintf(out, ", no names");
     fputc('\n', out);

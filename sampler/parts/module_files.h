@@ -35,6 +35,7 @@ struct module_note {
     uint8_t cfi_from, syms_from; /* enum module_from */
     uint8_t fill_from;           /* FROM_CACHE or FROM_DISK: where pages not mapped came from */
     bool symtab;                 /* names from .symtab (static functions too), not .dynsym */
+    bool minidebuginfo; /* the .symtab was its MiniDebugInfo (.gnu_debugdata) */
     bool no_eh_frame_hdr;        /* the module has no PT_GNU_EH_FRAME: frame pointers only */
     bool cfi_failed;             /* its tables could not be compiled (the CFI line says why) */
     bool counted;                /* its table's fill counted in the CFI summary line */

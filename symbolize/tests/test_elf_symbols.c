@@ -187,12 +187,58 @@ static void test_symtab_semantics(void **state)
     symtab_free(&t);
 }
 
+/* A stripped binary with MiniDebugInfo (make_minidebuginfo.sh, Fedora's recipe): its local
+ * functions named from .gnu_debugdata at the addresses the full binary has them; the same
+ * binary stripped without it has none; from memory the same as from the file; a section that
+ * does not unpack (its xz stream cut) leaves the file loading, without those names. */
+static void test_minidebuginfo(void **state)
+{
+    (void)state;
+    struct elf_symbols full, mini, bare;
+    assert_int_equal(elf_symbols_load_file(&full, fixture("prog_static"), NULL), 0);
+    assert_int_equal(elf_symbols_load_file(&mini, fixture("prog_minidebuginfo"), NULL), 0);
+    assert_int_equal(elf_symbols_load_file(&bare, fixture("prog_stripped"), NULL), 0);
+    assert_true(mini.has_symtab && mini.from_minidebuginfo);
+    assert_false(bare.has_symtab);
+    static const char *const names[] = {"fixture_leaf", "fixture_middle", "fixture_outer",
+                                        "fixture_main", "fixture_local_static"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const struct sym *f = symtab_find_name(&full.syms, names[i]);
+        const struct sym *m = symtab_find_name(&mini.syms, names[i]);
+        if (!f || !m || f->addr != m->addr)
+            fail_msg("%s: at %#llx in the full binary, %s in the MiniDebugInfo one", names[i],
+                     f ? (unsigned long long)f->addr : 0ull, m ? "elsewhere" : "absent");
+        assert_null(symtab_find_name(&bare.syms, names[i]));
+    }
+    size_t len;
+    uint8_t *img = read_file(fixture("prog_minidebuginfo"), &len);
+    assert_non_null(img);
+    struct elf_symbols frommem;
+    assert_int_equal(elf_symbols_load_mem(&frommem, img, len, NULL), 0);
+    assert_int_equal(frommem.syms.n, mini.syms.n);
+    elf_symbols_free(&frommem);
+    /* Cut the xz stream: the section's last 64 bytes zeroed. */
+    const uint8_t xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
+    uint8_t *xz = memmem(img, len, xz_magic, sizeof(xz_magic));
+    assert_non_null(xz);
+    memset(xz + 64, 0, 64);
+    assert_int_equal(elf_symbols_load_mem(&frommem, img, len, NULL), 0);
+    assert_false(frommem.from_minidebuginfo);
+    assert_null(symtab_find_name(&frommem.syms, "fixture_leaf"));
+    elf_symbols_free(&frommem);
+    free(img);
+    elf_symbols_free(&full);
+    elf_symbols_free(&mini);
+    elf_symbols_free(&bare);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_program),
         cmocka_unit_test(test_return_address_at_boundary),
         cmocka_unit_test(test_stripped_dynsym_only),
+        cmocka_unit_test(test_minidebuginfo),
         cmocka_unit_test(test_from_memory_matches_file),
         cmocka_unit_test(test_notes_parser),
         cmocka_unit_test(test_symtab_semantics),

@@ -232,8 +232,14 @@ int cmd_diff(int argc, char **argv)
         goto out;
     }
     status = 1;
-    const struct report_input_opts in = {
-        .cmd = "hvprof diff", .sp = &a.in.sp, .ksyms = ksyms, .filter = &filter, .quiet = quiet};
+    const struct report_input_opts in = {.cmd = "hvprof diff",
+                                         .sp = &a.in.sp,
+                                         .ksyms = ksyms,
+                                         .filter = &filter,
+                                         .quiet = quiet,
+                                         .no_demangle = a.in.no_demangle,
+                                         .debuginfod = a.in.debuginfod,
+                                         .debuginfod_urls = a.in.debuginfod_urls};
     /* Both as one entry per distinct stack (docs/report.md, "Memory"), but for a --time window. */
     base.aggregate = new.aggregate = !filter.has_time;
     if (report_input_load(dopt.base_name, &in, &base) != 0 ||

@@ -297,6 +297,8 @@ int cmd_report(int argc, char **argv)
                                          .filter = &filter,
                                          .want_lines = all || format == REPORT_PPROF,
                                          .no_demangle = a.in.no_demangle,
+                                         .debuginfod = a.in.debuginfod,
+                                         .debuginfod_urls = a.in.debuginfod_urls,
                                          .quiet = quiet};
     /* One entry per distinct stack unless an output needs each sample's own time
      * (docs/report.md, "Memory"). */

@@ -17,7 +17,7 @@ static void words_of(FILE *out, const struct cli_command *cmd, bool with_value)
     for (size_t g = 0; g < cmd->ngroups; g++)
         for (size_t i = 0; i < cmd->groups[g]->n; i++) {
             const struct cli_option *o = &cmd->groups[g]->v[i];
-            if (with_value && !o->value)
+            if (with_value && (!o->value || o->value[0] == '['))
                 continue;
             fprintf(out, " --%s", o->name);
             if (o->letter)

@@ -57,7 +57,7 @@ void cli_man_command(FILE *out, const struct cli_command *cmd, const char *summa
             fputs("\\-\\-", out);
             roff_text(out, o->name, false);
             if (o->value) {
-                fputs(" \\fI", out);
+                fputs(o->value[0] == '[' ? "\\fI" : " \\fI", out);
                 roff_text(out, o->value, false);
                 fputs("\\fR", out);
             }

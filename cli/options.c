@@ -23,8 +23,10 @@ static int spec(const struct cli_option *o, char *buf, size_t len)
     int n = 0;
     if (o->letter)
         n = snprintf(buf, len, "-%c, ", o->letter);
-    return n + snprintf(buf + n, len - (size_t)n, "--%s%s%s", o->name, o->value ? " " : "",
-                        o->value ? o->value : "");
+    /* An optional value is written as getopt takes it: "--debuginfod[=URLS]". */
+    bool optional = o->value && o->value[0] == '[';
+    return n + snprintf(buf + n, len - (size_t)n, "--%s%s%s", o->name,
+                        o->value && !optional ? " " : "", o->value ? o->value : "");
 }
 
 static const char *help_of(const struct cli_option *o)
@@ -135,8 +137,11 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_handler 
     for (size_t g = 0; g < cmd->ngroups; g++)
         for (size_t i = 0; i < cmd->groups[g]->n; i++) {
             const struct cli_option *o = &cmd->groups[g]->v[i];
-            longopts[k++] =
-                (struct option){o->name, o->value ? required_argument : no_argument, NULL, o->id};
+            longopts[k++] = (struct option){
+                o->name,
+                o->value ? (o->value[0] == '[' ? optional_argument : required_argument)
+                         : no_argument,
+                NULL, o->id};
             if (o->letter) {
                 shortopts[s++] = o->letter;
                 if (o->value)

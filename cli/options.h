@@ -28,7 +28,9 @@ struct cli_option {
     int id;
     const char *name;  /* long name, without the dashes */
     char letter;       /* its short form, 0: none */
-    const char *value; /* its value's name in the usage ("N", "FILE"), NULL: takes none */
+    /* its value's name in the usage ("N", "FILE"), NULL: takes none; "[=URLS]": an optional
+     * value, given as --name=URLS (the handler's arg is NULL without one) */
+    const char *value;
     /* What it does, lines separated by '\n' (the first beside the option in --help); where it
      * names the entries of another table (the report formats), a buffer built from that table
      * when the program starts. */

@@ -12,6 +12,7 @@
 #include "cli/parse.h"
 #include "common/files.h"
 #include "report/fxt_load.h"
+#include "symbolize/debuginfod.h"
 
 #define PROGRESS_MIN_BYTES (16ull << 20) /* smaller recordings report no progress */
 
@@ -77,6 +78,12 @@ static const struct cli_option symbols_options[] = {
      "guest System.map (KASLR slide from the recorded MSR_LSTAR)"},
     {REPORT_INPUT_OPT_KSYMS, "kernel-symbols", 0, "FILE",
      "any of the three above (detected by content)"},
+    {REPORT_INPUT_OPT_DEBUGINFOD, "debuginfod", 0, "[=URLS]",
+     "ask debuginfod servers by build-id for the debug files the\n"
+     "--symbols directories lack (URLS space-separated, as\n"
+     "$DEBUGINFOD_URLS, which is asked by default when set)"},
+    {REPORT_INPUT_OPT_NO_DEBUGINFOD, "no-debuginfod", 0, NULL,
+     "ask no debuginfod server, whatever $DEBUGINFOD_URLS says"},
     {REPORT_INPUT_OPT_NO_DEMANGLE, "no-demangle", 0, NULL,
      "C++ and Rust names as the symbol files hold them (by default\n"
      "demangled, as perf and c++filt print them)"},
@@ -224,6 +231,13 @@ int report_input_option(int opt, const char *arg, struct report_input_args *a, s
     case REPORT_INPUT_OPT_NO_DEMANGLE:
         a->no_demangle = true;
         return 1;
+    case REPORT_INPUT_OPT_DEBUGINFOD:
+        a->debuginfod = 1;
+        a->debuginfod_urls = arg && *arg ? arg : NULL;
+        return 1;
+    case REPORT_INPUT_OPT_NO_DEBUGINFOD:
+        a->debuginfod = -1;
+        return 1;
     case REPORT_INPUT_OPT_VCPU:
     case REPORT_INPUT_OPT_PID:
     case REPORT_INPUT_OPT_TID:
@@ -335,9 +349,29 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
         fprintf(stderr, "%s: %s\n", cmd, err.msg);
         return 1;
     }
+    /* debuginfod servers after the local directories, by build-id. */
+    struct hv_debuginfod dfd;
+    if (o->debuginfod >= 0 &&
+        hv_debuginfod_open(&dfd, o->debuginfod_urls, quiet ? NULL : cmd, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err.msg);
+        return 1;
+    }
+    if (o->debuginfod > 0 && !dfd.client) {
+        fprintf(stderr,
+                "%s: --debuginfod: no server to ask: give --debuginfod=URLS or set "
+                "DEBUGINFOD_URLS\n",
+                cmd);
+        return 2;
+    }
+    o->sp->debuginfod = o->debuginfod >= 0 && dfd.client ? &dfd : NULL;
     size_t loaded = 0;
-    if (profile_load_symbols(p, o->sp, &loaded, &err) < 0 ||
-        (o->ksyms && profile_set_kernel_symbols(p, o->ksyms, &err) < 0)) {
+    int lrc = profile_load_symbols(p, o->sp, &loaded, &err);
+    o->sp->debuginfod = NULL;
+    if (o->debuginfod >= 0) {
+        hv_debuginfod_summary(&dfd, stderr);
+        hv_debuginfod_close(&dfd);
+    }
+    if (lrc < 0 || (o->ksyms && profile_set_kernel_symbols(p, o->ksyms, &err) < 0)) {
         fprintf(stderr, "%s: %s\n", cmd, err.msg);
         return 1;
     }

@@ -18,6 +18,10 @@ struct report_input_opts {
     const struct prof_filter *filter; /* NULL: every sample */
     bool want_lines;                  /* source lines (pprof's -list) */
     bool no_demangle;                 /* --no-demangle: names as the symbol files hold them */
+    /* debuginfod (symbolize/debuginfod.h): 0 when $DEBUGINFOD_URLS is set, 1 --debuginfod
+     * (with its URLs, or the variable's), -1 --no-debuginfod */
+    int debuginfod;
+    const char *debuginfod_urls;
     bool quiet;                       /* no progress, no warnings */
 };
 
@@ -28,6 +32,8 @@ enum {
     REPORT_INPUT_OPT_SYMBOLS = 0x300,
     REPORT_INPUT_OPT_KSYMS,
     REPORT_INPUT_OPT_NO_DEMANGLE,
+    REPORT_INPUT_OPT_DEBUGINFOD,
+    REPORT_INPUT_OPT_NO_DEBUGINFOD,
     REPORT_INPUT_OPT_VCPU = 'C', /* perf's -C/--cpu: the guest's CPUs are its vCPUs */
     REPORT_INPUT_OPT_COMM = 0x310,
     REPORT_INPUT_OPT_PID,
@@ -56,6 +62,8 @@ struct report_input_args {
     const char *ksyms;
     struct prof_filter filter;
     bool no_demangle;
+    int debuginfod;
+    const char *debuginfod_urls;
 };
 /* 1: `opt` was one of the shared options, applied; 0: not one of them; -1: a bad value (err). */
 int report_input_option(int opt, const char *arg, struct report_input_args *a, struct hv_err *err);

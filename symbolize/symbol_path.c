@@ -1,4 +1,5 @@
 #include "symbolize/symbol_path.h"
+#include "symbolize/debuginfod.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -133,5 +134,7 @@ char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t
         if (is_regular(name) && (!build_id_len || build_id_matches(name, build_id, build_id_len)))
             return strdup(name);
     }
+    if (sp->debuginfod && build_id && build_id_len >= 2)
+        return hv_debuginfod_find(sp->debuginfod, build_id, build_id_len, name);
     return NULL;
 }

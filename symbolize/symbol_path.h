@@ -2,7 +2,8 @@
  *   DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest   (the GDB / debuginfod layout),
  *   any plain ELF file directly in DIR whose GNU build-id matches (scanned once, cached),
  *   a file in DIR with the module's basename (for modules recorded without a build-id).
- * Finally, the module's recorded name itself if it is a readable file whose build-id matches. */
+ * Then the module's recorded name itself if it is a readable file whose build-id matches;
+ * finally, with one set, a debuginfod server by the build-id. */
 #pragma once
 
 #include <stddef.h>
@@ -17,8 +18,12 @@ struct symbol_path_entry {
     uint32_t build_id_len;
 };
 
+struct hv_debuginfod;
 struct symbol_path {
     VECTOR(char *) dirs;
+    /* After every directory: a debuginfod server by build-id (symbolize/debuginfod.h), NULL:
+     * none (the recorder never asks one). */
+    struct hv_debuginfod *debuginfod;
     VECTOR(struct symbol_path_entry) scanned; /* plain files of all dirs, filled on first need */
     int scanned_done;
 };

@@ -71,9 +71,9 @@ fits() { # $1 columns, $2 rows
   local s; s=$(spane)
   echo "$s" | head -1 | grep -q '^hvprof top: .* recorded; the last 5 s, all vCPUs, all samples: [0-9]' ||
     { echo "FAIL: $1x$2: the first line is not the header:"; echo "$s"; exit 1; }
-  echo "$s" | grep -q '^keys: q quit  k kernel  u user  a all  p per process  f per function  v vCPU$' ||
+  grep -q '^keys: q quit  k kernel  u user  a all  p per process  f per function  v vCPU$' <<<"$s" ||
     { echo "FAIL: $1x$2: the keys are not shown whole:"; echo "$s"; exit 1; }
-  echo "$s" | grep -q '# Children' || { echo "FAIL: $1x$2: no column header:"; echo "$s"; exit 1; }
+  grep -q '# Children' <<<"$s" || { echo "FAIL: $1x$2: no column header:"; echo "$s"; exit 1; }
   local long; long=$(echo "$s" | awk -v w="$1" 'length($0) > w')
   [ -z "$long" ] || { echo "FAIL: $1x$2: lines wider than the terminal:"; echo "$long"; exit 1; }
   [ "$(echo "$s" | wc -l)" -le "$2" ] || { echo "FAIL: $1x$2: more lines than rows"; exit 1; }
@@ -110,16 +110,16 @@ tmux -L "$rec" new-session -d -x 120 -y 40 \
 for _ in $(seq 1 300); do [ -s "$dir/rexit" ] && break; sleep 0.2; done
 rpane=$(tmux -L "$rec" capture-pane -p -J)
 [ "$(cat "$dir/rexit")" = 0 ] || { echo "FAIL: record exit"; echo "$rpane"; exit 1; }
-echo "$rpane" | grep -q "^hvprof record: the guest's console goes to $dir/r.fxt.console" ||
+grep -q "^hvprof record: the guest's console goes to $dir/r.fxt.console" <<<"$rpane" ||
   { echo "FAIL: the console's file is not said"; echo "$rpane"; exit 1; }
-! echo "$rpane" | grep -q 'workload:' || { echo "FAIL: the guest's console on the terminal"; echo "$rpane"; exit 1; }
+! grep -q 'workload:' <<<"$rpane" || { echo "FAIL: the guest's console on the terminal"; echo "$rpane"; exit 1; }
 grep -q '^workload: ' "$dir/r.fxt.console" || { echo "FAIL: the console file lacks the guest's lines"; exit 1; }
-echo "$rpane" | grep -Eq '^hvprof record: [0-9]+ samples of 1 vCPU at 1000 Hz' ||
+grep -Eq '^hvprof record: [0-9]+ samples of 1 vCPU at 1000 Hz' <<<"$rpane" ||
   { echo "FAIL: no brief summary"; echo "$rpane"; exit 1; }
-echo "$rpane" | grep -Eq "^\[ hvprof record: wrote $dir/r.fxt \([0-9.]+ MB, [0-9]+ samples\); -v for the details \]" ||
+grep -Eq "^\[ hvprof record: wrote $dir/r.fxt \([0-9.]+ MB, [0-9]+ samples\); -v for the details \]" <<<"$rpane" ||
   { echo "FAIL: no final line"; echo "$rpane"; exit 1; }
-echo "$rpane" | grep -q "^next: hvprof report $dir/r.fxt" || { echo "FAIL: no next command"; exit 1; }
-lines=$(echo "$rpane" | grep -c .)
+grep -q "^next: hvprof report $dir/r.fxt" <<<"$rpane" || { echo "FAIL: no next command"; exit 1; }
+lines=$(grep -c . <<<"$rpane")
 [ "$lines" -le 8 ] || { echo "FAIL: $lines lines on the terminal"; echo "$rpane"; exit 1; }
-! echo "$rpane" | grep -Eq 'dropped(workload|hvprof-guest)' || { echo "FAIL: glued lines"; exit 1; }
+! grep -Eq 'dropped(workload|hvprof-guest)' <<<"$rpane" || { echo "FAIL: glued lines"; exit 1; }
 ok "record on a terminal: the console in its own file, $lines lines, the file and the next command last"

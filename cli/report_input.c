@@ -375,7 +375,8 @@ int report_input_load(const char *file, const struct report_input_opts *o, struc
         fprintf(stderr, "%s: %s\n", cmd, err.msg);
         return 1;
     }
-    if (o->filter) {
+    /* Only a filter that selects something costs its passes (the explanation's and its own). */
+    if (o->filter && profile_filter_active(o->filter)) {
         char why[512];
         profile_filter_explain(p, o->filter, why, sizeof(why));
         size_t before = p->samples.n;

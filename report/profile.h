@@ -289,6 +289,8 @@ struct prof_filter {
     bool has_time, time_absolute;
     double time_from, time_to;
 };
+/* Whether the filter keeps less than everything (any list or bound given). */
+bool profile_filter_active(const struct prof_filter *f);
 /* Keep only samples matching the filter (in place). Frames are left in the frame array. */
 void profile_filter(struct profile *p, const struct prof_filter *f);
 /* Why `f` keeps nothing of `p` (call before profile_filter): the first filter that alone keeps

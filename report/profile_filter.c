@@ -102,6 +102,12 @@ static bool passes(const struct profile *p, const struct prof_sample *s,
     }
 }
 
+bool profile_filter_active(const struct prof_filter *f)
+{
+    return f->nvcpus || f->npids || f->ntids || f->ncomms || f->user_only || f->kernel_only ||
+           f->has_time;
+}
+
 void profile_filter(struct profile *p, const struct prof_filter *f)
 {
     /* --comm matches the names the report prints: a process the recorder only knew by its

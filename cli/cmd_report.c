@@ -79,6 +79,10 @@ static const struct cli_option output_options[] = {
     {O_HEADER_ONLY, "header-only", 0, NULL, "that alone (perf's --header-only)"},
     {O_STDIO, "stdio", 0, NULL, "text on standard output (the default; perf's --stdio)"},
     {'g', "call-graph", 'g', NULL, "the callers and callees of each function (--format tree)"},
+    {'v', "verbose", 'v', NULL,
+     "the tree: each function's source file and line (from its\n"
+     "module's DWARF) and where its names came from (a symbol file,\n"
+     "debuginfod, MiniDebugInfo, the recording)"},
     {O_MAX_DEPTH, "max-depth", 0, "N",
      "folded stacks and flame graphs: the N frames nearest the root\n"
      "of each stack (a tall graph's height capped)"},
@@ -230,6 +234,9 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
         if (!a->format_given)
             a->format = REPORT_TREE;
         return 1;
+    case 'v':
+        a->ro.verbose = true;
+        return 1;
     case O_MAX_DEPTH:
         if (parse_uint(arg, "--max-depth", 1, 100000, &v, err) < 0)
             return -1;
@@ -290,12 +297,14 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     status = 1;
-    /* Source lines are pprof's alone (its -list); the other formats do not pay for them. */
+    /* Source lines are pprof's (its -list) and the verbose tree's; the other formats do not pay
+     * for them. */
     const struct report_input_opts in = {.cmd = "hvprof report",
                                          .sp = &a.in.sp,
                                          .ksyms = ksyms,
                                          .filter = &filter,
-                                         .want_lines = all || format == REPORT_PPROF,
+                                         .want_lines = all || format == REPORT_PPROF ||
+                                                       (format == REPORT_TREE && ro.verbose),
                                          .no_demangle = a.in.no_demangle,
                                          .debuginfod = a.in.debuginfod,
                                          .debuginfod_urls = a.in.debuginfod_urls,

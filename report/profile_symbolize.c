@@ -12,6 +12,7 @@
 #include "report/runtimes.h"
 #include "schema/schema.h"
 #include "common/hashidx.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/kallsyms.h"
 
 struct prof_index {
@@ -33,20 +34,6 @@ void prof_symbolize_index_free(struct profile *p)
 
 /* Name a placeholder module ("[elf@0x400000]") after the file its symbols came from. The
  * .build-id/ entries are usually symlinks to the real file, so resolve them first. */
-/* A debuginfod client's cache file: <cache>/<build-id hex>/debuginfo or .../executable (the
- * layout libdebuginfod writes, debuginfod-client-config(7)): its name says nothing. */
-static bool debuginfod_cache_file(const char *path)
-{
-    const char *b = prof_base_name(path);
-    if (strcmp(b, "debuginfo") && strcmp(b, "executable"))
-        return false;
-    size_t hex = 0;
-    for (const char *c = b - 2; c >= path && *c != '/'; c--, hex++)
-        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
-            return false;
-    return hex >= 4;
-}
-
 static void rename_from_symbol_file(struct prof_module *m)
 {
     if (!hvfxt_module_name_is_placeholder(m->name) || !m->src.file)
@@ -59,7 +46,7 @@ static void rename_from_symbol_file(struct prof_module *m)
     /* A bare .build-id/xx/<hex> name says nothing, nor a debuginfod cache's; keep the
      * placeholder then. */
     if (!strstr(real ? real : m->src.file, "/.build-id/") &&
-        !debuginfod_cache_file(real ? real : m->src.file) && len > 0) {
+        !hv_debuginfod_cache_path(real ? real : m->src.file) && len > 0) {
         char *name = strndup(b, len);
         if (name) {
             free(m->name);

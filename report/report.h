@@ -47,6 +47,9 @@ struct report_opts {
      * own, one frame). */
     unsigned max_depth;
     bool fold_recursion;
+    /* The tree: each function's source file and line and where its module's names came from
+     * (report -v). */
+    bool verbose;
     /* pprof: name functions as if this profile's were in the file too (hvprof diff writes both
      * recordings so, for `pprof -diff_base`); NULL: this profile alone. */
     const struct profile *names_with;

@@ -81,3 +81,18 @@ void hv_debuginfod_close(struct hv_debuginfod *d)
         debuginfod_end(d->client);
     d->client = NULL;
 }
+
+bool hv_debuginfod_cache_path(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    if (!b)
+        return false;
+    b++;
+    if (strcmp(b, "debuginfo") && strcmp(b, "executable"))
+        return false;
+    size_t hex = 0;
+    for (const char *c = b - 2; c >= path && *c != '/'; c--, hex++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+            return false;
+    return hex >= 4;
+}

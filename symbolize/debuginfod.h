@@ -31,3 +31,8 @@ char *hv_debuginfod_find(struct hv_debuginfod *d, const uint8_t *build_id, uint3
 /* One line of what was asked and found, and why not where a server failed. */
 void hv_debuginfod_summary(const struct hv_debuginfod *d, FILE *out);
 void hv_debuginfod_close(struct hv_debuginfod *d);
+
+/* Whether `path` is a file of a debuginfod client's cache, <cache>/<build-id hex>/debuginfo or
+ * .../executable (the layout libdebuginfod writes, debuginfod-client-config(7)): its name says
+ * nothing of the module. */
+bool hv_debuginfod_cache_path(const char *path);

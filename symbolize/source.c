@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/files.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/kallsyms.h"
 
 static void drop_elf(struct sym_source *s)
@@ -179,4 +180,19 @@ bool sym_source_lookup(struct sym_source *s, uint64_t addr, bool lines, struct s
     if (s->lines && !dwarf_lines_lookup(s->lines, addr, &out->line))
         memset(&out->line, 0, sizeof(out->line));
     return true;
+}
+
+const char *sym_source_origin(const struct sym_source *s, char *buf, size_t len)
+{
+    const char *kind = s->elf ? (s->elf->from_minidebuginfo ? "MiniDebugInfo"
+                                 : s->elf->has_symtab      ? ".symtab"
+                                                           : ".dynsym")
+                              : "kallsyms text";
+    if (s->file && hv_debuginfod_cache_path(s->file))
+        snprintf(buf, len, "debuginfod (%s)", kind);
+    else if (s->file)
+        snprintf(buf, len, "%s (%s)", s->file, kind);
+    else
+        snprintf(buf, len, "%s", s->table && s->table->n ? "the recording" : "none");
+    return buf;
 }

@@ -64,6 +64,13 @@ int sym_source_add(struct sym_source *s, uint64_t addr, const char *name, size_t
                    uint8_t strength, struct hv_err *err);
 void sym_source_finish(struct sym_source *s);
 
+/* Where the module's names come from, for a reader (`report -v`, pprof's mapping, docs/report.md
+ * "How frames are symbolized"): "debuginfod (.symtab)", "/usr/lib/debug/x.debug (.symtab)",
+ * "/lib/libc.so.6 (MiniDebugInfo)", "/boot/System.map (kallsyms text)", "the recording" when it
+ * uses only what the recording carries, "none" with no symbols at all. Writes at most len bytes;
+ * returns buf. */
+const char *sym_source_origin(const struct sym_source *s, char *buf, size_t len);
+
 /* Symbolize link-time address `addr` (for a return address, the call's: ra - 1); with `lines`,
  * its source line too. False: no function covers it. */
 bool sym_source_lookup(struct sym_source *s, uint64_t addr, bool lines, struct sym_hit *out);

@@ -51,6 +51,8 @@ static void test_recorded_then_file(void **state)
     assert_string_equal(hit.name, "from_memory");
     assert_int_equal(hit.offset, 5);
     assert_false(sym_source_has_file(&s));
+    char origin[4200];
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), "the recording");
     /* The file of the same build wins. */
     uint8_t id[ELF_BUILD_ID_MAX];
     uint32_t idlen;
@@ -60,6 +62,9 @@ static void test_recorded_then_file(void **state)
     assert_int_equal(sym_source_find(&s, &sp, id, idlen, "prog_static", &err), 1);
     assert_true(sym_source_has_file(&s));
     assert_non_null(strstr(s.file, "prog_static"));
+    char want[4200];
+    snprintf(want, sizeof(want), "%s (.symtab)", s.file);
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), want);
     assert_true(sym_source_lookup(&s, leaf + 3, false, &hit));
     assert_string_equal(hit.name, "fixture_leaf");
     assert_int_equal(hit.offset, 3);
@@ -114,6 +119,9 @@ static void test_kernel_files(void **state)
     assert_false(sym_source_has_file(&s));
     assert_non_null(sym_source_symtab(&s));
     assert_non_null(strstr(s.file, "kallsyms.txt"));
+    char origin[4200], want[4200];
+    snprintf(want, sizeof(want), "%s (kallsyms text)", ks);
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), want);
     sym_source_free(&s);
 }
 
@@ -144,6 +152,53 @@ static void test_lines(void **state)
     symbol_path_free(&sp);
 }
 
+/* Where the names come from (report -v): a stripped file's MiniDebugInfo, a debuginfod
+ * client's cache file, a file with only .dynsym, nothing at all. */
+static void load_as(struct sym_source *s, const char *path)
+{
+    *s = (struct sym_source){0};
+    s->elf = calloc(1, sizeof(*s->elf));
+    assert_non_null(s->elf);
+    assert_int_equal(elf_symbols_load_file(s->elf, path, NULL), 0);
+    s->file = strdup(path);
+}
+
+static void test_origins(void **state)
+{
+    (void)state;
+    char origin[4400], want[4400];
+    struct sym_source s = {0};
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), "none");
+    load_as(&s, fixture("prog_minidebuginfo"));
+    snprintf(want, sizeof(want), "%s (MiniDebugInfo)", fixture("prog_minidebuginfo"));
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), want);
+    sym_source_free(&s);
+    load_as(&s, fixture("libfix_stripped.so"));
+    snprintf(want, sizeof(want), "%s (.dynsym)", fixture("libfix_stripped.so"));
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), want);
+    sym_source_free(&s);
+    /* A debuginfod cache's layout, <cache>/<build-id>/debuginfo. */
+    char *dir = make_temp_dir();
+    char id[129], sub[4200], file[4300], cmd[9000];
+    assert_true(readelf_build_id(fixture("prog_static"), id, sizeof(id)) > 0);
+    snprintf(sub, sizeof(sub), "%s/%s", dir, id);
+    snprintf(file, sizeof(file), "%s/debuginfo", sub);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s'", sub, fixture("prog_static"), file);
+    assert_int_equal(system(cmd), 0);
+    load_as(&s, file);
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), "debuginfod (.symtab)");
+    sym_source_free(&s);
+    /* The same name outside a build-id directory is a file like any other. */
+    snprintf(file, sizeof(file), "%s/debuginfo", dir);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fixture("prog_static"), file);
+    assert_int_equal(system(cmd), 0);
+    load_as(&s, file);
+    snprintf(want, sizeof(want), "%s (.symtab)", file);
+    assert_string_equal(sym_source_origin(&s, origin, sizeof(origin)), want);
+    sym_source_free(&s);
+    remove_temp_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_other_build),
         cmocka_unit_test(test_kernel_files),
         cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_origins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@ unset DEBUGINFOD_URLS
 err=$("$hv" report "$dir/rec.fxt" --format folded -o "$dir/none.folded" 2>&1)
 grep -q "no symbols for \[elf@0x400000\] build-id $id" <<<"$err" || fail "no warning: $err"
 grep -q 'hot_leaf' "$dir/none.folded" && fail "named without a server"
+tree=$("$hv" report "$dir/rec.fxt" -g -v --limit 200 -q)
+grep -q 'names from none$' <<<"$tree" ||
+  fail "report -g -v: the program's frames are not said to have no names: $tree"
 ok "no server: the program's frames stay offsets, said"
 # The server, on a free port of 127.0.0.1, scanning the directory.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -45,6 +48,14 @@ offsets=$(awk '/\[elf@0x400000\]\+0x/ {s += $NF} END {print s + 0}' "$dir/env.fo
 [ "$offsets" -eq 0 ] || fail "$offsets of $total samples still have an offset frame of the program"
 grep -q ';hot_leaf ' "$dir/env.folded" || fail "hot_leaf not named"
 ok "DEBUGINFOD_URLS: fetched, every one of the $total samples' program frames named"
+# report -v says where the names came from: the program's from debuginfod (the cache file's
+# .symtab), with the function's source line from its DWARF.
+tree=$(DEBUGINFOD_URLS=$url "$hv" report "$dir/rec.fxt" -g -v --limit 200 -q)
+grep -A1 '\] hot_leaf (' <<<"$tree" | grep -q 'names from debuginfod (.symtab)' ||
+  fail "report -g -v: hot_leaf's names not from debuginfod: $(grep -A1 hot_leaf <<<"$tree")"
+grep -A1 '\] hot_leaf (' <<<"$tree" | grep -Eq 'source [^ ]*workload\.c:[0-9]+;' ||
+  fail "report -g -v: hot_leaf has no source line: $(grep -A1 hot_leaf <<<"$tree")"
+ok "report -g -v: hot_leaf's source line, and its names from debuginfod"
 rm -rf "$dir/cache"/*
 "$hv" report "$dir/rec.fxt" --debuginfod="$url" --format folded -q -o "$dir/opt.folded"
 cmp -s "$dir/env.folded" "$dir/opt.folded" || fail "--debuginfod=URLS differs from DEBUGINFOD_URLS"

@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev linux-libc-dev l
       golang-go golang-github-google-pprof-dev binutils chromium acpica-tools
       libvirt-dev libxml2-dev e2fsprogs libext2fs-dev comerr-dev libblkid-dev fdisk qemu-utils tmux
       xz-utils sqlite3 python3.11-minimal libqcow-dev libjson-c-dev libnbd-dev libslirp-dev liblzma-dev
-      libdebuginfod-dev debuginfod curl
+      libdebuginfod-dev debuginfod libarchive-tools curl
       libglib2.0-dev libseccomp-dev libcap-ng-dev libiberty-dev python3-jsonschema man-db zsh
       bash-completion)
 missing=()

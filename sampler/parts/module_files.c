@@ -158,6 +158,61 @@ struct cfi_file_reader module_file_reader(struct module_file *f)
     return (struct cfi_file_reader){.name = f->name, .size = f->size, .read = file_read, .ctx = f};
 }
 
+/* m's separate debug file on volume v, as the guest's -dbg/-dbgsym packages install it
+ * (gdb's "Separate Debug Files"): /usr/lib/debug/.build-id/xx/rest.debug by build-id, else
+ * the older path layout, /usr/lib/debug plus the module's own path (Debian 11's libc6-dbg).
+ * Loaded into *es when it is there, parses, has a .symtab and is m's build. */
+static bool debug_file_load(const struct rec_env *env, struct diskfs_volume *v,
+                            const struct discover_module *m, struct elf_symbols *es,
+                            char *path, size_t path_len)
+{
+    char hex[2 * sizeof(m->build_id) + 1];
+    for (uint32_t i = 0; i < m->build_id_len && i < sizeof(m->build_id); i++)
+        snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+    for (int layout = 0; layout < 2; layout++) {
+        if (layout == 0 && m->build_id_len < 2)
+            continue;
+        if (layout == 1 && m->name[0] != '/')
+            break;
+        if (layout == 0)
+            snprintf(path, path_len, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+        else
+            snprintf(path, path_len, "/usr/lib/debug%s", m->name);
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        struct hv_err err = {0};
+        if (diskfs_read_path(v, path, SYMTAB_MAX_FILE, &buf, &len, &err) < 0)
+            continue; /* not there (the usual case), or unreadable: the module keeps .dynsym */
+        env->files->disk_bytes += len;
+        int rc = elf_symbols_load_mem(es, buf, len, &err);
+        free(buf);
+        if (rc < 0)
+            continue;
+        if (es->has_symtab && es->build_id_len == m->build_id_len &&
+            !memcmp(es->build_id, m->build_id, m->build_id_len))
+            return true;
+        elf_symbols_free(es);
+    }
+    return false;
+}
+
+/* m's debug file on the disks hvprof serves: on its own file's volume first, then the others
+ * (a /usr on a partition of its own). */
+static bool debug_file_symbols(const struct rec_env *env, const struct module_file *f,
+                               const struct discover_module *m, struct elf_symbols *es,
+                               char *path, size_t path_len)
+{
+    struct diskfs *d = env->cfg->disks;
+    if (!d || !m->build_id_len)
+        return false;
+    if (f->v && debug_file_load(env, f->v, m, es, path, path_len))
+        return true;
+    for (size_t i = 0; i < d->vols.n; i++)
+        if (&d->vols.v[i] != f->v && debug_file_load(env, &d->vols.v[i], m, es, path, path_len))
+            return true;
+    return false;
+}
+
 bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
                          const struct discover_module *m, guestos_symbol_fn fn, void *ctx)
 {
@@ -189,6 +244,17 @@ bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
     if (!same)
         snprintf(env->files->last_error, sizeof(env->files->last_error),
                  "%s: another build than the guest's (build-id differs)", f.name);
+    /* A stripped file: its separate debug file, where the guest has its debug package. */
+    char debug_path[512] = "";
+    if (same && !es.has_symtab) {
+        struct elf_symbols dbg;
+        if (debug_file_symbols(env, &f, m, &dbg, debug_path, sizeof(debug_path))) {
+            elf_symbols_free(&es);
+            es = dbg;
+        } else {
+            debug_path[0] = 0;
+        }
+    }
     bool use = same && es.has_symtab;
     for (size_t i = 0; use && i < es.syms.n; i++) {
         const struct sym *y = &es.syms.v[i];
@@ -203,15 +269,19 @@ bool module_file_symbols(const struct rec_env *env, const struct guestos_as *as,
             break; /* the batch is full (its share of the budget) */
     }
     if (use) {
-        if (f.v)
+        bool disk = f.v || debug_path[0];
+        if (debug_path[0])
+            env->files->debug_files++;
+        else if (disk)
             env->files->symtabs_disk++;
         else
             env->files->symtabs_cache++;
         struct module_note *n = module_note_of(env, m);
         if (n) {
-            n->syms_from = f.v ? FROM_DISK : FROM_CACHE;
+            n->syms_from = disk ? FROM_DISK : FROM_CACHE;
             n->symtab = true;
             n->minidebuginfo = es.from_minidebuginfo;
+            n->debug_file = debug_path[0] != 0;
         }
     }
     elf_symbols_free(&es);
@@ -278,8 +348,9 @@ static void note_line(const struct module_note *n, FILE *out)
                               : "on pages not present");
     if (n->syms_from)
         fprintf(out, ", %s from %s",
-                n->minidebuginfo ? ".symtab of its MiniDebugInfo"
-                : n->symtab      ? ".symtab"
+                n->debug_file       ? ".symtab of its debug file (/usr/lib/debug)"
+                : n->minidebuginfo ? ".symtab of its MiniDebugInfo"
+                : n->symtab        ? ".symtab"
                                  : ".dynsym",
                 from_name(n->syms_from));
     else
@@ -297,10 +368,11 @@ void module_files_summary(const struct rec_env *env, FILE *out)
                 env->os->ops->name);
     } else if (env->cfg->disks) {
         fprintf(out,
-                "  from the disks: %" PRIu64 " modules named from their file's .symtab, %.1f MiB "
-                "read; %" PRIu64 " modules the guest kernel tied to no file, %" PRIu64
-                " on no disk hvprof reads\n",
-                st->symtabs_disk, (double)st->disk_bytes / 1048576, st->not_file, st->elsewhere);
+                "  from the disks: %" PRIu64 " modules named from their file's .symtab, %" PRIu64
+                " from their debug file in /usr/lib/debug, %.1f MiB read; %" PRIu64
+                " modules the guest kernel tied to no file, %" PRIu64 " on no disk hvprof reads\n",
+                st->symtabs_disk, st->debug_files, (double)st->disk_bytes / 1048576, st->not_file,
+                st->elsewhere);
     }
     if (env->os->ops->file_page && (st->cache_bytes || st->cache_holes))
         fprintf(out,

@@ -35,7 +35,8 @@ struct module_note {
     uint8_t cfi_from, syms_from; /* enum module_from */
     uint8_t fill_from;           /* FROM_CACHE or FROM_DISK: where pages not mapped came from */
     bool symtab;                 /* names from .symtab (static functions too), not .dynsym */
-    bool minidebuginfo; /* the .symtab was its MiniDebugInfo (.gnu_debugdata) */
+    bool minidebuginfo;          /* the .symtab was its MiniDebugInfo (.gnu_debugdata) */
+    bool debug_file;             /* the .symtab was its separate debug file's (/usr/lib/debug) */
     bool no_eh_frame_hdr;        /* the module has no PT_GNU_EH_FRAME: frame pointers only */
     bool cfi_failed;             /* its tables could not be compiled (the CFI line says why) */
     bool counted;                /* its table's fill counted in the CFI summary line */
@@ -49,6 +50,7 @@ struct module_file_stats {
     uint64_t not_file;  /* the guest kernel tied the module's header page to no file */
     uint64_t elsewhere; /* a file on no disk hvprof reads (with disks) */
     uint64_t symtabs_disk, symtabs_cache; /* modules named from their file's .symtab */
+    uint64_t debug_files; /* modules named from their debug file on a disk (/usr/lib/debug) */
     uint64_t disk_bytes, cache_bytes;     /* read */
     uint64_t cache_holes;                 /* pages the page cache did not hold, met by reads */
     char last_error[HV_ERR_MSG_MAX];

@@ -347,6 +347,14 @@ for b in /usr/bin/python3.11 /usr/bin/xz /usr/bin/sqlite3; do
     cp -L "$l" "$cache/rootfs$l"
   done
 done
+# libc6-dbg installed in the guest as dpkg installs it (its detached debug files in
+# /usr/lib/debug/.build-id, of this host's glibc: the libc these programs run with): hvprof
+# names libc's internal functions from the disk, with no files given (docs/user-modules.md).
+dpkg-query -L libc6-dbg | while read -r f; do
+  case $f in /usr/lib/debug/*) [ -f "$f" ] && install -D -m644 "$f" "$cache/rootfs$f" ;; esac
+done
+[ -n "$(find "$cache/rootfs/usr/lib/debug" -name '*.debug' -print -quit 2>/dev/null)" ] ||
+  { log "libc6-dbg's debug files are missing (/usr/lib/debug)"; exit 1; }
 mkdir -p "$cache/rootfs/usr/lib/python3.11"
 cp /usr/lib/python3.11/os.py "$cache/rootfs/usr/lib/python3.11/"
 cp -r /usr/lib/python3.11/encodings "$cache/rootfs/usr/lib/python3.11/"

@@ -30,7 +30,16 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
     printf("%s: %.1f s, hv_busy: %" PRIu64 " user samples, %" PRIu64 " with >= 3 frames\n", r->name,
            r->seconds, n, deep);
     assert_true(n > 0);
-    assert_true(deep * 10 >= n * 9);
+    /* A few samples in a thousand land where the chain is shorter (measured: 2 of 366); a run
+     * the platform starved (9 samples once, in CI) cannot show 90 % of a handful, so there one
+     * such sample is allowed, and no more. */
+    if (n < 50)
+        printf("NOTE: %s: only %" PRIu64 " hv_busy samples (the platform starved the run): "
+               "at most one short chain allowed\n",
+               r->name, n);
+    if (n < 50 ? n - deep > 1 : deep * 10 < n * 9)
+        fail_msg("%s: %" PRIu64 " of %" PRIu64 " hv_busy samples with >= 3 frames", r->name, deep,
+                 n);
     /* With no files at all (the group records without --symbols): names and unwind tables from
      * the guest's page cache, read through 5-level paging. */
     tb_check_user_stacks(r, 0.95, false);

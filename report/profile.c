@@ -39,6 +39,7 @@ void profile_free(struct profile *p)
     }
     free(p->locs.v);
     free(p->funcs.v);
+    free(p->inl.v);
     free(p->steal.v);
     prof_symbolize_index_free(p);
     prof_maps_index_free(p);

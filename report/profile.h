@@ -116,6 +116,17 @@ struct prof_loc {
     uint64_t func_off; /* addr - bias - function start; 0 for fallbacks */
     bool resolved;     /* func is a symbol (not a module+0xoff / raw fallback) */
     uint32_t line;     /* source line in the function's file (profile.want_lines), 0 unknown */
+    /* The functions inlined at this address (want_lines, from DWARF), innermost first:
+     * profile.inl[inl_first .. inl_first + ninl); the location's func is the one they were
+     * inlined into. pprof writes them as the location's first lines. */
+    uint32_t inl_first;
+    uint16_t ninl;
+};
+
+/* A function inlined at a location, and the line the location is on in it. */
+struct prof_inline {
+    uint32_t func;
+    uint32_t line;
 };
 
 struct prof_func {
@@ -150,6 +161,7 @@ struct profile {
     VECTOR(struct prof_name) names; /* processes and threads */
     VECTOR(struct prof_loc) locs;
     VECTOR(struct prof_func) funcs;
+    VECTOR(struct prof_inline) inl; /* the locations' inlined frames (prof_loc.inl_first) */
     VECTOR(struct prof_steal) steal; /* in the recording's order */
     uint64_t ticks_per_sec;          /* 1e9 if unknown */
     uint64_t period_ns;              /* sampling period; 0 if unknown */

@@ -134,17 +134,50 @@ static bool loc_eq(const void *ctx, uint32_t idx)
 /* The location's source line, and its function's source file, from the module's symbol file's
  * DWARF (symbolize/source.h). A line number means a line of the function's file (pprof's Line
  * has no file of its own). */
-static void source_line(struct profile *p, uint32_t f, struct prof_loc *l, const struct sym_hit *h)
+static void func_file(struct profile *p, uint32_t f, const char *decl_file, uint32_t decl_line,
+                      const char *file)
 {
-    if (!h->line.file)
-        return;
     struct prof_func *fn = &p->funcs.v[f];
     if (!fn->file) {
-        fn->file = prof_dup_printable(h->line.func_file ? h->line.func_file : h->line.file);
-        fn->start_line = h->line.func_file ? h->line.func_line : 0;
+        fn->file = prof_dup_printable(decl_file ? decl_file : file);
+        fn->start_line = decl_file ? decl_line : 0;
     }
+}
+
+/* Its inlined frames: each a function of the module (interned by name, as a symbol's), on the
+ * line the address is on in it. */
+static int inlined_frames(struct profile *p, uint32_t module, struct prof_loc *l,
+                          const struct src_line *sl, struct hv_err *err)
+{
+    l->inl_first = (uint32_t)p->inl.n;
+    l->ninl = 0;
+    for (unsigned k = 0; k < sl->ninl; k++) {
+        const struct src_inline *in = &sl->inl[k];
+        int f = prof_intern_func(p, in->name, module, err);
+        if (f < 0)
+            return -1;
+        func_file(p, (uint32_t)f, in->decl_file, in->decl_line, in->file);
+        if (PROF_VEC_RESERVE(p->inl, err) < 0)
+            return -1;
+        const struct prof_func *fn = &p->funcs.v[f];
+        p->inl.v[p->inl.n++] = (struct prof_inline){
+            .func = (uint32_t)f,
+            .line = fn->file && in->file && !strcmp(fn->file, in->file) ? in->line : 0};
+        l->ninl++;
+    }
+    return 0;
+}
+
+static int source_line(struct profile *p, uint32_t f, uint32_t module, struct prof_loc *l,
+                       const struct sym_hit *h, struct hv_err *err)
+{
+    if (!h->line.file)
+        return 0;
+    func_file(p, f, h->line.func_file, h->line.func_line, h->line.file);
+    struct prof_func *fn = &p->funcs.v[f];
     if (fn->file && !strcmp(fn->file, h->line.file))
         l->line = h->line.line;
+    return inlined_frames(p, module, l, &h->line, err);
 }
 
 static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err)
@@ -184,8 +217,9 @@ static int resolve_loc(struct profile *p, struct prof_loc *l, struct hv_err *err
             l->func_off = hit.offset + ra;
             l->resolved = true;
             mod->has_functions = true;
-            if (f >= 0 && p->want_lines)
-                source_line(p, (uint32_t)f, l, &hit);
+            if (f >= 0 && p->want_lines &&
+                source_line(p, (uint32_t)f, mp->module, l, &hit, err) < 0)
+                return -1;
         } else {
             snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, prof_base_name(mod->name), link);
             f = prof_intern_func(p, buf, mp->module, err);
@@ -248,6 +282,7 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
     }
     p->funcs.n = 0;
     p->locs.n = 0;
+    p->inl.n = 0;
     if (ensure_index(p, err) < 0)
         return -1;
     for (size_t s = 0; s < p->samples.n; s++) {

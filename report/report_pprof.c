@@ -213,8 +213,10 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     Perftools__Profiles__Mapping **mapp = calloc(nm + 1, sizeof(*mapp));
     Perftools__Profiles__Location *locs = calloc(nl + 1, sizeof(*locs));
     Perftools__Profiles__Location **locp = calloc(nl + 1, sizeof(*locp));
-    Perftools__Profiles__Line *lines = calloc(nl + 1, sizeof(*lines));
-    Perftools__Profiles__Line **linep = calloc(nl + 1, sizeof(*linep));
+    /* A line per location, and one per function inlined at it (profile.inl). */
+    size_t nlines = nl + p->inl.n;
+    Perftools__Profiles__Line *lines = calloc(nlines + 1, sizeof(*lines));
+    Perftools__Profiles__Line **linep = calloc(nlines + 1, sizeof(*linep));
     Perftools__Profiles__Function *fns = calloc(nfn + 1, sizeof(*fns));
     Perftools__Profiles__Function **fnp = calloc(nfn + 1, sizeof(*fnp));
     Perftools__Profiles__Sample *smp = calloc(ns + 1, sizeof(*smp));
@@ -296,20 +298,34 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         }
         fnp[i] = f;
     }
-    for (size_t i = 0; i < nl; i++) {
+    /* profile.proto Location.line: "Multiple line indicates this location has inlined
+     * functions, where the last entry represents the caller into which the preceding entries
+     * were inlined": the inlined frames innermost first, then the function's own line. */
+    for (size_t i = 0, li = 0; i < nl; i++) {
         const struct prof_loc *l = &p->locs.v[i];
         perftools__profiles__location__init(&locs[i]);
-        perftools__profiles__line__init(&lines[i]);
-        lines[i].function_id = l->func + 1;
-        lines[i].line = l->line;
+        size_t first = li;
+        for (uint32_t k = 0; k < l->ninl; k++, li++) {
+            const struct prof_inline *in = &p->inl.v[l->inl_first + k];
+            perftools__profiles__line__init(&lines[li]);
+            lines[li].function_id = in->func + 1;
+            lines[li].line = in->line;
+            linep[li] = &lines[li];
+        }
+        perftools__profiles__line__init(&lines[li]);
+        lines[li].function_id = l->func + 1;
+        lines[li].line = l->line;
+        linep[li] = &lines[li];
+        li++;
         if (l->line && l->mapping != PROF_NONE)
             maps[l->mapping].has_line_numbers = maps[l->mapping].has_filenames = true;
-        linep[i] = &lines[i];
+        if (l->ninl && l->mapping != PROF_NONE)
+            maps[l->mapping].has_inline_frames = true;
         locs[i].id = i + 1;
         locs[i].mapping_id = l->mapping == PROF_NONE ? 0 : l->mapping + 1;
         locs[i].address = profile_loc_address(p, l);
-        locs[i].n_line = 1;
-        locs[i].line = &linep[i];
+        locs[i].n_line = li - first;
+        locs[i].line = &linep[first];
         locp[i] = &locs[i];
     }
     int64_t keys[NLABELS] = {str_id(&st, "vcpu"),    str_id(&st, "pid"),    str_id(&st, "tid"),

@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/files.h"
@@ -55,6 +56,31 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, Dwarf_Files **files, size_t
     }
 }
 
+/* The inlined function an inlined_subroutine DIE is an instance of, at the line the address
+ * has reached so far (in it), before the line moves out to its call site. A chain deeper than
+ * SRC_INLINE_MAX drops its innermost frames: the outer ones connect to the function. */
+static void inlined_frame(Dwarf_Die *inl, struct src_line *out)
+{
+    Dwarf_Attribute a;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(inl, DW_AT_linkage_name, &a));
+    if (!name)
+        name = dwarf_formstring(dwarf_attr_integrate(inl, DW_AT_MIPS_linkage_name, &a));
+    if (!name)
+        name = dwarf_diename(inl);
+    if (!name)
+        return;
+    if (out->ninl == SRC_INLINE_MAX) {
+        memmove(&out->inl[0], &out->inl[1], sizeof(out->inl[0]) * (SRC_INLINE_MAX - 1));
+        out->ninl--;
+    }
+    struct src_inline *f = &out->inl[out->ninl++];
+    int decl = 0;
+    *f = (struct src_inline){.name = name, .file = out->file, .line = out->line};
+    f->decl_file = dwarf_decl_file(inl);
+    if (dwarf_decl_line(inl, &decl) == 0 && decl > 0)
+        f->decl_line = (uint32_t)decl;
+}
+
 bool dwarf_lines_lookup(struct dwarf_lines *d, uint64_t addr, struct src_line *out)
 {
     Dwarf_Die cu;
@@ -65,7 +91,7 @@ bool dwarf_lines_lookup(struct dwarf_lines *d, uint64_t addr, struct src_line *o
     const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
     if (!file || dwarf_lineno(ln, &line) != 0 || line <= 0)
         return false;
-    *out = (struct src_line){file, (uint32_t)line, NULL, 0};
+    *out = (struct src_line){.file = file, .line = (uint32_t)line};
     /* The innermost scope that contains addr, then the DIEs that contain it (for an inlined
      * instance dwarf_getscopes goes on with its abstract origin's scopes instead: libdw.h):
      * each inlined call moves the line out to its call site, up to the function the code was
@@ -83,6 +109,7 @@ bool dwarf_lines_lookup(struct dwarf_lines *d, uint64_t addr, struct src_line *o
     for (int i = 0; i < n; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_inlined_subroutine) {
+            inlined_frame(&scopes[i], out);
             call_site(&cu, &scopes[i], &files, &nfiles, out);
         } else if (tag == DW_TAG_subprogram) {
             int decl = 0;

@@ -13,11 +13,28 @@
 
 struct dwarf_lines;
 
+/* A function inlined at the address (DW_TAG_inlined_subroutine): its name (the linkage name
+ * where DWARF gives one, else DW_AT_name; of its abstract origin), the line the address is on
+ * in it, and where it is declared. Strings owned by the dwarf_lines. */
+#define SRC_INLINE_MAX 8 /* deeper chains keep their outermost frames */
+struct src_inline {
+    const char *name;
+    const char *file;
+    uint32_t line;
+    const char *decl_file;
+    uint32_t decl_line;
+};
+
 struct src_line {
     const char *file;      /* source file of `line` (owned by the dwarf_lines) */
     uint32_t line;         /* 1-based; the call site when the address is in inlined code */
     const char *func_file; /* where the containing function is declared; NULL if unknown */
     uint32_t func_line;    /* its declaration line, 0 if unknown */
+    /* The inlined calls the address is in, innermost first (`addr2line -i`'s order, before
+     * the function itself); each one's line is in it, the next one's call site is in the next
+     * out, the last one's in the function (`line`). */
+    struct src_inline inl[SRC_INLINE_MAX];
+    uint8_t ninl;
 };
 
 /* Open `path`. Returns 0 with *out set, 0 with *out NULL when the file has no DWARF line

@@ -106,6 +106,73 @@ static void test_against_addr2line(void **state)
     assert_true(with_func >= n / 2);
 }
 
+/* Every frame `addr2line -i -f` prints for addr, innermost first: "name file:line" each. */
+static unsigned addr2line_chain(const char *file, uint64_t addr, char frames[][2048], unsigned max)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "addr2line -i -f -e '%s' 0x%" PRIx64, file, addr);
+    int st;
+    char *o = run_capture(cmd, &st);
+    unsigned n = 0;
+    char *save = NULL, *name = o && st == 0 ? strtok_r(o, "\n", &save) : NULL;
+    while (name && n < max) {
+        char *at = strtok_r(NULL, "\n", &save);
+        if (!at)
+            break;
+        char *d = strstr(at, " (discriminator");
+        if (d)
+            *d = 0;
+        snprintf(frames[n++], 2048, "%s %s", name, at);
+        name = strtok_r(NULL, "\n", &save);
+    }
+    free(o);
+    return n;
+}
+
+/* The inlined frames themselves (src_line.inl), each as addr2line -i -f prints it: name and
+ * line in order, innermost first, then the function's own line at the outermost call site. */
+static void test_inline_frames(void **state)
+{
+    (void)state;
+    const char *path = fixture("prog_inline");
+    struct elf_symbols es;
+    struct hv_err err = {0};
+    assert_int_equal(elf_symbols_load_file(&es, path, &err), 0);
+    struct dwarf_lines *d = NULL;
+    assert_int_equal(dwarf_lines_open(&d, path, &err), 0);
+    assert_non_null(d);
+    unsigned chains = 0, compared = 0;
+    for (size_t i = 0; i < es.syms.n; i++) {
+        const struct sym *s = &es.syms.v[i];
+        for (uint64_t a = s->addr; a < s->addr + s->size; a++) {
+            char want[SRC_INLINE_MAX + 2][2048];
+            unsigned n = addr2line_chain(path, a, want, SRC_INLINE_MAX + 2);
+            struct src_line sl;
+            if (!n || !dwarf_lines_lookup(d, a, &sl))
+                continue;
+            assert_int_equal(sl.ninl + 1, n);
+            char got[2048];
+            for (unsigned k = 0; k < sl.ninl; k++) {
+                snprintf(got, sizeof(got), "%s %s:%u", sl.inl[k].name, sl.inl[k].file,
+                         sl.inl[k].line);
+                assert_string_equal(got, want[k]);
+                assert_non_null(sl.inl[k].decl_file);
+                assert_true(sl.inl[k].decl_line > 0);
+            }
+            snprintf(got, sizeof(got), "%s %s:%u", symtab_name(&es.syms, s), sl.file, sl.line);
+            assert_string_equal(got, want[n - 1]);
+            chains += sl.ninl > 0;
+            compared++;
+        }
+    }
+    printf("%u addresses of prog_inline equal addr2line -i -f frame by frame, %u with inlined "
+           "frames\n",
+           compared, chains);
+    assert_true(chains >= 3);
+    dwarf_lines_close(d);
+    elf_symbols_free(&es);
+}
+
 static void test_inline_call_site(void **state)
 {
     (void)state;
@@ -157,6 +224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_addr2line),
         cmocka_unit_test(test_inline_call_site),
+        cmocka_unit_test(test_inline_frames),
         cmocka_unit_test(test_no_dwarf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,8 @@ show (docs/report.md, "Checked with"):
               kernel ELF and the program found through PPROF_BINARY_PATH
   -list       the same functions' source lines, every sample on one (the lines hvprof wrote
               from the binaries' DWARF)
+  -raw        every location in inlined code carries the inlined functions as frames of their
+              own, each with its line, as binutils' `addr2line -i -f` prints them
   -diff_base  `hvprof diff`'s base.pb.gz and new.pb.gz (the base: report-base/): every
               function's flat samples equal the new top table's self samples minus the base's;
               `hvprof diff`'s own table shows the two tables' self shares
@@ -84,8 +86,10 @@ def symbolized(sym):
     return not sym.startswith("0x") and "+0x" not in sym
 
 
-# -top: every function, flat samples as counts.
-top = pprof("-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0")
+# -top: every function, flat samples as counts. hvprof's table counts a sample in inlined code
+# for the function it was inlined into: pprof's -noinlines (without it, pprof gives the inlined
+# function its own row; checked below).
+top = pprof("-top", "-noinlines", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0")
 flat = {}
 for line in top.splitlines():
     m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(.+)$", line)
@@ -175,12 +179,64 @@ for name, obj, cpl, src in (("kbusy_spin", "hvprof-guest.elf", "0", "syscall.c")
           % (name, head, on_insns, want))
     # hvprof's own source lines (the binaries' DWARF, inlined code at its call site): no
     # symbolization by pprof.
-    lst = pprof(*narrow, r"-list=\b%s\b" % name)
+    lst = pprof(*narrow, "-noinlines", r"-list=\b%s\b" % name)
     head, on_lines = routine(lst, name, r"\d+:")
     check(head == (want, want) and on_lines == (want, want) and want > 0 and
           re.search(r"ROUTINE =+ %s in \S*/%s" % (name, src), lst) is not None,
           "-list=%s: in %s, %s (flat, cum), %s on its source lines, hvprof %d"
           % (name, src, head, on_lines, want))
+
+# Inlined frames (pprof's Location.line, innermost first): every location of the demo's
+# binaries, as -raw prints it, against `addr2line -i -f` at its address (a return address's
+# call at address - 1): the same functions and lines, frame by frame.
+raw = pprof("-raw")
+mapping_file = {}
+for m in re.finditer(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)", raw, re.M):
+    base = os.path.basename(m.group(2))
+    for d in (guest, os.path.join(guest, "progs")):
+        if os.path.exists(os.path.join(d, base)):
+            mapping_file[m.group(1)] = os.path.join(d, base)
+locations = re.findall(r"^\s+\d+: (0x[0-9a-f]+) M=(\d+) (.*)\n((?:\s{13}\S.*\n)*)",
+                       raw.split("\nMappings")[0] + "\n", re.M)
+
+
+def raw_frame(text):
+    """"name (binary) /path/file.c:12 s=10(system)" -> "name file.c:12"."""
+    m = re.match(r"(\S+)(?: \(\S+\))? (\S+):(\d+) s=", text.strip())
+    return (m.group(1), os.path.basename(m.group(2)), int(m.group(3))) if m else None
+
+
+def addr2line_frames(binary, addr):
+    r = subprocess.run(["addr2line", "-i", "-f", "-e", binary, "0x%x" % addr],
+                       capture_output=True, text=True)
+    out = r.stdout.splitlines()
+    frames = []
+    for name, at in zip(out[0::2], out[1::2]):
+        at = at.split(" (discriminator")[0]
+        f, _, ln = at.rpartition(":")
+        frames.append((name, os.path.basename(f), int(ln) if ln.isdigit() else 0))
+    return frames
+
+
+inlined, wrong = 0, []
+for addr, mapping, first, rest in locations:
+    if mapping not in mapping_file or not rest.strip():
+        continue
+    ours = [raw_frame(first)] + [raw_frame(x) for x in rest.splitlines() if x.strip()]
+    if None in ours:
+        continue
+    inlined += 1
+    a = int(addr, 16)
+    if ours not in (addr2line_frames(mapping_file[mapping], a),
+                    addr2line_frames(mapping_file[mapping], a - 1)):
+        wrong.append("%s: %s, addr2line %s" % (addr, ours,
+                                               addr2line_frames(mapping_file[mapping], a)))
+check(inlined >= 3 and not wrong,
+      "-raw: %d locations in inlined code, their frames those of addr2line -i -f%s"
+      % (inlined, "" if not wrong else ": " + "; ".join(wrong[:4])))
+tinl = pprof("-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0")
+check(re.search(r"\swork_unit\b", tinl) is not None,
+      "-top: the inlined work_unit has samples of its own without -noinlines")
 
 # -diff_base: the base recording (record.sh: the workload program alone) subtracted, as
 # pprof does it (its samples negated), on the two files `hvprof diff --format pprof` wrote

@@ -33,6 +33,7 @@ enum {
     O_HEADER_ONLY,
     O_MAX_DEPTH,
     O_FOLD_RECURSION,
+    O_SRCLINE,
 };
 
 /* --sort's help from the keys' table. */
@@ -79,6 +80,9 @@ static const struct cli_option output_options[] = {
     {O_HEADER_ONLY, "header-only", 0, NULL, "that alone (perf's --header-only)"},
     {O_STDIO, "stdio", 0, NULL, "text on standard output (the default; perf's --stdio)"},
     {'g', "call-graph", 'g', NULL, "the callers and callees of each function (--format tree)"},
+    {O_SRCLINE, "srcline", 0, NULL,
+     "perf-script: each frame's source file and line under it, as\n"
+     "perf script -F +srcline prints them (from the modules' DWARF)"},
     {'v', "verbose", 'v', NULL,
      "the tree: each function's source file and line (from its\n"
      "module's DWARF) and where its names came from (a symbol file,\n"
@@ -237,6 +241,9 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
     case 'v':
         a->ro.verbose = true;
         return 1;
+    case O_SRCLINE:
+        a->ro.srcline = true;
+        return 1;
     case O_MAX_DEPTH:
         if (parse_uint(arg, "--max-depth", 1, 100000, &v, err) < 0)
             return -1;
@@ -304,7 +311,8 @@ int cmd_report(int argc, char **argv)
                                          .ksyms = ksyms,
                                          .filter = &filter,
                                          .want_lines = all || format == REPORT_PPROF ||
-                                                       (format == REPORT_TREE && ro.verbose),
+                                                       (format == REPORT_TREE && ro.verbose) ||
+                                                       (format == REPORT_PERF_SCRIPT && ro.srcline),
                                          .no_demangle = a.in.no_demangle,
                                          .debuginfod = a.in.debuginfod,
                                          .debuginfod_urls = a.in.debuginfod_urls,

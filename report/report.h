@@ -50,6 +50,8 @@ struct report_opts {
     /* The tree: each function's source file and line and where its module's names came from
      * (report -v). */
     bool verbose;
+    /* perf-script: each frame's source line under it (perf script -F +srcline). */
+    bool srcline;
     /* pprof: name functions as if this profile's were in the file too (hvprof diff writes both
      * recordings so, for `pprof -diff_base`); NULL: this profile alone. */
     const struct profile *names_with;

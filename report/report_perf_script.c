@@ -99,6 +99,14 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
                         report_frame_name(p, fr, name, sizeof(name)), off, dso);
             else
                 fprintf(out, "\t%16" PRIx64 " [unknown] (%s)\n", addr, dso);
+            /* perf script -F +srcline: "  file.c:12" under the frame (map__fprintf_srcline's
+             * prefix; the file's base name, perf's default without --full-source-path). */
+            if (o->srcline && fr->loc < p->locs.n && p->locs.v[fr->loc].line) {
+                const struct prof_func *fn = &p->funcs.v[p->locs.v[fr->loc].func];
+                const char *b = fn->file ? strrchr(fn->file, '/') : NULL;
+                if (fn->file)
+                    fprintf(out, "  %s:%u\n", b ? b + 1 : fn->file, p->locs.v[fr->loc].line);
+            }
         }
         fputc('\n', out);
     }

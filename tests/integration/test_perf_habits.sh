@@ -66,6 +66,15 @@ ok "report --header-only: rate, vCPUs, command line, start time"
 out=$("$hv" report -i perf.fxt --format perf-script -q | head -20)
 has "$out" 'cpu-clock' "perf-script"
 ok "report --format perf-script: perf script's text"
+# perf script -F +srcline: each frame's source line under it (the guest's files for their DWARF).
+guest=$(cd "$(dirname "$hv")/../tests/guest" && pwd)
+out=$("$hv" report -i perf.fxt --format perf-script --srcline --symbols "$guest/progs" -q)
+grep -A1 ' hot_leaf+0x' <<<"$out" | grep -Eq '^  workload\.c:[0-9]+$' ||
+  fail "--srcline: no workload.c line under hot_leaf:"$'\n'"$(grep -m3 -A1 ' hot_leaf+0x' <<<"$out")"
+n=$(grep -c $'^\t' <<<"$out")
+[ "$(grep -cE '^  [^ ]+:[0-9]+$' <<<"$out")" -ge $((n / 2)) ] ||
+  fail "--srcline: under half of the $n frames have a source line"
+ok "report --format perf-script --srcline: perf's source lines under the frames"
 # 10. perf diff
 "$hv" record -c 2000000 -q --guest demo --duration 1 -o base.fxt --console con2.txt \
   --cmdline 'progs=workload seconds=10'

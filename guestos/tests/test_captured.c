@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "guestos/tests/capture_load.h"
+#include "guestos/linux/cgroup.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
 #include "guestos/linux/orc_load.h"
@@ -353,6 +354,22 @@ static void check_one(const char *capture, const char *expected_path)
     assert_int_equal(id.task.tid, 1);
     assert_string_equal(id.task.comm, "reboot");
     assert_int_equal(vc.cpu, 0);
+    /* The cgroup and namespace members from this kernel's BTF (docs/containers.md): the
+     * offsets find pid 1's css_set and struct pid, kernel pointers both. */
+    uint64_t task = 0, css = 0, tpid = 0;
+    assert_true(gw_read_virt(&w, r->cpus[0].base + r->current_ptr, &task, 8, false, NULL) == 0);
+    struct lx_cgroup_layout cl;
+    if (!lx_cgroup_layout_of(k, &cl, why, sizeof(why)) || !cl.ns_known)
+        fail_msg("%s: cgroup layout: %s", capture, why);
+    struct lx_kread kr;
+    if (lx_kread_init_kernel(&kr, k, &c.mem, why, sizeof(why)) < 0)
+        fail_msg("%s: kread: %s", capture, why);
+    if (!lx_task_css_set(&kr, &cl, task, &css) ||
+        !lx_kread(&kr, task + cl.task_thread_pid, &tpid, 8) || tpid < 0xff00000000000000ull)
+        fail_msg("%s: pid 1's css_set 0x%" PRIx64 " or struct pid 0x%" PRIx64
+                 " is no kernel pointer (%s)",
+                 capture, css, tpid, why);
+    print_message("%s: %s\n", capture, why);
     check_stacks(capture, k, &c.mem, &w, &e);
     check_threads(capture, k, &c.mem, &e);
     gw_walker_fini(&w);

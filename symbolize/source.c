@@ -78,6 +78,25 @@ int sym_source_find(struct sym_source *s, struct symbol_path *sp, const uint8_t 
         }
         return 0;
     }
+    /* A stripped file (its .dynsym alone: the guest's own binary, found by name or build-id)
+     * names only exported functions; its debug file from a debuginfod server names them all. */
+    if (!es->has_symtab && sp->debuginfod && build_id_len >= 2) {
+        char *dbg = hv_debuginfod_find(sp->debuginfod, build_id, build_id_len, name);
+        struct elf_symbols *full = dbg ? calloc(1, sizeof(*full)) : NULL;
+        if (full && elf_symbols_load_file(full, dbg, &why) == 0 && full->has_symtab &&
+            same_build(full->build_id, full->build_id_len, build_id, build_id_len)) {
+            elf_symbols_free(es);
+            free(es);
+            free(path);
+            es = full;
+            path = dbg;
+        } else {
+            if (full)
+                elf_symbols_free(full);
+            free(full);
+            free(dbg);
+        }
+    }
     drop_elf(s);
     s->elf = es;
     s->file = path;

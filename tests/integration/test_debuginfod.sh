@@ -56,6 +56,15 @@ grep -A1 '\] hot_leaf (' <<<"$tree" | grep -q 'names from debuginfod (.symtab)' 
 grep -A1 '\] hot_leaf (' <<<"$tree" | grep -Eq 'source [^ ]*workload\.c:[0-9]+;' ||
   fail "report -g -v: hot_leaf has no source line: $(grep -A1 hot_leaf <<<"$tree")"
 ok "report -g -v: hot_leaf's source line, and its names from debuginfod"
+# The program found stripped on the symbol path (its .dynsym alone, as a guest's binaries
+# are): its debug file from the server names the rest.
+mkdir -p "$dir/stripped"
+strip --strip-all -o "$dir/stripped/workload.elf" "$guest/progs/workload.elf"
+tree=$(DEBUGINFOD_URLS=$url "$hv" report "$dir/rec.fxt" --symbols "$dir/stripped" -g -v \
+  --limit 200 -q)
+grep -A1 '%  \[.\] hot_leaf (' <<<"$tree" | grep -q 'names from debuginfod (.symtab)' ||
+  fail "a stripped file on the symbol path: hot_leaf not named from debuginfod: $(grep -A1 hot_leaf <<<"$tree")"
+ok "a stripped file on --symbols: its debug file from the server names hot_leaf"
 rm -rf "$dir/cache"/*
 "$hv" report "$dir/rec.fxt" --debuginfod="$url" --format folded -q -o "$dir/opt.folded"
 cmp -s "$dir/env.folded" "$dir/opt.folded" || fail "--debuginfod=URLS differs from DEBUGINFOD_URLS"

@@ -165,9 +165,14 @@ bool container_from_cgroup(const char *path, size_t len, struct container_id *ou
 const char *container_engine_name(enum container_engine e)
 {
     static const char *const names[] = {
-        [CT_NONE] = "",         [CT_DOCKER] = "docker",         [CT_PODMAN] = "podman",
-        [CT_CRIO] = "cri-o",    [CT_CONTAINERD] = "containerd", [CT_KUBERNETES] = "kubernetes",
-        [CT_NSPAWN] = "systemd-nspawn", [CT_LXC] = "lxc",
+        [CT_NONE] = "",
+        [CT_DOCKER] = "docker",
+        [CT_PODMAN] = "podman",
+        [CT_CRIO] = "cri-o",
+        [CT_CONTAINERD] = "containerd",
+        [CT_KUBERNETES] = "kubernetes",
+        [CT_NSPAWN] = "systemd-nspawn",
+        [CT_LXC] = "lxc",
     };
     return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "";
 }

@@ -161,7 +161,7 @@ struct profile {
     VECTOR(struct prof_name) names; /* processes and threads */
     VECTOR(struct prof_loc) locs;
     VECTOR(struct prof_func) funcs;
-    VECTOR(struct prof_inline) inl; /* the locations' inlined frames (prof_loc.inl_first) */
+    VECTOR(struct prof_inline) inl;  /* the locations' inlined frames (prof_loc.inl_first) */
     VECTOR(struct prof_steal) steal; /* in the recording's order */
     uint64_t ticks_per_sec;          /* 1e9 if unknown */
     uint64_t period_ns;              /* sampling period; 0 if unknown */

@@ -204,8 +204,8 @@ bool sym_source_lookup(struct sym_source *s, uint64_t addr, bool lines, struct s
 const char *sym_source_origin(const struct sym_source *s, char *buf, size_t len)
 {
     const char *kind = s->elf ? (s->elf->from_minidebuginfo ? "MiniDebugInfo"
-                                 : s->elf->has_symtab      ? ".symtab"
-                                                           : ".dynsym")
+                                 : s->elf->has_symtab       ? ".symtab"
+                                                            : ".dynsym")
                               : "kallsyms text";
     if (s->file && hv_debuginfod_cache_path(s->file))
         snprintf(buf, len, "debuginfod (%s)", kind);

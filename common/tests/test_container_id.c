@@ -11,9 +11,9 @@
 
 #include "common/container_id.h"
 
-#define ID  "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
-#define ID2 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define UID "8d6a1c52-2b1e-4f0a-9c3d-5e7f8a9b0c1d"
+#define ID   "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
+#define ID2  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID  "8d6a1c52-2b1e-4f0a-9c3d-5e7f8a9b0c1d"
 #define UID_ "8d6a1c52_2b1e_4f0a_9c3d_5e7f8a9b0c1d"
 
 static void expect(const char *path, enum container_engine e, const char *id, const char *pod)
@@ -36,11 +36,11 @@ static void test_engines(void **state)
     expect("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope",
            CT_PODMAN, ID, "");
     expect("/libpod_parent/libpod-" ID, CT_PODMAN, ID, "");
-    expect("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
-           ".slice/crio-" ID ".scope",
+    expect("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice/crio-" ID
+           ".scope",
            CT_CRIO, ID, UID);
-    expect("/kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-" ID ".scope",
-           CT_CONTAINERD, ID, UID);
+    expect("/kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-" ID ".scope", CT_CONTAINERD,
+           ID, UID);
     expect("/kubepods/besteffort/pod" UID "/" ID, CT_KUBERNETES, ID, UID);
     expect("/machine.slice/systemd-nspawn@debian12.service/payload", CT_NSPAWN, "debian12", "");
     expect("/machine.slice/machine-web.scope", CT_NSPAWN, "web", "");
@@ -57,14 +57,14 @@ static void test_not_containers(void **state)
     expect("/user.slice/user-1000.slice/session-2.scope", CT_NONE, "", "");
     /* The monitors: the engine's cgroup, not the container's. */
     expect("/machine.slice/libpod-conmon-" ID ".scope", CT_NONE, "", "");
-    expect("/kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-" ID ".scope", CT_NONE, "",
-           UID);
+    expect("/kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-" ID ".scope", CT_NONE, "", UID);
     /* A pod's own cgroup: the pod, no container (its pause process's parent). */
-    expect("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice",
-           CT_NONE, "", UID);
+    expect("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice", CT_NONE,
+           "", UID);
     /* Looks like one, is not: short, upper case, not hex, a bare id under no engine. */
     expect("/system.slice/docker-3f4e5a6b7c8d.scope", CT_NONE, "", "");
-    expect("/system.slice/docker-" "3F4E5A6B7C8D9E0F1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7081"
+    expect("/system.slice/docker-"
+           "3F4E5A6B7C8D9E0F1A2B3C4D5E6F708192A3B4C5D6E7F8091A2B3C4D5E6F7081"
            ".scope",
            CT_NONE, "", "");
     expect("/" ID, CT_NONE, "", "");

@@ -44,13 +44,13 @@ bool lx_cgroup_layout_of(const struct lx_kernel *k, struct lx_cgroup_layout *out
     uint32_t pid = lx_btf_find_struct(b, "pid"), upid = lx_btf_find_struct(b, "upid"),
              pidns = lx_btf_find_struct(b, "pid_namespace");
     uint64_t numbers_size = 0;
-    out->ns_known =
-        member(b, task, "thread_pid", &out->task_thread_pid, 8) &&
-        member(b, pid, "level", &out->pid_level, 4) && pid &&
-        lx_btf_member(b, pid, "numbers", &out->pid_numbers, &numbers_size) && upid &&
-        lx_btf_type_size(b, upid, &out->upid_size) && out->upid_size >= 12 &&
-        out->upid_size <= 64 && member(b, upid, "nr", &out->upid_nr, 4) &&
-        member(b, upid, "ns", &out->upid_ns, 8) && member(b, pidns, "ns.inum", &out->pidns_inum, 4);
+    out->ns_known = member(b, task, "thread_pid", &out->task_thread_pid, 8) &&
+                    member(b, pid, "level", &out->pid_level, 4) && pid &&
+                    lx_btf_member(b, pid, "numbers", &out->pid_numbers, &numbers_size) && upid &&
+                    lx_btf_type_size(b, upid, &out->upid_size) && out->upid_size >= 12 &&
+                    out->upid_size <= 64 && member(b, upid, "nr", &out->upid_nr, 4) &&
+                    member(b, upid, "ns", &out->upid_ns, 8) &&
+                    member(b, pidns, "ns.inum", &out->pidns_inum, 4);
     snprintf(why, why_len, "BTF: cgroups@%llu, css_set.dfl_cgrp@%llu, kernfs_node.parent@%llu%s",
              (unsigned long long)out->task_cgroups, (unsigned long long)out->css_dfl_cgrp,
              (unsigned long long)out->kn_parent,
@@ -62,8 +62,7 @@ bool lx_cgroup_layout_of(const struct lx_kernel *k, struct lx_cgroup_layout *out
 bool lx_task_css_set(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
                      uint64_t *css_set)
 {
-    return l->known && lx_kread(kr, task + l->task_cgroups, css_set, 8) &&
-           kernel_pointer(*css_set);
+    return l->known && lx_kread(kr, task + l->task_cgroups, css_set, 8) && kernel_pointer(*css_set);
 }
 
 /* One kernfs name, NUL-terminated within NAME_MAX + 1 bytes, printable: a page at a time, so
@@ -81,8 +80,7 @@ static int read_name(struct lx_kread *kr, uint64_t va, char *out)
         if (nul) {
             int n = (int)((char *)nul - out);
             for (int i = 0; i < n; i++)
-                if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] == 0x7f ||
-                    out[i] == '/')
+                if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] == 0x7f || out[i] == '/')
                     return -1;
             return n;
         }
@@ -142,7 +140,7 @@ int lx_cgroup_path(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64
     size_t n = sizeof(path) - 1 - at;
     if (cut)
         return snprintf(out, len, "\xe2\x80\xa6%s", n ? p : "/") >= (int)len ? -1
-                                                                          : (int)strlen(out);
+                                                                             : (int)strlen(out);
     if (!n)
         p = "/", n = 1;
     if (n + 1 > len)

@@ -291,8 +291,8 @@ static void check_threads(const char *capture, const struct lx_kernel *k, const 
                      capture, want->pid, uregs.rip, uregs.rsp, want->pc, want->user_sp);
         print_message("%s: thread %d %s: state %c, user pc 0x%" PRIx64 " sp 0x%" PRIx64
                       " as /proc/%d/syscall says; %ld threads\n",
-                      capture, want->pid, want->comm, want->state, uregs.rip, uregs.rsp,
-                      want->pid, n);
+                      capture, want->pid, want->comm, want->state, uregs.rip, uregs.rsp, want->pid,
+                      n);
     }
 }
 

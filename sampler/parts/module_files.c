@@ -163,8 +163,8 @@ struct cfi_file_reader module_file_reader(struct module_file *f)
  * the older path layout, /usr/lib/debug plus the module's own path (Debian 11's libc6-dbg).
  * Loaded into *es when it is there, parses, has a .symtab and is m's build. */
 static bool debug_file_load(const struct rec_env *env, struct diskfs_volume *v,
-                            const struct discover_module *m, struct elf_symbols *es,
-                            char *path, size_t path_len)
+                            const struct discover_module *m, struct elf_symbols *es, char *path,
+                            size_t path_len)
 {
     char hex[2 * sizeof(m->build_id) + 1];
     for (uint32_t i = 0; i < m->build_id_len && i < sizeof(m->build_id); i++)
@@ -199,8 +199,8 @@ static bool debug_file_load(const struct rec_env *env, struct diskfs_volume *v,
 /* m's debug file on the disks hvprof serves: on its own file's volume first, then the others
  * (a /usr on a partition of its own). */
 static bool debug_file_symbols(const struct rec_env *env, const struct module_file *f,
-                               const struct discover_module *m, struct elf_symbols *es,
-                               char *path, size_t path_len)
+                               const struct discover_module *m, struct elf_symbols *es, char *path,
+                               size_t path_len)
 {
     struct diskfs *d = env->cfg->disks;
     if (!d || !m->build_id_len)
@@ -348,10 +348,10 @@ static void note_line(const struct module_note *n, FILE *out)
                               : "on pages not present");
     if (n->syms_from)
         fprintf(out, ", %s from %s",
-                n->debug_file       ? ".symtab of its debug file (/usr/lib/debug)"
+                n->debug_file      ? ".symtab of its debug file (/usr/lib/debug)"
                 : n->minidebuginfo ? ".symtab of its MiniDebugInfo"
                 : n->symtab        ? ".symtab"
-                                 : ".dynsym",
+                                   : ".dynsym",
                 from_name(n->syms_from));
     else
         fprintf(out, ", no names");

@@ -51,8 +51,8 @@ struct module_file_stats {
     uint64_t elsewhere; /* a file on no disk hvprof reads (with disks) */
     uint64_t symtabs_disk, symtabs_cache; /* modules named from their file's .symtab */
     uint64_t debug_files; /* modules named from their debug file on a disk (/usr/lib/debug) */
-    uint64_t disk_bytes, cache_bytes;     /* read */
-    uint64_t cache_holes;                 /* pages the page cache did not hold, met by reads */
+    uint64_t disk_bytes, cache_bytes; /* read */
+    uint64_t cache_holes;             /* pages the page cache did not hold, met by reads */
     char last_error[HV_ERR_MSG_MAX];
     VECTOR(struct module_note) notes;
 };

@@ -70,8 +70,8 @@ static int count_libc(const char *cmd, struct libc_frames *lf)
             continue;
         name++;
         lf->frames++;
-        bool named = strncmp(name, "[unknown]", 9) && !strstr(name, ".so.6+0x") &&
-                     strncmp(name, "0x", 2);
+        bool named =
+            strncmp(name, "[unknown]", 9) && !strstr(name, ".so.6+0x") && strncmp(name, "0x", 2);
         lf->named += named;
         lf->start_thread |= !strncmp(name, "start_thread+", 13);
         lf->clone3 |= !strncmp(name, "clone3+", 7) || !strncmp(name, "__clone3+", 9);
@@ -205,8 +205,8 @@ static void test_debuginfod(void **state)
     if (!tree_ok)
         fail_msg("report -g -v does not say start_thread's names came from debuginfod");
     if (down.frames != none.frames || down.named != none.named)
-        fail_msg("server stopped: %" PRIu64 " of %" PRIu64 " named, not the %" PRIu64
-                 " of %" PRIu64 " of no server",
+        fail_msg("server stopped: %" PRIu64 " of %" PRIu64 " named, not the %" PRIu64 " of %" PRIu64
+                 " of no server",
                  down.named, down.frames, none.named, none.frames);
     if (down_lines != c.nrecs || down_said != c.nrecs)
         fail_msg("server stopped: %u of %u reports with one debuginfod line, %u saying the "

@@ -1519,8 +1519,8 @@ void tb_load_judged(const struct tb_result *r, struct profile *p)
     load_symbolized_with(r, p, false);
 }
 
-void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
-                    uint64_t *deep)
+void tb_user_stacks(const struct tb_result *r, const char *name, uint64_t *samples,
+                    uint64_t *to_main)
 {
     char path[64];
     snprintf(path, sizeof(path), "/bin/%s", name);
@@ -1545,7 +1545,7 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
     struct profile p;
     profile_init(&p);
     load_symbolized(r, &p);
-    *samples = *deep = 0;
+    *samples = *to_main = 0;
     for (size_t i = 0; i < p.samples.n; i++) {
         const struct prof_sample *s = &p.samples.v[i];
         if (s->cpl == PROF_CPL_KERNEL || !s->nframes)
@@ -1557,8 +1557,13 @@ void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth,
         if (pc < lo || pc >= hi || !fn || known_index(fn) < 0)
             continue;
         (*samples)++;
-        if (s->nframes >= depth)
-            (*deep)++;
+        for (uint32_t k = 0; k + 1 < s->nframes; k++) {
+            const char *f = frame_func(&p, &p.frames.v[s->first + k]);
+            if (f && !strcmp(f, "main")) {
+                (*to_main)++;
+                break;
+            }
+        }
     }
     profile_free(&p);
 }

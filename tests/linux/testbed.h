@@ -299,8 +299,10 @@ unsigned tb_check_pprof_disasm(const struct tb_result *r);
 void tb_pprof_paths(char *bin, char *pprof);
 
 /* User samples in the program's own known functions (spin, leaf_a, ...: built with frame
- * pointers) inside the guest's mapping of /bin/NAME, and how many of those have a user stack of
- * at least `depth` frames (for frame-pointer walks through the guest's paging). The static libc
- * linked into the same mapping (startup code without frame pointers) is not counted. */
-void tb_user_stacks(const struct tb_result *r, const char *name, unsigned depth, uint64_t *samples,
-                    uint64_t *deep);
+ * pointers) inside the guest's mapping of /bin/NAME, and how many of those the walk took
+ * through main to main's caller (for frame-pointer walks through the guest's paging: a sample
+ * in main itself has main and its caller, one in spin spin <- leaf_a <- hot_a <- main <- its
+ * caller). The static libc linked into the same mapping (startup code without frame pointers)
+ * is not counted. */
+void tb_user_stacks(const struct tb_result *r, const char *name, uint64_t *samples,
+                    uint64_t *to_main);

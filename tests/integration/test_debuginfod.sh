@@ -51,10 +51,12 @@ ok "DEBUGINFOD_URLS: fetched, every one of the $total samples' program frames na
 # report -v says where the names came from: the program's from debuginfod (the cache file's
 # .symtab), with the function's source line from its DWARF.
 tree=$(DEBUGINFOD_URLS=$url "$hv" report "$dir/rec.fxt" -g -v --limit 200 -q)
-grep -A1 '\] hot_leaf (' <<<"$tree" | grep -q 'names from debuginfod (.symtab)' ||
-  fail "report -g -v: hot_leaf's names not from debuginfod: $(grep -A1 hot_leaf <<<"$tree")"
-grep -A1 '\] hot_leaf (' <<<"$tree" | grep -Eq 'source [^ ]*workload\.c:[0-9]+;' ||
-  fail "report -g -v: hot_leaf has no source line: $(grep -A1 hot_leaf <<<"$tree")"
+# (grep -q ends early: a grep writing into it could die of SIGPIPE under pipefail.)
+entry=$(grep -A1 '\] hot_leaf (' <<<"$tree" || true)
+grep -q 'names from debuginfod (.symtab)' <<<"$entry" ||
+  fail "report -g -v: hot_leaf's names not from debuginfod: $entry"
+grep -Eq 'source [^ ]*workload\.c:[0-9]+;' <<<"$entry" ||
+  fail "report -g -v: hot_leaf has no source line: $entry"
 ok "report -g -v: hot_leaf's source line, and its names from debuginfod"
 # The program found stripped on the symbol path (its .dynsym alone, as a guest's binaries
 # are): its debug file from the server names the rest.
@@ -62,8 +64,9 @@ mkdir -p "$dir/stripped"
 strip --strip-all -o "$dir/stripped/workload.elf" "$guest/progs/workload.elf"
 tree=$(DEBUGINFOD_URLS=$url "$hv" report "$dir/rec.fxt" --symbols "$dir/stripped" -g -v \
   --limit 200 -q)
-grep -A1 '%  \[.\] hot_leaf (' <<<"$tree" | grep -q 'names from debuginfod (.symtab)' ||
-  fail "a stripped file on the symbol path: hot_leaf not named from debuginfod: $(grep -A1 hot_leaf <<<"$tree")"
+entry=$(grep -A1 '%  \[.\] hot_leaf (' <<<"$tree" || true)
+grep -q 'names from debuginfod (.symtab)' <<<"$entry" ||
+  fail "a stripped file on the symbol path: hot_leaf not named from debuginfod: $entry"
 ok "a stripped file on --symbols: its debug file from the server names hot_leaf"
 rm -rf "$dir/cache"/*
 "$hv" report "$dir/rec.fxt" --debuginfod="$url" --format folded -q -o "$dir/opt.folded"

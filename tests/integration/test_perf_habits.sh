@@ -28,7 +28,8 @@ has "$out" '# Overhead    Samples  Shared Object            Symbol' "--no-childr
 # Sorted by the one Overhead column (self), largest first; the demo's leaves lead it.
 grep '^ ' <<<"$out" | awk '{ v = $1 + 0; if (NR > 1 && v > prev) bad = 1; prev = v } END { exit bad }' ||
   fail "--no-children: rows not in decreasing Overhead:"$'\n'"$out"
-grep '^ ' <<<"$out" | head -5 | grep -q 'hot_leaf' || fail "--no-children: hot_leaf not among the first rows"
+first=$(grep '^ ' <<<"$out" | head -5 || true)
+grep -q 'hot_leaf' <<<"$first" || fail "--no-children: hot_leaf not among the first rows"
 ok "report --no-children --sort dso,sym: by self, largest first, hot_leaf among the first"
 # 4. perf report --sort comm --percent-limit 5
 out=$("$hv" report -i perf.fxt --sort comm --percent-limit 5 -q)
@@ -69,8 +70,10 @@ ok "report --format perf-script: perf script's text"
 # perf script -F +srcline: each frame's source line under it (the guest's files for their DWARF).
 guest=$(cd "$(dirname "$hv")/../tests/guest" && pwd)
 out=$("$hv" report -i perf.fxt --format perf-script --srcline --symbols "$guest/progs" -q)
-grep -A1 ' hot_leaf+0x' <<<"$out" | grep -Eq '^  workload\.c:[0-9]+$' ||
-  fail "--srcline: no workload.c line under hot_leaf:"$'\n'"$(grep -m3 -A1 ' hot_leaf+0x' <<<"$out")"
+# (grep -q ends early: a grep writing into it would die of SIGPIPE, failing under pipefail.)
+under=$(grep -A1 ' hot_leaf+0x' <<<"$out" || true)
+grep -Eq '^  workload\.c:[0-9]+$' <<<"$under" ||
+  fail "--srcline: no workload.c line under hot_leaf:"$'\n'"$(head -n 6 <<<"$under")"
 n=$(grep -c $'^\t' <<<"$out")
 [ "$(grep -cE '^  [^ ]+:[0-9]+$' <<<"$out")" -ge $((n / 2)) ] ||
   fail "--srcline: under half of the $n frames have a source line"
@@ -78,7 +81,8 @@ ok "report --format perf-script --srcline: perf's source lines under the frames"
 # 10. perf diff
 "$hv" record -c 2000000 -q --guest demo --duration 1 -o base.fxt --console con2.txt \
   --cmdline 'progs=workload seconds=10'
-"$hv" report -i base.fxt --header-only -q | grep -q '# sample rate    : 500 Hz' || fail "-c 2000000 is not 500 Hz"
+hdr=$("$hv" report -i base.fxt --header-only -q)
+grep -q '# sample rate    : 500 Hz' <<<"$hdr" || fail "-c 2000000 is not 500 Hz"
 out=$("$hv" diff base.fxt perf.fxt --pid "${pids%%,*}" -q)
 has "$out" '# hvprof diff: base base.fxt' "diff with --pid"
 ok "record -c 2000000 (500 Hz); diff base.fxt perf.fxt --pid: the change table"
@@ -86,7 +90,8 @@ ok "record -c 2000000 (500 Hz); diff base.fxt perf.fxt --pid: the change table"
 # The habits that tripped users: a name that matches nothing says what does.
 err=$("$hv" report -i perf.fxt --comm workload 2>&1 >/dev/null)
 has "$err" "the report is empty: --comm workload: no thread or process of the recording is named so; its names: workload.elf" "--comm workload"
-"$hv" report -i perf.fxt --comm 'work*' -q | grep -q hot_leaf || fail "--comm 'work*'"
+globbed=$("$hv" report -i perf.fxt --comm 'work*' -q)
+grep -q hot_leaf <<<"$globbed" || fail "--comm 'work*'"
 ok "--comm workload names workload.elf; --comm 'work*' matches it"
 err=$("$hv" report -i perf.fxt --time 100,200 2>&1 >/dev/null)
 has "$err" "--time: the window holds no sample; the recording's samples span 0.0" "--time past the end"

@@ -169,8 +169,13 @@ static void test_debuginfod(void **state)
            " of %" PRIu64 " with Debian's debug package through debuginfod (%u recordings)\n",
            none.named, none.frames, with.named, with.frames, c.nrecs);
     /* The server stopped, the client's cache emptied: offsets, one line. */
-    kill(pid, SIGTERM);
-    (void)waitpid(pid, NULL, 0);
+    /* Not this test's child (the serving script's): killed, and gone once init reaped it;
+     * until then it would still answer. */
+    kill(pid, SIGKILL);
+    for (int i = 0; i < 100 && kill(pid, 0) == 0; i++)
+        usleep(100 * 1000);
+    if (kill(pid, 0) == 0)
+        fail_msg("the debuginfod server (pid %d) would not stop", pid);
     for (unsigned i = 0; i < c.nrecs; i++) {
         snprintf(cmd, sizeof(cmd),
                  "rm -rf '%s/cache'; DEBUGINFOD_URLS='%s' DEBUGINFOD_CACHE_PATH='%s/cache' "

@@ -118,7 +118,7 @@ def record_summary(err):
     if not m:
         raise BenchError("no summary table from hvprof record:\n" + err[-2000:])
     d = {k: float(v) for k, v in zip(SUMMARY_COLS, m.groups())}
-    e = re.search(r"(\d+) timer exits, (\d+) re-check exits, (\d+) records written", err)
+    e = re.search(r"(\d+) timer exits, (\d+) re-check exits, (\d+) records (?:written|in the file)", err)
     if e:
         d["exits"], d["rechecks"], d["records"] = (float(x) for x in e.groups())
     d["samples"] = d["user"] + d["kernel"] + d["idle"]

@@ -25,6 +25,7 @@
 #include "sampler/exit/cfi_maps.h"
 #include "sampler/exit/id_table.h"
 #include "sampler/exit/mode.h"
+#include "sampler/exit/recheck.h"
 #include "runtime/runtime.h"
 #include "sampler/exit/copy_queue.h"
 #include "schema/encode.h"
@@ -134,6 +135,7 @@ struct exit_vcpu {
     uint64_t ticks_taken;   /* due ticks this vCPU handled: the clock continuations age by */
     uint64_t abandon_ticks; /* max(--abandon-periods, SAMPLER_ABANDON_MIN_NS worth of ticks) */
     bool recheck_paused;    /* a re-check found another thread in user mode here */
+    struct exit_recheck rc; /* the next re-check's spacing (recheck.h) */
     struct guestos_vcpu os; /* the OS layer's state for this vCPU (PTI pairs seen, ...) */
     struct exit_pending pend[EXIT_MAX_PENDING];
     unsigned npend;

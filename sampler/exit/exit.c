@@ -9,6 +9,7 @@
 
 #include "sampler/exit/continuation.h"
 #include "sampler/exit/core.h"
+#include "sampler/exit/recheck.h"
 
 void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t ticks)
 {
@@ -19,9 +20,14 @@ void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t tick
     sv->st.exits++;
     if (core->cfg.mode == SAMPLER_MODE_EXITS)
         return;
+    uint64_t due_ns = sv->next_due_ns;
     enum exit_tick tick = exit_tick(sv, t0);
     if (tick == EXIT_TICK_NONE)
         return;
+    if (tick == EXIT_TICK_DUE)
+        exit_recheck_on_tick(&sv->rc, core->cfg.recheck_ns, (t0 - due_ns) % sv->period_ns);
+    else
+        exit_recheck_on_recheck(&sv->rc, t0, sv->period_ns);
 
     /* Halted or not matters only to a due kernel-mode sample: a re-check skips the ioctl. */
     struct gw_snapshot snap;
@@ -30,19 +36,19 @@ void exit_vcpu_interrupted(struct exit_core *core, struct vcpu *v, uint64_t tick
     uint64_t t1 = hv_now_ns();
     uint64_t t2 = exit_take(sv, &snap, t0, tick == EXIT_TICK_DUE);
 
-    /* The re-check is one-shot, armed at the end of each exit: the guest runs at least the
-     * re-check period between two of them, and at least twice what this exit cost hvprof. A
+    /* The re-check is one-shot, armed at the end of each exit, its gap doubling while the
+     * thread stays in the kernel and never under twice this exit's whole cost (recheck.h): a
      * periodic timer whose period the exits outlast fires again as the vCPU re-enters, and the
-     * guest's kernel, where the thread we wait for is, gets a few instructions per exit: nested
-     * under emulation (exits of 100-300 us against 200 us) that starved it, and its
-     * clocksource watchdog saw every read-back delayed ("marking unstable"). */
-    bool want_recheck = sv->npend > 0 && core->cfg.recheck_ns > 0 && !sv->recheck_paused;
-    if (want_recheck) {
-        uint64_t cost = hv_now_ns() - t0;
-        exit_recheck_arm(sv, cost * 2 > core->cfg.recheck_ns ? cost * 2 : core->cfg.recheck_ns);
-    } else if (sv->recheck_armed) {
-        exit_recheck_arm(sv, 0);
+     * guest's kernel, where the thread we wait for is, gets a few instructions per exit. */
+    uint64_t after = 0;
+    if (sv->npend > 0 && core->cfg.recheck_ns > 0 && !sv->recheck_paused) {
+        uint64_t now = hv_now_ns();
+        after = exit_recheck_after(&sv->rc, now, now - t0, sv->next_due_ns);
     }
+    if (after)
+        exit_recheck_arm(sv, after);
+    else if (sv->recheck_armed)
+        exit_recheck_arm(sv, 0);
 
     uint64_t t3 = hv_now_ns();
     sv->st.t_regs += t1 - t0;

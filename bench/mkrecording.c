@@ -251,7 +251,7 @@ static int write_recording(struct gen *g, const char *out, uint64_t nsamples, un
         char name[32];
         snprintf(name, sizeof(name), g->nprocs > nvcpus ? "workload-%u" : "workload", id);
         if (hvfxt_write_guest_process(&g->w, id, name, (int64_t)id + 100, err) < 0 ||
-            hvfxt_write_guest_thread(&g->w, id, id, name, (int64_t)id + 100, err) < 0 ||
+            hvfxt_write_guest_thread(&g->w, id, id, name, (int64_t)id + 100, NULL, err) < 0 ||
             discover_record(&g->w, &reg, pid, &m, 1, 1, err) < 0)
             goto out;
     }

@@ -115,7 +115,7 @@ enum {
 #define FXT_KOBJ_TYPE  FXT_FIELD(16, 23)
 #define FXT_KOBJ_NAME  FXT_FIELD(24, 39)
 #define FXT_KOBJ_NARGS FXT_FIELD(40, 43)
-enum { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 }; /* ZX_OBJ_TYPE_* */
+enum { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2, FXT_OBJ_JOB = 17 }; /* ZX_OBJ_TYPE_* */
 
 /* String ref (16 bits), FXT spec "Encoding primitives": 0 empty, MSB clear = index, MSB set =
  * inline length. */

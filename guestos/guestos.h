@@ -67,6 +67,21 @@ struct guestos_task {
     char process[GUESTOS_COMM_LEN];
     /* Linux: the base of the thread's kernel stack (task->stack), 0 if not known. */
     uint64_t kstack;
+    /* The control group set the thread is in: a key that changes when the thread moves to
+     * another cgroup (Linux: task->cgroups, the css_set's address), 0 if not known; what
+     * group_path() reads the cgroup's path from (docs/containers.md). */
+    uint64_t group;
+    /* The OS layer's own handle of the thread (Linux: the task_struct's address), 0 if not
+     * known; what task_ns() reads from. */
+    uint64_t handle;
+};
+
+/* A thread's ids in its own pid namespace (what a container's processes see), and the
+ * namespace: its depth below the initial one and its inode number ("pid:[inum]"). */
+struct guestos_ns {
+    int32_t ns_tid, ns_pid; /* the thread's and its process's ids there */
+    uint32_t level;         /* 0: the initial namespace */
+    uint32_t pidns;         /* /proc/PID/ns/pid's inode number */
 };
 
 /* Who a snapshot belongs to. */
@@ -124,6 +139,10 @@ struct guestos_kernel {
      * page cache; what they read, or why not. */
     bool files_known;
     char files[192];
+    /* Whether group_path() and task_ns() read tasks' cgroups and pid namespaces; how, or why
+     * not. */
+    bool groups_known;
+    char groups[192];
 };
 
 /* A loaded kernel module (Linux: a struct module on the `modules` list), as kernel_modules()
@@ -256,6 +275,16 @@ struct guestos_ops {
      * switch count and resume point, not on a CPU): what was read of its stacks since holds. */
     bool (*thread_unchanged)(struct guestos *os, const struct gmem *mem,
                              const struct guestos_thread *t);
+    /* Drain thread, optional, after discover_kernel() returned 1: the path of control group
+     * set `group` (guestos_task.group) in the guest's cgroup v2 hierarchy, "/" for its root,
+     * into out. Returns its length, or -1 (not readable, or not what a kernel writes). */
+    int (*group_path)(struct guestos *os, const struct gmem *mem, uint64_t group, char *out,
+                      size_t len);
+    /* Drain thread, optional, after discover_kernel() returned 1: the pid namespace ids of the
+     * thread whose handle is `handle` (guestos_task.handle), if it is still the thread with
+     * guest tid `tid`. False when it cannot be read, or the handle is another thread's now. */
+    bool (*task_ns)(struct guestos *os, const struct gmem *mem, uint64_t handle, int32_t tid,
+                    struct guestos_ns *out);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 
@@ -298,6 +327,18 @@ static inline long guestos_threads(struct guestos *os, const struct gmem *mem, g
         return hv_errk(err, HV_ERR_UNSUPPORTED, "the %s OS layer cannot list the guest's threads",
                        os->ops->name);
     return os->ops->threads(os, mem, fn, ctx, max, err);
+}
+
+static inline int guestos_group_path(struct guestos *os, const struct gmem *mem, uint64_t group,
+                                     char *out, size_t len)
+{
+    return os->ops->group_path && group ? os->ops->group_path(os, mem, group, out, len) : -1;
+}
+
+static inline bool guestos_task_ns(struct guestos *os, const struct gmem *mem, uint64_t handle,
+                                   int32_t tid, struct guestos_ns *out)
+{
+    return os->ops->task_ns && handle && os->ops->task_ns(os, mem, handle, tid, out);
 }
 
 static inline int guestos_panicked(struct guestos *os, const struct gmem *mem)

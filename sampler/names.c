@@ -61,7 +61,7 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
         uint32_t proc = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_PROCESS - HVFXT_KOID_PROCESS_BASE);
         uint32_t thread = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_THREAD - HVFXT_KOID_THREAD_BASE);
         if (hvfxt_write_guest_process(&s->w, proc, HVFXT_UNATTRIBUTED_NAME, -1, err) < 0 ||
-            hvfxt_write_guest_thread(&s->w, thread, proc, HVFXT_UNATTRIBUTED_NAME, -1, err) < 0)
+            hvfxt_write_guest_thread(&s->w, thread, proc, HVFXT_UNATTRIBUTED_NAME, -1, NULL, err) < 0)
             return -1;
         s->unattributed_named = true;
     }
@@ -106,8 +106,17 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
         thread_name(t, number, name, sizeof(name), &tid, &s->thread_seq[id - 1]);
         if (s->thread_named[id - 1] && !meta_budget_allows(&s->meta, NAME_RECORD_COST))
             continue;
+        /* Its ids in its own pid namespace, where that is not the initial one (a container's):
+         * read once, from the task the exit path saw it as, if that is still this thread. */
+        struct guestos_ns ns = {0};
+        bool in_ns = tid >= 0 && s->mem &&
+                     guestos_task_ns(&s->os, s->mem,
+                                     atomic_load_explicit(&t->handle, memory_order_relaxed),
+                                     (int32_t)tid, &ns) &&
+                     ns.level > 0;
+        struct hvfxt_thread_ns rec_ns = {ns.ns_tid, ns.ns_pid, ns.pidns};
         if (hvfxt_write_guest_thread(&s->w, number, id_proc_number(s->core.ids, t->proc), name, tid,
-                                     err) < 0)
+                                     in_ns ? &rec_ns : NULL, err) < 0)
             return -1;
         s->thread_named[id - 1] = 1;
     }

@@ -15,6 +15,7 @@ extern const struct rec_source_ops rec_source_runtimes;
 extern const struct rec_source_ops rec_source_copied_stacks;
 extern const struct rec_source_ops rec_source_steal;
 extern const struct rec_source_ops rec_source_exit_events;
+extern const struct rec_source_ops rec_source_containers;
 
 /* The order is the summary's (the kernel, its modules, the user modules, their unwind tables,
  * the language runtimes, copied stacks, exit events, off-CPU time), and it is also right where one
@@ -23,11 +24,14 @@ extern const struct rec_source_ops rec_source_exit_events;
  * - a look's modules are recorded (user-modules), then every address_space hook sees them in
  *   this order: cfi's tables are published before a runtime opens its interpreter;
  * - REC_STAGE_DRAINED: the kernel's panic check comes before copied-stacks and steal, which a
- *   flight recorder (the only reader of a panic's snapshot) runs without. */
+ *   flight recorder (the only reader of a panic's snapshot) runs without;
+ * - REC_STAGE_NAMED: containers writes the control groups' records before off-CPU writes the
+ *   records that carry them. */
 const struct rec_source_ops *const rec_sources[] = {
     &rec_source_kernel,      &rec_source_kernel_modules, &rec_source_user_modules,
     &rec_source_cfi,         &rec_source_runtimes,       &rec_source_copied_stacks,
-    &rec_source_exit_events, &rec_source_off_cpu,        &rec_source_steal,
+    &rec_source_exit_events, &rec_source_containers,     &rec_source_off_cpu,
+    &rec_source_steal,
 };
 const size_t rec_nsources = sizeof(rec_sources) / sizeof(rec_sources[0]);
 

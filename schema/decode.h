@@ -23,7 +23,7 @@
 struct hvfxt_sample_view {
     uint64_t fields;
     uint64_t continuation, completion, pid, tid, ts, vcpu, cpl, pc, walk, exit_site, exit_ns;
-    uint64_t off_cpu_ns, task_state;
+    uint64_t off_cpu_ns, task_state, cgroup;
     struct fxtr_words user_stack, kernel_stack, py_stack, rt_stack;
 };
 struct hvfxt_module_view {

@@ -118,6 +118,37 @@ bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts)
     }
 }
 
+bool hvfxt_record_word(const uint64_t *words, size_t nwords, uint32_t mask, uint64_t *value)
+{
+    if (nwords < 2 || FXT_GET(FXT_REC_TYPE, words[0]) != FXT_RT_BLOB ||
+        FXT_GET(FXT_BLOB_TYPE, words[0]) != HVFXT_BLOB_SAMPLE)
+        return false;
+    uint64_t f = words[1];
+    if (!(f & mask) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
+        return false;
+    size_t at = 2;
+    for (unsigned i = 0; i < HVFXT_SF_COUNT && at < nwords; i++) {
+        const struct hvfxt_sample_field_info *fi = &hvfxt_sample_fields[i];
+        if (!(f & (1ull << fi->bit)))
+            continue;
+        if ((1ull << fi->bit) == mask) {
+            if (fi->shape == HVFXT_SF_SHAPE_STACK)
+                return false;
+            *value = words[at];
+            return true;
+        }
+        if (fi->shape != HVFXT_SF_SHAPE_STACK) {
+            at++;
+            continue;
+        }
+        uint64_t n = words[at++];
+        if (n > nwords - at)
+            return false;
+        at += n;
+    }
+    return false;
+}
+
 bool hvfxt_record_runtime(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **rt,
                           uint32_t *n_rt)
 {

@@ -45,6 +45,9 @@ struct hvfxt_sample {
      * innermost first: a code word (HVFXT_RT_*) and the frame's position in that code. */
     const uint64_t *rt_stack;
     uint32_t n_rt;
+    /* The control group the sampled thread is in: the koid of its group record
+     * (hvfxt_koid_group; docs/containers.md). */
+    uint64_t cgroup;
 };
 /* Most frames a sample can hold in total (both stacks together). */
 #define HVFXT_SAMPLE_MAX_FRAMES (FXT_MAX_RECORD_WORDS - 1 - 1 - HVFXT_SF_COUNT)
@@ -113,6 +116,9 @@ size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)
 /* An encoded sample record's guest process (koid) and runtime frames (runtime_stack's words:
  * the runtime's id, then the frames), as the drain thread names them; false when it has none
  * or is not a sample. */
+/* A one-word field of a sample record still in its words (a visit of the ring's records): its
+ * value, if the record is a sample with that field (mask: HVFXT_SF_*, a WORD field). */
+bool hvfxt_record_word(const uint64_t *words, size_t nwords, uint32_t mask, uint64_t *value);
 bool hvfxt_record_runtime(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **rt,
                           uint32_t *n_rt);
 size_t hvfxt_enc_mapping(uint64_t *buf, size_t cap, const struct hvfxt_mapping *m);

@@ -31,6 +31,7 @@
 /* One partial record as the caller assembled it. */
 struct hvfxt_join_sample {
     uint64_t ts, pid, tid;
+    uint64_t cgroup; /* its cgroup field (a group koid), 0: none */
     uint32_t vcpu;
     uint8_t cpl;
     const uint64_t *addr; /* frames, leaf first */

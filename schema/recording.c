@@ -96,19 +96,38 @@ int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *nam
 }
 
 int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
-                             int64_t guest_tid, struct hv_err *err)
+                             int64_t guest_tid, const struct hvfxt_thread_ns *ns,
+                             struct hv_err *err)
 {
     /* The "process" koid argument first: Perfetto and trace2json need it (fxt_enc_kobj_thread). */
-    struct fxt_arg a[2] = {
+    struct fxt_arg a[5] = {
         {.type = FXT_ARG_KOID,
          .name = fxt_str_inline("process"),
          .v.u64 = hvfxt_koid_guest_process(as)},
-        {.type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_GUEST_TID), .v.i64 = guest_tid},
     };
+    unsigned n = 1;
+    if (guest_tid >= 0)
+        a[n++] = (struct fxt_arg){
+            .type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_GUEST_TID), .v.i64 = guest_tid};
+    if (guest_tid >= 0 && ns) {
+        a[n++] = (struct fxt_arg){
+            .type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_NS_TID), .v.i64 = ns->ns_tid};
+        a[n++] = (struct fxt_arg){
+            .type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_NS_PID), .v.i64 = ns->ns_pid};
+        a[n++] = (struct fxt_arg){
+            .type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_PID_NS), .v.u64 = ns->pid_ns};
+    }
     return emit_control(w,
                         fxt_enc_kobj(w->scratch, FXT_MAX_RECORD_WORDS, FXT_OBJ_THREAD,
-                                     hvfxt_koid_guest_thread(thread), fxt_str_inline(name), a,
-                                     guest_tid >= 0 ? 2 : 1),
+                                     hvfxt_koid_guest_thread(thread), fxt_str_inline(name), a, n),
+                        err);
+}
+
+int hvfxt_write_group(struct fxt_writer *w, uint32_t number, const char *path, struct hv_err *err)
+{
+    return emit_control(w,
+                        fxt_enc_kobj(w->scratch, FXT_MAX_RECORD_WORDS, FXT_OBJ_JOB,
+                                     hvfxt_koid_group(number), fxt_str_inline(path), NULL, 0),
                         err);
 }
 

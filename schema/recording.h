@@ -36,8 +36,16 @@ long hvfxt_drain_vcpu(struct fxt_writer *w, uint32_t vcpu, struct fxt_ring *r, b
  * last record of a koid names it. */
 int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *name,
                               int64_t guest_pid, struct hv_err *err);
+/* A thread's ids in its own pid namespace (HVFXT_ARG_NS_*), written with its guest tid. */
+struct hvfxt_thread_ns {
+    int64_t ns_tid, ns_pid;
+    uint64_t pid_ns; /* the namespace's inode number */
+};
 int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
-                             int64_t guest_tid, struct hv_err *err);
+                             int64_t guest_tid, const struct hvfxt_thread_ns *ns,
+                             struct hv_err *err);
+/* A control group's record (HVFXT_KOID_GROUP_BASE, docs/containers.md): its path. */
+int hvfxt_write_group(struct fxt_writer *w, uint32_t number, const char *path, struct hv_err *err);
 int hvfxt_write_marker(struct fxt_writer *w, const char *name, uint64_t ts,
                        const struct fxt_arg *args, unsigned nargs, struct hv_err *err);
 int hvfxt_write_module(struct fxt_writer *w, const struct hvfxt_module *m, struct hv_err *err);

@@ -5,7 +5,7 @@
  * hvfxt_sample_view (schema/decode.h), and whatever its meaning needs where it is used.
  *
  * RFC-0274 fields first (bits 0..5), then hvprof's extensions in the RFC's reserved bits
- * (6..16; bit 15, python_stack, is only read: recordings before runtime_stack wrote it). Present
+ * (6..17; bit 15, python_stack, is only read: recordings before runtime_stack wrote it). Present
  * fields follow the flags word in bit order: a WORD is one u64, a STACK a count word and that many
  * return addresses, the WALK word one u64 that the encoder may set itself (a stack cut to fit the
  * record says so there).
@@ -31,7 +31,8 @@
     X(OFF_CPU_NS, 13, off_cpu_ns, _, WORD, "off_cpu_ns", "off_cpu_ns", DEC)                        \
     X(TASK_STATE, 14, task_state, _, WORD, "task_state", "state", DEC)                             \
     X(PYTHON_STACK, 15, py_stack, n_py, STACK, "python_stack", "pystack", FRAMES)                  \
-    X(RUNTIME_STACK, 16, rt_stack, n_rt, STACK, "runtime_stack", "rtstack", FRAMES)
+    X(RUNTIME_STACK, 16, rt_stack, n_rt, STACK, "runtime_stack", "rtstack", FRAMES)               \
+    X(CGROUP, 17, cgroup, _, WORD, "cgroup", "cgroup", HEX)
 
 /* fields_bitflags: HVFXT_SF_<NAME> = 1 << bit. */
 #define HVFXT_SF_ENUM_(NAME, bit, member, count, shape, wire, label, fmt)                          \

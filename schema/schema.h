@@ -134,6 +134,7 @@ enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
  *   1                          the VM (a process)
  *   2                          hvprof's control thread (session markers), in process 1
  *   0x1000 + i                 vCPU i (a thread of process 1), i < 0xf000
+ *   0x1000000 + n              control group n (a job object; docs/containers.md), n < 0xf000000
  *   0x10000000 + n             guest address space n (a process), n < 0x30000000
  *   0x40000000 + n             guest thread n (a thread; its process arg names its address space)
  * Guest address space 0 is by convention the guest kernel's. */
@@ -154,6 +155,15 @@ enum { HVFXT_MAP_READ = 1, HVFXT_MAP_WRITE = 2, HVFXT_MAP_EXEC = 4 };
 static inline uint64_t hvfxt_koid_vcpu(uint32_t i)
 {
     return HVFXT_KOID_VCPU_BASE + (i & 0xefffu);
+}
+#define HVFXT_KOID_GROUP_BASE 0x1000000ull
+static inline uint64_t hvfxt_koid_group(uint32_t n)
+{
+    return HVFXT_KOID_GROUP_BASE + (n % 0xf000000u);
+}
+static inline int hvfxt_koid_is_group(uint64_t koid)
+{
+    return koid > HVFXT_KOID_GROUP_BASE && koid < HVFXT_KOID_PROCESS_BASE;
 }
 static inline uint64_t hvfxt_koid_guest_process(uint32_t n)
 {
@@ -231,6 +241,16 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
  * them (docs/fxt-samples.md, section 4). Signed 64-bit. */
 #define HVFXT_ARG_GUEST_PID "guest_pid"
 #define HVFXT_ARG_GUEST_TID "guest_tid"
+/* ... and on a guest thread, its ids in its own pid namespace (what the processes of a
+ * container see: /proc/PID/status NSpid's last) and that namespace's inode number, when the OS
+ * layer read them (docs/containers.md). Signed 64-bit; unsigned 64-bit. */
+#define HVFXT_ARG_NS_PID "ns_pid"
+#define HVFXT_ARG_NS_TID "ns_tid"
+#define HVFXT_ARG_PID_NS "pid_ns"
+
+/* A control group (docs/containers.md): a kernel object record of type job (ZX_OBJ_TYPE_JOB,
+ * 17) with koid hvfxt_koid_group(n) and the cgroup's path as its name. The container, if the
+ * path names one, is the reader's to derive (common/container_id.h): the path is the fact. */
 
 /* A guest process or thread the recorder saw end (the guest's task list no longer has it, or it
  * aged out of a full table: docs/identities.md): an instant event "identity_ended" on the

@@ -9,6 +9,7 @@
 #include "guestos/generic/file_modules.h"
 #include "guestos/generic/generic.h"
 #include "guestos/generic/user_modules.h"
+#include "guestos/linux/cgroup.h"
 #include "guestos/linux/kernel.h"
 #include "guestos/linux/kmodules.h"
 #include "guestos/linux/orc_load.h"
@@ -100,6 +101,9 @@ struct lx_layer {
     struct lx_switch_layout switched;
     struct lx_threads threads;
     char threads_why[160];
+    /* Tasks' cgroups and pid namespaces (drain thread, cgroup.h): the layout and a reader. */
+    struct lx_kread groups_kr;
+    struct lx_cgroup_layout groups;
 };
 
 static unsigned linux_kernel_unwind(const struct gw_unwinder *u, struct gw_walker *w,
@@ -200,6 +204,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
                  "), the page cache from its XArray (%u slots a node%s)",
                  l->files.page_size, l->vmemmap, 1u << l->cache.chunk_shift,
                  l->cache.uptodate_bit >= 0 ? ", PG_uptodate from BTF" : "");
+    if (lx_kread_init_kernel(&l->groups_kr, k, k->img.mem, d->groups, sizeof(d->groups)) < 0 ||
+        !lx_cgroup_layout_of(k, &l->groups, d->groups, sizeof(d->groups)))
+        l->groups.known = false;
+    d->groups_known = l->groups.known;
     lx_kread_forget(&l->procs_kr);
     if (!kr)
         snprintf(l->threads_why, sizeof(l->threads_why), "%s", why);
@@ -209,7 +217,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
                                   sizeof(l->threads_why)) == 0)
         (void)lx_threads_init(&l->threads, k, &l->threads_kr, &l->procs, &l->switched,
                               l->threads_why, sizeof(l->threads_why));
+    l->threads.cgroups = l->groups.known ? l->groups.task_cgroups : 0;
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
+    if (r && l->groups.known)
+        r->cgroups = l->groups.task_cgroups;
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
     d->tasks_known = r != NULL;
@@ -654,6 +665,41 @@ static bool linux_thread_unchanged(struct guestos *os, const struct gmem *mem,
     return l->state == LX_FOUND && l->threads.tl.known && lx_thread_unchanged(&l->threads, t);
 }
 
+static int linux_group_path(struct guestos *os, const struct gmem *mem, uint64_t group,
+                            char *out, size_t len)
+{
+    (void)mem;
+    struct lx_layer *l = os->priv;
+    if (l->state != LX_FOUND || !l->groups.known)
+        return -1;
+    lx_kread_forget(&l->groups_kr); /* the guest runs between calls */
+    return lx_cgroup_path(&l->groups_kr, &l->groups, group, out, len);
+}
+
+/* The task at `handle` is still thread `tid` (its pid word), and its ids in its namespace:
+ * its own, and its thread group leader's, which is the process's. */
+static bool linux_task_ns(struct guestos *os, const struct gmem *mem, uint64_t handle,
+                          int32_t tid, struct guestos_ns *out)
+{
+    (void)mem;
+    struct lx_layer *l = os->priv;
+    const struct lx_task_layout *t = &l->k->task;
+    if (l->state != LX_FOUND || !l->groups.ns_known || !t->known)
+        return false;
+    lx_kread_forget(&l->groups_kr);
+    int32_t pid;
+    uint64_t leader;
+    struct lx_ns_pid self, lead;
+    if (!lx_kread(&l->groups_kr, handle + t->pid, &pid, 4) || pid != tid ||
+        !lx_task_ns_pid(&l->groups_kr, &l->groups, handle, &self) ||
+        !lx_kread(&l->groups_kr, handle + t->group_leader, &leader, 8) ||
+        !lx_task_ns_pid(&l->groups_kr, &l->groups, leader, &lead) || lead.inum != self.inum)
+        return false;
+    *out = (struct guestos_ns){
+        .ns_tid = self.nr, .ns_pid = lead.nr, .level = self.level, .pidns = self.inum};
+    return true;
+}
+
 const struct guestos_ops guestos_linux_ops = {
     .name = "linux",
     .identify = guestos_generic_identify,
@@ -672,5 +718,7 @@ const struct guestos_ops guestos_linux_ops = {
     .thread_regs = linux_thread_regs,
     .thread_reread = linux_thread_reread,
     .thread_unchanged = linux_thread_unchanged,
+    .group_path = linux_group_path,
+    .task_ns = linux_task_ns,
     .close = linux_close,
 };

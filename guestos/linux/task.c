@@ -210,6 +210,12 @@ void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struc
     if (l->stack && (gw_read_virt(w, task + l->stack, &t.kstack, 8, false, NULL) < 0 ||
                      !kernel_pointer(t.kstack)))
         t.kstack = 0;
+    /* Its css_set: one word of the task just read, what changes when it moves to another
+     * cgroup (docs/containers.md). */
+    if (r->cgroups && (gw_read_virt(w, task + r->cgroups, &t.group, 8, false, NULL) < 0 ||
+                       !kernel_pointer(t.group)))
+        t.group = 0;
+    t.handle = task;
     uint64_t root = out->as_root;
     if (t.kthread)
         root = 0; /* kernel threads borrow the last user address space (lazy TLB) */

@@ -46,6 +46,7 @@ struct lx_cpu_area {
 
 struct lx_task_reader {
     uint64_t current_ptr; /* per-CPU offset of the current task pointer */
+    uint64_t cgroups;     /* task_struct.cgroups (cgroup.h), 0: not read */
     struct lx_task_layout layout;
     uint32_t ncpus;
     struct lx_cpu_area cpus[]; /* sorted by base */

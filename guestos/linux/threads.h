@@ -57,6 +57,7 @@ struct lx_threads {
     struct lx_thread_layout tl;
     bool la57;
     uint64_t kernel_root; /* init_top_pgt's guest-physical address */
+    uint64_t cgroups;     /* task_struct.cgroups (cgroup.h), 0: not read */
 };
 
 /* The lister of a described kernel, reading through kr (lx_kread_init_kernel): the layouts from

@@ -28,6 +28,7 @@
 #include "sampler/exit/recheck.h"
 #include "runtime/runtime.h"
 #include "sampler/exit/copy_queue.h"
+#include "sampler/exit/group_table.h"
 #include "schema/encode.h"
 #include "vmm/vcpu.h"
 
@@ -149,6 +150,7 @@ struct exit_vcpu {
     uint64_t frames_u[EXIT_MAX_FRAMES];
     uint64_t rt[1 + 2 * RUNTIME_MAX_FRAMES]; /* this stop's runtime frames (runtime_stack.h) */
     uint32_t n_rt;                           /* words of rt */
+    uint32_t group;                          /* this stop's group number (group_table.h), 0 */
     _Atomic bool stopped;
     _Atomic uint64_t grace_seq; /* odd while a stop uses the tables (grace.h) */
 };
@@ -160,6 +162,7 @@ struct exit_core {
     struct id_table *ids;            /* guest identities, shared with the drain thread */
     const struct exit_cfi_maps *cfi; /* published unwind maps; NULL: frame pointers only */
     const struct exit_runtimes *rt;  /* published language runtimes; NULL: none read */
+    struct group_table *groups;      /* control groups of samples; NULL: not recorded */
     struct exit_vcpu *v;
     unsigned nvcpus;
 };

@@ -246,6 +246,7 @@ void id_thread_release(struct id_table *t, uint32_t id)
     atomic_store_explicit(&th->ready, 0, memory_order_relaxed);
     atomic_store_explicit(&th->seen_user, false, memory_order_relaxed);
     atomic_store_explicit(&th->cont, 0, memory_order_relaxed);
+    atomic_store_explicit(&th->handle, 0, memory_order_relaxed);
     atomic_store_explicit(&th->last_ts, 0, memory_order_relaxed);
     th->proc = 0;
     th->thread_key = 0;
@@ -293,6 +294,13 @@ _Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id)
     if (id == 0 || id > ID_MAX_THREADS)
         return NULL;
     return &t->threads[id - 1].cont;
+}
+
+_Atomic uint64_t *id_thread_handle(struct id_table *t, uint32_t id)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return NULL;
+    return &t->threads[id - 1].handle;
 }
 
 struct id_label *id_proc_label(struct id_table *t, uint32_t id)

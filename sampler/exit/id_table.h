@@ -79,6 +79,9 @@ struct id_thread {
     uint64_t thread_key; /* generic OS layer: the FS base; Linux: the guest tid */
     uint64_t first_ts;
     struct id_label label; /* guest tid and name */
+    /* The OS layer's handle of the guest thread (guestos_task.handle), 0 if not known: what the
+     * drain thread reads its namespace ids from when it names it. */
+    _Atomic uint64_t handle;
 };
 
 struct id_table {
@@ -192,6 +195,8 @@ bool id_thread_is_user(const struct id_table *t, uint32_t id);
 
 /* The thread's continuation slot (NULL for id 0 / out of range). */
 _Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id);
+/* The thread's OS handle (NULL for id 0 / out of range). */
+_Atomic uint64_t *id_thread_handle(struct id_table *t, uint32_t id);
 
 /* Entry `id` if it is published, else NULL (for the drain thread). */
 const struct id_proc *id_proc_at(const struct id_table *t, uint32_t id);

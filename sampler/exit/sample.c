@@ -84,6 +84,15 @@ static void add_runtime(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
     smp->n_rt = sv->n_rt;
 }
 
+/* This stop's control group (exit_take looked it up), on its sample. */
+static void add_group(const struct exit_vcpu *sv, struct hvfxt_sample *smp)
+{
+    if (!sv->group)
+        return;
+    smp->fields |= HVFXT_SF_CGROUP;
+    smp->cgroup = hvfxt_koid_group(sv->group);
+}
+
 /* A user walk that may be done again later from a copy of its stack: whose, with which map,
  * from where, and what it found now. */
 struct copy_request {
@@ -186,6 +195,7 @@ static uint64_t take_user(struct exit_vcpu *sv, uint64_t now, bool due, uint32_t
         smp.walk = hvfxt_walk_word(HVFXT_STOP_NONE, HVFXT_STOP_DEFERRED, 0, 0);
     }
     add_runtime(sv, &smp);
+    add_group(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else
@@ -300,6 +310,7 @@ static void take_kernel(struct exit_vcpu *sv, const struct gw_snapshot *snap, ui
                hvfxt_walk_callers(kstack.leaf, ucaller) | hvfxt_walk_kernel_exact(kstack.exact) |
                (user_now ? hvfxt_walk_user_cfi(ustack.cfi_frames) : 0);
     add_runtime(sv, &smp);
+    add_group(sv, &smp);
     if (sv->event.on)
         mark_event(sv, &smp);
     else if (halted)
@@ -318,6 +329,10 @@ static void label(struct exit_vcpu *sv, const struct guestos_task *t, uint32_t p
                     *tl = id_thread_label(sv->core->ids, thread);
     if (tl)
         id_label_set(tl, t->tid, t->kthread, t->comm);
+    _Atomic uint64_t *handle = id_thread_handle(sv->core->ids, thread);
+    if (handle && t->handle &&
+        atomic_load_explicit(handle, memory_order_relaxed) != t->handle)
+        atomic_store_explicit(handle, t->handle, memory_order_relaxed);
     if (pl && t->process[0])
         id_label_set(pl, t->pid, t->kthread, t->process);
     else if (pl && atomic_load_explicit(&pl->seq, memory_order_relaxed) == 0)
@@ -347,6 +362,10 @@ static uint64_t take(struct exit_vcpu *sv, struct gw_snapshot *snap, uint64_t no
         label(sv, &who.task, proc, thread);
     else if (who.task_unreadable)
         sv->st.task_unknown++;
+    /* Its cgroup: a lookup in the published table, no guest read (the key came with the task). */
+    sv->group = core->groups && who.task.known && who.task.group
+                    ? group_table_number(core->groups, who.task.group, now)
+                    : 0;
     /* A full table's sample goes to the unattributed identity, which says so, never to guest
      * address space 0 (the kernel's). */
     uint64_t pid = proc ? hvfxt_koid_guest_process(id_proc_number(core->ids, proc))

@@ -234,7 +234,7 @@ static void roundtrip(uint64_t seed)
         .type = FXT_ARG_U64, .name = fxt_str_inline("period_ns"), .v.u64 = 1000000};
     assert_int_equal(hvfxt_write_marker(&w, HVFXT_SESSION_START, 1, &setting, 1, &err), 0);
     assert_int_equal(hvfxt_write_guest_process(&w, 0, "kernel", -1, &err), 0);
-    assert_int_equal(hvfxt_write_guest_thread(&w, 5, 0, "init", 1, &err), 0);
+    assert_int_equal(hvfxt_write_guest_thread(&w, 5, 0, "init", 1, NULL, &err), 0);
     assert_int_equal(hvfxt_write_module(&w, &mod, &err), 0);
     assert_int_equal(hvfxt_write_mapping(&w, &map, &err), 0);
     for (int i = 0; i < NVCPU * MAXREC; i++) {

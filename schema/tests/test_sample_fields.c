@@ -17,8 +17,8 @@
 static void test_generated(void **state)
 {
     (void)state;
-    assert_int_equal(HVFXT_SF_COUNT, 17);
-    assert_int_equal(HVFXT_SF_KNOWN, 0x1ffff);
+    assert_int_equal(HVFXT_SF_COUNT, 18);
+    assert_int_equal(HVFXT_SF_KNOWN, 0x3ffff);
     assert_int_equal(HVFXT_SF_CONTINUATION, 1);
     assert_int_equal(HVFXT_SF_WALK, 0x400);
     assert_int_equal(HVFXT_SF_EXIT, 0x800);
@@ -27,6 +27,7 @@ static void test_generated(void **state)
     assert_int_equal(HVFXT_SF_TASK_STATE, 0x4000);
     assert_int_equal(HVFXT_SF_PYTHON_STACK, 0x8000);
     assert_int_equal(HVFXT_SF_RUNTIME_STACK, 0x10000);
+    assert_int_equal(HVFXT_SF_CGROUP, 0x20000);
     uint32_t all = 0;
     for (int i = 0; i < HVFXT_SF_COUNT; i++) {
         const struct hvfxt_sample_field_info *f = &hvfxt_sample_fields[i];

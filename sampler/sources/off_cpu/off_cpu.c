@@ -52,6 +52,7 @@ struct off_thread {
      * (and their slots go to others) before it is (docs/identities.md). */
     uint64_t pid_koid, tid_koid;
     uint64_t cpu_ns, switches, resume_sp;
+    uint64_t group; /* its control group set at the last visit (guestos_task.group), 0 */
     bool off;    /* off its CPU at the last visit */
     bool walked; /* frames hold the stacks of the sleep it is in */
     uint8_t state;
@@ -201,6 +202,15 @@ static int flush(struct off_cpu *o, struct off_thread *e, uint64_t now)
         .off_cpu_ns = e->pending_ns,
         .task_state = e->state,
     };
+    /* Its control group, as the samples carry it (the containers source publishes the table
+     * and writes the group's record before this one). */
+    uint32_t group = o->env->core->groups && e->group
+                         ? group_table_number(o->env->core->groups, e->group, now)
+                         : 0;
+    if (group) {
+        smp.fields |= HVFXT_SF_CGROUP;
+        smp.cgroup = hvfxt_koid_group(group);
+    }
     if (e->walked) {
         smp.fields |= HVFXT_SF_WALK;
         smp.walk = e->walk;
@@ -429,6 +439,7 @@ static int visit_thread(void *ctx, const struct guestos_thread *t)
         e->walked = false;
     }
     e->vcpu = t->cpu < o->env->cfg->nvcpus ? t->cpu : 0;
+    e->group = t->task.group;
     uint64_t ran = t->cpu_ns >= e->cpu_ns ? t->cpu_ns - e->cpu_ns : 0;
     uint64_t elapsed = v->now > e->seen_ns ? v->now - e->seen_ns : 0;
     uint64_t off = is_new ? 0 : elapsed > ran ? elapsed - ran : 0;

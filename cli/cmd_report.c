@@ -83,6 +83,9 @@ static const struct cli_option output_options[] = {
     {O_SRCLINE, "srcline", 0, NULL,
      "perf-script: each frame's source file and line under it, as\n"
      "perf script -F +srcline prints them (from the modules' DWARF)"},
+    {'F', "fields", 'F', "+F[,+F]",
+     "perf-script: perf's extra fields, +srcline (as --srcline) and\n"
+     "+cgroup (the sample's cgroup path, docs/containers.md)"},
     {'v', "verbose", 'v', NULL,
      "the tree: each function's source file and line (from its\n"
      "module's DWARF) and where its names came from (a symbol file,\n"
@@ -243,6 +246,23 @@ static int handle(void *ctx, int id, const char *arg, struct hv_err *err)
         return 1;
     case O_SRCLINE:
         a->ro.srcline = true;
+        return 1;
+    case 'F':
+        for (const char *f = arg; *f;) {
+            size_t n = strcspn(f, ",");
+            if (n == 8 && !strncmp(f, "+srcline", 8))
+                a->ro.srcline = true;
+            else if (n == 7 && !strncmp(f, "+cgroup", 7))
+                a->ro.cgroup = true;
+            else
+                return hv_errk(err, HV_ERR_USAGE,
+                               "--fields %.64s: '%.*s' is not one hvprof adds (+srcline, +cgroup; "
+                               "perf-script prints perf's default fields)",
+                               arg, (int)(n > 32 ? 32 : n), f);
+            f += n;
+            if (*f == ',')
+                f++;
+        }
         return 1;
     case O_MAX_DEPTH:
         if (parse_uint(arg, "--max-depth", 1, 100000, &v, err) < 0)

@@ -71,7 +71,9 @@ static void warn_unresolved(const char *cmd, const struct profile *p)
 static const struct cli_option symbols_options[] = {
     {REPORT_INPUT_OPT_SYMBOLS, "symbols", 0, "DIR",
      "search DIR for symbol files by build-id (DIR/.build-id/xx/rest.debug\n"
-     "or any ELF file directly in DIR) or by name; repeatable"},
+     "or any ELF file directly in DIR) or by name; repeatable;\n"
+     "ID=DIR: DIR is container ID's root file system (its files at\n"
+     "their paths in the container, docs/containers.md)"},
     {REPORT_INPUT_OPT_KSYMS, "vmlinux", 0, "FILE", "guest Linux kernel ELF"},
     {REPORT_INPUT_OPT_KSYMS, "kallsyms", 0, "FILE", "guest /proc/kallsyms copy"},
     {REPORT_INPUT_OPT_KSYMS, "system-map", 0, "FILE",
@@ -106,6 +108,15 @@ static const struct cli_option filter_options[] = {
      "('work*'), or a longer name the guest's 15-character one starts;\n"
      "repeatable (--comms too)"},
     {REPORT_INPUT_OPT_COMM, "comms", 0, "NAME[,NAME...]", "the same as --comm"},
+    {REPORT_INPUT_OPT_CGROUP, "cgroup", 0, "PATH[,PATH...]",
+     "samples of threads in this cgroup v2 directory, as the guest's\n"
+     "/proc/PID/cgroup shows it, or a glob of one ('/machine.slice/*',\n"
+     "'*' spans '/'); repeatable (--cgroups too)"},
+    {REPORT_INPUT_OPT_CGROUP, "cgroups", 0, "PATH[,PATH...]", "the same as --cgroup"},
+    {REPORT_INPUT_OPT_CONTAINER, "container", 0, "ID[,ID...]",
+     "samples of these containers: an id's first digits as `docker ps`\n"
+     "or `podman ps` show them, or a systemd-nspawn or LXC name;\n"
+     "repeatable (docs/containers.md)"},
     {REPORT_INPUT_OPT_VCPU, "vcpu", 'C', "N[,N...]",
      "samples of these vCPUs (perf's -C/--cpu: the guest's CPUs);\n"
      "repeatable"},
@@ -187,10 +198,12 @@ static int parse_time_window(const char *arg, struct prof_filter *f, struct hv_e
 static int add_entry(struct prof_filter *f, int opt, const char *optname, char *s,
                      struct hv_err *err)
 {
-    size_t *n = opt == REPORT_INPUT_OPT_PID    ? &f->npids
-                : opt == REPORT_INPUT_OPT_TID  ? &f->ntids
-                : opt == REPORT_INPUT_OPT_VCPU ? &f->nvcpus
-                                               : &f->ncomms;
+    size_t *n = opt == REPORT_INPUT_OPT_PID         ? &f->npids
+                : opt == REPORT_INPUT_OPT_TID       ? &f->ntids
+                : opt == REPORT_INPUT_OPT_VCPU      ? &f->nvcpus
+                : opt == REPORT_INPUT_OPT_CGROUP    ? &f->ncgroups
+                : opt == REPORT_INPUT_OPT_CONTAINER ? &f->ncontainers
+                                                    : &f->ncomms;
     if (*n == PROF_FILTER_MAX)
         return hv_errk(err, HV_ERR_USAGE, "%s %.64s: more than %d entries", optname, s,
                        PROF_FILTER_MAX);
@@ -213,6 +226,12 @@ static int add_entry(struct prof_filter *f, int opt, const char *optname, char *
             return -1;
         f->vcpus[(*n)++] = (uint32_t)v;
         return 0;
+    case REPORT_INPUT_OPT_CGROUP:
+        f->cgroups[(*n)++] = s;
+        return 0;
+    case REPORT_INPUT_OPT_CONTAINER:
+        f->containers[(*n)++] = s;
+        return 0;
     default:
         f->comms[(*n)++] = s;
         return 0;
@@ -223,8 +242,16 @@ int report_input_option(int opt, const char *arg, struct report_input_args *a, s
 {
     struct prof_filter *filter = &a->filter;
     switch (opt) {
-    case REPORT_INPUT_OPT_SYMBOLS:
+    case REPORT_INPUT_OPT_SYMBOLS: {
+        /* ID=DIR: a container's root file system (an id or name has no '/'). */
+        const char *eq = strchr(arg, '=');
+        if (eq && !memchr(arg, '/', (size_t)(eq - arg))) {
+            char id[128];
+            snprintf(id, sizeof(id), "%.*s", (int)(eq - arg), arg);
+            return symbol_path_add_root(&a->sp, id, eq + 1, err) < 0 ? -1 : 1;
+        }
         return symbol_path_add_dir(&a->sp, arg, err) < 0 ? -1 : 1;
+    }
     case REPORT_INPUT_OPT_KSYMS:
         a->ksyms = arg;
         return 1;
@@ -241,11 +268,15 @@ int report_input_option(int opt, const char *arg, struct report_input_args *a, s
     case REPORT_INPUT_OPT_VCPU:
     case REPORT_INPUT_OPT_PID:
     case REPORT_INPUT_OPT_TID:
+    case REPORT_INPUT_OPT_CGROUP:
+    case REPORT_INPUT_OPT_CONTAINER:
     case REPORT_INPUT_OPT_COMM: {
-        const char *name = opt == REPORT_INPUT_OPT_VCPU  ? "--vcpu"
-                           : opt == REPORT_INPUT_OPT_PID ? "--pid"
-                           : opt == REPORT_INPUT_OPT_TID ? "--tid"
-                                                         : "--comm";
+        const char *name = opt == REPORT_INPUT_OPT_VCPU        ? "--vcpu"
+                           : opt == REPORT_INPUT_OPT_PID       ? "--pid"
+                           : opt == REPORT_INPUT_OPT_TID       ? "--tid"
+                           : opt == REPORT_INPUT_OPT_CGROUP    ? "--cgroup"
+                           : opt == REPORT_INPUT_OPT_CONTAINER ? "--container"
+                                                               : "--comm";
         /* getopt's optarg is argv's own string: the list is cut in place, each entry kept. */
         char *s = (char *)arg;
         for (;;) {

@@ -41,6 +41,8 @@ enum {
     REPORT_INPUT_OPT_TIME,
     REPORT_INPUT_OPT_USER,
     REPORT_INPUT_OPT_KERNEL,
+    REPORT_INPUT_OPT_CGROUP,
+    REPORT_INPUT_OPT_CONTAINER,
 };
 /* Where symbols come from: a group of its own. */
 extern const struct cli_group report_input_symbols_group;

@@ -124,6 +124,7 @@ static int on_joined(void *ctx, const struct hvfxt_join_sample *s, const uint64_
         l->jflags[s->n + i] = flags ? flags[i] : PROF_FRAME_RA;
     int si = profile_add_sample(l->p,
                                 &(struct prof_sample_in){.ts = s->ts,
+                                                         .group = profile_group_of(l->p, s->cgroup),
                                                          .vcpu = s->vcpu,
                                                          .pid = s->pid,
                                                          .tid = s->tid,
@@ -260,8 +261,10 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
         (s->fields & HVFXT_SF_VCPU) ? (uint32_t)s->vcpu : (rec->provider ? rec->provider - 1 : 0);
     uint64_t pid = (s->fields & HVFXT_SF_PID) ? s->pid : HVFXT_KOID_KERNEL_PROCESS;
     uint64_t tid = (s->fields & HVFXT_SF_TID) ? s->tid : 0;
+    uint64_t cgroup = (s->fields & HVFXT_SF_CGROUP) ? s->cgroup : 0;
     if (s->fields & HVFXT_SF_CONTINUATION) {
         struct hvfxt_join_sample js = {.ts = ts,
+                                       .cgroup = cgroup,
                                        .pid = pid,
                                        .tid = tid,
                                        .vcpu = vcpu,
@@ -285,6 +288,7 @@ static int on_sample(struct loader *l, const struct fxtr_record *rec,
     int si = profile_add_sample(
         l->p,
         &(struct prof_sample_in){.ts = ts,
+                                 .group = profile_group_of(l->p, cgroup),
                                  .vcpu = vcpu,
                                  .pid = pid,
                                  .tid = tid,
@@ -387,12 +391,19 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
         return;
     /* The guest's own pid / tid (docs/fxt-samples.md section 4): a signed 64-bit argument in
      * the range of Linux pids; anything else is ignored. */
-    int64_t guest_id = -1;
-    uint64_t process = 0;
+    int64_t guest_id = -1, ns_tid = -1, ns_pid = -1;
+    uint64_t process = 0, pid_ns = 0;
     for (unsigned i = 0; i < rec->u.kobj.nargs; i++) {
         const struct fxtr_arg *a = &rec->u.kobj.args[i];
+        bool id = a->type == FXTR_ARG_I64 && a->v.i >= 0 && a->v.i <= INT32_MAX;
         if (a->type == FXTR_ARG_KOID && fxtr_str_is(a->name, "process"))
             process = a->v.u;
+        else if (id && fxtr_str_is(a->name, HVFXT_ARG_NS_TID))
+            ns_tid = a->v.i;
+        else if (id && fxtr_str_is(a->name, HVFXT_ARG_NS_PID))
+            ns_pid = a->v.i;
+        else if (a->type == FXTR_ARG_U64 && fxtr_str_is(a->name, HVFXT_ARG_PID_NS))
+            pid_ns = a->v.u;
         else if (a->type == FXTR_ARG_I64 && a->v.i >= 0 && a->v.i <= INT32_MAX &&
                  (fxtr_str_is(a->name, HVFXT_ARG_GUEST_PID) ||
                   fxtr_str_is(a->name, HVFXT_ARG_GUEST_TID)))
@@ -400,8 +411,12 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
     }
     if (rec->u.kobj.obj_type == 1 && hvfxt_koid_is_guest_process(koid))
         profile_set_name(l->p, koid, 0, name, guest_id, NULL);
-    else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid) && process)
-        profile_set_name(l->p, process, koid, name, guest_id, NULL);
+    else if (rec->u.kobj.obj_type == 2 && hvfxt_koid_is_guest_thread(koid) && process &&
+             profile_set_name(l->p, process, koid, name, guest_id, NULL) == 0 && ns_tid >= 0 &&
+             ns_pid >= 0 && pid_ns)
+        profile_set_ns(l->p, process, koid, ns_tid, ns_pid, pid_ns, NULL);
+    else if (rec->u.kobj.obj_type == 17 /* ZX_OBJ_TYPE_JOB: a cgroup */ && hvfxt_koid_is_group(koid))
+        profile_add_group(l->p, koid, name, NULL);
     free(name);
 }
 

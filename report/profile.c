@@ -24,6 +24,7 @@ void profile_free(struct profile *p)
     }
     for (size_t i = 0; i < p->names.n; i++)
         free(p->names.v[i].name);
+    prof_groups_free(p);
     for (size_t i = 0; i < p->funcs.n; i++) {
         free(p->funcs.v[i].name);
         free(p->funcs.v[i].file);
@@ -101,7 +102,8 @@ int profile_add_sample(struct profile *p, const struct prof_sample_in *in, struc
                                                       .first = first,
                                                       .nframes = in->n,
                                                       .off_cpu_ns = in->off_cpu_ns,
-                                                      .exit_ns = in->exit_ns};
+                                                      .exit_ns = in->exit_ns,
+                                                      .group = in->group};
     if (p->aggregate && prof_aggregate_insert(p, hash, (uint32_t)p->samples.n, err) < 0)
         return -1;
     return (int)p->samples.n++;
@@ -143,6 +145,27 @@ static struct prof_name *find_name(const struct profile *p, uint64_t pid, uint64
     return i == HASHIDX_NONE ? NULL : &p->names.v[i];
 }
 
+const struct prof_name *profile_name_of(const struct profile *p, uint64_t pid, uint64_t tid)
+{
+    return find_name(p, pid, tid);
+}
+
+int profile_set_ns(struct profile *p, uint64_t pid, uint64_t tid, int64_t ns_tid, int64_t ns_pid,
+                   uint64_t pid_ns, struct hv_err *err)
+{
+    (void)err;
+    struct prof_name *t = find_name(p, pid, tid), *proc = find_name(p, pid, 0);
+    if (t) {
+        t->ns_id = ns_tid;
+        t->pid_ns = pid_ns;
+    }
+    if (proc) {
+        proc->ns_id = ns_pid;
+        proc->pid_ns = pid_ns;
+    }
+    return 0;
+}
+
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
                      int64_t guest_id, struct hv_err *err)
 {
@@ -170,7 +193,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
         free(copy);
         return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     }
-    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0};
+    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0, -1, 0};
     return 0;
 }
 

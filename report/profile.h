@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/container_id.h"
 #include "common/err.h"
 #include "common/vector.h"
 #include "schema/schema.h"
@@ -70,6 +71,7 @@ struct prof_sample {
     /* An off-CPU record (profile.off_cpu or .wall): the nanoseconds it accounts for; 0 for a
      * sample taken on the CPU. */
     uint64_t off_cpu_ns;
+    uint32_t group; /* its control group: 1 + its index in profile.groups; 0: none recorded */
 };
 
 /* A vCPU thread's steal time so far (the recording's vcpu_steal markers, docs/sampling.md
@@ -105,6 +107,18 @@ struct prof_name {
     char *name;
     int64_t guest_id; /* the guest's own pid (process) or tid (thread); -1: not recorded */
     uint64_t row;     /* a process: the pid of its row (profile_link_processes); 0: its own */
+    /* Its id in its own pid namespace (a container's) and that namespace's inode number, when
+     * the recording says it is not the initial one; -1 and 0 otherwise (profile_groups.c). */
+    int64_t ns_id;
+    uint64_t pid_ns;
+};
+
+/* A control group the recording's samples were in (docs/containers.md): its path, and the
+ * container the path names, if any (common/container_id.h). */
+struct prof_group {
+    uint64_t koid;
+    char *path;
+    struct container_id ct; /* engine CT_NONE, id "": no container */
 };
 
 struct prof_loc {
@@ -159,6 +173,7 @@ struct profile {
     VECTOR(struct prof_module) modules;
     VECTOR(struct prof_mapping) mappings;
     VECTOR(struct prof_name) names; /* processes and threads */
+    VECTOR(struct prof_group) groups;
     VECTOR(struct prof_loc) locs;
     VECTOR(struct prof_func) funcs;
     VECTOR(struct prof_inline) inl;  /* the locations' inlined frames (prof_loc.inl_first) */
@@ -176,6 +191,7 @@ struct profile {
     void *index;       /* private lookup state (hash tables) */
     void *func_index;  /* private: functions by (name, module) (profile_funcs.c) */
     void *name_index;  /* private: names by (pid, tid) */
+    void *group_index; /* private: groups by koid (profile_groups.c) */
     void *maps_index;  /* private: modules and mappings by key and address (profile_maps.h) */
     void *agg_index;   /* private: samples by key, when aggregating (profile_aggregate.c) */
     void *stack_index; /* private: a stack's first sample (profile_aggregate.c) */
@@ -215,6 +231,7 @@ void profile_free(struct profile *p);
  * -1. */
 struct prof_sample_in {
     uint64_t ts, pid, tid;
+    uint32_t group; /* profile_group_of() of its cgroup koid (0: none) */
     uint32_t vcpu;
     uint8_t cpl;
     const uint64_t *addrs;
@@ -234,6 +251,22 @@ int profile_add_mapping(struct profile *p, uint64_t pid, uint64_t start, uint64_
  * (guest_id >= 0; -1 keeps what was set); a later name replaces an earlier one. */
 int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *name,
                      int64_t guest_id, struct hv_err *err);
+
+/* Control groups (profile_groups.c). A group record: its koid and path (a later record of the
+ * same koid replaces the path). A koid's group as samples refer to it, 1 + its index in
+ * profile.groups, 0 if none was recorded.
+ * A thread's ids in its pid namespace (the thread's and its process's): on the thread's name
+ * and its process's. */
+int profile_add_group(struct profile *p, uint64_t koid, const char *path, struct hv_err *err);
+uint32_t profile_group_of(const struct profile *p, uint64_t koid);
+int profile_set_ns(struct profile *p, uint64_t pid, uint64_t tid, int64_t ns_tid, int64_t ns_pid,
+                   uint64_t pid_ns, struct hv_err *err);
+/* A sample's group (NULL: none), and its container's name as the engines list it (the first 12
+ * hex digits of an id, or the name) into buf; "" when the group is no container's. */
+const struct prof_group *profile_sample_group(const struct profile *p, const struct prof_sample *s);
+const char *profile_group_container(const struct prof_group *g, char *buf, size_t len);
+/* The name (process: tid 0) of (pid, tid), NULL if none recorded. */
+const struct prof_name *profile_name_of(const struct profile *p, uint64_t pid, uint64_t tid);
 
 /* A runtime code record (report/runtimes.c hands it to its runtime's report half): the names
  * are copied (made printable), the position table too. A later record of the same address is
@@ -290,10 +323,14 @@ int profile_symbolize(struct profile *p, void (*progress)(void *ctx, size_t done
  * the kernel's 15-character comm, a longer name it is the start of. */
 #define PROF_FILTER_MAX 64 /* entries of one list */
 struct prof_filter {
-    size_t nvcpus, npids, ntids, ncomms;
+    size_t nvcpus, npids, ntids, ncomms, ncgroups, ncontainers;
     uint32_t vcpus[PROF_FILTER_MAX];
     uint64_t pids[PROF_FILTER_MAX], tids[PROF_FILTER_MAX];
     const char *comms[PROF_FILTER_MAX];
+    /* --cgroup: a cgroup path or a glob of one (fnmatch, '*' spans '/'); --container: a
+     * container id's prefix (as `docker ps` shows it, or whole) or a container's name
+     * (docs/containers.md). */
+    const char *cgroups[PROF_FILTER_MAX], *containers[PROF_FILTER_MAX];
     bool user_only, kernel_only;
     /* A time window, in seconds [from, to): relative to the recording's start (its
      * session_start marker, else its first sample) unless `absolute` (the timestamps perf-script

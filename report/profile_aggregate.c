@@ -26,6 +26,7 @@ static uint64_t key_hash(const struct prof_sample_in *in)
 {
     uint64_t h = hashidx_u64(HASHIDX_SEED, in->tid);
     h = hashidx_u64(h, in->vcpu);
+    h = hashidx_u64(h, in->group);
     return stack_hash(in, h);
 }
 
@@ -56,7 +57,8 @@ static bool key_eq(const void *ctx, uint32_t idx)
 {
     const struct key_ctx *k = ctx;
     const struct prof_sample *s = &k->p->samples.v[idx];
-    return s->tid == k->in->tid && s->vcpu == k->in->vcpu && stack_eq(ctx, idx);
+    return s->tid == k->in->tid && s->vcpu == k->in->vcpu && s->group == k->in->group &&
+           stack_eq(ctx, idx);
 }
 
 int prof_aggregate_find(const struct profile *p, const struct prof_sample_in *in, uint64_t *hash)

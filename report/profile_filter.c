@@ -1,4 +1,5 @@
-/* The report's filters (--vcpu, --pid, --tid, --comm, --user, --kernel, --time), as perf's: a
+/* The report's filters (--vcpu, --pid, --tid, --comm, --cgroup, --container, --user, --kernel,
+ * --time), as perf's: a
  * list keeps a sample that matches any of its entries, the kinds add up. And when they keep
  * nothing, which one did it and what the recording holds instead, so that an empty report is
  * never a silent one. */
@@ -38,6 +39,32 @@ static bool comm_matches(const struct profile *p, const struct prof_sample *s,
     return false;
 }
 
+static bool cgroup_matches(const struct profile *p, const struct prof_sample *s,
+                           const struct prof_filter *f)
+{
+    const struct prof_group *g = profile_sample_group(p, s);
+    for (size_t i = 0; g && i < f->ncgroups; i++)
+        if (!strcmp(g->path, f->cgroups[i]) || fnmatch(f->cgroups[i], g->path, 0) == 0)
+            return true;
+    return false;
+}
+
+/* An id's prefix (at least one hex digit, as `docker ps` and `podman ps` take them) or the
+ * whole name of an engine that names its containers. */
+static bool container_matches(const struct profile *p, const struct prof_sample *s,
+                              const struct prof_filter *f)
+{
+    const struct prof_group *g = profile_sample_group(p, s);
+    if (!g || !g->ct.id[0])
+        return false;
+    for (size_t i = 0; i < f->ncontainers; i++) {
+        size_t n = strlen(f->containers[i]);
+        if (n && !strncmp(g->ct.id, f->containers[i], n))
+            return true;
+    }
+    return false;
+}
+
 /* The ids the filter names, as the recording's koids where it has no guest ids. */
 struct wanted {
     uint64_t pids[PROF_FILTER_MAX], tids[PROF_FILTER_MAX];
@@ -69,7 +96,7 @@ static void wanted_of(const struct profile *p, const struct prof_filter *f, stru
         w->hi = origin + (uint64_t)(f->time_to * tps);
 }
 
-enum kind { K_VCPU, K_PID, K_TID, K_COMM, K_CPL, K_TIME, K_N };
+enum kind { K_VCPU, K_PID, K_TID, K_COMM, K_CGROUP, K_CONTAINER, K_CPL, K_TIME, K_N };
 
 static bool passes(const struct profile *p, const struct prof_sample *s,
                    const struct prof_filter *f, const struct wanted *w, enum kind k)
@@ -92,6 +119,10 @@ static bool passes(const struct profile *p, const struct prof_sample *s,
         return !f->ntids;
     case K_COMM:
         return !f->ncomms || comm_matches(p, s, f);
+    case K_CGROUP:
+        return !f->ncgroups || cgroup_matches(p, s, f);
+    case K_CONTAINER:
+        return !f->ncontainers || container_matches(p, s, f);
     case K_CPL:
         return !(f->user_only && s->cpl == PROF_CPL_KERNEL) &&
                !(f->kernel_only && s->cpl != PROF_CPL_KERNEL);
@@ -104,8 +135,8 @@ static bool passes(const struct profile *p, const struct prof_sample *s,
 
 bool profile_filter_active(const struct prof_filter *f)
 {
-    return f->nvcpus || f->npids || f->ntids || f->ncomms || f->user_only || f->kernel_only ||
-           f->has_time;
+    return f->nvcpus || f->npids || f->ntids || f->ncomms || f->ncgroups || f->ncontainers ||
+           f->user_only || f->kernel_only || f->has_time;
 }
 
 void profile_filter(struct profile *p, const struct prof_filter *f)
@@ -154,6 +185,27 @@ static void similar_names(const struct profile *p, const char *want, char *buf, 
         }
 }
 
+/* Up to four of the recording's cgroup paths, or its containers' ids. */
+static void similar_groups(const struct profile *p, bool paths, char *buf, size_t len)
+{
+    size_t used = 0, shown = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < p->groups.n && shown < 4; i++) {
+        char id[CONTAINER_ID_MAX + 1];
+        const char *v = paths ? p->groups.v[i].path
+                              : profile_group_container(&p->groups.v[i], id, sizeof(id));
+        if (!v[0] || strstr(buf, v))
+            continue;
+        int k = snprintf(buf + used, len - used, "%s%s", shown ? ", " : "", v);
+        if (k < 0 || (size_t)k >= len - used) {
+            buf[used] = 0;
+            return;
+        }
+        used += (size_t)k;
+        shown++;
+    }
+}
+
 /* The samples' first and last time, in seconds from the recording's start. */
 static void span(const struct profile *p, double *from, double *to)
 {
@@ -188,6 +240,17 @@ void profile_filter_explain(struct profile *p, const struct prof_filter *f, char
                  "--comm %s%s: no thread or process of the recording is named so%s%s (a glob "
                  "such as 'name*' matches a prefix)",
                  f->comms[0], f->ncomms > 1 ? ",..." : "", names[0] ? "; its names: " : "", names);
+    } else if (!alone[K_CGROUP] || !alone[K_CONTAINER]) {
+        bool cg = !alone[K_CGROUP];
+        char seen[256];
+        similar_groups(p, cg, seen, sizeof(seen));
+        snprintf(buf, len, "%s %s%s: no sample %s%s%s", cg ? "--cgroup" : "--container",
+                 cg ? f->cgroups[0] : f->containers[0],
+                 (cg ? f->ncgroups : f->ncontainers) > 1 ? ",..." : "",
+                 cg ? "in such a cgroup" : "of such a container",
+                 seen[0] ? (cg ? "; the recording's cgroups: " : "; the recording's containers: ")
+                         : (p->groups.n ? "" : " (the recording has no cgroups: docs/containers.md)"),
+                 seen);
     } else if (!alone[K_PID]) {
         snprintf(buf, len,
                  "--pid %" PRIu64 "%s: no sample of that process (the report's Per process table "

@@ -33,6 +33,8 @@ int prof_frame_resolve(struct profile *p, uint64_t pid, struct prof_frame *fr, s
  * the symbolization's). */
 int prof_intern_func(struct profile *p, const char *name, uint32_t module, struct hv_err *err);
 void prof_funcs_index_free(struct profile *p);
+/* profile_groups.c: the groups and their index freed. */
+void prof_groups_free(struct profile *p);
 
 /* profile_maps.c: the modules' and mappings' index freed (profile_free); mapping ids of `pid`
  * in order of start (*n of them), NULL if none. */

@@ -56,24 +56,58 @@ static void rename_from_symbol_file(struct prof_module *m)
     free(real);
 }
 
+/* Each module's container: that of the first sample in a container with a frame in it (what a
+ * container root, --symbols ID=DIR, is tried for without a build-id). NULL when the recording
+ * has no containers or no root is given; else an array of group numbers (0: none). */
+static uint32_t *module_containers(struct profile *p, const struct symbol_path *sp)
+{
+    if (!sp->roots.n || !p->groups.n)
+        return NULL;
+    uint32_t *of = calloc(p->modules.n ? p->modules.n : 1, sizeof(*of));
+    if (!of)
+        return NULL;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        const struct prof_group *g = profile_sample_group(p, s);
+        if (!g || !g->ct.id[0])
+            continue;
+        for (uint32_t f = 0; f < s->nframes; f++) {
+            const struct prof_frame *fr = &p->frames.v[s->first + f];
+            uint32_t map = prof_find_mapping(
+                p, (fr->flags & PROF_FRAME_KERNEL) ? PROF_PID_ANY : s->pid, fr->addr);
+            uint32_t m = map == PROF_NONE ? PROF_NONE : p->mappings.v[map].module;
+            if (m != PROF_NONE && !of[m])
+                of[m] = s->group;
+        }
+    }
+    return of;
+}
+
 int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *loaded,
                          struct hv_err *err)
 {
     size_t count = 0;
+    uint32_t *ct = module_containers(p, sp);
     for (size_t i = 0; i < p->modules.n; i++) {
         struct prof_module *m = &p->modules.v[i];
         /* A symbol file of the same build wins over the symbols the recording carries (a
          * shared object's exported functions, a kernel's kallsyms): it has them all. */
         if (sym_source_has_file(&m->src) || m->runtime)
             continue;
-        int rc = sym_source_find(&m->src, sp, m->build_id, m->build_id_len, m->name, err);
-        if (rc < 0)
+        const char *container =
+            ct && ct[i] ? p->groups.v[ct[i] - 1].ct.id : NULL; /* ct[i]: a group number */
+        int rc = sym_source_find_in(&m->src, sp, m->build_id, m->build_id_len, m->name, container,
+                                    err);
+        if (rc < 0) {
+            free(ct);
             return -1;
+        }
         if (rc > 0) {
             rename_from_symbol_file(m);
             count++;
         }
     }
+    free(ct);
     if (loaded)
         *loaded = count;
     return 0;

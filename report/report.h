@@ -50,8 +50,9 @@ struct report_opts {
     /* The tree: each function's source file and line and where its module's names came from
      * (report -v). */
     bool verbose;
-    /* perf-script: each frame's source line under it (perf script -F +srcline). */
-    bool srcline;
+    /* perf-script: each frame's source line under it (perf script -F +srcline), the sample's
+     * cgroup path on its first line (-F +cgroup). */
+    bool srcline, cgroup;
     /* pprof: name functions as if this profile's were in the file too (hvprof diff writes both
      * recordings so, for `pprof -diff_base`); NULL: this profile alone. */
     const struct profile *names_with;

@@ -72,11 +72,13 @@ int report_write_perf_script(const struct profile *p, const struct report_opts *
         uint64_t period = p->weight_us   ? s->weight * 1000
                           : p->period_ns ? p->period_ns * s->weight
                                          : s->weight;
+        const struct prof_group *g = o->cgroup ? profile_sample_group(p, s) : NULL;
         fprintf(out,
                 "%s %5" PRIu64 "/%-5" PRIu64 " [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
-                " %s: \n",
+                " %s: %s%s\n",
                 comm, profile_shown_pid(p, s->pid), profile_shown_tid(p, s->pid, s->tid), s->vcpu,
-                sec, usec, period, event);
+                sec, usec, period, event, o->cgroup ? (g ? g->path : "unknown") : "",
+                o->cgroup ? " " : "");
         for (uint32_t f = 0; f < s->nframes; f++) {
             const struct prof_frame *fr = &p->frames.v[s->first + f];
             const char *dso = "[unknown]";

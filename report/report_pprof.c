@@ -3,7 +3,9 @@
  * the serialized proto must be gzip-compressed"). One Mapping per module mapping (with its
  * build-id), one Location per (address space, address), one Function per (module, name); samples
  * carry labels vcpu, pid, tid and cpl as numbers with units (pprof drops a numeric label whose
- * value and unit are both 0) and process and thread as strings. */
+ * value and unit are both 0) and process and thread as strings; and where the recording has
+ * them (docs/containers.md), cgroup, container_id and pod_uid as strings and ns_pid and ns_tid
+ * (the ids a container's processes see) as numbers. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,9 @@ out:
 }
 
 enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
+/* The labels a sample may have besides: its cgroup, container, pod, namespace pids. */
+enum { LX_CGROUP, LX_CONTAINER, LX_POD, LX_NS_PID, LX_NS_TID, NXLABELS };
+#define LABELS_MAX (NLABELS + NXLABELS)
 
 /* A function's name and its binary's, from the profile written or from the one it is compared
  * with. */
@@ -142,6 +147,7 @@ static uint64_t sample_hash(const struct sample_key *k)
     uint64_t h = hashidx_u64(HASHIDX_SEED, s->pid);
     h = hashidx_u64(h, s->tid);
     h = hashidx_u64(h, ((uint64_t)s->vcpu << 8) | s->cpl);
+    h = hashidx_u64(h, s->group);
     return hashidx_bytes(h, &k->loc_ids[s->first], s->nframes * sizeof(*k->loc_ids));
 }
 
@@ -150,7 +156,7 @@ static bool sample_eq(const void *ctx, uint32_t out)
     const struct sample_key *k = ctx;
     const struct prof_sample *a = k->s, *b = &k->p->samples.v[k->sample_rep[out]];
     return a->pid == b->pid && a->tid == b->tid && a->vcpu == b->vcpu && a->cpl == b->cpl &&
-           a->nframes == b->nframes &&
+           a->group == b->group && a->nframes == b->nframes &&
            !memcmp(&k->loc_ids[a->first], &k->loc_ids[b->first], a->nframes * sizeof(*k->loc_ids));
 }
 
@@ -221,8 +227,8 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
     Perftools__Profiles__Function **fnp = calloc(nfn + 1, sizeof(*fnp));
     Perftools__Profiles__Sample *smp = calloc(ns + 1, sizeof(*smp));
     Perftools__Profiles__Sample **smpp = calloc(ns + 1, sizeof(*smpp));
-    Perftools__Profiles__Label *labels = calloc(ns * NLABELS + 1, sizeof(*labels));
-    Perftools__Profiles__Label **labelp = calloc(ns * NLABELS + 1, sizeof(*labelp));
+    Perftools__Profiles__Label *labels = calloc(ns * LABELS_MAX + 1, sizeof(*labels));
+    Perftools__Profiles__Label **labelp = calloc(ns * LABELS_MAX + 1, sizeof(*labelp));
     uint64_t *loc_ids = calloc(p->frames.n + 1, sizeof(*loc_ids));
     int64_t *values = calloc(ns * 2 + 1, sizeof(*values));
     uint32_t *sample_rep = calloc(ns + 1, sizeof(*sample_rep)); /* each output's first sample */
@@ -334,6 +340,10 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
      * count unit"; none for the string labels. */
     int64_t units[NLABELS] = {str_id(&st, "index"), str_id(&st, "id"), str_id(&st, "id"), 0, 0,
                               str_id(&st, "ring")};
+    int64_t xkeys[NXLABELS] = {str_id(&st, "cgroup"), str_id(&st, "container_id"),
+                               str_id(&st, "pod_uid"), str_id(&st, "ns_pid"),
+                               str_id(&st, "ns_tid")};
+    int64_t id_unit = str_id(&st, "id");
     /* One pprof sample per distinct (labels, locations), in order of first appearance, its
      * values the sum of theirs: the same file whether the profile kept every sample or one
      * entry per distinct stack (profile.aggregate). */
@@ -366,11 +376,11 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
         values[2 * j + 1] = (int64_t)(s->weight * p->period_ns);
         ps->n_value = timed ? 2 : 1;
         ps->value = &values[2 * j];
-        Perftools__Profiles__Label *lb = &labels[j * NLABELS];
-        for (int k = 0; k < NLABELS; k++) {
+        Perftools__Profiles__Label *lb = &labels[j * LABELS_MAX];
+        for (int k = 0; k < LABELS_MAX; k++) {
             perftools__profiles__label__init(&lb[k]);
-            lb[k].key = keys[k];
-            labelp[j * NLABELS + k] = &lb[k];
+            lb[k].key = k < NLABELS ? keys[k] : 0;
+            labelp[j * LABELS_MAX + k] = &lb[k];
         }
         /* Numbers with a unit: pprof's decoder drops a numeric label whose value and unit are
          * both 0 (profile/encode.go), and vcpu 0, cpl 0 and the guest's pid 0 (its idle tasks)
@@ -384,8 +394,34 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             lb[k].num_unit = units[k];
         lb[L_PROCESS].str = str_id(&st, profile_process_name(p, s->pid));
         lb[L_THREAD].str = str_id(&st, profile_thread_name(p, s->pid, s->tid));
-        ps->n_label = NLABELS;
-        ps->label = &labelp[j * NLABELS];
+        size_t nlab = NLABELS;
+        const struct prof_group *grp = profile_sample_group(p, s);
+        if (grp) {
+            lb[nlab].key = xkeys[LX_CGROUP];
+            lb[nlab++].str = str_id(&st, grp->path);
+        }
+        if (grp && grp->ct.id[0]) {
+            lb[nlab].key = xkeys[LX_CONTAINER];
+            lb[nlab++].str = str_id(&st, grp->ct.id);
+        }
+        if (grp && grp->ct.pod_uid[0]) {
+            lb[nlab].key = xkeys[LX_POD];
+            lb[nlab++].str = str_id(&st, grp->ct.pod_uid);
+        }
+        const struct prof_name *pn = profile_name_of(p, s->pid, 0),
+                               *tn = profile_name_of(p, s->pid, s->tid);
+        if (pn && pn->ns_id >= 0) {
+            lb[nlab].key = xkeys[LX_NS_PID];
+            lb[nlab].num = pn->ns_id;
+            lb[nlab++].num_unit = id_unit;
+        }
+        if (tn && tn->ns_id >= 0) {
+            lb[nlab].key = xkeys[LX_NS_TID];
+            lb[nlab].num = tn->ns_id;
+            lb[nlab++].num_unit = id_unit;
+        }
+        ps->n_label = nlab;
+        ps->label = &labelp[j * LABELS_MAX];
         smpp[j] = ps;
     }
     hashidx_free(&groups);

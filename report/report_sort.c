@@ -17,7 +17,8 @@
 static const char *const key_names[REPORT_SORT_NKEYS] = {
     [REPORT_SORT_COMM] = "comm", [REPORT_SORT_PID] = "pid",    [REPORT_SORT_TID] = "tid",
     [REPORT_SORT_DSO] = "dso",   [REPORT_SORT_SYM] = "sym",    [REPORT_SORT_VCPU] = "vcpu",
-    [REPORT_SORT_CPL] = "cpl",   [REPORT_SORT_GUEST] = "guest"};
+    [REPORT_SORT_CPL] = "cpl",   [REPORT_SORT_GUEST] = "guest",
+    [REPORT_SORT_CGROUP] = "cgroup", [REPORT_SORT_CONTAINER] = "container"};
 
 const char *report_sort_key_list(void)
 {
@@ -78,7 +79,8 @@ struct table {
 /* A string key is the name itself: its pointer, compared by content. */
 static bool is_string_key(enum report_sort_key k)
 {
-    return k == REPORT_SORT_COMM || k == REPORT_SORT_GUEST;
+    return k == REPORT_SORT_COMM || k == REPORT_SORT_GUEST || k == REPORT_SORT_CGROUP ||
+           k == REPORT_SORT_CONTAINER;
 }
 
 struct probe {
@@ -171,6 +173,17 @@ static void make_key(const struct table *t, const struct prof_sample *s,
         case REPORT_SORT_GUEST:
             k[i] = (uintptr_t)guest_name(p);
             break;
+        case REPORT_SORT_CGROUP: {
+            const struct prof_group *g = profile_sample_group(p, s);
+            k[i] = (uintptr_t)(g ? g->path : "[no cgroup]");
+            break;
+        }
+        case REPORT_SORT_CONTAINER: {
+            /* The full id or name: the cell shows it as the engines list it. */
+            const struct prof_group *g = profile_sample_group(p, s);
+            k[i] = (uintptr_t)(g && g->ct.id[0] ? g->ct.id : "-");
+            break;
+        }
         default:
             break;
         }
@@ -245,7 +258,8 @@ static const char *column_title(enum report_sort_key k)
         [REPORT_SORT_COMM] = "Command",    [REPORT_SORT_PID] = "Pid:Command",
         [REPORT_SORT_TID] = "Tid:Command", [REPORT_SORT_DSO] = "Shared Object",
         [REPORT_SORT_SYM] = "Symbol",      [REPORT_SORT_VCPU] = "vCPU",
-        [REPORT_SORT_CPL] = "Mode",        [REPORT_SORT_GUEST] = "Guest"};
+        [REPORT_SORT_CPL] = "Mode",        [REPORT_SORT_GUEST] = "Guest",
+        [REPORT_SORT_CGROUP] = "Cgroup",   [REPORT_SORT_CONTAINER] = "Container"};
     return (unsigned)k < REPORT_SORT_NKEYS ? titles[k] : "?";
 }
 
@@ -265,6 +279,10 @@ static int column_width(enum report_sort_key k)
         return -6;
     case REPORT_SORT_GUEST:
         return -20;
+    case REPORT_SORT_CGROUP:
+        return -40;
+    case REPORT_SORT_CONTAINER:
+        return -14;
     default:
         return 0;
     }
@@ -278,8 +296,14 @@ static void cell(const struct profile *p, const struct row *r, unsigned i, enum 
     switch (k) {
     case REPORT_SORT_COMM:
     case REPORT_SORT_GUEST:
+    case REPORT_SORT_CGROUP:
         text = (const char *)(uintptr_t)r->k[i];
         break;
+    case REPORT_SORT_CONTAINER: {
+        const struct prof_group *g = profile_sample_group(p, r->first);
+        text = g && g->ct.id[0] ? profile_group_container(g, buf, sizeof(buf)) : "-";
+        break;
+    }
     case REPORT_SORT_PID:
         snprintf(buf, sizeof(buf), "%" PRIu64 ":%s", profile_shown_pid(p, r->k[i]),
                  profile_process_name(p, r->k[i]));

@@ -1,5 +1,5 @@
 /* The top table's rows keyed as `perf report --sort` keys them: any of comm, pid, tid, dso,
- * sym, vcpu (perf's cpu), cpl and guest, in the order given, each row with its children (the
+ * sym, vcpu (perf's cpu), cpl, guest, cgroup (perf's name) and container, in the order given, each row with its children (the
  * samples with the row's key anywhere on the stack, once a sample) and self (at the leaf) share.
  * report_top.c prints it; docs/report.md lists the keys. */
 #pragma once
@@ -19,6 +19,8 @@ enum report_sort_key {
     REPORT_SORT_VCPU,
     REPORT_SORT_CPL,
     REPORT_SORT_GUEST,
+    REPORT_SORT_CGROUP,    /* the sample's cgroup path (docs/containers.md) */
+    REPORT_SORT_CONTAINER, /* the container that path names, "-" for none */
     REPORT_SORT_NKEYS
 };
 #define REPORT_SORT_MAX 8 /* keys of one --sort */

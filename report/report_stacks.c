@@ -104,7 +104,16 @@ int report_stacks_build(const struct profile *p, const struct report_stacks_opts
     for (size_t i = 0; i < p->samples.n; i++) {
         const struct prof_sample *s = &p->samples.v[i];
         b.n = 0;
-        /* The process is the root frame, as stackcollapse-perf does with the command name. */
+        /* The process is the root frame, as stackcollapse-perf does with the command name; its
+         * container's above it. */
+        const struct prof_group *g = o->container_root ? profile_sample_group(p, s) : NULL;
+        if (g && g->ct.id[0]) {
+            char id[CONTAINER_ID_MAX + 1], frame[CONTAINER_ID_MAX + 32];
+            snprintf(frame, sizeof(frame), "[%s %s]", container_engine_name(g->ct.engine),
+                     profile_group_container(g, id, sizeof(id)));
+            if (sbuf_add(&b, folded_safe(frame, name, sizeof(name))) < 0 || sbuf_add(&b, ";") < 0)
+                goto oom;
+        }
         if (sbuf_add(&b, folded_safe(profile_process_name(p, s->pid), name, sizeof(name))) < 0)
             goto oom;
         uint32_t kept = 0, last_func = PROF_NONE;

@@ -27,6 +27,9 @@ struct report_stacks_opts {
                          * convention, which FlameGraph colours apart) */
     unsigned max_depth;
     bool fold_recursion;
+    /* A sample of a process in a container gets the container as its root frame, above the
+     * process: "[podman 0123456789ab];worker;main;..." (docs/containers.md). */
+    bool container_root;
 };
 
 /* Build, sorted frame by frame (all stacks below one frame are adjacent). */

@@ -294,7 +294,8 @@ static struct pair *distinct(const struct profile *p, int which, size_t *n)
         const struct prof_sample *s = &p->samples.v[i];
         v[i] = which == 0   ? (struct pair){s->vcpu, 0}
                : which == 1 ? (struct pair){s->pid, 0}
-                            : (struct pair){s->pid, s->tid};
+               : which == 2 ? (struct pair){s->pid, s->tid}
+                            : (struct pair){s->pid, s->group};
     }
     if (p->samples.n > 1)
         qsort(v, p->samples.n, sizeof(*v), cmp_pair);
@@ -313,13 +314,14 @@ static int write_names(struct tl *t, const struct profile *p, const char *vm_nam
              "VM name") < 0)
         return -1;
     int rc = 0;
-    size_t n[3] = {0};
-    struct pair *d[3] = {distinct(p, 0, &n[0]), distinct(p, 1, &n[1]), distinct(p, 2, &n[2])};
-    if (!d[0] || !d[1] || !d[2]) {
+    size_t n[4] = {0};
+    struct pair *d[4] = {distinct(p, 0, &n[0]), distinct(p, 1, &n[1]), distinct(p, 2, &n[2]),
+                         distinct(p, 3, &n[3])};
+    if (!d[0] || !d[1] || !d[2] || !d[3]) {
         rc = hv_errk(t->err, HV_ERR_NO_MEMORY, "timeline: out of memory");
         goto out;
     }
-    char name[64];
+    char name[128];
     for (size_t i = 0; i < n[0] && rc == 0; i++) {
         snprintf(name, sizeof(name), "vcpu %u", (unsigned)d[0][i].a);
         rc = emit(t, t->buf,
@@ -327,13 +329,25 @@ static int write_names(struct tl *t, const struct profile *p, const char *vm_nam
                                       hvfxt_koid_vcpu((uint32_t)d[0][i].a), name, HVFXT_KOID_VM),
                   "vCPU name");
     }
-    /* Perfetto shows koids next to names: the guest's own ids go into the names. */
+    /* Perfetto shows koids next to names: the guest's own ids go into the names, and a
+     * process in a container is named after it first, so that a container's processes sort
+     * together (docs/containers.md). */
+    size_t g = 0;
     for (size_t i = 0; i < n[1] && rc == 0; i++) {
         uint64_t pid = d[1][i].a, shown = profile_shown_pid(p, pid);
+        char ct[CONTAINER_ID_MAX + 32] = "";
+        for (; g < n[3] && d[3][g].a <= pid; g++) {
+            const struct prof_group *grp =
+                d[3][g].b && d[3][g].b <= p->groups.n ? &p->groups.v[d[3][g].b - 1] : NULL;
+            char id[CONTAINER_ID_MAX + 1];
+            if (d[3][g].a == pid && !ct[0] && grp && grp->ct.id[0])
+                snprintf(ct, sizeof(ct), "[%s %s] ", container_engine_name(grp->ct.engine),
+                         profile_group_container(grp, id, sizeof(id)));
+        }
         if (shown != pid)
-            snprintf(name, sizeof(name), "%s %" PRIu64, profile_process_name(p, pid), shown);
+            snprintf(name, sizeof(name), "%s%s %" PRIu64, ct, profile_process_name(p, pid), shown);
         else
-            snprintf(name, sizeof(name), "%s", profile_process_name(p, pid));
+            snprintf(name, sizeof(name), "%s%s", ct, profile_process_name(p, pid));
         rc = emit(t, t->buf, fxt_enc_kobj_process(t->buf, FXT_MAX_RECORD_WORDS, pid, name),
                   "process name");
     }
@@ -349,7 +363,7 @@ static int write_names(struct tl *t, const struct profile *p, const char *vm_nam
                   "thread name");
     }
 out:
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         free(d[k]);
     return rc;
 }

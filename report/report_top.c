@@ -12,6 +12,77 @@ static double pct(uint64_t part, uint64_t whole)
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* One container's share (the samples of every group whose path names it), "-" the rest. */
+struct ct_row {
+    const struct prof_group *g; /* the first group of the container; NULL: no container */
+    uint64_t weight, kernel;
+    uint64_t pids[3]; /* its first processes, for the Processes column */
+    unsigned npids;
+};
+
+static int by_weight(const void *a, const void *b)
+{
+    const struct ct_row *x = a, *y = b;
+    return x->weight != y->weight ? (x->weight > y->weight ? -1 : 1) : 0;
+}
+
+/* The per-container table (docs/containers.md), when some sample was in a container. */
+static int write_containers(const struct profile *p, uint64_t total, const char *unit, FILE *out)
+{
+    bool any = false;
+    for (size_t i = 0; i < p->groups.n && !any; i++)
+        any = p->groups.v[i].ct.id[0] != 0;
+    if (!any)
+        return 0;
+    struct ct_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < p->samples.n; i++) {
+        const struct prof_sample *s = &p->samples.v[i];
+        const struct prof_group *g = profile_sample_group(p, s);
+        if (g && !g->ct.id[0])
+            g = NULL;
+        size_t r = 0;
+        while (r < n && !(rows[r].g == g || (g && rows[r].g && rows[r].g->ct.engine == g->ct.engine &&
+                                              !strcmp(rows[r].g->ct.id, g->ct.id))))
+            r++;
+        if (r == n) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                struct ct_row *nr = realloc(rows, nc * sizeof(*rows));
+                if (!nr) {
+                    free(rows);
+                    return -1;
+                }
+                rows = nr;
+                cap = nc;
+            }
+            rows[n++] = (struct ct_row){.g = g};
+        }
+        rows[r].weight += s->weight;
+        rows[r].kernel += s->cpl == PROF_CPL_KERNEL ? s->weight : 0;
+        bool have = false;
+        for (unsigned k = 0; k < rows[r].npids; k++)
+            have |= rows[r].pids[k] == s->pid;
+        if (!have && rows[r].npids < 3)
+            rows[r].pids[rows[r].npids++] = s->pid;
+    }
+    qsort(rows, n, sizeof(*rows), by_weight);
+    fprintf(out, "\n# Per container\n# %8s %10s %8s  %-14s %-16s %s\n", "Percent", unit, "Kernel",
+            "Container", "Engine", "Processes");
+    for (size_t r = 0; r < n; r++) {
+        char id[CONTAINER_ID_MAX + 1];
+        fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-14s %-16s ", pct(rows[r].weight, total),
+                rows[r].weight, pct(rows[r].kernel, rows[r].weight),
+                rows[r].g ? profile_group_container(rows[r].g, id, sizeof(id)) : "-",
+                rows[r].g ? container_engine_name(rows[r].g->ct.engine) : "(none)");
+        for (unsigned k = 0; k < rows[r].npids; k++)
+            fprintf(out, "%s%s", k ? ", " : "", profile_process_name(p, rows[r].pids[k]));
+        fputc('\n', out);
+    }
+    free(rows);
+    return 0;
+}
+
 int report_write_top(const struct profile *p, const struct report_opts *o, FILE *out,
                      struct hv_err *err)
 {
@@ -89,6 +160,8 @@ int report_write_top(const struct profile *p, const struct report_opts *o, FILE 
         fprintf(out, "  %7.2f%% %10" PRIu64 " %7.2f%%  %-12" PRIu64 " %s\n",
                 pct(procs[i].weight, total), procs[i].weight, pct(procs[i].kernel, procs[i].weight),
                 profile_shown_pid(p, procs[i].key), profile_process_name(p, procs[i].key));
+    if (write_containers(p, total, unit, out) < 0)
+        goto oom;
     fprintf(out, "\n# Per vCPU%s\n# %8s %10s %8s  %s\n",
             p->weight_us ? " (off-CPU time: the CPU a thread last ran on)" : "", "Percent", unit,
             "Kernel", "vCPU");

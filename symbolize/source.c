@@ -50,7 +50,14 @@ static bool same_build(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32
 int sym_source_find(struct sym_source *s, struct symbol_path *sp, const uint8_t *build_id,
                     uint32_t build_id_len, const char *name, struct hv_err *err)
 {
-    char *path = symbol_path_find(sp, build_id, build_id_len, name);
+    return sym_source_find_in(s, sp, build_id, build_id_len, name, NULL, err);
+}
+
+int sym_source_find_in(struct sym_source *s, struct symbol_path *sp, const uint8_t *build_id,
+                       uint32_t build_id_len, const char *name, const char *container,
+                       struct hv_err *err)
+{
+    char *path = symbol_path_find_in(sp, build_id, build_id_len, name, container);
     if (!path)
         return 0;
     struct elf_symbols *es = calloc(1, sizeof(*es));

@@ -52,6 +52,10 @@ static inline bool sym_source_has_file(const struct sym_source *s)
  * keeps what it had); -1 only when memory ran out (err). */
 int sym_source_find(struct sym_source *s, struct symbol_path *sp, const uint8_t *build_id,
                     uint32_t build_id_len, const char *name, struct hv_err *err);
+/* The same for a module of container `container`'s processes (symbol_path_find_in). */
+int sym_source_find_in(struct sym_source *s, struct symbol_path *sp, const uint8_t *build_id,
+                       uint32_t build_id_len, const char *name, const char *container,
+                       struct hv_err *err);
 
 /* A kernel's symbols from `path`: a vmlinux (ELF, its build-id must be `build_id` when both are
  * known) or kallsyms / System.map text. Replaces what the source had. */

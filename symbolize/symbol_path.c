@@ -19,6 +19,11 @@ void symbol_path_free(struct symbol_path *sp)
     for (size_t i = 0; i < sp->dirs.n; i++)
         free(sp->dirs.v[i]);
     vec_free(&sp->dirs);
+    for (size_t i = 0; i < sp->roots.n; i++) {
+        free(sp->roots.v[i].container);
+        free(sp->roots.v[i].dir);
+    }
+    vec_free(&sp->roots);
     for (size_t i = 0; i < sp->scanned.n; i++)
         free(sp->scanned.v[i].path);
     vec_free(&sp->scanned);
@@ -38,6 +43,25 @@ int symbol_path_add_dir(struct symbol_path *sp, const char *dir, struct hv_err *
         return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
     }
     sp->scanned_done = 0;
+    return 0;
+}
+
+int symbol_path_add_root(struct symbol_path *sp, const char *container, const char *dir,
+                         struct hv_err *err)
+{
+    struct stat st;
+    if (!*container)
+        return hv_errk(err, HV_ERR_USAGE, "--symbols =%s: no container before '='", dir);
+    if (stat(dir, &st) < 0)
+        return hv_errf_errno(err, "--symbols %s=%s", container, dir);
+    if (!S_ISDIR(st.st_mode))
+        return hv_errf(err, "--symbols %s=%s: not a directory", container, dir);
+    struct symbol_root r = {strdup(container), strdup(dir)};
+    if (!r.container || !r.dir || !vec_append(&sp->roots, r)) {
+        free(r.container);
+        free(r.dir);
+        return hv_errk(err, HV_ERR_NO_MEMORY, "out of memory");
+    }
     return 0;
 }
 
@@ -100,6 +124,33 @@ static const char *base_name(const char *p)
 char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t build_id_len,
                        const char *name)
 {
+    return symbol_path_find_in(sp, build_id, build_id_len, name, NULL);
+}
+
+/* The recorded path under each container root that may hold it. */
+static char *find_in_roots(struct symbol_path *sp, const uint8_t *build_id, uint32_t build_id_len,
+                           const char *name, const char *container)
+{
+    if (!name || name[0] != '/')
+        return NULL;
+    char path[4096];
+    for (size_t r = 0; r < sp->roots.n; r++) {
+        const struct symbol_root *root = &sp->roots.v[r];
+        bool ours = container && !strncmp(container, root->container, strlen(root->container));
+        if (!ours && !build_id_len)
+            continue; /* without a build-id only its own container's files are its */
+        if (snprintf(path, sizeof(path), "%s%s", root->dir, name) >= (int)sizeof(path) ||
+            !is_regular(path))
+            continue;
+        if (build_id_len ? build_id_matches(path, build_id, build_id_len) : ours)
+            return strdup(path);
+    }
+    return NULL;
+}
+
+char *symbol_path_find_in(struct symbol_path *sp, const uint8_t *build_id, uint32_t build_id_len,
+                          const char *name, const char *container)
+{
     char path[4096];
     if (build_id && build_id_len >= 2 && build_id_len <= ELF_BUILD_ID_MAX) {
         char hex[2 * ELF_BUILD_ID_MAX + 1];
@@ -114,6 +165,9 @@ char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t
                     return strdup(path);
             }
         }
+        char *in_root = find_in_roots(sp, build_id, build_id_len, name, container);
+        if (in_root)
+            return in_root;
         if (!sp->scanned_done)
             scan_dirs(sp);
         for (size_t i = 0; i < sp->scanned.n; i++) {
@@ -121,6 +175,11 @@ char *symbol_path_find(struct symbol_path *sp, const uint8_t *build_id, uint32_t
             if (e->build_id_len == build_id_len && !memcmp(e->build_id, build_id, build_id_len))
                 return strdup(e->path);
         }
+    }
+    if (!build_id_len) {
+        char *in_root = find_in_roots(sp, NULL, 0, name, container);
+        if (in_root)
+            return in_root;
     }
     if (name && *name && name[0] != '[') {
         /* Without a build-id match, a file of the same name; with a build-id it must agree. */

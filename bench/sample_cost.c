@@ -23,6 +23,9 @@
  *   ring_pop     fxt_ring_peek + fxt_ring_release of that record (the drain side)
  *   kvm_walk     the same frame-pointer walk, each frame address translated by KVM_TRANSLATE
  *                (one ioctl per frame record) and read through the host mapping
+ *   cgroup       the sample's control group: its css_set looked up in the group table
+ *                (sampler/exit/group_table.h) among 200 in use, as each Linux sample does
+ *                (the same at every depth: it is no walk)
  *
  * Output: one line per (depth, stage): "sample_cost depth=N stage=S median_ns=.. p10_ns=..
  * p90_ns=.. per=walk", each figure over `batches` batches (time of a batch / operations in it).
@@ -43,6 +46,9 @@
 #include "schema/recording.h"
 #include "guestwalk/tests/guest_image.h"
 #include "guestwalk/unwind.h"
+#include "sampler/exit/group_table.h"
+
+#define CSS_SET(i) (0xffff888004000000ull + (uint64_t)(i) * 0xc0) /* slab objects a css_set apart */
 
 #define CODE_VA   0x400000ull
 #define STACK_VA  0x7ffe00000000ull
@@ -63,11 +69,12 @@ enum stage {
     ST_RING_PUSH,
     ST_RING_POP,
     ST_KVM_WALK,
+    ST_CGROUP,
     ST_COUNT
 };
 static const char *const stage_names[ST_COUNT] = {
     "regs_ioctl", "translate", "unwind",   "unwind_leaf", "unwind_push",
-    "partial",    "ring_push", "ring_pop", "kvm_walk",
+    "partial",    "ring_push", "ring_pop", "kvm_walk",    "cgroup",
 };
 
 struct kvm_ctx {
@@ -82,6 +89,7 @@ struct bench {
     struct fxt_ring ring;
     uint64_t pcs[GW_DEFAULT_MAX_DEPTH];
     uint64_t enc[FXT_MAX_RECORD_WORDS];
+    struct group_table *groups; /* 200 css_sets in use */
     volatile uint64_t sink;
 };
 
@@ -222,6 +230,11 @@ static int build(struct bench *b)
         return fail("gw_walker_init");
     if (hvfxt_vcpu_ring_init(&b->ring, 1u << 16, 0, NULL) != 0)
         return fail("fxt_ring_init");
+    if (!(b->groups = calloc(1, sizeof(*b->groups))))
+        return fail("the group table");
+    for (unsigned i = 0; i < 200; i++)
+        if (!group_table_number(b->groups, CSS_SET(i), 1))
+            return fail("the group table's 200 css_sets");
     return kvm_setup(b);
 }
 
@@ -356,6 +369,12 @@ static double run_batch(struct bench *b, enum stage st, unsigned d)
         t1 = st == ST_RING_PUSH ? m : e;
         break;
     }
+    case ST_CGROUP:
+        t0 = now_ns();
+        for (int i = 0; i < PER_BATCH; i++)
+            sink += group_table_number(b->groups, CSS_SET(i % 200), t0);
+        t1 = now_ns();
+        break;
     case ST_KVM_WALK:
         t0 = now_ns();
         for (int i = 0; i < PER_BATCH; i++) {

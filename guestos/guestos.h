@@ -82,6 +82,8 @@ struct guestos_ns {
     int32_t ns_tid, ns_pid; /* the thread's and its process's ids there */
     uint32_t level;         /* 0: the initial namespace */
     uint32_t pidns;         /* /proc/PID/ns/pid's inode number */
+    uint32_t mntns;         /* /proc/PID/ns/mnt's, 0 if not read */
+    char hostname[65];      /* its UTS namespace's (what `hostname` prints there), "" if not read */
 };
 
 /* Who a snapshot belongs to. */

@@ -22,8 +22,10 @@ void profile_free(struct profile *p)
         sym_source_free(&p->modules.v[i].src);
         free(p->modules.v[i].name);
     }
-    for (size_t i = 0; i < p->names.n; i++)
+    for (size_t i = 0; i < p->names.n; i++) {
         free(p->names.v[i].name);
+        free(p->names.v[i].hostname);
+    }
     prof_groups_free(p);
     for (size_t i = 0; i < p->funcs.n; i++) {
         free(p->funcs.v[i].name);
@@ -151,13 +153,16 @@ const struct prof_name *profile_name_of(const struct profile *p, uint64_t pid, u
 }
 
 int profile_set_ns(struct profile *p, uint64_t pid, uint64_t tid, int64_t ns_tid, int64_t ns_pid,
-                   uint64_t pid_ns, struct hv_err *err)
+                   uint64_t pid_ns, const char *hostname, struct hv_err *err)
 {
-    (void)err;
     struct prof_name *t = find_name(p, pid, tid), *proc = find_name(p, pid, 0);
     if (t) {
         t->ns_id = ns_tid;
         t->pid_ns = pid_ns;
+        free(t->hostname);
+        t->hostname = NULL;
+        if (hostname && hostname[0] && !(t->hostname = prof_dup_printable(hostname)))
+            return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     }
     if (proc) {
         proc->ns_id = ns_pid;
@@ -193,7 +198,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
         free(copy);
         return hv_errk(err, HV_ERR_NO_MEMORY, "profile: out of memory");
     }
-    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0, -1, 0};
+    p->names.v[p->names.n++] = (struct prof_name){pid, tid, copy, guest_id, 0, -1, 0, NULL};
     return 0;
 }
 

@@ -111,6 +111,7 @@ struct prof_name {
      * the recording says it is not the initial one; -1 and 0 otherwise (profile_groups.c). */
     int64_t ns_id;
     uint64_t pid_ns;
+    char *hostname; /* a thread's UTS hostname there, NULL if not recorded */
 };
 
 /* A control group the recording's samples were in (docs/containers.md): its path, and the
@@ -260,7 +261,7 @@ int profile_set_name(struct profile *p, uint64_t pid, uint64_t tid, const char *
 int profile_add_group(struct profile *p, uint64_t koid, const char *path, struct hv_err *err);
 uint32_t profile_group_of(const struct profile *p, uint64_t koid);
 int profile_set_ns(struct profile *p, uint64_t pid, uint64_t tid, int64_t ns_tid, int64_t ns_pid,
-                   uint64_t pid_ns, struct hv_err *err);
+                   uint64_t pid_ns, const char *hostname, struct hv_err *err);
 /* A sample's group (NULL: none), and its container's name as the engines list it (the first 12
  * hex digits of an id, or the name) into buf; "" when the group is no container's. */
 const struct prof_group *profile_sample_group(const struct profile *p, const struct prof_sample *s);

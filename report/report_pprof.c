@@ -4,8 +4,8 @@
  * build-id), one Location per (address space, address), one Function per (module, name); samples
  * carry labels vcpu, pid, tid and cpl as numbers with units (pprof drops a numeric label whose
  * value and unit are both 0) and process and thread as strings; and where the recording has
- * them (docs/containers.md), cgroup, container_id and pod_uid as strings and ns_pid and ns_tid
- * (the ids a container's processes see) as numbers. */
+ * them (docs/containers.md), cgroup, container_id, pod_uid and hostname as strings and ns_pid
+ * and ns_tid (the ids a container's processes see) as numbers. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +99,7 @@ out:
 
 enum { L_VCPU, L_PID, L_TID, L_PROCESS, L_THREAD, L_CPL, NLABELS };
 /* The labels a sample may have besides: its cgroup, container, pod, namespace pids. */
-enum { LX_CGROUP, LX_CONTAINER, LX_POD, LX_NS_PID, LX_NS_TID, NXLABELS };
+enum { LX_CGROUP, LX_CONTAINER, LX_POD, LX_NS_PID, LX_NS_TID, LX_HOSTNAME, NXLABELS };
 #define LABELS_MAX (NLABELS + NXLABELS)
 
 /* A function's name and its binary's, from the profile written or from the one it is compared
@@ -342,7 +342,7 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
                               str_id(&st, "ring")};
     int64_t xkeys[NXLABELS] = {str_id(&st, "cgroup"), str_id(&st, "container_id"),
                                str_id(&st, "pod_uid"), str_id(&st, "ns_pid"),
-                               str_id(&st, "ns_tid")};
+                               str_id(&st, "ns_tid"), str_id(&st, "hostname")};
     int64_t id_unit = str_id(&st, "id");
     /* One pprof sample per distinct (labels, locations), in order of first appearance, its
      * values the sum of theirs: the same file whether the profile kept every sample or one
@@ -419,6 +419,10 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
             lb[nlab].key = xkeys[LX_NS_TID];
             lb[nlab].num = tn->ns_id;
             lb[nlab++].num_unit = id_unit;
+        }
+        if (tn && tn->hostname) {
+            lb[nlab].key = xkeys[LX_HOSTNAME];
+            lb[nlab++].str = str_id(&st, tn->hostname);
         }
         ps->n_label = nlab;
         ps->label = &labelp[j * LABELS_MAX];

@@ -114,7 +114,7 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
                                      atomic_load_explicit(&t->handle, memory_order_relaxed),
                                      (int32_t)tid, &ns) &&
                      ns.level > 0;
-        struct hvfxt_thread_ns rec_ns = {ns.ns_tid, ns.ns_pid, ns.pidns};
+        struct hvfxt_thread_ns rec_ns = {ns.ns_tid, ns.ns_pid, ns.pidns, ns.mntns, ns.hostname};
         if (hvfxt_write_guest_thread(&s->w, number, id_proc_number(s->core.ids, t->proc), name, tid,
                                      in_ns ? &rec_ns : NULL, err) < 0)
             return -1;

@@ -100,7 +100,7 @@ int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as,
                              struct hv_err *err)
 {
     /* The "process" koid argument first: Perfetto and trace2json need it (fxt_enc_kobj_thread). */
-    struct fxt_arg a[5] = {
+    struct fxt_arg a[7] = {
         {.type = FXT_ARG_KOID,
          .name = fxt_str_inline("process"),
          .v.u64 = hvfxt_koid_guest_process(as)},
@@ -116,6 +116,14 @@ int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as,
             .type = FXT_ARG_I64, .name = fxt_str_inline(HVFXT_ARG_NS_PID), .v.i64 = ns->ns_pid};
         a[n++] = (struct fxt_arg){
             .type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_PID_NS), .v.u64 = ns->pid_ns};
+        if (ns->mnt_ns)
+            a[n++] = (struct fxt_arg){.type = FXT_ARG_U64,
+                                      .name = fxt_str_inline(HVFXT_ARG_MNT_NS),
+                                      .v.u64 = ns->mnt_ns};
+        if (ns->hostname && ns->hostname[0])
+            a[n++] = (struct fxt_arg){.type = FXT_ARG_STRING,
+                                      .name = fxt_str_inline(HVFXT_ARG_HOSTNAME),
+                                      .v.str = fxt_str_inline(ns->hostname)};
     }
     return emit_control(w,
                         fxt_enc_kobj(w->scratch, FXT_MAX_RECORD_WORDS, FXT_OBJ_THREAD,

@@ -39,7 +39,9 @@ int hvfxt_write_guest_process(struct fxt_writer *w, uint32_t as, const char *nam
 /* A thread's ids in its own pid namespace (HVFXT_ARG_NS_*), written with its guest tid. */
 struct hvfxt_thread_ns {
     int64_t ns_tid, ns_pid;
-    uint64_t pid_ns; /* the namespace's inode number */
+    uint64_t pid_ns;      /* the namespace's inode number */
+    uint64_t mnt_ns;      /* its mount namespace's, 0: not written */
+    const char *hostname; /* its UTS namespace's, NULL or "": not written */
 };
 int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as, const char *name,
                              int64_t guest_tid, const struct hvfxt_thread_ns *ns,

@@ -247,6 +247,9 @@ static inline uint32_t hvfxt_vcpu_provider(uint32_t vcpu)
 #define HVFXT_ARG_NS_PID "ns_pid"
 #define HVFXT_ARG_NS_TID "ns_tid"
 #define HVFXT_ARG_PID_NS "pid_ns"
+/* ... its mount namespace's inode number and its UTS namespace's hostname (string). */
+#define HVFXT_ARG_MNT_NS   "mnt_ns"
+#define HVFXT_ARG_HOSTNAME "hostname"
 
 /* A control group (docs/containers.md): a kernel object record of type job (ZX_OBJ_TYPE_JOB,
  * 17) with koid hvfxt_koid_group(n) and the cgroup's path as its name. The container, if the

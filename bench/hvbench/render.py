@@ -260,6 +260,8 @@ def _breakdown(d):
         ["ring push (reserve + encode N-frame user sample + commit)"]
         + [cell(x, "ring_push") for x in depths],
         ["ring pop (drain side: peek + release)"] + [cell(x, "ring_pop") for x in depths],
+        ["cgroup (the css_set looked up among 200 in the group table)"]
+        + [cell(x, "cgroup") for x in depths],
         ["**hvprof user sample, SYNC_REGS** (walk with leaf check + ring push)"]
         + [f"**{fmt(med(x, 'unwind_leaf') + med(x, 'ring_push'))}**" for x in depths],
         ["**same walk through `KVM_TRANSLATE`** (one ioctl per frame record)"]

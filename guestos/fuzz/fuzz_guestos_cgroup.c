@@ -65,5 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct lx_ns_pid np;
     if (lx_task_ns_pid(&x.kr, l, TG_TASK(1), &np) && (np.nr < 0 || np.level >= LX_PID_NS_LEVELS))
         abort();
+    /* The hostname: NUL-terminated within its 65 bytes, printable. */
+    char host[LX_UTS_NODENAME_LEN];
+    uint32_t mnt;
+    if (lx_task_uts(&x.kr, l, TG_TASK(1), host, &mnt)) {
+        size_t hn = strnlen(host, sizeof(host));
+        if (hn == sizeof(host))
+            abort();
+        for (size_t i = 0; i < hn; i++)
+            if ((unsigned char)host[i] < 0x20 || (unsigned char)host[i] >= 0x7f)
+                abort();
+    }
     return 0;
 }

@@ -51,6 +51,13 @@ bool lx_cgroup_layout_of(const struct lx_kernel *k, struct lx_cgroup_layout *out
                     out->upid_size <= 64 && member(b, upid, "nr", &out->upid_nr, 4) &&
                     member(b, upid, "ns", &out->upid_ns, 8) &&
                     member(b, pidns, "ns.inum", &out->pidns_inum, 4);
+    uint32_t nsp = lx_btf_find_struct(b, "nsproxy"), uts = lx_btf_find_struct(b, "uts_namespace"),
+             mnt = lx_btf_find_struct(b, "mnt_namespace");
+    out->uts_known = member(b, task, "nsproxy", &out->task_nsproxy, 8) &&
+                     member(b, nsp, "uts_ns", &out->nsproxy_uts, 8) &&
+                     member(b, nsp, "mnt_ns", &out->nsproxy_mnt, 8) &&
+                     member(b, uts, "name.nodename", &out->uts_nodename, LX_UTS_NODENAME_LEN) &&
+                     member(b, mnt, "ns.inum", &out->mntns_inum, 4);
     snprintf(why, why_len, "BTF: cgroups@%llu, css_set.dfl_cgrp@%llu, kernfs_node.parent@%llu%s",
              (unsigned long long)out->task_cgroups, (unsigned long long)out->css_dfl_cgrp,
              (unsigned long long)out->kn_parent,
@@ -165,5 +172,22 @@ bool lx_task_ns_pid(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint6
         return false;
     out->nr = nr;
     out->level = level;
+    return true;
+}
+
+bool lx_task_uts(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
+                 char hostname[LX_UTS_NODENAME_LEN], uint32_t *mnt_inum)
+{
+    uint64_t nsproxy, uts, mnt;
+    if (!l->uts_known || !lx_kread(kr, task + l->task_nsproxy, &nsproxy, 8) ||
+        !kernel_pointer(nsproxy) || !lx_kread(kr, nsproxy + l->nsproxy_uts, &uts, 8) ||
+        !kernel_pointer(uts) || !lx_kread(kr, nsproxy + l->nsproxy_mnt, &mnt, 8) ||
+        !kernel_pointer(mnt) || !lx_kread(kr, mnt + l->mntns_inum, mnt_inum, 4) ||
+        !lx_kread(kr, uts + l->uts_nodename, hostname, LX_UTS_NODENAME_LEN))
+        return false;
+    hostname[LX_UTS_NODENAME_LEN - 1] = 0;
+    for (char *c = hostname; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
     return true;
 }

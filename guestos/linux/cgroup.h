@@ -36,6 +36,11 @@ struct lx_cgroup_layout {
     uint64_t pid_level, pid_numbers;      /* struct pid: level (u32), numbers[] */
     uint64_t upid_size, upid_nr, upid_ns; /* struct upid: nr (int), ns (pid_namespace *) */
     uint64_t pidns_inum;                  /* pid_namespace.ns.inum (u32) */
+    bool uts_known;                       /* the hostname and mount namespace can be read */
+    uint64_t task_nsproxy;                /* task_struct.nsproxy (struct nsproxy *) */
+    uint64_t nsproxy_uts, nsproxy_mnt;    /* nsproxy.uts_ns, .mnt_ns */
+    uint64_t uts_nodename;                /* uts_namespace.name.nodename (char[65]) */
+    uint64_t mntns_inum;                  /* mnt_namespace.ns.inum (u32) */
 };
 
 /* From the kernel's BTF. False with why when the cgroup members are missing (a kernel without
@@ -63,3 +68,10 @@ struct lx_ns_pid {
 };
 bool lx_task_ns_pid(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
                     struct lx_ns_pid *out);
+
+/* A task's UTS hostname (what `hostname` prints in its container; NUL-terminated, printable,
+ * at most 64 bytes) and its mount namespace's inode number ("mnt:[inum]"). False when the task
+ * has none (it is exiting: nsproxy is NULL) or they cannot be read. */
+#define LX_UTS_NODENAME_LEN 65 /* include/uapi/linux/utsname.h __NEW_UTS_LEN + 1 */
+bool lx_task_uts(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
+                 char hostname[LX_UTS_NODENAME_LEN], uint32_t *mnt_inum);

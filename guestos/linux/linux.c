@@ -697,6 +697,10 @@ static bool linux_task_ns(struct guestos *os, const struct gmem *mem, uint64_t h
         return false;
     *out = (struct guestos_ns){
         .ns_tid = self.nr, .ns_pid = lead.nr, .level = self.level, .pidns = self.inum};
+    if (!lx_task_uts(&l->groups_kr, &l->groups, handle, out->hostname, &out->mntns)) {
+        out->hostname[0] = 0;
+        out->mntns = 0;
+    }
     return true;
 }
 

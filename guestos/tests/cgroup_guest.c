@@ -18,6 +18,12 @@ const struct lx_cgroup_layout CG_LAYOUT = {
     .upid_nr = 0,
     .upid_ns = 8,
     .pidns_inum = 0x30,
+    .uts_known = true,
+    .task_nsproxy = 0x210,
+    .nsproxy_uts = 0x8,
+    .nsproxy_mnt = 0x18,
+    .uts_nodename = 0x4 + 65, /* struct new_utsname: sysname[65], then nodename[65] */
+    .mntns_inum = 0x10,
 };
 
 void cg_put64(struct tg *x, uint64_t va, uint64_t v)
@@ -63,4 +69,11 @@ void cg_build(struct tg *x)
     cg_put64(x, pid + L->pid_numbers + L->upid_size + L->upid_ns, child_ns);
     cg_put32(x, init_ns + L->pidns_inum, CG_INIT_INUM);
     cg_put32(x, child_ns + L->pidns_inum, CG_CHILD_INUM);
+    /* Its nsproxy: the container's UTS namespace (hostname CG_HOSTNAME) and mount namespace. */
+    uint64_t nsproxy = CG_AREA(0x5000), uts = CG_AREA(0x5100), mnt = CG_AREA(0x5300);
+    cg_put64(x, TG_TASK(1) + L->task_nsproxy, nsproxy);
+    cg_put64(x, nsproxy + L->nsproxy_uts, uts);
+    cg_put64(x, nsproxy + L->nsproxy_mnt, mnt);
+    memcpy(tg_at(x, uts + L->uts_nodename - TG_DIRECT), CG_HOSTNAME, sizeof(CG_HOSTNAME));
+    cg_put32(x, mnt + L->mntns_inum, CG_MNT_INUM);
 }

@@ -2,7 +2,8 @@
  * fuzz_guestos_cgroup: threads_guest.h's guest, and in its task area at CG_AREA(0) on, laid out
  * as CG_LAYOUT says (a BTF would give such offsets), task 1 (pid 100) in the cgroup
  *   /system.slice/docker-CG_ID.scope
- * as pid 1 of a child pid namespace (inum CG_CHILD_INUM; 100 in the initial one), and the root
+ * as pid 1 of a child pid namespace (inum CG_CHILD_INUM; 100 in the initial one), its hostname
+ * CG_HOSTNAME and its mount namespace CG_MNT_INUM, and the root
  * cgroup's css_set at CG_CSS_ROOT. The structures span [CG_AREA(0), CG_AREA(CG_SPAN)). */
 #pragma once
 
@@ -19,6 +20,8 @@
 #define CG_CSS_ROOT   CG_AREA(0x2000)
 #define CG_CHILD_INUM 4026532200u
 #define CG_INIT_INUM  4026531836u /* PROC_PID_INIT_INO, include/linux/proc_ns.h */
+#define CG_HOSTNAME   "3f4e5a6b7c8d" /* Docker's: the id's first 12 digits */
+#define CG_MNT_INUM   4026532199u
 
 extern const struct lx_cgroup_layout CG_LAYOUT;
 

@@ -369,7 +369,17 @@ static void check_one(const char *capture, const char *expected_path)
         fail_msg("%s: pid 1's css_set 0x%" PRIx64 " or struct pid 0x%" PRIx64
                  " is no kernel pointer (%s)",
                  capture, css, tpid, why);
-    print_message("%s: %s\n", capture, why);
+    /* The UTS and mount namespace members too (the capture holds only the pages its other
+     * checks read, so pid 1's nsproxy may not be in it). */
+    if (!cl.uts_known)
+        fail_msg("%s: BTF: no task_struct.nsproxy, nsproxy.uts_ns/mnt_ns, "
+                 "uts_namespace.name.nodename or mnt_namespace.ns.inum",
+                 capture);
+    char host[LX_UTS_NODENAME_LEN] = "";
+    uint32_t mnt = 0;
+    bool uts = lx_task_uts(&kr, &cl, task, host, &mnt);
+    print_message("%s: %s; uts_namespace.name.nodename@%" PRIu64 ", pid 1's hostname %s\n",
+                  capture, why, cl.uts_nodename, uts ? host : "(not in the capture)");
     check_stacks(capture, k, &c.mem, &w, &e);
     check_threads(capture, k, &c.mem, &e);
     gw_walker_fini(&w);

@@ -56,6 +56,21 @@ static void test_container_task(void **state)
     assert_int_equal(np.nr, 1);
     assert_int_equal(np.level, 1);
     assert_int_equal(np.inum, CG_CHILD_INUM);
+    char host[LX_UTS_NODENAME_LEN];
+    uint32_t mnt = 0;
+    assert_true(lx_task_uts(&x.kr, &L, TG_TASK(1), host, &mnt));
+    assert_string_equal(host, CG_HOSTNAME);
+    assert_int_equal(mnt, CG_MNT_INUM);
+    /* An exiting task has no nsproxy; a name with control bytes is shown with '?'. */
+    cg_put64(&x, TG_TASK(1) + L.task_nsproxy, 0);
+    assert_false(lx_task_uts(&x.kr, &L, TG_TASK(1), host, &mnt));
+    cg_put64(&x, TG_TASK(1) + L.task_nsproxy, CG_AREA(0x5000));
+    memcpy(tg_at(&x, CG_AREA(0x5100) + L.uts_nodename - TG_DIRECT), "a\x1b[2Jb",
+           sizeof("a\x1b[2Jb"));
+    assert_true(lx_task_uts(&x.kr, &L, TG_TASK(1), host, &mnt));
+    assert_string_equal(host, "a?[2Jb");
+    memcpy(tg_at(&x, CG_AREA(0x5100) + L.uts_nodename - TG_DIRECT), CG_HOSTNAME,
+           sizeof(CG_HOSTNAME));
     /* The root cgroup is "/"; the task moved there is seen there. */
     assert_int_equal(path_of(CG_CSS_ROOT, path, sizeof(path)), 1);
     assert_string_equal(path, "/");

@@ -87,7 +87,8 @@ static int setup(void **state)
     struct hv_err err = {0};
     if (hvfxt_recording_open(&w, f->rec, 1000000000ull, 1, "containers", &err) < 0)
         return -1;
-    struct hvfxt_thread_ns in_a = {1, 1, 4026532111ull}, in_b = {7, 7, 4026532222ull};
+    struct hvfxt_thread_ns in_a = {1, 1, 4026532111ull, 4026532110ull, "0123456789ab"},
+                           in_b = {7, 7, 4026532222ull, 0, NULL};
     assert_int_equal(hvfxt_write_guest_process(&w, 1, "worker", 101, &err), 0);
     assert_int_equal(hvfxt_write_guest_thread(&w, 1, 1, "worker", 101, &in_a, &err), 0);
     assert_int_equal(hvfxt_write_guest_process(&w, 2, "worker", 202, &err), 0);
@@ -171,6 +172,10 @@ static void test_loaded(void **state)
     assert_int_equal(t->ns_id, 7);
     assert_int_equal(pr->ns_id, 7);
     assert_int_equal(t->pid_ns, 4026532222ull);
+    assert_null(t->hostname);
+    const struct prof_name *ta = profile_name_of(&p, hvfxt_koid_guest_process(1),
+                                                 hvfxt_koid_guest_thread(1));
+    assert_string_equal(ta->hostname, "0123456789ab");
     const struct prof_name *host = profile_name_of(&p, hvfxt_koid_guest_process(3), 0);
     assert_int_equal(host->ns_id, -1);
     profile_free(&p);
@@ -269,8 +274,9 @@ static void test_formats(void **state)
              "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
              f->hvprof, f->rec, f->dir, CHECK_PPROF, f->dir, PROFILE_PROTO_DIR, f->dir);
     assert_int_equal(st, 0);
-    assert_has(out, "\"labels\": [\"cgroup\", \"container_id\", \"cpl\", \"ns_pid\", "
-                                "\"ns_tid\", \"pid\", \"process\", \"thread\", \"tid\", \"vcpu\"]");
+    assert_has(out, "\"labels\": [\"cgroup\", \"container_id\", \"cpl\", \"hostname\", "
+                    "\"ns_pid\", \"ns_tid\", \"pid\", \"process\", \"thread\", \"tid\", "
+                    "\"vcpu\"]");
     assert_has(out, "[\"ns_pid\", \"id\"]");
     free(out);
 }

@@ -23,7 +23,6 @@ uint32_t group_table_number(struct group_table *t, uint64_t key, uint64_t now)
 {
     if (!key)
         return 0;
-    atomic_fetch_add_explicit(&t->lookups, 1, memory_order_relaxed);
     uint32_t at = slot_of(key);
     for (uint32_t n = 0; n < GROUP_TABLE_PROBE; n++) {
         struct group_slot *s = &t->slot[(at + n) & (GROUP_TABLE_SLOTS - 1)];

@@ -287,6 +287,10 @@ struct guestos_ops {
      * guest tid `tid`. False when it cannot be read, or the handle is another thread's now. */
     bool (*task_ns)(struct guestos *os, const struct gmem *mem, uint64_t handle, int32_t tid,
                     struct guestos_ns *out);
+    /* Exit path, optional, once per thread: the same through the walker (begun on the
+     * snapshot), its pid namespace ids only (hostname and mntns left empty). */
+    bool (*task_ns_exit)(const struct guestos *os, struct guestos_vcpu *vc, struct gw_walker *w,
+                         uint64_t handle, int32_t tid, struct guestos_ns *out);
     void (*close)(struct guestos *os); /* optional: frees priv */
 };
 

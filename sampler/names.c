@@ -61,7 +61,8 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
         uint32_t proc = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_PROCESS - HVFXT_KOID_PROCESS_BASE);
         uint32_t thread = (uint32_t)(HVFXT_KOID_UNATTRIBUTED_THREAD - HVFXT_KOID_THREAD_BASE);
         if (hvfxt_write_guest_process(&s->w, proc, HVFXT_UNATTRIBUTED_NAME, -1, err) < 0 ||
-            hvfxt_write_guest_thread(&s->w, thread, proc, HVFXT_UNATTRIBUTED_NAME, -1, NULL, err) < 0)
+            hvfxt_write_guest_thread(&s->w, thread, proc, HVFXT_UNATTRIBUTED_NAME, -1, NULL, err) <
+                0)
             return -1;
         s->unattributed_named = true;
     }
@@ -107,13 +108,21 @@ int sampler_name_identities(struct sampler *s, struct hv_err *err)
         if (s->thread_named[id - 1] && !meta_budget_allows(&s->meta, NAME_RECORD_COST))
             continue;
         /* Its ids in its own pid namespace, where that is not the initial one (a container's):
-         * read once, from the task the exit path saw it as, if that is still this thread. */
+         * as the exit path read them at its first stop, else from the task it saw it as, if
+         * that is still this thread; its hostname and mount namespace from the task too. */
         struct guestos_ns ns = {0};
-        bool in_ns = tid >= 0 && s->mem &&
-                     guestos_task_ns(&s->os, s->mem,
-                                     atomic_load_explicit(&t->handle, memory_order_relaxed),
-                                     (int32_t)tid, &ns) &&
-                     ns.level > 0;
+        uint64_t handle = atomic_load_explicit(&t->handle, memory_order_relaxed);
+        bool read =
+            tid >= 0 && s->mem && guestos_task_ns(&s->os, s->mem, handle, (int32_t)tid, &ns);
+        int32_t ns_tid, ns_pid;
+        uint32_t pidns, level;
+        if (id_thread_ns(t, &ns_tid, &ns_pid, &pidns, &level)) {
+            if (!read || ns.pidns != pidns)
+                ns = (struct guestos_ns){.ns_tid = ns_tid, .ns_pid = ns_pid, .pidns = pidns};
+            ns.level = level;
+            read = true;
+        }
+        bool in_ns = read && ns.level > 0;
         struct hvfxt_thread_ns rec_ns = {ns.ns_tid, ns.ns_pid, ns.pidns, ns.mntns, ns.hostname};
         if (hvfxt_write_guest_thread(&s->w, number, id_proc_number(s->core.ids, t->proc), name, tid,
                                      in_ns ? &rec_ns : NULL, err) < 0)

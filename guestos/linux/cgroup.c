@@ -156,23 +156,33 @@ int lx_cgroup_path(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64
     return (int)n;
 }
 
-bool lx_task_ns_pid(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
-                    struct lx_ns_pid *out)
+static bool kread_fn(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    return lx_kread(ctx, va, dst, len);
+}
+
+bool lx_task_ns_pid_by(lx_cgroup_read_fn rd, void *ctx, const struct lx_cgroup_layout *l,
+                       uint64_t task, struct lx_ns_pid *out)
 {
     uint64_t pid, ns;
     uint32_t level;
     int32_t nr;
-    if (!l->ns_known || !lx_kread(kr, task + l->task_thread_pid, &pid, 8) || !kernel_pointer(pid) ||
-        !lx_kread(kr, pid + l->pid_level, &level, 4) || level >= LX_PID_NS_LEVELS)
+    if (!l->ns_known || !rd(ctx, task + l->task_thread_pid, &pid, 8) || !kernel_pointer(pid) ||
+        !rd(ctx, pid + l->pid_level, &level, 4) || level >= LX_PID_NS_LEVELS)
         return false;
     uint64_t upid = pid + l->pid_numbers + (uint64_t)level * l->upid_size;
-    if (!lx_kread(kr, upid + l->upid_nr, &nr, 4) || nr < 0 ||
-        !lx_kread(kr, upid + l->upid_ns, &ns, 8) || !kernel_pointer(ns) ||
-        !lx_kread(kr, ns + l->pidns_inum, &out->inum, 4))
+    if (!rd(ctx, upid + l->upid_nr, &nr, 4) || nr < 0 || !rd(ctx, upid + l->upid_ns, &ns, 8) ||
+        !kernel_pointer(ns) || !rd(ctx, ns + l->pidns_inum, &out->inum, 4))
         return false;
     out->nr = nr;
     out->level = level;
     return true;
+}
+
+bool lx_task_ns_pid(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
+                    struct lx_ns_pid *out)
+{
+    return lx_task_ns_pid_by(kread_fn, kr, l, task, out);
 }
 
 bool lx_task_uts(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,

@@ -68,6 +68,10 @@ struct lx_ns_pid {
 };
 bool lx_task_ns_pid(struct lx_kread *kr, const struct lx_cgroup_layout *l, uint64_t task,
                     struct lx_ns_pid *out);
+/* The same through any reader of kernel memory (the exit path's walker: task.c). */
+typedef bool (*lx_cgroup_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
+bool lx_task_ns_pid_by(lx_cgroup_read_fn rd, void *ctx, const struct lx_cgroup_layout *l,
+                       uint64_t task, struct lx_ns_pid *out);
 
 /* A task's UTS hostname (what `hostname` prints in its container; NUL-terminated, printable,
  * at most 64 bytes) and its mount namespace's inode number ("mnt:[inum]"). False when the task

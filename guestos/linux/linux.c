@@ -219,8 +219,10 @@ static int describe(struct lx_layer *l, struct hv_err *err)
                               l->threads_why, sizeof(l->threads_why));
     l->threads.cgroups = l->groups.known ? l->groups.task_cgroups : 0;
     struct lx_task_reader *r = lx_task_reader_build(k, d->tasks, sizeof(d->tasks));
-    if (r && l->groups.known)
+    if (r && l->groups.known) {
         r->cgroups = l->groups.task_cgroups;
+        r->groups = l->groups;
+    }
     if (r)
         atomic_store_explicit(&l->tasks, r, memory_order_release);
     d->tasks_known = r != NULL;
@@ -665,8 +667,18 @@ static bool linux_thread_unchanged(struct guestos *os, const struct gmem *mem,
     return l->state == LX_FOUND && l->threads.tl.known && lx_thread_unchanged(&l->threads, t);
 }
 
-static int linux_group_path(struct guestos *os, const struct gmem *mem, uint64_t group,
-                            char *out, size_t len)
+static bool linux_task_ns_exit(const struct guestos *os, struct guestos_vcpu *vc,
+                               struct gw_walker *w, uint64_t handle, int32_t tid,
+                               struct guestos_ns *out)
+{
+    (void)vc;
+    const struct lx_layer *l = os->priv;
+    const struct lx_task_reader *r = atomic_load_explicit(&l->tasks, memory_order_acquire);
+    return r && lx_task_ns_at(r, w, handle, tid, out);
+}
+
+static int linux_group_path(struct guestos *os, const struct gmem *mem, uint64_t group, char *out,
+                            size_t len)
 {
     (void)mem;
     struct lx_layer *l = os->priv;
@@ -678,8 +690,8 @@ static int linux_group_path(struct guestos *os, const struct gmem *mem, uint64_t
 
 /* The task at `handle` is still thread `tid` (its pid word), and its ids in its namespace:
  * its own, and its thread group leader's, which is the process's. */
-static bool linux_task_ns(struct guestos *os, const struct gmem *mem, uint64_t handle,
-                          int32_t tid, struct guestos_ns *out)
+static bool linux_task_ns(struct guestos *os, const struct gmem *mem, uint64_t handle, int32_t tid,
+                          struct guestos_ns *out)
 {
     (void)mem;
     struct lx_layer *l = os->priv;
@@ -724,5 +736,6 @@ const struct guestos_ops guestos_linux_ops = {
     .thread_unchanged = linux_thread_unchanged,
     .group_path = linux_group_path,
     .task_ns = linux_task_ns,
+    .task_ns_exit = linux_task_ns_exit,
     .close = linux_close,
 };

@@ -229,6 +229,30 @@ void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struc
     out->proc_key = root ? lx_process_key(tgid, root) : GUESTOS_KEY_NOT_ROOT | (uint64_t)tgid;
 }
 
+static bool walker_read(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    return gw_read_virt(ctx, va, dst, len, false, NULL) == 0;
+}
+
+bool lx_task_ns_at(const struct lx_task_reader *r, struct gw_walker *w, uint64_t task, int32_t tid,
+                   struct guestos_ns *out)
+{
+    const struct lx_task_layout *l = &r->layout;
+    int32_t pid;
+    uint64_t leader;
+    struct lx_ns_pid self, lead;
+    if (!r->groups.ns_known || !kernel_pointer(task) ||
+        gw_read_virt(w, task + l->pid, &pid, 4, false, NULL) < 0 || pid != tid ||
+        !lx_task_ns_pid_by(walker_read, w, &r->groups, task, &self) ||
+        gw_read_virt(w, task + l->group_leader, &leader, 8, false, NULL) < 0 ||
+        !kernel_pointer(leader) || !lx_task_ns_pid_by(walker_read, w, &r->groups, leader, &lead) ||
+        lead.inum != self.inum)
+        return false;
+    *out = (struct guestos_ns){
+        .ns_tid = self.nr, .ns_pid = lead.nr, .level = self.level, .pidns = self.inum};
+    return true;
+}
+
 void lx_boot_identity(const struct guestos_vcpu *vc, struct guestos_ident *out)
 {
     struct guestos_task t = {.known = true, .kthread = true, .pid = 0, .tid = 0};

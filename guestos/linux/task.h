@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "guestos/guestos.h"
+#include "guestos/linux/cgroup.h"
 #include "guestos/linux/kernel.h"
 
 #define LX_MAX_CPUS 8192 /* NR_CPUS of the distribution kernels (CONFIG_NR_CPUS, Debian) */
@@ -45,8 +46,9 @@ struct lx_cpu_area {
 };
 
 struct lx_task_reader {
-    uint64_t current_ptr; /* per-CPU offset of the current task pointer */
-    uint64_t cgroups;     /* task_struct.cgroups (cgroup.h), 0: not read */
+    uint64_t current_ptr;           /* per-CPU offset of the current task pointer */
+    uint64_t cgroups;               /* task_struct.cgroups (cgroup.h), 0: not read */
+    struct lx_cgroup_layout groups; /* pid namespaces (cgroup.h), for lx_task_ns_at */
     struct lx_task_layout layout;
     uint32_t ncpus;
     struct lx_cpu_area cpus[]; /* sorted by base */
@@ -72,6 +74,14 @@ bool lx_task_cpu_of(const struct lx_task_reader *r, uint64_t base, uint32_t *cpu
  * address space. */
 void lx_task_read(const struct lx_task_reader *r, struct guestos_vcpu *vc, struct gw_walker *w,
                   struct guestos_ident *out);
+
+/* Exit path, once per thread: the pid namespace ids of the task at `task` (guestos_task.handle)
+ * read through the walker, if it is thread `tid`: its own, its thread group leader's, the
+ * namespace's inode number and depth (out->hostname and mntns are left empty: the drain thread
+ * reads those). Read at the thread's first sample so that a thread that exits before the drain
+ * thread names it still has them. */
+bool lx_task_ns_at(const struct lx_task_reader *r, struct gw_walker *w, uint64_t task, int32_t tid,
+                   struct guestos_ns *out);
 
 /* The guest's boot, before its kernel is described and before any user-mode stop: the bzImage's
  * decompressor, the early kernel on its own page tables, the initcalls. No task can be read yet

@@ -137,8 +137,8 @@ static bool read_thread(struct lx_threads *t, uint64_t task, const char *leader_
     if (l->stack &&
         (!rd(t, task + l->stack, &th.task.kstack, 8) || !kernel_pointer(th.task.kstack)))
         th.task.kstack = 0;
-    if (t->cgroups && (!rd(t, task + t->cgroups, &th.task.group, 8) ||
-                       !kernel_pointer(th.task.group)))
+    if (t->cgroups &&
+        (!rd(t, task + t->cgroups, &th.task.group, 8) || !kernel_pointer(th.task.group)))
         th.task.group = 0;
     th.task.handle = task;
     uint64_t root = 0, mm;

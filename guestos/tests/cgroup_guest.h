@@ -19,7 +19,7 @@
 #define CG_CSS        CG_AREA(0x1000)
 #define CG_CSS_ROOT   CG_AREA(0x2000)
 #define CG_CHILD_INUM 4026532200u
-#define CG_INIT_INUM  4026531836u /* PROC_PID_INIT_INO, include/linux/proc_ns.h */
+#define CG_INIT_INUM  4026531836u    /* PROC_PID_INIT_INO, include/linux/proc_ns.h */
 #define CG_HOSTNAME   "3f4e5a6b7c8d" /* Docker's: the id's first 12 digits */
 #define CG_MNT_INUM   4026532199u
 

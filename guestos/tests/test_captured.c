@@ -378,8 +378,8 @@ static void check_one(const char *capture, const char *expected_path)
     char host[LX_UTS_NODENAME_LEN] = "";
     uint32_t mnt = 0;
     bool uts = lx_task_uts(&kr, &cl, task, host, &mnt);
-    print_message("%s: %s; uts_namespace.name.nodename@%" PRIu64 ", pid 1's hostname %s\n",
-                  capture, why, cl.uts_nodename, uts ? host : "(not in the capture)");
+    print_message("%s: %s; uts_namespace.name.nodename@%" PRIu64 ", pid 1's hostname %s\n", capture,
+                  why, cl.uts_nodename, uts ? host : "(not in the capture)");
     check_stacks(capture, k, &c.mem, &w, &e);
     check_threads(capture, k, &c.mem, &e);
     gw_walker_fini(&w);

@@ -27,8 +27,8 @@ struct group_slot {
 };
 
 struct group_table {
-    _Atomic uint32_t next;    /* the last number given */
-    _Atomic uint64_t full;    /* lookups that found no slot: their samples carry no group */
+    _Atomic uint32_t next; /* the last number given */
+    _Atomic uint64_t full; /* lookups that found no slot: their samples carry no group */
     struct group_slot slot[GROUP_TABLE_SLOTS];
 };
 

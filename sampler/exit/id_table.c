@@ -247,6 +247,8 @@ void id_thread_release(struct id_table *t, uint32_t id)
     atomic_store_explicit(&th->seen_user, false, memory_order_relaxed);
     atomic_store_explicit(&th->cont, 0, memory_order_relaxed);
     atomic_store_explicit(&th->handle, 0, memory_order_relaxed);
+    atomic_store_explicit(&th->ns_info, 0, memory_order_relaxed);
+    atomic_store_explicit(&th->ns_ids, 0, memory_order_relaxed);
     atomic_store_explicit(&th->last_ts, 0, memory_order_relaxed);
     th->proc = 0;
     th->thread_key = 0;
@@ -301,6 +303,33 @@ _Atomic uint64_t *id_thread_handle(struct id_table *t, uint32_t id)
     if (id == 0 || id > ID_MAX_THREADS)
         return NULL;
     return &t->threads[id - 1].handle;
+}
+
+void id_thread_set_ns(struct id_table *t, uint32_t id, int32_t ns_tid, int32_t ns_pid,
+                      uint32_t pidns, uint32_t level)
+{
+    if (id == 0 || id > ID_MAX_THREADS)
+        return;
+    struct id_thread *th = &t->threads[id - 1];
+    atomic_store_explicit(&th->ns_ids,
+                          (uint64_t)(uint32_t)ns_tid | (uint64_t)(uint32_t)ns_pid << 32,
+                          memory_order_relaxed);
+    atomic_store_explicit(&th->ns_info, ID_NS_READ | (uint64_t)level << 32 | pidns,
+                          memory_order_release);
+}
+
+bool id_thread_ns(const struct id_thread *th, int32_t *ns_tid, int32_t *ns_pid, uint32_t *pidns,
+                  uint32_t *level)
+{
+    uint64_t info = atomic_load_explicit(&th->ns_info, memory_order_acquire);
+    if (!(info & ID_NS_READ))
+        return false;
+    uint64_t ids = atomic_load_explicit(&th->ns_ids, memory_order_relaxed);
+    *ns_tid = (int32_t)(uint32_t)ids;
+    *ns_pid = (int32_t)(uint32_t)(ids >> 32);
+    *pidns = (uint32_t)info;
+    *level = (uint32_t)(info >> 32) & 0xff;
+    return true;
 }
 
 struct id_label *id_proc_label(struct id_table *t, uint32_t id)

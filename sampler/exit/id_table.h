@@ -82,7 +82,12 @@ struct id_thread {
     /* The OS layer's handle of the guest thread (guestos_task.handle), 0 if not known: what the
      * drain thread reads its namespace ids from when it names it. */
     _Atomic uint64_t handle;
+    /* Its pid namespace ids as the exit path read them at its first sample (ID_NS_READ set in
+     * ns_info once ns_ids holds them): ns_ids = ns_tid | ns_pid << 32, ns_info = the
+     * namespace's inode number | its depth << 32. */
+    _Atomic uint64_t ns_ids, ns_info;
 };
+#define ID_NS_READ (1ull << 63)
 
 struct id_table {
     struct id_proc procs[ID_MAX_PROCS];
@@ -197,6 +202,12 @@ bool id_thread_is_user(const struct id_table *t, uint32_t id);
 _Atomic uint64_t *id_thread_cont(struct id_table *t, uint32_t id);
 /* The thread's OS handle (NULL for id 0 / out of range). */
 _Atomic uint64_t *id_thread_handle(struct id_table *t, uint32_t id);
+/* Its namespace ids: set once by the exit path (id_thread_set_ns), read by the drain thread
+ * (false: not read). */
+void id_thread_set_ns(struct id_table *t, uint32_t id, int32_t ns_tid, int32_t ns_pid,
+                      uint32_t pidns, uint32_t level);
+bool id_thread_ns(const struct id_thread *th, int32_t *ns_tid, int32_t *ns_pid, uint32_t *pidns,
+                  uint32_t *level);
 
 /* Entry `id` if it is published, else NULL (for the drain thread). */
 const struct id_proc *id_proc_at(const struct id_table *t, uint32_t id);

@@ -327,11 +327,20 @@ static void label(struct exit_vcpu *sv, const struct guestos_task *t, uint32_t p
 {
     struct id_label *pl = id_proc_label(sv->core->ids, proc),
                     *tl = id_thread_label(sv->core->ids, thread);
+    /* A thread's first stop: its pid namespace ids, read now (a few reads, once per thread)
+     * so that a thread that exits before the drain thread names it still has them. */
+    if (tl && !t->kthread && t->handle &&
+        atomic_load_explicit(&tl->seq, memory_order_relaxed) == 0 &&
+        sv->core->os->ops->task_ns_exit) {
+        struct guestos_ns ns;
+        if (sv->core->os->ops->task_ns_exit(sv->core->os, &sv->os, &sv->walker, t->handle, t->tid,
+                                            &ns))
+            id_thread_set_ns(sv->core->ids, thread, ns.ns_tid, ns.ns_pid, ns.pidns, ns.level);
+    }
     if (tl)
         id_label_set(tl, t->tid, t->kthread, t->comm);
     _Atomic uint64_t *handle = id_thread_handle(sv->core->ids, thread);
-    if (handle && t->handle &&
-        atomic_load_explicit(handle, memory_order_relaxed) != t->handle)
+    if (handle && t->handle && atomic_load_explicit(handle, memory_order_relaxed) != t->handle)
         atomic_store_explicit(handle, t->handle, memory_order_relaxed);
     if (pl && t->process[0])
         id_label_set(pl, t->pid, t->kthread, t->process);

@@ -48,7 +48,7 @@
 #include "guestwalk/unwind.h"
 #include "sampler/exit/group_table.h"
 
-#define CSS_SET(i) (0xffff888004000000ull + (uint64_t)(i) * 0xc0) /* slab objects a css_set apart */
+#define CSS_SET(i) (0xffff888004000000ull + (uint64_t)(i)*0xc0) /* slab objects a css_set apart */
 
 #define CODE_VA   0x400000ull
 #define STACK_VA  0x7ffe00000000ull

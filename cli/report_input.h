@@ -22,7 +22,7 @@ struct report_input_opts {
      * (with its URLs, or the variable's), -1 --no-debuginfod */
     int debuginfod;
     const char *debuginfod_urls;
-    bool quiet;                       /* no progress, no warnings */
+    bool quiet; /* no progress, no warnings */
 };
 
 /* The options `report` and `diff` share: where symbols come from and the filters that mean the

@@ -406,8 +406,8 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
         else if (a->type == FXTR_ARG_U64 && fxtr_str_is(a->name, HVFXT_ARG_PID_NS))
             pid_ns = a->v.u;
         else if (a->type == FXTR_ARG_STRING && fxtr_str_is(a->name, HVFXT_ARG_HOSTNAME))
-            snprintf(hostname, sizeof(hostname), "%.*s",
-                     (int)(a->v.s.len < 64 ? a->v.s.len : 64), a->v.s.ptr);
+            snprintf(hostname, sizeof(hostname), "%.*s", (int)(a->v.s.len < 64 ? a->v.s.len : 64),
+                     a->v.s.ptr);
         else if (a->type == FXTR_ARG_I64 && a->v.i >= 0 && a->v.i <= INT32_MAX &&
                  (fxtr_str_is(a->name, HVFXT_ARG_GUEST_PID) ||
                   fxtr_str_is(a->name, HVFXT_ARG_GUEST_TID)))
@@ -419,7 +419,8 @@ static void on_kobj(struct loader *l, const struct fxtr_record *rec)
              profile_set_name(l->p, process, koid, name, guest_id, NULL) == 0 && ns_tid >= 0 &&
              ns_pid >= 0 && pid_ns)
         profile_set_ns(l->p, process, koid, ns_tid, ns_pid, pid_ns, hostname, NULL);
-    else if (rec->u.kobj.obj_type == 17 /* ZX_OBJ_TYPE_JOB: a cgroup */ && hvfxt_koid_is_group(koid))
+    else if (rec->u.kobj.obj_type == 17 /* ZX_OBJ_TYPE_JOB: a cgroup */ &&
+             hvfxt_koid_is_group(koid))
         profile_add_group(l->p, koid, name, NULL);
     free(name);
 }

@@ -192,8 +192,8 @@ static void similar_groups(const struct profile *p, bool paths, char *buf, size_
     buf[0] = 0;
     for (size_t i = 0; i < p->groups.n && shown < 4; i++) {
         char id[CONTAINER_ID_MAX + 1];
-        const char *v = paths ? p->groups.v[i].path
-                              : profile_group_container(&p->groups.v[i], id, sizeof(id));
+        const char *v =
+            paths ? p->groups.v[i].path : profile_group_container(&p->groups.v[i], id, sizeof(id));
         if (!v[0] || strstr(buf, v))
             continue;
         int k = snprintf(buf + used, len - used, "%s%s", shown ? ", " : "", v);
@@ -248,8 +248,9 @@ void profile_filter_explain(struct profile *p, const struct prof_filter *f, char
                  cg ? f->cgroups[0] : f->containers[0],
                  (cg ? f->ncgroups : f->ncontainers) > 1 ? ",..." : "",
                  cg ? "in such a cgroup" : "of such a container",
-                 seen[0] ? (cg ? "; the recording's cgroups: " : "; the recording's containers: ")
-                         : (p->groups.n ? "" : " (the recording has no cgroups: docs/containers.md)"),
+                 seen[0]
+                     ? (cg ? "; the recording's cgroups: " : "; the recording's containers: ")
+                     : (p->groups.n ? "" : " (the recording has no cgroups: docs/containers.md)"),
                  seen);
     } else if (!alone[K_PID]) {
         snprintf(buf, len,

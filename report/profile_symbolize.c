@@ -96,8 +96,8 @@ int profile_load_symbols(struct profile *p, struct symbol_path *sp, size_t *load
             continue;
         const char *container =
             ct && ct[i] ? p->groups.v[ct[i] - 1].ct.id : NULL; /* ct[i]: a group number */
-        int rc = sym_source_find_in(&m->src, sp, m->build_id, m->build_id_len, m->name, container,
-                                    err);
+        int rc =
+            sym_source_find_in(&m->src, sp, m->build_id, m->build_id_len, m->name, container, err);
         if (rc < 0) {
             free(ct);
             return -1;

@@ -9,9 +9,8 @@ int report_write_folded(const struct profile *p, const struct report_opts *o, FI
                         struct hv_err *err)
 {
     struct report_stacks st;
-    const struct report_stacks_opts so = {.max_depth = o->max_depth,
-                                          .fold_recursion = o->fold_recursion,
-                                          .container_root = true};
+    const struct report_stacks_opts so = {
+        .max_depth = o->max_depth, .fold_recursion = o->fold_recursion, .container_root = true};
     if (report_stacks_build(p, &so, &st, err) < 0)
         return -1;
     for (size_t i = 0; i < st.n; i++)

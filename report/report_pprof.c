@@ -340,9 +340,9 @@ int report_write_pprof(const struct profile *p, const struct report_opts *o, FIL
      * count unit"; none for the string labels. */
     int64_t units[NLABELS] = {str_id(&st, "index"), str_id(&st, "id"), str_id(&st, "id"), 0, 0,
                               str_id(&st, "ring")};
-    int64_t xkeys[NXLABELS] = {str_id(&st, "cgroup"), str_id(&st, "container_id"),
+    int64_t xkeys[NXLABELS] = {str_id(&st, "cgroup"),  str_id(&st, "container_id"),
                                str_id(&st, "pod_uid"), str_id(&st, "ns_pid"),
-                               str_id(&st, "ns_tid"), str_id(&st, "hostname")};
+                               str_id(&st, "ns_tid"),  str_id(&st, "hostname")};
     int64_t id_unit = str_id(&st, "id");
     /* One pprof sample per distinct (labels, locations), in order of first appearance, its
      * values the sum of theirs: the same file whether the profile kept every sample or one

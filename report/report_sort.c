@@ -15,9 +15,10 @@
 #include "symbolize/demangle.h"
 
 static const char *const key_names[REPORT_SORT_NKEYS] = {
-    [REPORT_SORT_COMM] = "comm", [REPORT_SORT_PID] = "pid",    [REPORT_SORT_TID] = "tid",
-    [REPORT_SORT_DSO] = "dso",   [REPORT_SORT_SYM] = "sym",    [REPORT_SORT_VCPU] = "vcpu",
-    [REPORT_SORT_CPL] = "cpl",   [REPORT_SORT_GUEST] = "guest",
+    [REPORT_SORT_COMM] = "comm",     [REPORT_SORT_PID] = "pid",
+    [REPORT_SORT_TID] = "tid",       [REPORT_SORT_DSO] = "dso",
+    [REPORT_SORT_SYM] = "sym",       [REPORT_SORT_VCPU] = "vcpu",
+    [REPORT_SORT_CPL] = "cpl",       [REPORT_SORT_GUEST] = "guest",
     [REPORT_SORT_CGROUP] = "cgroup", [REPORT_SORT_CONTAINER] = "container"};
 
 const char *report_sort_key_list(void)

@@ -1,7 +1,7 @@
 /* The top table's rows keyed as `perf report --sort` keys them: any of comm, pid, tid, dso,
- * sym, vcpu (perf's cpu), cpl, guest, cgroup (perf's name) and container, in the order given, each row with its children (the
- * samples with the row's key anywhere on the stack, once a sample) and self (at the leaf) share.
- * report_top.c prints it; docs/report.md lists the keys. */
+ * sym, vcpu (perf's cpu), cpl, guest, cgroup (perf's name) and container, in the order given, each
+ * row with its children (the samples with the row's key anywhere on the stack, once a sample) and
+ * self (at the leaf) share. report_top.c prints it; docs/report.md lists the keys. */
 #pragma once
 
 #include <stdbool.h>

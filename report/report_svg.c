@@ -175,11 +175,10 @@ int report_write_svg(const struct profile *p, const struct report_opts *o, FILE 
                      struct hv_err *err)
 {
     struct report_stacks st;
-    const struct report_stacks_opts so = {
-        .kernel_suffix = true,
-        .max_depth = o->max_depth,
-        .fold_recursion = o->fold_recursion,
-        .container_root = true};
+    const struct report_stacks_opts so = {.kernel_suffix = true,
+                                          .max_depth = o->max_depth,
+                                          .fold_recursion = o->fold_recursion,
+                                          .container_root = true};
     if (report_stacks_build(p, &so, &st, err) < 0)
         return -1;
     int rc = report_svg_render(&st, NULL, o->title ? o->title : "hvprof flame graph", out, err);

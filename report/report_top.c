@@ -42,8 +42,9 @@ static int write_containers(const struct profile *p, uint64_t total, const char 
         if (g && !g->ct.id[0])
             g = NULL;
         size_t r = 0;
-        while (r < n && !(rows[r].g == g || (g && rows[r].g && rows[r].g->ct.engine == g->ct.engine &&
-                                              !strcmp(rows[r].g->ct.id, g->ct.id))))
+        while (r < n &&
+               !(rows[r].g == g || (g && rows[r].g && rows[r].g->ct.engine == g->ct.engine &&
+                                    !strcmp(rows[r].g->ct.id, g->ct.id))))
             r++;
         if (r == n) {
             if (n == cap) {

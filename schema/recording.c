@@ -117,9 +117,8 @@ int hvfxt_write_guest_thread(struct fxt_writer *w, uint32_t thread, uint32_t as,
         a[n++] = (struct fxt_arg){
             .type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_PID_NS), .v.u64 = ns->pid_ns};
         if (ns->mnt_ns)
-            a[n++] = (struct fxt_arg){.type = FXT_ARG_U64,
-                                      .name = fxt_str_inline(HVFXT_ARG_MNT_NS),
-                                      .v.u64 = ns->mnt_ns};
+            a[n++] = (struct fxt_arg){
+                .type = FXT_ARG_U64, .name = fxt_str_inline(HVFXT_ARG_MNT_NS), .v.u64 = ns->mnt_ns};
         if (ns->hostname && ns->hostname[0])
             a[n++] = (struct fxt_arg){.type = FXT_ARG_STRING,
                                       .name = fxt_str_inline(HVFXT_ARG_HOSTNAME),

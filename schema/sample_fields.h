@@ -31,7 +31,7 @@
     X(OFF_CPU_NS, 13, off_cpu_ns, _, WORD, "off_cpu_ns", "off_cpu_ns", DEC)                        \
     X(TASK_STATE, 14, task_state, _, WORD, "task_state", "state", DEC)                             \
     X(PYTHON_STACK, 15, py_stack, n_py, STACK, "python_stack", "pystack", FRAMES)                  \
-    X(RUNTIME_STACK, 16, rt_stack, n_rt, STACK, "runtime_stack", "rtstack", FRAMES)               \
+    X(RUNTIME_STACK, 16, rt_stack, n_rt, STACK, "runtime_stack", "rtstack", FRAMES)                \
     X(CGROUP, 17, cgroup, _, WORD, "cgroup", "cgroup", HEX)
 
 /* fields_bitflags: HVFXT_SF_<NAME> = 1 << bit. */

@@ -128,7 +128,7 @@ static int teardown(void **state)
 #define assert_has(out, want)                                                                      \
     do {                                                                                           \
         if (!(out) || !strstr((out), (want)))                                                      \
-            fail_msg("wanted \"%s\" in:\n%s", (want), (out) ? (out) : "(nothing)");                 \
+            fail_msg("wanted \"%s\" in:\n%s", (want), (out) ? (out) : "(nothing)");                \
     } while (0)
 
 static char *sh(int *status, const char *fmt, ...)
@@ -164,8 +164,8 @@ static void test_loaded(void **state)
     assert_string_equal(p.groups.v[0].ct.id, ID_A);
     assert_int_equal(p.groups.v[0].ct.engine, CT_PODMAN);
     assert_int_equal(p.groups.v[2].ct.engine, CT_NONE);
-    const struct prof_name *t = profile_name_of(&p, hvfxt_koid_guest_process(2),
-                                                hvfxt_koid_guest_thread(2));
+    const struct prof_name *t =
+        profile_name_of(&p, hvfxt_koid_guest_process(2), hvfxt_koid_guest_thread(2));
     const struct prof_name *pr = profile_name_of(&p, hvfxt_koid_guest_process(2), 0);
     assert_non_null(t);
     assert_non_null(pr);
@@ -173,8 +173,8 @@ static void test_loaded(void **state)
     assert_int_equal(pr->ns_id, 7);
     assert_int_equal(t->pid_ns, 4026532222ull);
     assert_null(t->hostname);
-    const struct prof_name *ta = profile_name_of(&p, hvfxt_koid_guest_process(1),
-                                                 hvfxt_koid_guest_thread(1));
+    const struct prof_name *ta =
+        profile_name_of(&p, hvfxt_koid_guest_process(1), hvfxt_koid_guest_thread(1));
     assert_string_equal(ta->hostname, "0123456789ab");
     const struct prof_name *host = profile_name_of(&p, hvfxt_koid_guest_process(3), 0);
     assert_int_equal(host->ns_id, -1);
@@ -233,11 +233,11 @@ static void test_filters(void **state)
     free(out);
     out = sh(&st, "'%s' report '%s' -q --container 99 2>&1", f->hvprof, f->rec);
     assert_has(out, "--container 99: no sample of such a container; the "
-                                "recording's containers: 0123456789ab");
+                    "recording's containers: 0123456789ab");
     free(out);
     out = sh(&st, "'%s' report '%s' -q --cgroup /kubepods 2>&1", f->hvprof, f->rec);
     assert_has(out, "--cgroup /kubepods: no sample in such a cgroup; the "
-                                "recording's cgroups: " CG_A);
+                    "recording's cgroups: " CG_A);
     free(out);
 }
 
@@ -258,8 +258,9 @@ static void test_formats(void **state)
     assert_has(out, "cpu-clock: " CG_H " \n");
     free(out);
     /* The timeline's process tracks: a container's processes named after it first. */
-    out = sh(&st, "'%s' report '%s' -q --format timeline -o '%s/t.fxt' && grep -a -o "
-                  "'\\[podman [0-9a-f]*\\] worker [0-9]*' '%s/t.fxt' | sort",
+    out = sh(&st,
+             "'%s' report '%s' -q --format timeline -o '%s/t.fxt' && grep -a -o "
+             "'\\[podman [0-9a-f]*\\] worker [0-9]*' '%s/t.fxt' | sort",
              f->hvprof, f->rec, f->dir, f->dir);
     assert_int_equal(st, 0);
     assert_has(out, "[podman 0123456789ab] worker 101");

@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # /init of the Linux guests that hvprof boots on the test bed (L2; docs/linux.md "Test bed").
-# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|python|net|offcpu|panic|churn,
+# What to run comes from the kernel command line: hvtest.plan=boot|work|sys|disk|root|python|containers|net|offcpu|panic|churn,
 # hvtest.ms=N; hvtest.churn=N (plan=churn: how many short-lived processes);
 # hvtest.debian=1 (plan=root) runs Debian's own python3, xz and sqlite3 beside the workloads.
 # hvtest.stacks=1 leaves sleeping tasks behind and prints their kernel stacks as the kernel sees
@@ -34,8 +34,10 @@ done
 # (Debian's own, from the kernel package), mount the ext4 root hvprof gives (/dev/vda, or
 # hvtest.root=: /dev/vda1 on the GPT disk that boots its own grub.cfg, docs/disk-boot.md) and
 # switch to it; the same script, run again as the disk's /init, then goes on from here.
-# hvtest.plan=python runs from the same root (its Python interpreters are there).
-if { [ "$plan" = root ] || [ "$plan" = python ]; } && [ ! -e /hvtest-on-disk ]; then
+# hvtest.plan=python and containers run from the same root (the Python interpreters, runc and
+# the containers' bundles are there).
+if { [ "$plan" = root ] || [ "$plan" = python ] || [ "$plan" = containers ]; } &&
+  [ ! -e /hvtest-on-disk ]; then
   for m in virtio_ring virtio virtio_mmio virtio_blk crc32c_generic crc16 mbcache jbd2 ext4; do
     [ -f "/modules/$(uname -r)/$m.ko" ] || continue
     insmod "/modules/$(uname -r)/$m.ko" 2>/dev/null || echo "HVTEST root insmod $m failed"
@@ -168,6 +170,53 @@ while time.monotonic() < end: fib(18)" &
     echo "HVTEST python pids 3.11=$p311 3.13=$p313"
     wait $p311 $p313
     echo "HVTEST python done" ;;
+  containers)
+    # Containers as Docker's cgroupfs driver has runc run them (docs/containers.md): Debian's
+    # runc starts the bundles /ct/a and /ct/b of one static program, each in cgroup
+    # /docker/<id> and its own pid, mount, ipc, uts, network and cgroup namespaces, beside the
+    # same program outside any container; a quarter of the way, the first container's process is moved to a
+    # third cgroup, as `echo PID > cgroup.procs` moves a process, and then told so through its
+    # /flags. What the guest itself sees of each (/proc/PID/cgroup, NSpid) on the console.
+    grep -q ' /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 cgroup2 /sys/fs/cgroup
+    mkdir -p /run
+    mount -t tmpfs tmpfs /run
+    for c in a b; do
+      rm -f "/ct/flags-$c/moved"
+      sed -i "s/\"HVMS\"/\"$ms\"/" "/ct/$c/config.json"
+      /bin/runc --root /run/runc run --bundle "/ct/$c" "hvtest-$c" </dev/null &
+    done
+    # Each container's process once it runs the program: the one of its cgroup that is pid 1
+    # of a pid namespace of its own (runc's own processes pass through the cgroup first).
+    for c in a b; do
+      id=$(cat "/ct/$c/id")
+      p=
+      for i in $(seq 1 600); do
+        for q in $(cat "/sys/fs/cgroup/docker/$id/cgroup.procs" 2>/dev/null); do
+          ns=$(grep NSpid "/proc/$q/status" 2>/dev/null | tr '\t' ' ')
+          case $ns in "NSpid: "*" 1") p=$q ;; esac
+        done
+        [ -n "$p" ] && grep -q hv_ctwork "/proc/$p/comm" 2>/dev/null && break
+        p=
+        busybox usleep 50000
+      done
+      [ -n "$p" ] || { echo "HVTEST ct $c never started"; continue; }
+      eval "pid_$c=$p"
+      echo "HVTEST ct $c pid=$p cgroup=$(cat /proc/$p/cgroup) $(grep NSpid /proc/$p/status | tr '\t' ' ')"
+    done
+    /bin/hv_ctwork "$ms" host &
+    outside=$!
+    echo "HVTEST ct host pid=$outside cgroup=$(cat /proc/$outside/cgroup)"
+    busybox usleep $((ms * 250))
+    idc=$(cat /ct/c.id)
+    if [ -n "${pid_a:-}" ] && mkdir -p "/sys/fs/cgroup/docker/$idc" &&
+      echo "$pid_a" >"/sys/fs/cgroup/docker/$idc/cgroup.procs"; then
+      echo "HVTEST ct moved pid=$pid_a cgroup=$(cat /proc/$pid_a/cgroup)"
+      touch /ct/flags-a/moved
+    else
+      echo "HVTEST ct move failed"
+    fi
+    wait
+    echo "HVTEST ct done" ;;
   disk)
     # The virtio disk hvprof gives with --disk (docs/virtio.md), found through the ACPI tables
     # by Debian's own modules: read the label the test bed wrote at its start, write one back,

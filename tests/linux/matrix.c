@@ -154,6 +154,14 @@ static const struct tb_scenario python[] = {
      TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
 };
 
+/* Containers (docs/containers.md): Debian's runc runs two containers of one program from the
+ * ext4 root, as Docker's cgroupfs driver names them, beside the same program outside any;
+ * halfway one container's process is moved to a third cgroup. No files given. */
+static const struct tb_scenario containers[] = {
+    {"cloud-containers", "record", "cloud", 2, "512M", "hvtest.plan=containers hvtest.ms=8000",
+     TB_ROOT_NOSYMS, NULL, TB_CI_ONE_VCPU},
+};
+
 /* A busy guest's churn (docs/identities.md): the shell starts short-lived processes beside
  * hv_busy, through identity tables of 1,024 processes: the guest's task list ends each one's
  * identity and gives its slot back. 5,000 in the full matrix; CI's 1,500, past the tables' size
@@ -221,7 +229,7 @@ static const struct {
     GROUP("disk-root", disk_root), GROUP("kernels", kernels),
     GROUP("flight", flight),       GROUP("net", net),
     GROUP("offcpu", offcpu),       GROUP("python", python),
-    GROUP("churn", churn),
+    GROUP("churn", churn),         GROUP("containers", containers),
 };
 
 const struct tb_scenario *tb_group(const char *name, size_t *n)
@@ -237,5 +245,5 @@ const struct tb_scenario *tb_group(const char *name, size_t *n)
 
 /* The groups whose L1 settings are the defaults (CPU model, L1 CPUs): CI's matrix runs them
  * together. la57 needs another CPU model, smp64 4 L1 CPUs; the references are QEMU's. */
-const char *const tb_ci_shared[] = {"boot", "modes",  "disk",   "disk-root", "flight",
-                                    "net",  "offcpu", "python", "churn",     NULL};
+const char *const tb_ci_shared[] = {"boot",   "modes",  "disk",  "disk-root",  "flight", "net",
+                                    "offcpu", "python", "churn", "containers", NULL};

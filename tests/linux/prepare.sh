@@ -262,6 +262,9 @@ cc -pie -fPIE -pthread -o "$w/hv_threads" "$src/threads.c"
 cc -pie -fPIE -pthread -o "$w/hv_offcpu" "$src/offcpu.c"
 cc -no-pie -Wl,-Ttext-segment=0x10000000 -o "$w/hv_libcall" "$src/libcall.c"
 cc -static-pie -fPIE -o "$w/hv_syscalls" "$src/syscalls.c"
+# A container's program (hvtest.plan=containers): static, so that its container's root file
+# system is that one file.
+cc -static -no-pie -Wl,-Ttext-segment=0x38000000 -o "$w/hv_ctwork" "$src/ctwork.c"
 # At -O2, a library loaded with dlopen() while the program runs, and the program loading it.
 cc2() { gcc -O2 -g -fno-omit-frame-pointer -I"$src" "$@"; }
 cc2 -shared -fPIC -o "$w/libhvplug.so" "$src/plug.c"
@@ -390,6 +393,55 @@ done
 cp "$py313/root/usr/lib/python3.13/os.py" "$t/usr/lib/python3.13/"
 cp -r "$py313/root/usr/lib/python3.13/encodings" "$t/usr/lib/python3.13/"
 cp "$here/workloads/chains.py" "$t/py/"
+# hvtest.plan=containers (docs/containers.md): Debian's runc, as this host's suite ships it
+# (downloaded once), and two bundles of hv_ctwork laid out as Docker's cgroupfs driver has runc
+# run containers: cgroup /docker/<64 hex>, the hostname the id's first 12 digits, a read-only
+# root holding the one static program, /flags bind-mounted from /ct/flags-<name> of the root.
+# The third id is the cgroup the guest moves the first container's process to.
+runc_dir=$cache/runc
+if [ ! -f "$runc_dir/.done" ]; then
+  log "runc: Debian's runc"
+  rm -rf "$runc_dir"
+  mkdir -p "$runc_dir/root"
+  suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  suite_apt "$suite" apt-get update -qq || { log "apt-get update for $suite failed"; exit 1; }
+  dl=$(mktemp -d)
+  chmod 755 "$dl" # apt-get download drops to user _apt
+  suite_download "$suite" "$dl" runc || { log "downloading runc from $suite failed"; exit 1; }
+  dpkg-deb -x "$dl"/runc_*.deb "$runc_dir/root"
+  rm -rf "$dl"
+  touch "$runc_dir/.done"
+fi
+runc=$runc_dir/root/usr/sbin/runc
+cp "$runc" "$cache/rootfs/bin/runc"
+for l in $(ldd "$runc" | grep -o '/[^ ]*'); do
+  mkdir -p "$cache/rootfs$(dirname "$l")"
+  cp -L "$l" "$cache/rootfs$l"
+done
+ct=$cache/rootfs/ct
+mkdir -p "$ct/rootfs/bin" "$ct/rootfs/proc" "$ct/rootfs/dev" "$ct/rootfs/sys" "$ct/rootfs/flags"
+cp "$w/hv_ctwork" "$ct/rootfs/bin/"
+for c in a b; do
+  mkdir -p "$ct/$c" "$ct/flags-$c"
+  printf 'hvtest-%s' "$c" | sha256sum | cut -c1-64 >"$ct/$c/id"
+  "$runc" spec --bundle "$ct/$c"
+  python3 - "$ct/$c" "$c" <<'PY'
+import json, sys
+bundle, name = sys.argv[1:3]
+cid = open(bundle + "/id").read().strip()
+path = bundle + "/config.json"
+spec = json.load(open(path))
+spec["process"]["terminal"] = False
+spec["process"]["args"] = ["/bin/hv_ctwork", "HVMS", name, "/flags/moved"]
+spec["root"] = {"path": "/ct/rootfs", "readonly": True}
+spec["hostname"] = cid[:12]
+spec["mounts"].append({"destination": "/flags", "type": "bind",
+                       "source": "/ct/flags-" + name, "options": ["rbind", "rw"]})
+spec["linux"]["cgroupsPath"] = "/docker/" + cid
+json.dump(spec, open(path, "w"), indent=1)
+PY
+done
+printf 'hvtest-c' | sha256sum | cut -c1-64 >"$ct/c.id"
 rm -f "$cache/root.ext4" "$cache/root.ext4.gz"
 mkfs.ext4 -q -F -I 256 -L hvtest-root -d "$cache/rootfs" "$cache/root.ext4" 96M
 # The same root as a cloud image is: a GPT disk whose ext4 partition also holds the generic

@@ -25,11 +25,11 @@
 #include "sampler/source/source.h"
 #include "schema/recording.h"
 
-#define PATH_MAX_LEN   1024                 /* guestos/linux/cgroup.h LX_CGROUP_PATH_MAX */
-#define RECHECK_NS     1000000000ull        /* every group's path read again about once a second */
-#define UNUSED_NS      60000000000ull       /* a slot no sample used for a minute is freed */
+#define PATH_MAX_LEN   1024                  /* guestos/linux/cgroup.h LX_CGROUP_PATH_MAX */
+#define RECHECK_NS     1000000000ull         /* every group's path read again about once a second */
+#define UNUSED_NS      60000000000ull        /* a slot no sample used for a minute is freed */
 #define RECORD_COST(n) (48u + (uint64_t)(n)) /* a kernel object record with an n-byte name */
-#define SUMMARY_MAX    16                   /* containers the summary names */
+#define SUMMARY_MAX    16                    /* containers the summary names */
 #define UNREADABLE     "[unreadable cgroup]"
 
 /* What the drain thread knows of a slot: the number it wrote a record for, and that path. */
@@ -149,8 +149,8 @@ static int recheck(struct containers *c, const struct rec_env *env, uint64_t now
 {
     uint64_t since = c->sweep_ns && now > c->sweep_ns ? now - c->sweep_ns : RECHECK_NS;
     c->sweep_ns = now;
-    uint64_t share = since >= RECHECK_NS ? GROUP_TABLE_SLOTS
-                                         : (GROUP_TABLE_SLOTS * since) / RECHECK_NS + 1;
+    uint64_t share =
+        since >= RECHECK_NS ? GROUP_TABLE_SLOTS : (GROUP_TABLE_SLOTS * since) / RECHECK_NS + 1;
     for (uint64_t n = 0; n < share && rec_may_work(env); n++) {
         uint32_t i = c->sweep;
         c->sweep = (c->sweep + 1) % GROUP_TABLE_SLOTS;
@@ -193,10 +193,10 @@ static int containers_create(const struct rec_env *env, void **st, struct hv_err
     return 0;
 }
 
-static int containers_poll(void *st, const struct rec_env *env, enum rec_stage stage,
-                           uint64_t now, bool final, struct hv_err *err)
+static int containers_poll(void *st, const struct rec_env *env, enum rec_stage stage, uint64_t now,
+                           bool final, struct hv_err *err)
 {
-    (void)final;
+    (void) final;
     struct containers *c = st;
     if (stage == REC_STAGE_NAMED)
         return write_new(c, env, now, err);

@@ -53,8 +53,8 @@ struct off_thread {
     uint64_t pid_koid, tid_koid;
     uint64_t cpu_ns, switches, resume_sp;
     uint64_t group; /* its control group set at the last visit (guestos_task.group), 0 */
-    bool off;    /* off its CPU at the last visit */
-    bool walked; /* frames hold the stacks of the sleep it is in */
+    bool off;       /* off its CPU at the last visit */
+    bool walked;    /* frames hold the stacks of the sleep it is in */
     uint8_t state;
     uint64_t seen_ns; /* the last visit that saw it */
     uint64_t pending_ns, pending_since;
@@ -89,8 +89,8 @@ static size_t slot_of(const struct off_cpu *o, uint64_t handle, int32_t tid)
 
 /* The entry of (handle, tid) in table t: a live one (`live`), or any with the key, tombstone
  * included, else the empty slot where it goes (NULL: the table is full). */
-static struct off_thread *find(struct off_thread *t, const struct off_cpu *o,
-                               uint64_t handle, int32_t tid, bool live)
+static struct off_thread *find(struct off_thread *t, const struct off_cpu *o, uint64_t handle,
+                               int32_t tid, bool live)
 {
     for (size_t i = slot_of(o, handle, tid), n = 0; n < o->cap; i = (i + 1) & (o->cap - 1), n++) {
         if (t[i].handle == handle && t[i].tid == tid && !(live && t[i].moved))
@@ -375,8 +375,8 @@ static bool walk(struct off_cpu *o, struct off_thread *e, const struct guestos_t
 }
 
 /* The thread's ids in the recording (as the exit path would give them) and its labels. */
-static void identify(struct off_cpu *o, struct off_thread *e,
-                     const struct guestos_thread *t, uint64_t now)
+static void identify(struct off_cpu *o, struct off_thread *e, const struct guestos_thread *t,
+                     uint64_t now)
 {
     struct id_proc_info info = {t->as.cr0, t->as.root, t->as.cr4, t->as.efer, now};
     e->proc = id_proc_get(o->env->core->ids, t->proc_key, &info);

@@ -149,7 +149,8 @@ static void test_reused_key_renumbered(void **state)
     assert_int_equal(fake_env_poll(&f, REC_STAGE_GUEST, 2 * S + 1, false), 0);
     assert_true(reads > before); /* read again: the same path, the same number */
     assert_int_equal(group_table_number(t, KEY_A, 2 * S), a);
-    path_a = "/machine.slice/libpod-" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba98"
+    path_a = "/machine.slice/libpod-"
+             "fedcba9876543210fedcba9876543210fedcba9876543210fedcba98"
              "76543210.scope";
     assert_int_equal(fake_env_poll(&f, REC_STAGE_GUEST, 3 * S + 2, false), 0);
     uint32_t a2 = group_table_number(t, KEY_A, 3 * S);

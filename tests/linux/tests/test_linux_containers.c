@@ -8,7 +8,7 @@
  *   - every sample of a container's process carries the cgroup /proc/PID/cgroup shows inside
  *     the guest, its container id, and the NSpid the guest shows (1: each is its container's
  *     init), but for the last instants of an exiting thread, which has no pid left (its
- *     samples in do_exit, at most 1 %);
+ *     samples in do_exit, at most 5 %: runc's threads exit while it starts the program);
  *   - the two containers of one program are told apart;
  *   - the moved process's samples in ct_after all carry the new cgroup, and most of those in
  *     ct_before the old one (the rest were taken between the move and the flag);
@@ -172,7 +172,7 @@ static void check(const struct tb_result *r, const struct tb_scenario *s, void *
             fail_msg("%s: container %s has %" PRIu64 " samples", r->name, g.ct[c].name,
                      t[c].samples);
         if (t[c].right_group != t[c].samples || t[c].right_ns + t[c].exiting != t[c].samples ||
-            t[c].exiting * 100 > t[c].samples)
+            t[c].exiting * 20 > t[c].samples)
             fail_msg("%s: container %s: %" PRIu64 " of %" PRIu64
                      " samples with its cgroup, %" PRIu64 " with its NSpid",
                      r->name, g.ct[c].name, t[c].right_group, t[c].samples, t[c].right_ns);

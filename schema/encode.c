@@ -118,7 +118,11 @@ bool hvfxt_record_ts(const uint64_t *words, size_t nwords, uint64_t *ts)
     }
 }
 
-bool hvfxt_record_word(const uint64_t *words, size_t nwords, uint32_t mask, uint64_t *value)
+/* Where field `mask` of an encoded sample record is: the index of its word (a stack's: of its
+ * first frame, *count its frames; a word's: 1). False when the record is no sample, lacks the
+ * field, has an unknown one, or its stacks run past its words. */
+static bool field_at(const uint64_t *words, size_t nwords, uint32_t mask, size_t *index,
+                     uint64_t *count)
 {
     if (nwords < 2 || FXT_GET(FXT_REC_TYPE, words[0]) != FXT_RT_BLOB ||
         FXT_GET(FXT_BLOB_TYPE, words[0]) != HVFXT_BLOB_SAMPLE)
@@ -126,62 +130,53 @@ bool hvfxt_record_word(const uint64_t *words, size_t nwords, uint32_t mask, uint
     uint64_t f = words[1];
     if (!(f & mask) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
         return false;
+    /* The fields before it, in the table's order: a stack is its count and its words. */
     size_t at = 2;
     for (unsigned i = 0; i < HVFXT_SF_COUNT && at < nwords; i++) {
         const struct hvfxt_sample_field_info *fi = &hvfxt_sample_fields[i];
         if (!(f & (1ull << fi->bit)))
             continue;
-        if ((1ull << fi->bit) == mask) {
-            if (fi->shape == HVFXT_SF_SHAPE_STACK)
+        uint64_t n = 1;
+        if (fi->shape == HVFXT_SF_SHAPE_STACK) {
+            n = words[at++];
+            if (n > nwords - at)
                 return false;
-            *value = words[at];
+        }
+        if ((1ull << fi->bit) == mask) {
+            *index = at;
+            *count = n;
             return true;
         }
-        if (fi->shape != HVFXT_SF_SHAPE_STACK) {
-            at++;
-            continue;
-        }
-        uint64_t n = words[at++];
-        if (n > nwords - at)
-            return false;
         at += n;
     }
     return false;
 }
 
+bool hvfxt_record_word(const uint64_t *words, size_t nwords, uint32_t mask, uint64_t *value)
+{
+    size_t at;
+    uint64_t n;
+    for (unsigned i = 0; i < HVFXT_SF_COUNT; i++)
+        if ((1u << hvfxt_sample_fields[i].bit) == mask &&
+            hvfxt_sample_fields[i].shape == HVFXT_SF_SHAPE_STACK)
+            return false; /* a stack is no word */
+    if (!field_at(words, nwords, mask, &at, &n) || at >= nwords)
+        return false;
+    *value = words[at];
+    return true;
+}
+
 bool hvfxt_record_runtime(const uint64_t *words, size_t nwords, uint64_t *pid, const uint64_t **rt,
                           uint32_t *n_rt)
 {
-    if (nwords < 2 || FXT_GET(FXT_REC_TYPE, words[0]) != FXT_RT_BLOB ||
-        FXT_GET(FXT_BLOB_TYPE, words[0]) != HVFXT_BLOB_SAMPLE)
+    size_t at;
+    uint64_t n;
+    if (!hvfxt_record_word(words, nwords, HVFXT_SF_PID, pid) ||
+        !field_at(words, nwords, HVFXT_SF_RUNTIME_STACK, &at, &n) || n == 0)
         return false;
-    uint64_t f = words[1];
-    if (!(f & HVFXT_SF_RUNTIME_STACK) || !(f & HVFXT_SF_PID) || (f & ~(uint64_t)HVFXT_SF_KNOWN))
-        return false;
-    /* The fields before it, in the table's order: a stack is its count and its words. */
-    size_t at = 2;
-    *pid = 0;
-    for (unsigned i = 0; i < HVFXT_SF_COUNT && at < nwords; i++) {
-        const struct hvfxt_sample_field_info *fi = &hvfxt_sample_fields[i];
-        if (!(f & (1ull << fi->bit)))
-            continue;
-        if (fi->bit == 2) /* pid */
-            *pid = words[at];
-        if (fi->shape != HVFXT_SF_SHAPE_STACK) {
-            at++;
-            continue;
-        }
-        uint64_t n = words[at++];
-        if (n > nwords - at)
-            return false;
-        if ((1ull << fi->bit) == HVFXT_SF_RUNTIME_STACK) {
-            *rt = words + at;
-            *n_rt = (uint32_t)n;
-            return n > 0;
-        }
-        at += n;
-    }
-    return false;
+    *rt = words + at;
+    *n_rt = (uint32_t)n;
+    return true;
 }
 
 size_t hvfxt_enc_module(uint64_t *buf, size_t cap, const struct hvfxt_module *m)

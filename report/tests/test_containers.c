@@ -131,16 +131,6 @@ static int teardown(void **state)
             fail_msg("wanted \"%s\" in:\n%s", (want), (out) ? (out) : "(nothing)");                \
     } while (0)
 
-static char *sh(int *status, const char *fmt, ...)
-{
-    char cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    return run_capture(cmd, status);
-}
-
 static void test_loaded(void **state)
 {
     struct fix *f = *state;
@@ -185,18 +175,18 @@ static void test_sort_and_table(void **state)
 {
     struct fix *f = *state;
     int st;
-    char *out = sh(&st, "'%s' report '%s' -q --sort container", f->hvprof, f->rec);
+    char *out = run_capturef(&st, "'%s' report '%s' -q --sort container", f->hvprof, f->rec);
     assert_int_equal(st, 0);
     assert_has(out, "Container");
     assert_has(out, "0123456789ab");
     assert_has(out, "fedcba987654");
     assert_has(out, "aaaaaaaaaaaa");
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --sort cgroup", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --sort cgroup", f->hvprof, f->rec);
     assert_has(out, CG_H);
     assert_has(out, CG_B);
     free(out);
-    out = sh(&st, "'%s' report '%s' -q", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q", f->hvprof, f->rec);
     assert_int_equal(st, 0);
     const char *table = strstr(out, "# Per container");
     assert_non_null(table);
@@ -219,23 +209,23 @@ static void test_filters(void **state)
 {
     struct fix *f = *state;
     int st;
-    char *out = sh(&st, "'%s' report '%s' -q --container 0123", f->hvprof, f->rec);
+    char *out = run_capturef(&st, "'%s' report '%s' -q --container 0123", f->hvprof, f->rec);
     assert_int_equal(samples_of(out), 30);
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --container 0123,fedcba987654", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --container 0123,fedcba987654", f->hvprof, f->rec);
     assert_int_equal(samples_of(out), 50);
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --cgroup '/machine.slice/*'", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --cgroup '/machine.slice/*'", f->hvprof, f->rec);
     assert_int_equal(samples_of(out), 61);
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --cgroup " CG_H " --comm sshd", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --cgroup " CG_H " --comm sshd", f->hvprof, f->rec);
     assert_int_equal(samples_of(out), 10);
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --container 99 2>&1", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --container 99 2>&1", f->hvprof, f->rec);
     assert_has(out, "--container 99: no sample of such a container; the "
                     "recording's containers: 0123456789ab");
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --cgroup /kubepods 2>&1", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --cgroup /kubepods 2>&1", f->hvprof, f->rec);
     assert_has(out, "--cgroup /kubepods: no sample in such a cgroup; the "
                     "recording's cgroups: " CG_A);
     free(out);
@@ -245,35 +235,37 @@ static void test_formats(void **state)
 {
     struct fix *f = *state;
     int st;
-    char *out = sh(&st, "'%s' report '%s' -q --format folded 2>&1", f->hvprof, f->rec);
+    char *out = run_capturef(&st, "'%s' report '%s' -q --format folded 2>&1", f->hvprof, f->rec);
     if (st != 0)
         fail_msg("%s", out);
     assert_has(out, "[podman 0123456789ab];worker;");
     assert_has(out, "[podman fedcba987654];worker;");
     assert_has(out, "\nsshd;"); /* the host's: no container frame */
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --format perf-script -F +cgroup", f->hvprof, f->rec);
+    out =
+        run_capturef(&st, "'%s' report '%s' -q --format perf-script -F +cgroup", f->hvprof, f->rec);
     assert_int_equal(st, 0);
     assert_has(out, "cpu-clock: " CG_B " \n");
     assert_has(out, "cpu-clock: " CG_H " \n");
     free(out);
     /* The timeline's process tracks: a container's processes named after it first. */
-    out = sh(&st,
-             "'%s' report '%s' -q --format timeline -o '%s/t.fxt' && grep -a -o "
-             "'\\[podman [0-9a-f]*\\] worker [0-9]*' '%s/t.fxt' | sort",
-             f->hvprof, f->rec, f->dir, f->dir);
+    out = run_capturef(&st,
+                       "'%s' report '%s' -q --format timeline -o '%s/t.fxt' && grep -a -o "
+                       "'\\[podman [0-9a-f]*\\] worker [0-9]*' '%s/t.fxt' | sort",
+                       f->hvprof, f->rec, f->dir, f->dir);
     assert_int_equal(st, 0);
     assert_has(out, "[podman 0123456789ab] worker 101");
     assert_has(out, "[podman fedcba987654] worker 202");
     free(out);
-    out = sh(&st, "'%s' report '%s' -q --format perf-script -F +nope 2>&1", f->hvprof, f->rec);
+    out = run_capturef(&st, "'%s' report '%s' -q --format perf-script -F +nope 2>&1", f->hvprof,
+                       f->rec);
     assert_int_equal(st, 2);
     assert_has(out, "'+nope' is not one hvprof adds");
     free(out);
-    out = sh(&st,
-             "'%s' report '%s' -q --format pprof -o '%s/p.pb.gz' && "
-             "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
-             f->hvprof, f->rec, f->dir, CHECK_PPROF, f->dir, PROFILE_PROTO_DIR, f->dir);
+    out = run_capturef(&st,
+                       "'%s' report '%s' -q --format pprof -o '%s/p.pb.gz' && "
+                       "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
+                       f->hvprof, f->rec, f->dir, CHECK_PPROF, f->dir, PROFILE_PROTO_DIR, f->dir);
     assert_int_equal(st, 0);
     assert_has(out, "\"labels\": [\"cgroup\", \"container_id\", \"cpl\", \"hostname\", "
                     "\"ns_pid\", \"ns_tid\", \"pid\", \"process\", \"thread\", \"tid\", "

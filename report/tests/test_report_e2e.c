@@ -22,16 +22,6 @@ struct e2e {
     unsigned long long samples;
 };
 
-static char *sh(int *status, const char *fmt, ...)
-{
-    char cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    return run_capture(cmd, status);
-}
-
 static int setup(void **state)
 {
     const char *bin = getenv("HVPROF_BINARY_DIR");
@@ -45,15 +35,15 @@ static int setup(void **state)
     snprintf(e->rec, sizeof(e->rec), "%s/rec.fxt", e->dir);
     snprintf(e->syms, sizeof(e->syms), "--symbols '%s' --vmlinux '%s'", e->progs, e->kernel);
     int st;
-    char *out =
-        sh(&st, "'%s' record -o '%s' --guest demo --duration 3 --quiet 2>&1", e->hvprof, e->rec);
+    char *out = run_capturef(&st, "'%s' record -o '%s' --guest demo --duration 3 --quiet 2>&1",
+                             e->hvprof, e->rec);
     if (st != 0) {
         fprintf(stderr, "record failed: %s\n", out ? out : "");
         free(out);
         return -1;
     }
     free(out);
-    out = sh(&st, "'%s' report '%s' %s -q", e->hvprof, e->rec, e->syms);
+    out = run_capturef(&st, "'%s' report '%s' %s -q", e->hvprof, e->rec, e->syms);
     if (st != 0 || !out || sscanf(out, "# hvprof report: %llu samples", &e->samples) != 1)
         return -1;
     free(out);
@@ -74,15 +64,16 @@ static void test_top_and_folded(void **state)
     struct e2e *e = *state;
     assert_true(e->samples > 100);
     int st;
-    char *top = sh(&st, "'%s' report '%s' %s -q --limit 200", e->hvprof, e->rec, e->syms);
+    char *top = run_capturef(&st, "'%s' report '%s' %s -q --limit 200", e->hvprof, e->rec, e->syms);
     assert_int_equal(st, 0);
     /* The workloads' functions by name, from modules discovered in guest memory. */
     assert_non_null(strstr(top, "workload.elf             [.] hot_leaf"));
     assert_non_null(strstr(top, "[k] kbusy_spin"));
     assert_non_null(strstr(top, "workload.elf\n")); /* a process named from its main module */
     free(top);
-    char *sum = sh(&st, "'%s' report '%s' %s -q --format folded | awk '{s += $NF} END {print s}'",
-                   e->hvprof, e->rec, e->syms);
+    char *sum =
+        run_capturef(&st, "'%s' report '%s' %s -q --format folded | awk '{s += $NF} END {print s}'",
+                     e->hvprof, e->rec, e->syms);
     assert_int_equal(st, 0);
     assert_int_equal(strtoull(sum, NULL, 10), e->samples);
     free(sum);
@@ -92,11 +83,11 @@ static void test_pprof(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out =
-        sh(&st,
-           "'%s' report '%s' %s -q --format pprof -o '%s/p.pb.gz' && "
-           "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
-           e->hvprof, e->rec, e->syms, e->dir, CHECK_PPROF, e->dir, PROFILE_PROTO_DIR, e->dir);
+    char *out = run_capturef(&st,
+                             "'%s' report '%s' %s -q --format pprof -o '%s/p.pb.gz' && "
+                             "/usr/bin/python3 '%s' '%s/p.pb.gz' '%s' '%s'",
+                             e->hvprof, e->rec, e->syms, e->dir, CHECK_PPROF, e->dir,
+                             PROFILE_PROTO_DIR, e->dir);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"hot_leaf\""));
     assert_non_null(strstr(out, "\"kbusy_spin\""));
@@ -162,27 +153,28 @@ static void test_svg_perf_script_timeline(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out =
-        sh(&st,
-           "'%s' report '%s' %s -q --format svg -o '%s/f.svg' && xmllint --noout '%s/f.svg' "
-           "&& grep -c 'data-n=\"hot_leaf\"' '%s/f.svg'",
-           e->hvprof, e->rec, e->syms, e->dir, e->dir, e->dir);
+    char *out = run_capturef(
+        &st,
+        "'%s' report '%s' %s -q --format svg -o '%s/f.svg' && xmllint --noout '%s/f.svg' "
+        "&& grep -c 'data-n=\"hot_leaf\"' '%s/f.svg'",
+        e->hvprof, e->rec, e->syms, e->dir, e->dir, e->dir);
     assert_int_equal(st, 0);
     assert_true(atoi(out) >= 1);
     free(out);
     /* perf script: one header line (no leading tab) per sample, blocks separated by blank lines. */
-    out = sh(&st, "'%s' report '%s' %s -q --format perf-script | grep -c 'cpu-clock: $'", e->hvprof,
-             e->rec, e->syms);
+    out = run_capturef(&st, "'%s' report '%s' %s -q --format perf-script | grep -c 'cpu-clock: $'",
+                       e->hvprof, e->rec, e->syms);
     assert_int_equal(strtoull(out, NULL, 10), e->samples);
     free(out);
-    out = sh(&st, "'%s' report '%s' %s -q --format perf-script | grep -c '^$'", e->hvprof, e->rec,
-             e->syms);
+    out = run_capturef(&st, "'%s' report '%s' %s -q --format perf-script | grep -c '^$'", e->hvprof,
+                       e->rec, e->syms);
     assert_int_equal(strtoull(out, NULL, 10), e->samples);
     free(out);
-    out = sh(&st,
-             "'%s' report '%s' %s -q --format timeline -o '%s/t.fxt' && '%s' dump --stats "
-             "'%s/t.fxt'",
-             e->hvprof, e->rec, e->syms, e->dir, e->hvprof, e->dir);
+    out =
+        run_capturef(&st,
+                     "'%s' report '%s' %s -q --format timeline -o '%s/t.fxt' && '%s' dump --stats "
+                     "'%s/t.fxt'",
+                     e->hvprof, e->rec, e->syms, e->dir, e->hvprof, e->dir);
     assert_int_equal(st, 0);
     free(out);
 }
@@ -193,18 +185,19 @@ static void test_cut_stacks_are_reported(void **state)
 {
     struct e2e *e = *state;
     int st;
-    char *out =
-        sh(&st,
-           "'%s' record -o '%s/d2.fxt' --guest demo --duration 1 --max-depth 2 --quiet >/dev/null "
-           "2>&1 && '%s' report '%s/d2.fxt' -q | sed -n 2p",
-           e->hvprof, e->dir, e->hvprof, e->dir);
+    char *out = run_capturef(
+        &st,
+        "'%s' record -o '%s/d2.fxt' --guest demo --duration 1 --max-depth 2 --quiet >/dev/null "
+        "2>&1 && '%s' report '%s/d2.fxt' -q | sed -n 2p",
+        e->hvprof, e->dir, e->hvprof, e->dir);
     assert_int_equal(st, 0);
     unsigned long long cut = 0;
     if (!out || sscanf(out, "# %llu stack walks were cut at --max-depth", &cut) != 1)
         fail_msg("no cut-stack line: %s", out ? out : "(none)");
     assert_true(cut > 0);
     free(out);
-    out = sh(&st, "'%s' dump --stats '%s/d2.fxt' | awk '/^samples/ {print $2}'", e->hvprof, e->dir);
+    out = run_capturef(&st, "'%s' dump --stats '%s/d2.fxt' | awk '/^samples/ {print $2}'",
+                       e->hvprof, e->dir);
     unsigned long long samples = out ? strtoull(out, NULL, 10) : 0;
     assert_true(cut * 2 > samples); /* most of them */
     free(out);

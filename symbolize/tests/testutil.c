@@ -1,6 +1,7 @@
 #include "common/files.h"
 #include "testutil.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +101,14 @@ void *read_file(const char *path, size_t *len)
     if (hv_read_file(path, 1ull << 30, &buf, len, &err) < 0)
         return NULL;
     return buf;
+}
+
+char *run_capturef(int *status, const char *fmt, ...)
+{
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    return run_capture(cmd, status);
 }

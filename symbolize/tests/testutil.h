@@ -16,6 +16,8 @@ void remove_temp_dir(char *dir);
 
 /* Run a shell command; return its stdout (malloc'ed, NUL-terminated) and exit status. */
 char *run_capture(const char *cmd, int *status);
+/* The same with the command made by printf from fmt (at most 16 KiB). */
+char *run_capturef(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Build-id of a file as `readelf -n` reports it (hex), into out; returns its length or 0. */
 size_t readelf_build_id(const char *path, char *out, size_t cap);

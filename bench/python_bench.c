@@ -146,7 +146,7 @@ int main(int argc, char **argv)
     static struct cache c;
     c.pid = pid;
     c.data = calloc(PAGES, 4096);
-    struct py_mem m = {rd, &c};
+    struct rt_mem m = {rd, &c};
     struct py_runtime rt;
     char why[160];
     int rc = 1;
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
         goto out;
     }
     struct gw_snapshot snap = gimg_cpu(&g, 0x401000, 0x7ffc0000, 0x7ffc0000, 3);
-    struct py_mem gm = {rd_guest, &w};
+    struct rt_mem gm = {rd_guest, &w};
     gw_walker_begin(&w, &snap);
     uint64_t gts = py_thread_state(&rt, &gm, tid, PY_MAX_THREADS);
     if (!gts || py_frames(&rt, &gm, gts, fr, 64) != 32) {

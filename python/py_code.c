@@ -28,7 +28,7 @@ static size_t utf8(uint32_t c, char *out)
     return 4;
 }
 
-bool py_str_read(const struct py_layout *l, const struct py_mem *m, uint64_t va, char *out,
+bool py_str_read(const struct py_layout *l, const struct rt_mem *m, uint64_t va, char *out,
                  size_t len)
 {
     if (!len)
@@ -36,7 +36,7 @@ bool py_str_read(const struct py_layout *l, const struct py_mem *m, uint64_t va,
     out[0] = 0;
     uint64_t n;
     uint32_t state;
-    if (!py_read_u64(m, va + l->str_length, &n) || !py_read(m, va + l->str_state, &state, 4))
+    if (!rt_read_u64(m, va + l->str_length, &n) || !rt_read(m, va + l->str_state, &state, 4))
         return false;
     /* PyASCIIObject.state: interned:2, kind:3, compact:1, ascii:1 (cpython/unicodeobject.h). */
     unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
@@ -47,7 +47,7 @@ bool py_str_read(const struct py_layout *l, const struct py_mem *m, uint64_t va,
     uint8_t buf[256];
     for (uint64_t i = 0; i < n;) {
         uint64_t chunk = (n - i) * kind < sizeof(buf) ? (n - i) : sizeof(buf) / kind;
-        if (!py_read(m, data + i * kind, buf, chunk * kind))
+        if (!rt_read(m, data + i * kind, buf, chunk * kind))
             return false;
         for (uint64_t j = 0; j < chunk; j++) {
             uint32_t c = kind == 1 ? buf[j]
@@ -72,28 +72,28 @@ bool py_str_read(const struct py_layout *l, const struct py_mem *m, uint64_t va,
     return true;
 }
 
-bool py_code_read(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+bool py_code_read(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                   struct py_code_info *out)
 {
     const struct py_layout *l = rt->l;
     uint64_t qual, file;
     int32_t first;
-    if (!l || !py_read_u64(m, code + l->code_qualname, &qual) ||
-        !py_read_u64(m, code + l->code_filename, &file) ||
-        !py_read(m, code + l->code_firstlineno, &first, 4) || first < 0 || first > 100000000)
+    if (!l || !rt_read_u64(m, code + l->code_qualname, &qual) ||
+        !rt_read_u64(m, code + l->code_filename, &file) ||
+        !rt_read(m, code + l->code_firstlineno, &first, 4) || first < 0 || first > 100000000)
         return false;
     out->firstlineno = first;
     return py_str_read(l, m, qual, out->qualname, sizeof(out->qualname)) &&
            py_str_read(l, m, file, out->filename, sizeof(out->filename));
 }
 
-bool py_code_fingerprint(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+bool py_code_fingerprint(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                          uint64_t fp[3])
 {
     const struct py_layout *l = rt->l;
-    return l && py_read_u64(m, code + l->code_qualname, &fp[0]) &&
-           py_read_u64(m, code + l->code_filename, &fp[1]) &&
-           py_read_u64(m, code + l->code_linetable, &fp[2]);
+    return l && rt_read_u64(m, code + l->code_qualname, &fp[0]) &&
+           rt_read_u64(m, code + l->code_filename, &fp[1]) &&
+           rt_read_u64(m, code + l->code_linetable, &fp[2]);
 }
 
 /* Objects/locations.md: a varint is 6-bit chunks, least significant first, bit 6 set on all
@@ -159,18 +159,18 @@ int32_t py_line_of(const uint8_t *t, size_t n, int32_t first, uint64_t index)
     return -1;
 }
 
-uint8_t *py_code_linetable(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+uint8_t *py_code_linetable(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                            size_t max, size_t *len)
 {
     const struct py_layout *l = rt->l;
     uint64_t table, size;
-    if (!py_read_u64(m, code + l->code_linetable, &table) ||
-        !py_read_u64(m, table + l->bytes_size, &size) || size > max || size > PY_LINETABLE_MAX)
+    if (!rt_read_u64(m, code + l->code_linetable, &table) ||
+        !rt_read_u64(m, table + l->bytes_size, &size) || size > max || size > PY_LINETABLE_MAX)
         return NULL;
     uint8_t *t = malloc(size ? size : 1);
     if (!t)
         return NULL;
-    if (!py_read(m, table + l->bytes_data, t, size)) {
+    if (!rt_read(m, table + l->bytes_data, t, size)) {
         free(t);
         return NULL;
     }
@@ -178,14 +178,14 @@ uint8_t *py_code_linetable(const struct py_runtime *rt, const struct py_mem *m, 
     return t;
 }
 
-int32_t py_code_line(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+int32_t py_code_line(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                      uint64_t instr)
 {
     const struct py_layout *l = rt->l;
     uint64_t start = code + l->code_adaptive;
     int32_t first;
     size_t size;
-    if (instr < start || (instr - start) & 1 || !py_read(m, code + l->code_firstlineno, &first, 4))
+    if (instr < start || (instr - start) & 1 || !rt_read(m, code + l->code_firstlineno, &first, 4))
         return -1;
     uint8_t *t = py_code_linetable(rt, m, code, PY_LINETABLE_MAX, &size);
     if (!t)

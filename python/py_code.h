@@ -22,17 +22,17 @@ struct py_code_info {
 
 /* The code object at `code`. False when it does not read as one (a string that is no compact
  * str, a first line out of range). */
-bool py_code_read(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+bool py_code_read(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                   struct py_code_info *out);
 
 /* What tells one code object from another at the same address (the allocator reuses a freed
  * one's): the addresses of its qualified name, file and location table objects. */
-bool py_code_fingerprint(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+bool py_code_fingerprint(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                          uint64_t fp[3]);
 
 /* The str object at va into out as UTF-8 (len bytes at most, NUL-terminated; control bytes as
  * '?', cut at a character boundary). False when it is not a compact str. */
-bool py_str_read(const struct py_layout *l, const struct py_mem *m, uint64_t va, char *out,
+bool py_str_read(const struct py_layout *l, const struct rt_mem *m, uint64_t va, char *out,
                  size_t len);
 
 /* The line of the instruction at code unit `index` of a code object whose first line is
@@ -42,7 +42,7 @@ int32_t py_line_of(const uint8_t *table, size_t n, int32_t first, uint64_t index
 
 /* The location table of the code object at `code` (at most max bytes), allocated (the caller
  * frees it), its length in *len; NULL when it cannot be read or is longer. */
-uint8_t *py_code_linetable(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+uint8_t *py_code_linetable(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                            size_t max, size_t *len);
 
 /* The address of a code object's bytecode (co_code_adaptive): a frame's instruction pointer
@@ -53,5 +53,5 @@ static inline uint64_t py_code_bytecode(const struct py_runtime *rt, uint64_t co
 }
 
 /* The line a frame is at: its instruction pointer `instr` in code object `code`. -1 unknown. */
-int32_t py_code_line(const struct py_runtime *rt, const struct py_mem *m, uint64_t code,
+int32_t py_code_line(const struct py_runtime *rt, const struct rt_mem *m, uint64_t code,
                      uint64_t instr);

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runtime_va,
+int py_runtime_open(struct py_runtime *rt, const struct rt_mem *m, uint64_t runtime_va,
                     uint64_t version_va, char *why, size_t why_len)
 {
     *rt = (struct py_runtime){0};
@@ -11,8 +11,8 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
      * touched (not present), while _PyRuntime is always in use. So a 3.13+ interpreter is
      * known by its _Py_DebugOffsets alone, and Py_Version, where it reads, must agree. */
     uint64_t v, w[PY_DEBUG_OFFSETS_WORDS];
-    bool have_v = py_read_u64(m, version_va, &v);
-    bool have_runtime = py_read(m, runtime_va, w, sizeof(w));
+    bool have_v = rt_read_u64(m, version_va, &v);
+    bool have_runtime = rt_read(m, runtime_va, w, sizeof(w));
     bool have_debug = have_runtime && !memcmp(w, "xdebugpy", 8);
     if (have_debug) {
         if (!py_layout_from_debug(w, &rt->own, why, why_len))
@@ -54,30 +54,30 @@ int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runt
     return 0;
 }
 
-uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, int64_t tid,
+uint64_t py_thread_state(const struct py_runtime *rt, const struct rt_mem *m, int64_t tid,
                          unsigned max_threads)
 {
     const struct py_layout *l = rt->l;
     uint64_t interp;
-    if (!l || !py_read_u64(m, rt->runtime + l->runtime_interpreters_head, &interp))
+    if (!l || !rt_read_u64(m, rt->runtime + l->runtime_interpreters_head, &interp))
         return 0;
     /* max_threads bounds the thread states of all interpreters together: a hostile process's
      * 64 interpreters of max_threads each would cost an exit 64 times the bound. */
     unsigned seen = 0;
     for (unsigned i = 0; interp && i < PY_MAX_INTERPRETERS && seen < max_threads; i++) {
         uint64_t ts;
-        if (!py_read_u64(m, interp + l->interp_threads_head, &ts))
+        if (!rt_read_u64(m, interp + l->interp_threads_head, &ts))
             return 0;
         for (; ts && seen < max_threads; seen++) {
             uint64_t native;
-            if (!py_read_u64(m, ts + l->tstate_native_thread_id, &native))
+            if (!rt_read_u64(m, ts + l->tstate_native_thread_id, &native))
                 break;
             if ((int64_t)native == tid)
                 return ts;
-            if (!py_read_u64(m, ts + l->tstate_next, &ts))
+            if (!rt_read_u64(m, ts + l->tstate_next, &ts))
                 break;
         }
-        if (!py_read_u64(m, interp + l->interp_next, &interp))
+        if (!rt_read_u64(m, interp + l->interp_next, &interp))
             return 0;
     }
     return 0;
@@ -108,13 +108,13 @@ static uint64_t span_hi(const struct py_layout *l)
 }
 
 /* One frame's fields. */
-static bool read_frame(const struct py_layout *l, const struct py_mem *m, uint64_t frame,
+static bool read_frame(const struct py_layout *l, const struct rt_mem *m, uint64_t frame,
                        uint64_t lo, uint64_t hi, uint64_t *code, uint64_t *instr, uint8_t *owner,
                        uint8_t *entry, uint64_t *previous)
 {
     if (hi - lo <= PY_FRAME_SPAN_MAX) {
         uint8_t b[PY_FRAME_SPAN_MAX];
-        if (!py_read(m, frame + lo, b, hi - lo))
+        if (!rt_read(m, frame + lo, b, hi - lo))
             return false;
         memcpy(code, b + (l->frame_code - lo), 8);
         memcpy(instr, b + (l->frame_instr - lo), 8);
@@ -123,20 +123,20 @@ static bool read_frame(const struct py_layout *l, const struct py_mem *m, uint64
         *entry = l->frame_is_entry ? b[l->frame_is_entry - lo] : 0;
         return true;
     }
-    return py_read_u64(m, frame + l->frame_code, code) &&
-           py_read_u64(m, frame + l->frame_instr, instr) &&
-           py_read(m, frame + l->frame_owner, owner, 1) &&
-           (!l->frame_is_entry || py_read(m, frame + l->frame_is_entry, entry, 1)) &&
-           py_read_u64(m, frame + l->frame_previous, previous);
+    return rt_read_u64(m, frame + l->frame_code, code) &&
+           rt_read_u64(m, frame + l->frame_instr, instr) &&
+           rt_read(m, frame + l->frame_owner, owner, 1) &&
+           (!l->frame_is_entry || rt_read(m, frame + l->frame_is_entry, entry, 1)) &&
+           rt_read_u64(m, frame + l->frame_previous, previous);
 }
 
-unsigned py_frames(const struct py_runtime *rt, const struct py_mem *m, uint64_t tstate,
+unsigned py_frames(const struct py_runtime *rt, const struct rt_mem *m, uint64_t tstate,
                    struct py_frame *out, unsigned max)
 {
     const struct py_layout *l = rt->l;
     uint64_t frame, holder = tstate;
-    if (!l || (l->tstate_cframe && !py_read_u64(m, tstate + l->tstate_cframe, &holder)) ||
-        !py_read_u64(m, holder + l->tstate_current_frame, &frame))
+    if (!l || (l->tstate_cframe && !rt_read_u64(m, tstate + l->tstate_cframe, &holder)) ||
+        !rt_read_u64(m, holder + l->tstate_current_frame, &frame))
         return 0;
     uint64_t lo = span_lo(l), hi = span_hi(l);
     unsigned n = 0;

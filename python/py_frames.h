@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "python/py_layout.h"
-#include "python/py_mem.h"
+#include "runtime/rt_mem.h"
 
 #define PY_MAX_INTERPRETERS 64
 #define PY_MAX_THREADS      4096
@@ -29,13 +29,13 @@ struct py_runtime {
  * read (yet: a page not present); -1 with why when it is no interpreter this reader knows (a
  * version without a layout, offsets not 3.13's). */
 #define PY_OPEN_UNREADABLE (-2)
-int py_runtime_open(struct py_runtime *rt, const struct py_mem *m, uint64_t runtime_va,
+int py_runtime_open(struct py_runtime *rt, const struct rt_mem *m, uint64_t runtime_va,
                     uint64_t version_va, char *why, size_t why_len);
 
 /* The PyThreadState of native thread `tid`, or 0 (no such thread state among the first
  * max_threads (<= PY_MAX_THREADS) of all interpreters together, or the lists cannot be
  * read). */
-uint64_t py_thread_state(const struct py_runtime *rt, const struct py_mem *m, int64_t tid,
+uint64_t py_thread_state(const struct py_runtime *rt, const struct rt_mem *m, int64_t tid,
                          unsigned max_threads);
 
 /* One Python frame: its code object and instruction pointer as the frame holds them. `entry`:
@@ -49,5 +49,5 @@ struct py_frame {
 
 /* The frames of thread state tstate, innermost first, at most max. Returns how many; frames
  * that are the C stack's own (3.12+'s shims) are left out. */
-unsigned py_frames(const struct py_runtime *rt, const struct py_mem *m, uint64_t tstate,
+unsigned py_frames(const struct py_runtime *rt, const struct rt_mem *m, uint64_t tstate,
                    struct py_frame *out, unsigned max);

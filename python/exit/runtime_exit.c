@@ -19,7 +19,7 @@ static uint32_t python_frames(const void *data, struct gw_walker *w, int64_t tid
                               uint32_t max)
 {
     const struct py_runtime *rt = data;
-    struct py_mem m = {read_guest, w};
+    struct rt_mem m = {read_guest, w};
     uint64_t ts = py_thread_state(rt, &m, tid, PY_EXIT_MAX_THREADS);
     if (!ts)
         return 0;

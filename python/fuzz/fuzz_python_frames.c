@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 16)
         return 0;
     struct image im = {data, size};
-    struct py_mem m = {rd, &im};
+    struct rt_mem m = {rd, &im};
     struct py_runtime rt;
     char why[128];
     /* Py_Version at BASE: a 3.11 one, or the input's word (most are refused). */

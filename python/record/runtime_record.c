@@ -174,7 +174,7 @@ static void try_open(struct python *p, uint32_t proc, struct py_proc *pp,
         return;
     struct proc_mem pm = proc_mem_of(p->env, ip);
     pm.mod = pp->mod;
-    struct py_mem m = {read_proc, &pm};
+    struct rt_mem m = {read_proc, &pm};
     struct py_runtime rt;
     char why[128];
     pp->tries++;
@@ -316,7 +316,7 @@ static int python_name_code(void *st, const struct rec_env *env, uint32_t proc, 
     if (!rt || !ip)
         return 0;
     struct proc_mem pm = proc_mem_of(p->env, ip);
-    struct py_mem m = {read_proc, &pm};
+    struct rt_mem m = {read_proc, &pm};
     uint64_t fp[3];
     bool have_fp = py_code_fingerprint(rt, &m, code, fp);
     if (e->named) {

@@ -122,7 +122,7 @@ static void test_open(void **state)
     (void)state;
     struct mem mm = {.runtime = true};
     words(mm.w);
-    struct py_mem m = {rd, &mm};
+    struct rt_mem m = {rd, &mm};
     struct py_runtime rt;
     char why[160];
     assert_int_equal(py_runtime_open(&rt, &m, RUNTIME, VERSION, why, sizeof(why)), 0);

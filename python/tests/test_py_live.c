@@ -99,7 +99,7 @@ struct want {
     bool entry; /* called from C: Thread.run calls its target through PyObject_Call */
 };
 
-static void check_thread(const struct py_runtime *rt, const struct py_mem *m, long tid,
+static void check_thread(const struct py_runtime *rt, const struct rt_mem *m, long tid,
                          const char *file, const struct want *want, unsigned nwant)
 {
     uint64_t ts = py_thread_state(rt, m, tid, PY_MAX_THREADS);
@@ -167,7 +167,7 @@ static void test_live_python(void **state)
         fail_msg("%s did not start the script", PYTHON);
     }
     usleep(300000); /* the main thread into its sleep too */
-    struct py_mem m = {read_remote, &pid};
+    struct rt_mem m = {read_remote, &pid};
     struct py_runtime rt;
     char why[160];
     int rc = py_runtime_open(&rt, &m, dynsym(PYTHON, "_PyRuntime"), dynsym(PYTHON, "Py_Version"),

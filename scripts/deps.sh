@@ -11,7 +11,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev linux-libc-dev l
       xz-utils sqlite3 python3.11-minimal libqcow-dev libjson-c-dev libnbd-dev libslirp-dev liblzma-dev
       libdebuginfod-dev debuginfod libarchive-tools curl
       libglib2.0-dev libseccomp-dev libcap-ng-dev libiberty-dev python3-jsonschema man-db zsh
-      bash-completion)
+      bash-completion openjdk-17-jdk-headless)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

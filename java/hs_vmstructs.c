@@ -321,6 +321,12 @@ bool hs_static(const struct hs_vmstructs *vs, const char *type, const char *fiel
     return true;
 }
 
+const char *hs_field_type(const struct hs_vmstructs *vs, const char *type, const char *field)
+{
+    const struct hs_field *f = find_field(vs, type, field);
+    return f ? hs_str(vs, f->type_string) : NULL;
+}
+
 bool hs_type_size(const struct hs_vmstructs *vs, const char *type, uint64_t *out)
 {
     for (size_t i = 0; i < vs->ntypes; i++)

@@ -108,6 +108,8 @@ static inline const char *hs_str(const struct hs_vmstructs *vs, uint32_t at)
 /* A non-static field's offset in `type` / a static field's address. */
 bool hs_offset(const struct hs_vmstructs *vs, const char *type, const char *field, uint64_t *out);
 bool hs_static(const struct hs_vmstructs *vs, const char *type, const char *field, uint64_t *out);
+/* A field's type as its table writes it ("u2", "Method*"), NULL if no such field. */
+const char *hs_field_type(const struct hs_vmstructs *vs, const char *type, const char *field);
 /* A type's size in bytes. */
 bool hs_type_size(const struct hs_vmstructs *vs, const char *type, uint64_t *out);
 /* A named int / long constant. */

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "java/hs_vmstructs.h"
+#include "java/hs_code.h"
 
 static pid_t child; /* killed at the test's end, failed or not */
 
@@ -141,6 +141,24 @@ static void read_live(struct hs_vmstructs *vs, struct rt_mem *m)
         fail_msg("%s's tables: %s", path, err.msg);
     print_message("%s: %zu fields, %zu types, %zu int and %zu long constants, %zu bytes of names\n",
                   path, vs->nfields, vs->ntypes, vs->nints, vs->nlongs, vs->pool_len);
+    /* HVPROF_JAVA_DUMP=FILE: every entry, to see what a JDK publishes (docs/java.md) */
+    const char *dump = getenv("HVPROF_JAVA_DUMP");
+    FILE *f = dump && *dump ? fopen(dump, "w") : NULL;
+    for (size_t i = 0; f && i < vs->nfields; i++)
+        fprintf(f, "field %s::%s %s %s 0x%llx\n", hs_str(vs, vs->fields[i].type),
+                hs_str(vs, vs->fields[i].name), hs_str(vs, vs->fields[i].type_string),
+                vs->fields[i].is_static ? "static" : "offset",
+                (unsigned long long)vs->fields[i].value);
+    for (size_t i = 0; f && i < vs->ntypes; i++)
+        fprintf(f, "type %s : %s size %llu\n", hs_str(vs, vs->types[i].name),
+                hs_str(vs, vs->types[i].super), (unsigned long long)vs->types[i].size);
+    for (size_t i = 0; f && i < vs->nints; i++)
+        fprintf(f, "int %s %lld\n", hs_str(vs, vs->ints[i].name), (long long)vs->ints[i].value);
+    for (size_t i = 0; f && i < vs->nlongs; i++)
+        fprintf(f, "long %s 0x%llx\n", hs_str(vs, vs->longs[i].name),
+                (unsigned long long)vs->longs[i].value);
+    if (f)
+        fclose(f);
 }
 
 /* What the Java reader looks up (java/hs_layout.c) is there; a few values are what HotSpot's
@@ -229,11 +247,116 @@ static void test_cut_read(void **state)
     }
 }
 
+/* What the code cache holds once Chains has warmed up: its hot methods compiled, each named
+ * by class, method, signature and source file, found again from a pc inside it; lines from the
+ * methods' tables; the threads by the kernel's tids. */
+struct found {
+    const struct hs_layout *l;
+    const struct rt_mem *m;
+    const struct hs_code_cache *cc;
+    unsigned nmethods, named, blobs_found_again;
+    bool leafA, leafB;
+    uint64_t leafA_method;
+};
+
+static bool each_blob(void *ctx, uint64_t at)
+{
+    struct found *f = ctx;
+    struct hs_blob b;
+    if (!hs_blob_read(f->l, f->m, at, &b)) {
+        uint32_t w[32];
+        rt_read(f->m, at, w, sizeof(w));
+        for (int i = 0; i < 32; i++)
+            print_message("%08x%s", w[i], i % 8 == 7 ? "\n" : " ");
+        fail_msg("blob at 0x%llx does not read", (unsigned long long)at);
+    }
+    if (hs_blob_at(f->cc, f->l, f->m, b.code_begin + (b.code_end - b.code_begin) / 2) == at)
+        f->blobs_found_again++;
+    if (!b.is_nmethod)
+        return true;
+    f->nmethods++;
+    struct hs_method_info mi;
+    if (!hs_method_read(f->l, f->m, b.method, &mi))
+        return true;
+    f->named++;
+    if (!strcmp(mi.klass, "Chains") && !strcmp(mi.name, "leafA")) {
+        assert_string_equal(mi.signature, "(J)J");
+        assert_string_equal(mi.source, "Chains.java");
+        f->leafA = true;
+        f->leafA_method = b.method;
+    }
+    if (!strcmp(mi.klass, "Chains") && !strcmp(mi.name, "leafB"))
+        f->leafB = true;
+    return true;
+}
+
+static void test_code_cache(void **state)
+{
+    (void)state;
+    struct rt_mem m = {read_remote, &child};
+    struct hs_vmstructs vs;
+    read_live(&vs, &m);
+    struct hs_layout l;
+    struct hv_err err = {0};
+    if (hs_layout_resolve(&l, &vs, &m, &err) < 0)
+        fail_msg("layout: %s", err.msg);
+    print_message("JVM %s (feature %u)\n", l.release, l.major);
+    struct hs_code_cache cc;
+    if (hs_code_cache_read(&cc, &l, &m, &err) < 0)
+        fail_msg("code cache: %s", err.msg);
+    assert_true(cc.nheaps >= 1);
+    assert_true(cc.interp_low && cc.interp_low < cc.interp_high);
+    struct found f = {&l, &m, &cc, 0, 0, 0, false, false, 0};
+    /* C2 compiles the two leaves within a second or two of their loops starting */
+    for (int tries = 0; tries < 50 && !(f.leafA && f.leafB); tries++) {
+        usleep(200 * 1000);
+        memset(&f.nmethods, 0, sizeof(f) - offsetof(struct found, nmethods));
+        unsigned n = hs_blobs_each(&cc, &l, &m, 1u << 20, each_blob, &f);
+        print_message("%u blobs (%u found again from a pc), %u nmethods, %u named\n", n,
+                      f.blobs_found_again, f.nmethods, f.named);
+        assert_int_equal(f.blobs_found_again, n);
+    }
+    assert_true(f.leafA && f.leafB);
+    assert_true(f.named == f.nmethods);
+    /* leafA's bytecode 0 is 'long s = x;' (line 8); its loop (line 10) begins at bci 2 */
+    assert_int_equal(hs_method_line(&l, &m, f.leafA_method, 0), 8);
+    struct hs_method_info mi;
+    assert_true(hs_method_read(&l, &m, f.leafA_method, &mi));
+    bool line10 = false;
+    for (uint32_t bci = 0; bci < mi.code_size; bci++) {
+        int line = hs_method_line(&l, &m, f.leafA_method, (int)bci);
+        assert_true(line >= 8 && line <= 11);
+        line10 |= line == 10;
+    }
+    assert_true(line10);
+    assert_int_equal(hs_method_line(&l, &m, f.leafA_method, (int)mi.code_size), -1);
+
+    /* the threads: chains-a's and chains-b's tids (the kernel's comm) among the JVM's */
+    struct hs_thread th[256];
+    unsigned nt = hs_threads(&l, &m, th, 256);
+    print_message("%u Java threads\n", nt);
+    assert_true(nt >= 4);
+    unsigned named = 0;
+    for (unsigned i = 0; i < nt; i++) {
+        char p[64], comm[32] = "";
+        snprintf(p, sizeof(p), "/proc/%d/task/%d/comm", (int)child, (int)th[i].tid);
+        FILE *c = fopen(p, "r");
+        if (!c)
+            fail_msg("Java thread %u's tid %d is no thread of the JVM", i, (int)th[i].tid);
+        if (fgets(comm, sizeof(comm), c) && !strncmp(comm, "chains-", 7))
+            named++;
+        fclose(c);
+    }
+    assert_int_equal(named, 2);
+    hs_vmstructs_free(&vs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_tables_read, kill_child),
         cmocka_unit_test_teardown(test_cut_read, kill_child),
+        cmocka_unit_test_teardown(test_code_cache, kill_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

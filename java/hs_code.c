@@ -1,5 +1,6 @@
 /* Code blobs, methods, lines and threads of a JVM (hs_code.h). */
 #include "java/hs_code.h"
+#include "java/hs_stream.h"
 
 #include <string.h>
 
@@ -199,55 +200,6 @@ bool hs_method_read(const struct hs_layout *l, const struct rt_mem *m, uint64_t 
     return true;
 }
 
-/* The compressed line number table's reader (CompressedLineNumberReadStream): bytes of
- * (bci delta << 3 | line delta), or 0xFF and two signed ints; a 0 ends it. Its ints are
- * Pack200's UNSIGNED5 (lg_H 6): up to JDK 20 CompressedReadStream's (bytes < 192 end a number),
- * from 21 the UNSIGNED5 class's, which never writes a 0 byte (each byte one more, < 192 ends). */
-struct line_stream {
-    const struct rt_mem *m;
-    uint64_t at, end;
-    unsigned excluded; /* 0 (JDK <= 20) or 1 */
-};
-
-static bool ls_byte(struct line_stream *s, uint8_t *b)
-{
-    return s->at < s->end && rt_read(s->m, s->at++, b, 1);
-}
-
-static bool ls_int(struct line_stream *s, uint32_t *out)
-{
-    const unsigned X = s->excluded, H = 64, L = 256 - H - X;
-    uint8_t b;
-    if (!ls_byte(s, &b) || b < X)
-        return false;
-    uint32_t sum = b - X;
-    if (sum < L) {
-        *out = sum;
-        return true;
-    }
-    unsigned shift = 6;
-    for (int i = 1; i < 5; i++) {
-        if (!ls_byte(s, &b) || b < X)
-            return false;
-        sum += (uint32_t)(b - X) << shift;
-        if (b - X < L || i == 4) {
-            *out = sum;
-            return true;
-        }
-        shift += 6;
-    }
-    return false;
-}
-
-static bool ls_signed(struct line_stream *s, int32_t *out)
-{
-    uint32_t v;
-    if (!ls_int(s, &v))
-        return false;
-    *out = (int32_t)((v >> 1) ^ -(v & 1));
-    return true;
-}
-
 #define HS_MAX_LINE_PAIRS 65536
 
 int hs_method_line(const struct hs_layout *l, const struct rt_mem *m, uint64_t method, int bci)
@@ -257,20 +209,22 @@ int hs_method_line(const struct hs_layout *l, const struct rt_mem *m, uint64_t m
         !rd_int(m, cm + l->cm_flags, l->cm_flags_width, &flags) || !(flags & l->cm_has_lines) ||
         !rd_int(m, cm + l->cm_code_size, 2, &code_size) || bci < 0 || (uint64_t)bci >= code_size)
         return -1;
+    /* CompressedLineNumberReadStream: bytes of (bci delta << 3 | line delta), or 0xFF and two
+     * signed ints; a 0 ends it. */
     uint64_t table = cm + l->cm_size + code_size;
     /* the table cannot run past 5 bytes a pair for every bytecode and the end */
-    struct line_stream s = {m, table, table + 11 * (code_size + 1), l->major >= 21 ? 1u : 0u};
+    struct hs_stream s = {m, table, table + 11 * (code_size + 1), l->stream_excluded};
     int32_t pc = 0, line = 0;
     int best_pc = 0, best = -1;
     for (unsigned i = 0; i < HS_MAX_LINE_PAIRS; i++) {
         uint8_t b;
-        if (!ls_byte(&s, &b))
+        if (!hs_stream_byte(&s, &b))
             return -1;
         if (!b)
             break;
         if (b == 0xff) {
             int32_t dpc, dline;
-            if (!ls_signed(&s, &dpc) || !ls_signed(&s, &dline))
+            if (!hs_stream_signed(&s, &dpc) || !hs_stream_signed(&s, &dline))
                 return -1;
             pc += dpc;
             line += dline;

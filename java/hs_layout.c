@@ -152,6 +152,20 @@ int hs_layout_resolve(struct hs_layout *l, const struct hs_vmstructs *vs, const 
     }
     l->nm_method = off(&r, "nmethod::_method", "CompiledMethod::_method", NULL);
 
+    l->blob_frame_complete = off(&r, "CodeBlob::_frame_complete_offset", NULL, NULL);
+    l->blob_frame_complete_width = width_of(&r, "CodeBlob", "_frame_complete_offset", NULL, NULL);
+    l->call_stub_return_at = stat_at(&r, "StubRoutines", "_call_stub_return_address");
+    /* UNSIGNED5 with its zero byte excluded replaced CompressedReadStream's own coding in
+     * JDK 20 (JDK-8292758) */
+    l->stream_excluded = l->major >= 20 ? 1 : 0;
+    l->has_scopes = hs_offset(vs, "nmethod", "_scopes_pcs_offset", &l->nm_scopes_pcs) &&
+                    hs_offset(vs, "nmethod", "_dependencies_offset", &l->nm_dependencies) &&
+                    hs_offset(vs, "nmethod", "_metadata_offset", &l->nm_metadata) &&
+                    hs_offset(vs, "CompiledMethod", "_scopes_data_begin", &l->nm_scopes_data) &&
+                    hs_type_size(vs, "PcDesc", &l->pcdesc_size) && l->pcdesc_size >= 8 &&
+                    l->pcdesc_size <= 64 && hs_offset(vs, "PcDesc", "_pc_offset", &l->pcdesc_pc) &&
+                    hs_offset(vs, "PcDesc", "_scope_decode_offset", &l->pcdesc_scope);
+
     l->interp_at = stat_at(&r, "AbstractInterpreter", "_code");
     l->stubq_buffer = off(&r, "StubQueue::_stub_buffer", NULL, NULL);
     l->stubq_limit = off(&r, "StubQueue::_buffer_limit", NULL, NULL);

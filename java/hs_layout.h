@@ -31,6 +31,16 @@ struct hs_layout {
     uint64_t blob_code;                             /* _code_begin or _code_offset */
     bool blob_code_is_offset;                       /* an int from the blob */
     uint64_t nm_method;                             /* nmethod's Method* */
+    uint64_t blob_frame_complete;                   /* CodeBlob::_frame_complete_offset */
+    unsigned blob_frame_complete_width;
+    uint64_t call_stub_return_at; /* StubRoutines::_call_stub_return_address: Java's entry */
+    /* An nmethod's debug information (JDK 17 to 22: offsets from the blob, the scopes' data an
+     * address in CompiledMethod); has_scopes false where the tables lack it: a compiled frame is
+     * then its outermost method only (docs/java.md). */
+    bool has_scopes;
+    uint64_t nm_scopes_pcs, nm_dependencies, nm_metadata, nm_scopes_data;
+    uint64_t pcdesc_size, pcdesc_pc, pcdesc_scope;
+    unsigned stream_excluded; /* the compressed streams' excluded byte: 0 to JDK 19, 1 from 20 */
 
     /* the interpreter's code: AbstractInterpreter::_code, a StubQueue */
     uint64_t interp_at, stubq_buffer, stubq_limit;

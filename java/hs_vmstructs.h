@@ -60,7 +60,7 @@ enum hs_sym {
 extern const char *const hs_sym_names[HS_SYM_COUNT];
 
 /* Bounds on what a JVM's tables may hold. Debian 12's OpenJDK 17 has 788 fields, 768 types,
- * 398 int and 86 long constants, 43 KB of names (test_java_vmstructs); these leave room for
+ * 398 int and 86 long constants, 43 KB of names (test_java_live); these leave room for
  * later JDKs and for builds with more of the Serviceability Agent's entries. */
 #define HS_MAX_ENTRIES 16384 /* per table */
 #define HS_MAX_NAME    160   /* bytes of a name, its NUL included ("CompiledMethod::_method") */

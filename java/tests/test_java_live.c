@@ -1,7 +1,10 @@
 /* Debian's own OpenJDK (its libjvm.so, the JVM the test bed's guests run), running a program of
  * known call chains on this host, read from outside as a guest's would be: the VMStructs
  * tables' symbols from libjvm.so's dynamic symbols, the process's memory through
- * process_vm_readv. The tables must read whole and hold what every later step looks up. */
+ * process_vm_readv, a thread's registers through ptrace. The tables must read whole and hold
+ * what the reader looks up; the code cache's blobs, methods, lines and threads must be the
+ * program's; a thread stopped in Java code must walk to its exact Java chain, the methods C2
+ * inlined as frames of their own. HVPROF_JAVA=.../bin/java runs it on another JDK. */
 #include <fcntl.h>
 #include <limits.h>
 #include <gelf.h>
@@ -13,13 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "java/hs_code.h"
+#include "java/hs_walk.h"
 
 static pid_t child; /* killed at the test's end, failed or not */
 
@@ -351,12 +356,131 @@ static void test_code_cache(void **state)
     hs_vmstructs_free(&vs);
 }
 
+/* The tid of the JVM's thread whose kernel name is `comm`. */
+static pid_t thread_named(const char *comm)
+{
+    struct hs_thread th[256];
+    (void)th;
+    char dir[64];
+    for (int tid = child; tid < child + 4096; tid++) {
+        snprintf(dir, sizeof(dir), "/proc/%d/task/%d/comm", (int)child, tid);
+        FILE *c = fopen(dir, "r");
+        if (!c)
+            continue;
+        char got[32] = "";
+        bool is = fgets(got, sizeof(got), c) && !strncmp(got, comm, strlen(comm));
+        fclose(c);
+        if (is)
+            return tid;
+    }
+    fail_msg("no thread %s in the JVM", comm);
+    return -1;
+}
+
+/* Stop thread tid (ptrace), take its registers, walk its Java frames, let it go on. */
+static unsigned walk_thread(const struct hs_code_cache *cc, const struct hs_layout *l,
+                            const struct rt_mem *m, pid_t tid, struct hs_frame *f, unsigned max,
+                            struct hs_regs *r)
+{
+    assert_int_equal(ptrace(PTRACE_SEIZE, tid, 0, 0), 0);
+    assert_int_equal(ptrace(PTRACE_INTERRUPT, tid, 0, 0), 0);
+    int st;
+    assert_int_equal(waitpid(tid, &st, __WALL), tid);
+    struct user_regs_struct regs;
+    assert_int_equal(ptrace(PTRACE_GETREGS, tid, 0, &regs), 0);
+    *r = (struct hs_regs){regs.rip, regs.rsp, regs.rbp};
+    unsigned n = hs_in_code_cache(cc, r->pc) ? hs_walk(cc, l, m, r, f, max) : 0;
+    assert_int_equal(ptrace(PTRACE_DETACH, tid, 0, 0), 0);
+    return n;
+}
+
+/* chains-a's Java stack at 40 stops: leafA, middleA, outerA, the lambda, Thread.run, each
+ * caller of the one before (a stop may land in any of them), from the PcDescs of compiled code
+ * with its inlined methods or the interpreter's frames; the walk ends in libjvm's native code. */
+static void test_walk(void **state)
+{
+    (void)state;
+    struct rt_mem m = {read_remote, &child};
+    struct hs_vmstructs vs;
+    read_live(&vs, &m);
+    struct hs_layout l;
+    struct hv_err err = {0};
+    if (hs_layout_resolve(&l, &vs, &m, &err) < 0)
+        fail_msg("layout: %s", err.msg);
+    struct hs_code_cache cc;
+    if (hs_code_cache_read(&cc, &l, &m, &err) < 0)
+        fail_msg("code cache: %s", err.msg);
+    if (!l.has_scopes)
+        print_message("JVM %s: no scopes in its tables; compiled frames are their nmethods\n",
+                      l.release);
+    pid_t tid = thread_named("chains-a");
+    static const char *const chain[] = {"leafA", "middleA", "outerA", "lambda$main$0", "run"};
+    unsigned stops = 0, in_java = 0, exact = 0, inlined = 0;
+    sleep(2); /* past warm-up: C2's code */
+    for (; stops < 40; stops++) {
+        struct hs_frame f[64];
+        struct hs_regs r;
+        unsigned n = walk_thread(&cc, &l, &m, tid, f, 64, &r);
+        usleep(20 * 1000);
+        if (!n)
+            continue;
+        in_java++;
+        char got[2048] = "";
+        size_t used = 0;
+        unsigned at = 5; /* where in chain[] the frames are */
+        bool ok = true;
+        for (unsigned i = 0; i < n; i++) {
+            struct hs_method_info mi;
+            const char *name = "?";
+            if (f[i].kind != HS_FRAME_STUB && hs_method_read(&l, &m, f[i].code, &mi))
+                name = mi.name;
+            used += (size_t)snprintf(got + used, sizeof(got) - used, " %s%s:%d", name,
+                                     f[i].kind == HS_FRAME_INLINED       ? "(i)"
+                                     : f[i].kind == HS_FRAME_INTERPRETED ? "(int)"
+                                                                         : "",
+                                     f[i].bci);
+            if (used > sizeof(got) - 200)
+                break;
+            inlined += f[i].kind == HS_FRAME_INLINED;
+            if (i == 0)
+                for (at = 0; at < 5 && strcmp(chain[at], name); at++)
+                    ;
+            else if (at < 4 && !strcmp(chain[at + 1], name))
+                at++;
+            else if (at < 4 && strstr(name, "run")) /* the lambda's generated class's run */
+                ;
+            else if (!(at == 4 && i == n - 1))
+                ok = ok && at >= 4; /* past Thread.run: nothing else is Java */
+        }
+        const char *last = "";
+        struct hs_method_info mi;
+        if (hs_method_read(&l, &m, f[n - 1].code, &mi))
+            last = mi.klass;
+        ok = ok && at == 4 && !strcmp(last, "java.lang.Thread");
+        /* native code resumes in libjvm (JavaCalls::call_helper called the call stub) */
+        char path[900];
+        uint64_t base = libjvm_base(path, sizeof(path));
+        ok = ok && r.pc > base && r.pc < base + (64ull << 20);
+        exact += ok;
+        if (!ok || stops < 3)
+            print_message("stop %u:%s -> native pc 0x%llx\n", stops, got, (unsigned long long)r.pc);
+    }
+    print_message("%u stops, %u in Java, %u with the exact chain, %u inlined frames\n", stops,
+                  in_java, exact, inlined);
+    assert_true(in_java >= stops * 3 / 4);
+    assert_true(exact * 100 >= in_java * 95);
+    if (l.has_scopes) /* C2 inlines leafA and middleA into what calls them */
+        assert_true(inlined >= in_java);
+    hs_vmstructs_free(&vs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_tables_read, kill_child),
         cmocka_unit_test_teardown(test_cut_read, kill_child),
         cmocka_unit_test_teardown(test_code_cache, kill_child),
+        cmocka_unit_test_teardown(test_walk, kill_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

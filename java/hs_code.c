@@ -85,37 +85,69 @@ uint64_t hs_blob_at(const struct hs_code_cache *cc, const struct hs_layout *l,
     return 0;
 }
 
+/* A header field of `width` bytes at `off` of the copy hdr (the blob's first HS_BLOB_HEADER). */
+static uint64_t hdr_int(const uint8_t *hdr, uint64_t off, unsigned width)
+{
+    uint64_t v = 0;
+    memcpy(&v, hdr + off, width);
+    return v;
+}
+
 bool hs_blob_read(const struct hs_layout *l, const struct rt_mem *m, uint64_t at, struct hs_blob *b)
 {
     memset(b, 0, sizeof(*b));
     b->at = at;
-    uint64_t size, frame, name, code;
-    if (!rd_int(m, at + l->blob_size, 4, &size) || !rd_int(m, at + l->blob_frame_size, 4, &frame) ||
-        !rt_read_u64(m, at + l->blob_name, &name))
+    /* the whole header in one read: the walk reads a blob per frame */
+    uint8_t hdr[HS_BLOB_HEADER];
+    if (!l->blob_header || l->blob_header > HS_BLOB_HEADER || !rt_read(m, at, hdr, l->blob_header))
         return false;
-    b->size = (int32_t)size;
-    b->frame_size = (int32_t)frame;
+    b->size = (int32_t)hdr_int(hdr, l->blob_size, 4);
+    b->frame_size = (int32_t)hdr_int(hdr, l->blob_frame_size, 4);
+    b->frame_complete = (int32_t)hdr_int(hdr, l->blob_frame_complete, l->blob_frame_complete_width);
+    if (l->blob_frame_complete_width == 2)
+        b->frame_complete = (int16_t)b->frame_complete;
+    uint64_t name = hdr_int(hdr, l->blob_name, 8);
     if (b->size <= 0 || b->size > (1 << 28) || b->frame_size < -1 || b->frame_size > 65536)
         return false;
     if (l->blob_code_is_offset) {
-        if (!rd_int(m, at + l->blob_code, 4, &code) || (int32_t)code < 0 || (int32_t)code > b->size)
+        int32_t code = (int32_t)hdr_int(hdr, l->blob_code, 4);
+        if (code < 0 || code > b->size)
             return false;
         b->code_begin = at + (uint32_t)code;
-    } else if (!rt_read_u64(m, at + l->blob_code, &b->code_begin) || b->code_begin < at ||
-               b->code_begin > at + (uint64_t)b->size) {
-        return false;
+    } else {
+        b->code_begin = hdr_int(hdr, l->blob_code, 8);
+        if (b->code_begin < at || b->code_begin > at + (uint64_t)b->size)
+            return false;
     }
     b->code_end = at + (uint64_t)b->size;
-    for (size_t i = 0; name && i < sizeof(b->name) - 1; i++) {
-        if (!rt_read(m, name + i, &b->name[i], 1) || !b->name[i])
-            break;
-        if ((unsigned char)b->name[i] < 0x20 || (unsigned char)b->name[i] > 0x7e)
-            b->name[i] = '?';
+    b->name_at = name;
+    /* an nmethod's name is "nmethod" (CodeBlob's constructor for it): one read of 8 bytes */
+    char nm[8];
+    b->is_nmethod = name && rt_read(m, name, nm, 8) && !memcmp(nm, "nmethod", 8);
+    if (b->is_nmethod) {
+        b->method = hdr_int(hdr, l->nm_method, 8);
+        if (l->has_scopes) {
+            b->scopes_pcs = (uint32_t)hdr_int(hdr, l->nm_scopes_pcs, 4);
+            b->dependencies = (uint32_t)hdr_int(hdr, l->nm_dependencies, 4);
+            b->metadata = (uint32_t)hdr_int(hdr, l->nm_metadata, 4);
+            b->scopes_data = hdr_int(hdr, l->nm_scopes_data, 8);
+        }
     }
-    b->is_nmethod = !strcmp(b->name, "nmethod");
-    if (b->is_nmethod && !rt_read_u64(m, at + l->nm_method, &b->method))
-        return false;
     return true;
+}
+
+void hs_blob_name(const struct rt_mem *m, const struct hs_blob *b, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (size_t i = 0; b->name_at && i < cap - 1; i++) {
+        if (!rt_read(m, b->name_at + i, &out[i], 1) || !out[i]) {
+            out[i] = 0;
+            return;
+        }
+        if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e)
+            out[i] = '?';
+        out[i + 1] = 0;
+    }
 }
 
 unsigned hs_blobs_each(const struct hs_code_cache *cc, const struct hs_layout *l,
@@ -213,7 +245,8 @@ int hs_method_line(const struct hs_layout *l, const struct rt_mem *m, uint64_t m
      * signed ints; a 0 ends it. */
     uint64_t table = cm + l->cm_size + code_size;
     /* the table cannot run past 5 bytes a pair for every bytecode and the end */
-    struct hs_stream s = {m, table, table + 11 * (code_size + 1), l->stream_excluded};
+    struct hs_stream s = {
+        .m = m, .at = table, .end = table + 11 * (code_size + 1), .excluded = l->stream_excluded};
     int32_t pc = 0, line = 0;
     int best_pc = 0, best = -1;
     for (unsigned i = 0; i < HS_MAX_LINE_PAIRS; i++) {
@@ -226,8 +259,9 @@ int hs_method_line(const struct hs_layout *l, const struct rt_mem *m, uint64_t m
             int32_t dpc, dline;
             if (!hs_stream_signed(&s, &dpc) || !hs_stream_signed(&s, &dline))
                 return -1;
-            pc += dpc;
-            line += dline;
+            /* hostile deltas wrap rather than overflow; a table past 2^31 is no table */
+            pc = (int32_t)((uint32_t)pc + (uint32_t)dpc);
+            line = (int32_t)((uint32_t)line + (uint32_t)dline);
         } else {
             pc += b >> 3;
             line += b & 7;

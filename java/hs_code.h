@@ -35,12 +35,18 @@ static inline bool hs_in_code_cache(const struct hs_code_cache *cc, uint64_t pc)
     return pc >= cc->low && pc < cc->high;
 }
 
+#define HS_BLOB_HEADER 1024 /* bytes of a blob's header read at once (hs_layout.blob_header) */
+
 struct hs_blob {
     uint64_t at, code_begin, code_end;
     int32_t size, frame_size; /* bytes; frame_size in words (-1: a blob with no frame) */
     bool is_nmethod;
-    uint64_t method; /* an nmethod's Method* */
-    char name[48];
+    int32_t frame_complete; /* the prologue's end, from code_begin */
+    uint64_t method;        /* an nmethod's Method* */
+    /* an nmethod's debug information (hs_layout.has_scopes): offsets from the blob, an address */
+    uint32_t scopes_pcs, dependencies, metadata;
+    uint64_t scopes_data;
+    uint64_t name_at; /* its name's address (hs_blob_name) */
 };
 
 /* The blob holding pc (0: none, a free block, or unreadable). */
@@ -48,6 +54,9 @@ uint64_t hs_blob_at(const struct hs_code_cache *cc, const struct hs_layout *l,
                     const struct rt_mem *m, uint64_t pc);
 bool hs_blob_read(const struct hs_layout *l, const struct rt_mem *m, uint64_t at,
                   struct hs_blob *b);
+/* A blob's name ("nmethod", "Interpreter", "StubRoutines (1)", an adapter's "I2C/C2I adapters")
+ * into out, cut to cap, unprintable bytes as '?'. */
+void hs_blob_name(const struct rt_mem *m, const struct hs_blob *b, char *out, size_t cap);
 /* Every used block of every heap, in address order, until each returns false; at most `max`. */
 unsigned hs_blobs_each(const struct hs_code_cache *cc, const struct hs_layout *l,
                        const struct rt_mem *m, unsigned max, bool (*each)(void *ctx, uint64_t blob),

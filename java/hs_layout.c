@@ -166,6 +166,19 @@ int hs_layout_resolve(struct hs_layout *l, const struct hs_vmstructs *vs, const 
                     l->pcdesc_size <= 64 && hs_offset(vs, "PcDesc", "_pc_offset", &l->pcdesc_pc) &&
                     hs_offset(vs, "PcDesc", "_scope_decode_offset", &l->pcdesc_scope);
 
+    /* every blob field read lies in the header read at once */
+    const uint64_t ends[] = {
+        l->blob_name + 8,       l->blob_size + 4,
+        l->blob_frame_size + 4, l->blob_code + 8,
+        l->nm_method + 8,       l->blob_frame_complete + l->blob_frame_complete_width,
+        l->nm_scopes_pcs + 4,   l->nm_dependencies + 4,
+        l->nm_metadata + 4,     l->nm_scopes_data + 8};
+    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+        if (ends[i] > l->blob_header)
+            l->blob_header = ends[i];
+    if (!r.failed && l->blob_header > 1024)
+        missing(&r, "code blob header within 1024 bytes");
+
     l->interp_at = stat_at(&r, "AbstractInterpreter", "_code");
     l->stubq_buffer = off(&r, "StubQueue::_stub_buffer", NULL, NULL);
     l->stubq_limit = off(&r, "StubQueue::_buffer_limit", NULL, NULL);

@@ -40,6 +40,7 @@ struct hs_layout {
     bool has_scopes;
     uint64_t nm_scopes_pcs, nm_dependencies, nm_metadata, nm_scopes_data;
     uint64_t pcdesc_size, pcdesc_pc, pcdesc_scope;
+    uint64_t blob_header;     /* bytes of a blob's header that hold every field above */
     unsigned stream_excluded; /* the compressed streams' excluded byte: 0 to JDK 19, 1 from 20 */
 
     /* the interpreter's code: AbstractInterpreter::_code, a StubQueue */

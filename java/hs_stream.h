@@ -14,11 +14,30 @@ struct hs_stream {
     const struct rt_mem *m;
     uint64_t at, end;
     unsigned excluded; /* 0 (JDK <= 19) or 1 */
+    /* bytes read ahead: [buf_at, buf_at + buf_n) */
+    uint64_t buf_at;
+    unsigned buf_n;
+    uint8_t buf[32];
 };
 
 static inline bool hs_stream_byte(struct hs_stream *s, uint8_t *b)
 {
-    return s->at < s->end && rt_read(s->m, s->at++, b, 1);
+    if (s->at >= s->end)
+        return false;
+    if (s->at < s->buf_at || s->at >= s->buf_at + s->buf_n) {
+        /* up to 32 bytes, within the stream and its page: a page beyond may not be there */
+        uint64_t n = s->end - s->at, page = 4096 - (s->at & 4095);
+        if (n > sizeof(s->buf))
+            n = sizeof(s->buf);
+        if (n > page)
+            n = page;
+        if (!rt_read(s->m, s->at, s->buf, n))
+            return false;
+        s->buf_at = s->at;
+        s->buf_n = (unsigned)n;
+    }
+    *b = s->buf[s->at++ - s->buf_at];
+    return true;
 }
 
 static inline bool hs_stream_int(struct hs_stream *s, uint32_t *out)

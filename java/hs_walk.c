@@ -12,34 +12,35 @@
 #include "java/hs_stream.h"
 
 /* The PcDesc of pc: its exact one (a return address: a call's), or, for the sampled pc, the
- * first at or after it (HotSpot's approximate lookup). Returns its scope decode offset, -1. */
+ * first at or after it (as HotSpot's approximate lookup). Returns its scope decode offset, -1. */
 static int64_t pc_desc(const struct hs_layout *l, const struct rt_mem *m, const struct hs_blob *b,
                        uint64_t pc, bool exact)
 {
-    uint64_t pcs, end;
-    if (!rt_read(m, b->at + l->nm_scopes_pcs, &pcs, 4) ||
-        !rt_read(m, b->at + l->nm_dependencies, &end, 4))
-        return -1;
-    pcs = (uint32_t)pcs;
-    end = (uint32_t)end;
+    uint64_t pcs = b->scopes_pcs, end = b->dependencies;
     if (pcs >= end || end > (uint64_t)b->size || (end - pcs) / l->pcdesc_size > 65536)
         return -1;
-    int64_t off = (int64_t)(pc - b->code_begin), best_off = INT64_MAX, best = -1;
-    for (uint64_t at = pcs; at + l->pcdesc_size <= end; at += l->pcdesc_size) {
-        int32_t po, so;
-        if (!rt_read(m, b->at + at + l->pcdesc_pc, &po, 4) ||
-            !rt_read(m, b->at + at + l->pcdesc_scope, &so, 4))
+    /* PcDescs are written in pc order (DebugInformationRecorder::add_new_pc_offset asserts it):
+     * a binary search for the first at or after pc, past the sentinel (-1) before them */
+    int64_t off = (int64_t)(pc - b->code_begin);
+    uint64_t lo = 0, hi = (end - pcs) / l->pcdesc_size;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int32_t po;
+        if (!rt_read(m, b->at + pcs + mid * l->pcdesc_size + l->pcdesc_pc, &po, 4))
             return -1;
-        if (po < 0)
-            continue; /* the sentinel before the first */
-        if (po == off)
-            return so;
-        if (!exact && po > off && po < best_off) {
-            best_off = po;
-            best = so;
-        }
+        if (po < off)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return best;
+    int32_t po, so;
+    if (lo >= (end - pcs) / l->pcdesc_size ||
+        !rt_read(m, b->at + pcs + lo * l->pcdesc_size + l->pcdesc_pc, &po, 4) ||
+        !rt_read(m, b->at + pcs + lo * l->pcdesc_size + l->pcdesc_scope, &so, 4))
+        return -1;
+    if (po < 0 || (exact && po != off))
+        return -1;
+    return so;
 }
 
 unsigned hs_scopes(const struct hs_layout *l, const struct rt_mem *m, const struct hs_blob *b,
@@ -48,17 +49,17 @@ unsigned hs_scopes(const struct hs_layout *l, const struct rt_mem *m, const stru
     if (!l->has_scopes || !max)
         return 0;
     int64_t decode = pc_desc(l, m, b, pc, exact);
-    uint64_t data, meta;
-    if (decode <= 0 || !rt_read_u64(m, b->at + l->nm_scopes_data, &data) || !data ||
-        !rt_read(m, b->at + l->nm_metadata, &meta, 4))
+    uint64_t data = b->scopes_data, meta = b->metadata;
+    if (decode <= 0 || !data || meta >= (uint64_t)b->size)
         return 0;
-    meta = (uint32_t)meta;
     unsigned n = 0;
     /* ScopeDesc::decode_body: the sender's offset, the method's metadata index, the bci
      * (+ InvocationEntryBci, -1); serialized_null (0) ends the chain */
     while (decode > 0 && n < max && n < HS_MAX_SCOPES) {
-        struct hs_stream s = {m, data + (uint64_t)decode, data + (uint64_t)decode + 15,
-                              l->stream_excluded};
+        struct hs_stream s = {.m = m,
+                              .at = data + (uint64_t)decode,
+                              .end = data + (uint64_t)decode + 15,
+                              .excluded = l->stream_excluded};
         uint32_t sender, index, bci;
         if (!hs_stream_int(&s, &sender) || !hs_stream_int(&s, &index) || !hs_stream_int(&s, &bci) ||
             !index || index > 65536)
@@ -118,13 +119,12 @@ unsigned hs_walk(const struct hs_code_cache *cc, const struct hs_layout *l, cons
             } else {
                 out[n++] = (struct hs_frame){HS_FRAME_STUB, -1, at};
             }
-            uint64_t complete = 0;
-            rt_read(m, at + l->blob_frame_complete, &complete, l->blob_frame_complete_width);
             if (b.frame_size <= 0) {
                 if (!rt_read_u64(m, fp + 8, &ret) || !rt_read_u64(m, fp, &nfp))
                     break;
                 nsp = fp + 16;
-            } else if (leaf && pc < b.code_begin + (int32_t)complete) {
+            } else if (leaf && b.frame_complete > 0 &&
+                       pc < b.code_begin + (uint64_t)b.frame_complete) {
                 if (!rt_read_u64(m, sp, &ret))
                     break;
                 nsp = sp + 8;

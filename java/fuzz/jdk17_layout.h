@@ -35,6 +35,7 @@ static inline struct hs_layout hs_jdk17_layout(uint64_t BASE)
         .blob_frame_complete = 0x14,
         .blob_frame_complete_width = 4,
         .call_stub_return_at = BASE + 24,
+        .blob_header = 0x114,
         .has_scopes = true,
         .nm_scopes_pcs = 0x10c,
         .nm_dependencies = 0x110,

@@ -25,124 +25,26 @@
 #include <cmocka.h>
 
 #include "java/hs_walk.h"
+#include "java/tests/live_jvm.h"
 
-static pid_t child; /* killed at the test's end, failed or not */
+static struct live_jvm jvm; /* stopped at each test's end, failed or not */
 
 static int kill_child(void **state)
 {
     (void)state;
-    if (child > 0) {
-        kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
-    }
-    child = 0;
+    live_jvm_stop(&jvm);
     return 0;
 }
 
-static bool read_remote(void *ctx, uint64_t va, void *dst, size_t len)
-{
-    pid_t pid = *(pid_t *)ctx;
-    struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)va, len};
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
-
-/* Start the JVM on Chains and wait for its "ready". */
-static void start_jvm(void)
-{
-    /* HVPROF_JAVA: another JDK's java (a later one's tables, read by the same code) */
-    const char *java = getenv("HVPROF_JAVA");
-    if (!java || !*java)
-        java = HV_JAVA;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    child = fork();
-    assert_true(child >= 0);
-    if (!child) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execl(java, java, "-Xmx64m", "-cp", HV_CLASSES, "Chains", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    char line[128] = "";
-    if (!fgets(line, sizeof(line), f) || strncmp(line, "ready ", 6))
-        fail_msg("%s -cp %s Chains printed no 'ready' (got '%s')", java, HV_CLASSES, line);
-    fclose(f);
-}
-
-/* Where libjvm.so is mapped in the child (the mapping of its file offset 0) and its path. */
-static uint64_t libjvm_base(char *path, size_t cap)
-{
-    char maps[64];
-    snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)child);
-    FILE *f = fopen(maps, "r");
-    assert_non_null(f);
-    char line[1024];
-    uint64_t base = 0;
-    while (!base && fgets(line, sizeof(line), f)) {
-        unsigned long long lo, off;
-        char file[900] = "";
-        if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %899s", &lo, &off, file) == 3 && !off &&
-            strstr(file, "/libjvm.so")) {
-            base = lo;
-            snprintf(path, cap, "%s", file);
-        }
-    }
-    fclose(f);
-    if (!base)
-        fail_msg("no libjvm.so in /proc/%d/maps", (int)child);
-    return base;
-}
-
-/* The run-time addresses of the tables' symbols: libjvm's dynamic symbols, its first PT_LOAD at
- * the mapping of offset 0. */
-static void symbols(const char *path, uint64_t base, uint64_t addr[HS_SYM_COUNT])
-{
-    elf_version(EV_CURRENT);
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    assert_non_null(e);
-    size_t nph;
-    assert_int_equal(elf_getphdrnum(e, &nph), 0);
-    uint64_t first = UINT64_MAX;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < first)
-            first = ph.p_vaddr & ~4095ull;
-    }
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
-            continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-            GElf_Sym s;
-            const char *n =
-                gelf_getsym(d, (int)i, &s) ? elf_strptr(e, sh.sh_link, s.st_name) : NULL;
-            for (unsigned k = 0; n && k < HS_SYM_COUNT; k++)
-                if (!strcmp(n, hs_sym_names[k]))
-                    addr[k] = base - first + s.st_value;
-        }
-    }
-    elf_end(e);
-    close(fd);
-    for (unsigned k = 0; k < HS_SYM_COUNT; k++)
-        if (!addr[k])
-            fail_msg("%s exports no %s", path, hs_sym_names[k]);
-}
+#define child jvm.pid
 
 static void read_live(struct hs_vmstructs *vs, struct rt_mem *m)
 {
-    start_jvm();
-    char path[900];
-    uint64_t base = libjvm_base(path, sizeof(path));
-    uint64_t addr[HS_SYM_COUNT] = {0};
-    symbols(path, base, addr);
+    if (!live_jvm_start(&jvm, NULL, HV_CLASSES))
+        fail_msg("%s", jvm.why);
+    const char *path = jvm.libjvm;
     struct hv_err err = {0};
-    if (hs_vmstructs_read(vs, m, addr, &err) < 0)
+    if (hs_vmstructs_read(vs, m, jvm.addr, &err) < 0)
         fail_msg("%s's tables: %s", path, err.msg);
     print_message("%s: %zu fields, %zu types, %zu int and %zu long constants, %zu bytes of names\n",
                   path, vs->nfields, vs->ntypes, vs->nints, vs->nlongs, vs->pool_len);
@@ -171,7 +73,7 @@ static void read_live(struct hs_vmstructs *vs, struct rt_mem *m)
 static void test_tables_read(void **state)
 {
     (void)state;
-    struct rt_mem m = {read_remote, &child};
+    struct rt_mem m = {live_jvm_read, &jvm};
     struct hs_vmstructs vs;
     read_live(&vs, &m);
     assert_true(vs.nfields > 500 && vs.ntypes > 300 && vs.nints > 100 && vs.nlongs > 10);
@@ -223,21 +125,18 @@ static long reads_left, reads_made;
 static bool read_until(void *ctx, uint64_t va, void *dst, size_t len)
 {
     reads_made++;
-    return reads_left-- > 0 && read_remote(ctx, va, dst, len);
+    return reads_left-- > 0 && live_jvm_read(ctx, va, dst, len);
 }
 
 static void test_cut_read(void **state)
 {
     (void)state;
-    struct rt_mem m = {read_remote, &child};
+    struct rt_mem m = {live_jvm_read, &jvm};
     struct hs_vmstructs vs;
     read_live(&vs, &m);
     hs_vmstructs_free(&vs);
-    char path[900];
-    uint64_t base = libjvm_base(path, sizeof(path));
-    uint64_t addr[HS_SYM_COUNT] = {0};
-    symbols(path, base, addr);
-    struct rt_mem cut = {read_until, &child};
+    const uint64_t *addr = jvm.addr;
+    struct rt_mem cut = {read_until, &jvm};
     struct hv_err err = {0};
     reads_left = LONG_MAX;
     assert_int_equal(hs_vmstructs_read(&vs, &cut, addr, &err), 0);
@@ -298,7 +197,7 @@ static bool each_blob(void *ctx, uint64_t at)
 static void test_code_cache(void **state)
 {
     (void)state;
-    struct rt_mem m = {read_remote, &child};
+    struct rt_mem m = {live_jvm_read, &jvm};
     struct hs_vmstructs vs;
     read_live(&vs, &m);
     struct hs_layout l;
@@ -336,7 +235,7 @@ static void test_code_cache(void **state)
     assert_true(line10);
     assert_int_equal(hs_method_line(&l, &m, f.leafA_method, (int)mi.code_size), -1);
 
-    /* the threads: chains-a's and chains-b's tids (the kernel's comm) among the JVM's */
+    /* the threads: Chains's three by their tids (the kernel's comm) among the JVM's */
     struct hs_thread th[256];
     unsigned nt = hs_threads(&l, &m, th, 256);
     print_message("%u Java threads\n", nt);
@@ -352,29 +251,8 @@ static void test_code_cache(void **state)
             named++;
         fclose(c);
     }
-    assert_int_equal(named, 2);
+    assert_int_equal(named, 3); /* chains-a, chains-b, chains-deep */
     hs_vmstructs_free(&vs);
-}
-
-/* The tid of the JVM's thread whose kernel name is `comm`. */
-static pid_t thread_named(const char *comm)
-{
-    struct hs_thread th[256];
-    (void)th;
-    char dir[64];
-    for (int tid = child; tid < child + 4096; tid++) {
-        snprintf(dir, sizeof(dir), "/proc/%d/task/%d/comm", (int)child, tid);
-        FILE *c = fopen(dir, "r");
-        if (!c)
-            continue;
-        char got[32] = "";
-        bool is = fgets(got, sizeof(got), c) && !strncmp(got, comm, strlen(comm));
-        fclose(c);
-        if (is)
-            return tid;
-    }
-    fail_msg("no thread %s in the JVM", comm);
-    return -1;
 }
 
 /* Stop thread tid (ptrace), take its registers, walk its Java frames, let it go on. */
@@ -400,7 +278,7 @@ static unsigned walk_thread(const struct hs_code_cache *cc, const struct hs_layo
 static void test_walk(void **state)
 {
     (void)state;
-    struct rt_mem m = {read_remote, &child};
+    struct rt_mem m = {live_jvm_read, &jvm};
     struct hs_vmstructs vs;
     read_live(&vs, &m);
     struct hs_layout l;
@@ -413,7 +291,8 @@ static void test_walk(void **state)
     if (!l.has_scopes)
         print_message("JVM %s: no scopes in its tables; compiled frames are their nmethods\n",
                       l.release);
-    pid_t tid = thread_named("chains-a");
+    pid_t tid = live_jvm_thread(&jvm, "chains-a");
+    assert_true(tid > 0);
     static const char *const chain[] = {"leafA", "middleA", "outerA", "lambda$main$0", "run"};
     unsigned stops = 0, in_java = 0, exact = 0, inlined = 0;
     sleep(2); /* past warm-up: C2's code */
@@ -458,9 +337,7 @@ static void test_walk(void **state)
             last = mi.klass;
         ok = ok && at == 4 && !strcmp(last, "java.lang.Thread");
         /* native code resumes in libjvm (JavaCalls::call_helper called the call stub) */
-        char path[900];
-        uint64_t base = libjvm_base(path, sizeof(path));
-        ok = ok && r.pc > base && r.pc < base + (64ull << 20);
+        ok = ok && r.pc > jvm.base && r.pc < jvm.base + (64ull << 20);
         exact += ok;
         if (!ok || stops < 3)
             print_message("stop %u:%s -> native pc 0x%llx\n", stops, got, (unsigned long long)r.pc);
